@@ -1,0 +1,53 @@
+//! `skilldeck`: the command-line face of the skilldeck engine.
+
+mod new;
+mod render;
+mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit code: everything valid.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: at least one skill is invalid.
+pub const EXIT_INVALID: u8 = 1;
+/// Exit code: usage or I/O error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Agent Skills engine: validate, scaffold and serve SKILL.md skills.
+#[derive(Debug, Parser)]
+#[command(name = "skilldeck", version, about, propagate_version = true)]
+struct Cli {
+    /// Config file (default: ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate skills against the Agent Skills specification.
+    Validate(validate::Args),
+    /// Create a new skill folder with a valid SKILL.md.
+    New(new::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match skilldeck::Config::discover(cli.config.as_deref()) {
+        Ok(found) => found.map(|(_, c)| c).unwrap_or_default(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let code = match cli.command {
+        Command::Validate(args) => validate::run(&args, &config),
+        Command::New(args) => new::run(&args, &config),
+    };
+    ExitCode::from(code)
+}

@@ -1,0 +1,47 @@
+//! `skilldeck new`.
+
+use std::path::PathBuf;
+
+use skilldeck::{Config, Error, NameCharset};
+
+use crate::{EXIT_INVALID, EXIT_OK, EXIT_USAGE};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The skill's name (lowercase letters, digits and '-').
+    name: String,
+    /// Folder to create the skill in.
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
+    /// Restrict the name to a-z, 0-9 and '-'.
+    #[arg(long)]
+    ascii_names: bool,
+}
+
+pub fn run(args: &Args, config: &Config) -> u8 {
+    let mut charset = config.validation_options().charset;
+    if args.ascii_names {
+        charset = NameCharset::Ascii;
+    }
+    match skilldeck::scaffold::new_skill(&args.dir, &args.name, charset) {
+        Ok(path) => {
+            println!("created {}", path.join("SKILL.md").display());
+            println!(
+                "next: edit its description, then run `skilldeck validate {}`",
+                path.display()
+            );
+            EXIT_OK
+        }
+        Err(Error::InvalidName { name, problems }) => {
+            for p in problems {
+                eprintln!("error[{}]: {}", p.code, p.message);
+            }
+            eprintln!("refusing to create a skill named '{name}'");
+            EXIT_INVALID
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_USAGE
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Output: rustc-style human diagnostics and JSON.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anstyle::{AnsiColor, Style};
+use skilldeck::{Diagnostic, Severity, SkillReport};
+
+const BOLD: Style = Style::new().bold();
+const ERROR: Style = AnsiColor::Red.on_default().bold();
+const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+const BLUE: Style = AnsiColor::Blue.on_default().bold();
+const GREEN: Style = AnsiColor::Green.on_default().bold();
+
+/// Writes all reports as one JSON array.
+pub fn json(out: &mut dyn Write, reports: &[SkillReport]) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, reports).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Writes every diagnostic like rustc, then the summary line.
+pub fn human(
+    out: &mut dyn Write,
+    reports: &[SkillReport],
+    tree_problems: &[Diagnostic],
+) -> io::Result<()> {
+    let mut sources = Sources::default();
+    for d in tree_problems {
+        diagnostic(out, d, &mut sources)?;
+    }
+    for report in reports {
+        for d in &report.diagnostics {
+            diagnostic(out, d, &mut sources)?;
+        }
+    }
+    let total = reports.len();
+    let valid = reports.iter().filter(|r| r.valid).count();
+    let warnings: usize = reports
+        .iter()
+        .map(SkillReport::warning_count)
+        .sum::<usize>()
+        + tree_problems
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count();
+    let style = if valid == total { GREEN } else { ERROR };
+    writeln!(
+        out,
+        "{style}{total} skill{}{style:#}: {valid} valid, {} invalid, {warnings} warning{}",
+        if total == 1 { "" } else { "s" },
+        total - valid,
+        if warnings == 1 { "" } else { "s" },
+    )
+}
+
+fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io::Result<()> {
+    let level = match d.severity {
+        Severity::Error => ERROR,
+        Severity::Warning => WARNING,
+    };
+    writeln!(
+        out,
+        "{level}{}[{}]{level:#}{BOLD}: {}{BOLD:#}",
+        d.severity, d.code, d.message
+    )?;
+    let Some(file) = &d.file else {
+        return writeln!(out);
+    };
+    let location = match (d.line, d.column) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", file.display()),
+        (Some(l), None) => format!("{}:{l}", file.display()),
+        _ => file.display().to_string(),
+    };
+    writeln!(out, "  {BLUE}-->{BLUE:#} {location}")?;
+    let source_line = d.line.and_then(|l| sources.line(file, l));
+    let gutter = d.line.map_or(1, |l| l.to_string().len());
+    let pad = " ".repeat(gutter);
+    if let (Some(line_no), Some(text)) = (d.line, source_line) {
+        let column = usize::try_from(d.column.unwrap_or(1).max(1)).unwrap_or(1);
+        let shown: String = text
+            .chars()
+            .map(|c| if c == '\t' { ' ' } else { c })
+            .collect();
+        let width = shown.chars().count();
+        let start = (column - 1).min(width);
+        let len = usize::try_from(d.len.max(1))
+            .unwrap_or(1)
+            .min(width.saturating_sub(start).max(1));
+        writeln!(out, "{pad} {BLUE}|{BLUE:#}")?;
+        writeln!(out, "{BLUE}{line_no}{BLUE:#} {BLUE}|{BLUE:#} {shown}")?;
+        writeln!(
+            out,
+            "{pad} {BLUE}|{BLUE:#} {}{level}{}{level:#}",
+            " ".repeat(start),
+            "^".repeat(len)
+        )?;
+    }
+    if let Some(help) = &d.help {
+        writeln!(out, "{pad} {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {help}")?;
+    }
+    writeln!(out)
+}
+
+/// Source lines of files with diagnostics, read once each (through the same
+/// safe reader as validation).
+#[derive(Default)]
+struct Sources {
+    files: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl Sources {
+    fn line(&mut self, file: &Path, line: u32) -> Option<String> {
+        let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {
+            skilldeck::load::read_skill_md(file)
+                .ok()
+                .map(|t| t.lines().map(str::to_owned).collect())
+        });
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        lines
+            .as_ref()?
+            .get(index)
+            .map(|l| l.trim_start_matches('\u{FEFF}').to_owned())
+    }
+}

@@ -1,0 +1,124 @@
+//! `skilldeck validate`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{ArgAction, ValueEnum};
+use skilldeck::{
+    Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
+};
+
+use crate::render;
+use crate::{EXIT_INVALID, EXIT_OK, EXIT_USAGE};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style diagnostics with source lines.
+    Human,
+    /// One JSON array of reports.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Skill folders or SKILL.md files (with -r: trees to search).
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// The specification exactly (default).
+    #[arg(long, conflicts_with = "lenient")]
+    strict: bool,
+    /// Load like a host: only unusable skills are errors.
+    #[arg(long)]
+    lenient: bool,
+    /// Restrict names to a-z, 0-9 and '-'.
+    #[arg(long)]
+    ascii_names: bool,
+    /// Admit an extra frontmatter field in strict mode (repeatable).
+    #[arg(long = "allow-field", value_name = "FIELD", action = ArgAction::Append)]
+    allow_fields: Vec<String>,
+    /// Search each PATH recursively for skills.
+    #[arg(short, long)]
+    recursive: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+impl Args {
+    fn options(&self, config: &Config) -> ValidationOptions {
+        let mut options = config.validation_options();
+        if self.strict {
+            options.mode = Mode::Strict;
+        }
+        if self.lenient {
+            options.mode = Mode::Lenient;
+        }
+        if self.ascii_names {
+            options.charset = NameCharset::Ascii;
+        }
+        options
+            .allowed_fields
+            .extend(self.allow_fields.iter().cloned());
+        options
+    }
+}
+
+pub fn run(args: &Args, config: &Config) -> u8 {
+    let options = args.options(config);
+    let mut reports: Vec<SkillReport> = Vec::new();
+    let mut tree_problems: Vec<Diagnostic> = Vec::new();
+    let mut usage_error = false;
+    for path in &args.paths {
+        if args.recursive && path.is_dir() {
+            let found = skilldeck::find_skill_dirs(path, WalkLimits::default());
+            if found.skill_dirs.is_empty() {
+                tree_problems.push(
+                    Diagnostic::new(
+                        Code::MissingSkillMd,
+                        skilldeck::Severity::Error,
+                        format!("no SKILL.md found under {}", path.display()),
+                    )
+                    .in_file(path),
+                );
+            }
+            tree_problems.extend(found.diagnostics);
+            reports.extend(skilldeck::validate_many(&found.skill_dirs, &options));
+        } else {
+            let report = skilldeck::validate_path(path, &options);
+            usage_error |= report
+                .diagnostics
+                .iter()
+                .any(|d| matches!(d.code, Code::PathNotFound | Code::ReadError));
+            reports.push(report);
+        }
+    }
+    usage_error |= reports
+        .iter()
+        .any(|r| r.diagnostics.iter().any(|d| d.code == Code::ReadError));
+
+    let stdout = anstream::stdout();
+    let mut out = stdout.lock();
+    let written = match args.format {
+        Format::Json => {
+            for d in &tree_problems {
+                eprintln!("{d}");
+            }
+            render::json(&mut out, &reports)
+        }
+        Format::Human => render::human(&mut out, &reports, &tree_problems),
+    };
+    if written.and_then(|()| out.flush()).is_err() {
+        // Closed pipe or full disk: nothing more to say.
+        return EXIT_USAGE;
+    }
+    let invalid =
+        reports.iter().any(|r| !r.valid) || tree_problems.iter().any(Diagnostic::is_error);
+    if usage_error {
+        EXIT_USAGE
+    } else if invalid {
+        EXIT_INVALID
+    } else {
+        EXIT_OK
+    }
+}

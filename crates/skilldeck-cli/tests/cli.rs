@@ -1,0 +1,241 @@
+//! The `skilldeck` binary, driven as a user would.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixtures() -> PathBuf {
+    root().join("crates/skilldeck/tests/fixtures")
+}
+
+fn skilldeck(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn bundled_examples_are_valid_in_strict_mode() {
+    let o = skilldeck(&["validate", "--strict", "-r", "examples/skills"], &root());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("4 skills: 4 valid, 0 invalid, 0 warnings\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn human_output_is_rustc_style_with_source_caret_and_help() {
+    let o = skilldeck(&["validate", "codes/name-dir-mismatch/folder"], &fixtures());
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let expected = "\
+error[name-dir-mismatch]: Directory name 'folder' must match skill name 'other'
+  --> codes/name-dir-mismatch/folder/SKILL.md:2:7
+  |
+2 | name: other
+  |       ^^^^^
+  = help: rename the folder to `other`, or set `name: folder`
+";
+    assert!(out.starts_with(expected), "{out}");
+    assert!(
+        out.ends_with("1 skill: 0 valid, 1 invalid, 0 warnings\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn json_output_is_one_array_of_reports() {
+    let o = skilldeck(
+        &[
+            "validate",
+            "--format",
+            "json",
+            "codes/unknown-field/extra",
+            "valid/complete-skill",
+        ],
+        &fixtures(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reports = v.as_array().unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[0]["path"], "codes/unknown-field/extra");
+    assert_eq!(reports[0]["name"], "extra");
+    assert_eq!(reports[0]["valid"], false);
+    let d = &reports[0]["diagnostics"][0];
+    assert_eq!(d["code"], "unknown-field");
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["line"], 4);
+    assert_eq!(d["column"], 1);
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unexpected fields in frontmatter: author.")
+    );
+    assert_eq!(reports[1]["valid"], true);
+    assert_eq!(reports[1]["diagnostics"], serde_json::json!([]));
+}
+
+#[test]
+fn lenient_mode_turns_spec_violations_into_warnings() {
+    let o = skilldeck(
+        &["validate", "--lenient", "codes/name-dir-mismatch/folder"],
+        &fixtures(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("warning[name-dir-mismatch]"));
+    assert!(stdout(&o).ends_with("1 skill: 1 valid, 0 invalid, 1 warning\n"));
+}
+
+#[test]
+fn allow_field_flag_admits_a_field() {
+    let o = skilldeck(
+        &[
+            "validate",
+            "--allow-field",
+            "author",
+            "codes/unknown-field/extra",
+        ],
+        &fixtures(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn missing_path_exits_2() {
+    let o = skilldeck(&["validate", "does/not/exist"], &fixtures());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("error[path-not-found]: Path does not exist: does/not/exist"));
+}
+
+#[test]
+fn usage_error_exits_2() {
+    let o = skilldeck(&["validate", "--strict", "--lenient", "x"], &fixtures());
+    assert_eq!(o.status.code(), Some(2));
+    let o = skilldeck(&["validate"], &fixtures());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn recursive_output_order_is_deterministic() {
+    let a = skilldeck(
+        &["validate", "-r", "--format", "json", "codes"],
+        &fixtures(),
+    );
+    let b = skilldeck(
+        &["validate", "-r", "--format", "json", "codes"],
+        &fixtures(),
+    );
+    assert_eq!(a.stdout, b.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let paths: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+    assert_eq!(paths, sorted);
+    assert!(paths.len() >= 30, "{}", paths.len());
+}
+
+#[test]
+fn skill_md_path_is_accepted() {
+    let o = skilldeck(&["validate", "valid/complete-skill/SKILL.md"], &fixtures());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn recursive_search_without_skills_fails() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["validate", "-r", "."], tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("no SKILL.md found under ."));
+}
+
+#[test]
+fn config_file_sets_mode_and_allowed_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[validate]\nallow-fields = [\"author\"]\n",
+    )
+    .unwrap();
+    let skill = fixtures().join("codes/unknown-field/extra");
+    let o = skilldeck(&["validate", skill.to_str().unwrap()], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn config_unknown_key_names_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[validate]\nstrict = true\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["validate", "x"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("skilldeck.toml:2:1"), "{err}");
+    assert!(err.contains("strict"), "{err}");
+}
+
+#[test]
+fn new_scaffolds_a_skill_that_validates_strictly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["new", "pdf-tools", "--dir", "skills"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{:?}", o);
+    let dir = tmp.path().join("skills/pdf-tools");
+    assert!(dir.join("references").is_dir());
+    assert!(dir.join("scripts").is_dir());
+    let o = skilldeck(&["validate", "--strict", "skills/pdf-tools"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 skill: 1 valid, 0 invalid, 0 warnings\n"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn new_refuses_invalid_names_with_the_same_diagnostics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["new", "Bad--Name"], tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("error[name-not-lowercase]"), "{err}");
+    assert!(err.contains("error[name-consecutive-hyphens]"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn new_refuses_to_overwrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("taken")).unwrap();
+    std::fs::write(tmp.path().join("taken/notes.txt"), "mine").unwrap();
+    let o = skilldeck(&["new", "taken"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("taken/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+}

@@ -1,0 +1,266 @@
+//! Diagnostics: every problem found, with a stable code, a severity and a
+//! position in the file.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Serialize, Serializer};
+
+/// How bad a problem is. Errors make a skill invalid (strict) or unloadable
+/// (lenient); warnings never do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Advisory: the skill works, but could be better.
+    Warning,
+    /// The skill is invalid (strict) or cannot be loaded (lenient).
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $text:literal,)*) => {
+        /// A stable, kebab-case identifier for each kind of problem.
+        ///
+        /// The text form (`Code::as_str`) is part of the public interface:
+        /// CI scripts match on it, so it never changes once released.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[non_exhaustive]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The stable kebab-case text of this code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $text,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// The path given does not exist.
+    PathNotFound = "path-not-found",
+    /// The path given is neither a folder nor a `SKILL.md`.
+    NotADirectory = "not-a-directory",
+    /// The folder has no `SKILL.md`.
+    MissingSkillMd = "missing-skill-md",
+    /// `SKILL.md` is spelled `skill.md`.
+    SkillMdLowercase = "skill-md-lowercase",
+    /// `SKILL.md` is a FIFO, device, socket or folder.
+    NotAFile = "not-a-file",
+    /// `SKILL.md` (or a folder on the way) is a symlink to nothing.
+    BrokenSymlink = "broken-symlink",
+    /// Following symlinks leads back to where it started.
+    SymlinkLoop = "symlink-loop",
+    /// Reading failed (permissions, I/O error).
+    ReadError = "read-error",
+    /// A tree walk stopped at its folder limit.
+    WalkLimit = "walk-limit",
+    /// `SKILL.md` is larger than the read limit.
+    FileTooLarge = "file-too-large",
+    /// `SKILL.md` is not valid UTF-8.
+    NotUtf8 = "not-utf8",
+    /// `SKILL.md` contains a NUL byte.
+    NulByte = "nul-byte",
+    /// `SKILL.md` starts with a UTF-8 byte order mark.
+    Bom = "bom",
+    /// `SKILL.md` does not start with a `---` line.
+    NoFrontmatter = "no-frontmatter",
+    /// No closing `---` line.
+    UnclosedFrontmatter = "unclosed-frontmatter",
+    /// The frontmatter block is larger than its limit.
+    FrontmatterTooLarge = "frontmatter-too-large",
+    /// The frontmatter is not valid YAML (or exceeds the YAML budgets).
+    InvalidYaml = "invalid-yaml",
+    /// The YAML was invalid, loaded after quoting values that hold `: `.
+    YamlRecovered = "yaml-recovered",
+    /// The frontmatter is YAML, but not a mapping.
+    FrontmatterNotMapping = "frontmatter-not-mapping",
+    /// A field outside the specification.
+    UnknownField = "unknown-field",
+    /// No `name`.
+    NameMissing = "name-missing",
+    /// `name` is empty.
+    NameEmpty = "name-empty",
+    /// `name` is a list or mapping.
+    NameNotString = "name-not-string",
+    /// `name` is longer than 64 characters.
+    NameTooLong = "name-too-long",
+    /// `name` has uppercase letters.
+    NameNotLowercase = "name-not-lowercase",
+    /// `name` starts or ends with `-`.
+    NameHyphenEdge = "name-hyphen-edge",
+    /// `name` contains `--`.
+    NameConsecutiveHyphens = "name-consecutive-hyphens",
+    /// `name` has characters other than letters, digits and `-`.
+    NameInvalidChars = "name-invalid-chars",
+    /// `name` differs from the folder name.
+    NameDirMismatch = "name-dir-mismatch",
+    /// No `description`.
+    DescriptionMissing = "description-missing",
+    /// `description` is empty.
+    DescriptionEmpty = "description-empty",
+    /// `description` is a list or mapping.
+    DescriptionNotString = "description-not-string",
+    /// `description` is longer than 1024 characters.
+    DescriptionTooLong = "description-too-long",
+    /// `compatibility` is empty.
+    CompatibilityEmpty = "compatibility-empty",
+    /// `compatibility` is longer than 500 characters.
+    CompatibilityTooLong = "compatibility-too-long",
+    /// `compatibility` is a list or mapping.
+    CompatibilityNotString = "compatibility-not-string",
+    /// `license` is a list or mapping.
+    LicenseNotString = "license-not-string",
+    /// `metadata` is not a mapping.
+    MetadataNotMap = "metadata-not-map",
+    /// A `metadata` value is not a string.
+    MetadataValueNotString = "metadata-value-not-string",
+    /// `allowed-tools` is not a space-separated string.
+    AllowedToolsNotString = "allowed-tools-not-string",
+    /// Lint: the body is over 500 lines.
+    BodyTooLong = "body-too-long",
+    /// Lint: the body is over about 5,000 tokens.
+    BodyTooManyTokens = "body-too-many-tokens",
+    /// Lint: a relative link names a file the skill does not contain.
+    BrokenLink = "broken-link",
+    /// Lint: a file linked from `SKILL.md` links on to further files.
+    NestedReference = "nested-reference",
+    /// Lint: the description never says when to use the skill.
+    DescriptionNoTrigger = "description-no-trigger",
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// One problem, located in a file.
+///
+/// `line` and `column` are 1-based and count characters in the real file
+/// (frontmatter and body offsets already applied); both are `None` for
+/// problems that concern a folder or a whole file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Stable kebab-case code.
+    pub code: Code,
+    /// Error or warning.
+    pub severity: Severity,
+    /// Human-readable message (keeps the reference validator's wording).
+    pub message: String,
+    /// The file the position refers to.
+    pub file: Option<PathBuf>,
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// 1-based column, in characters.
+    pub column: Option<u32>,
+    /// Characters to underline from `column` (at least 1 when rendered).
+    #[serde(skip)]
+    pub len: u32,
+    /// How to fix it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A new diagnostic with no position.
+    pub fn new(code: Code, severity: Severity, message: impl Into<String>) -> Self {
+        Diagnostic {
+            code,
+            severity,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            len: 0,
+            help: None,
+        }
+    }
+
+    /// Sets the file.
+    pub fn in_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// Sets the position (1-based line and column) and underline length.
+    pub fn at(mut self, pos: Pos) -> Self {
+        self.line = Some(pos.line);
+        self.column = Some(pos.column);
+        self.len = pos.len;
+        self
+    }
+
+    /// Sets the fix-it hint.
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// True for errors.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}", file.display())?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+                if let Some(column) = self.column {
+                    write!(f, ":{column}")?;
+                }
+            }
+            f.write_str(": ")?;
+        }
+        write!(f, "{}[{}]: {}", self.severity, self.code, self.message)
+    }
+}
+
+/// A position in a file: 1-based line and column (characters), and how many
+/// characters the problem spans on that line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+    /// Characters covered (0 = unknown).
+    pub len: u32,
+}
+
+impl Pos {
+    /// A position at `line`:`column`, covering `len` characters.
+    pub fn new(line: u32, column: u32, len: u32) -> Self {
+        Pos { line, column, len }
+    }
+
+    /// The start of `line`.
+    pub fn line(line: u32) -> Self {
+        Pos::new(line, 1, 0)
+    }
+}

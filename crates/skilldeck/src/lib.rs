@@ -1,0 +1,53 @@
+//! # skilldeck
+//!
+//! The core of skilldeck, an engine for [Agent Skills](https://agentskills.io):
+//! folders with a `SKILL.md` (YAML frontmatter plus Markdown instructions).
+//!
+//! This crate is synchronous and has no async runtime or server dependency.
+//! It parses and validates skills in two modes sharing one rule set:
+//! [`Mode::Strict`] (the specification) and [`Mode::Lenient`] (how hosts
+//! should load real-world skills). Every problem is a [`Diagnostic`] with a
+//! stable [`Code`], a [`Severity`] and a file position; one bad skill never
+//! hides the others.
+//!
+//! ```
+//! use skilldeck::{check_text, ValidationOptions};
+//!
+//! let text = "---\nname: demo\ndescription: Demo skill. Use when testing.\n---\n# Demo\n";
+//! let checked = check_text(text, None, &ValidationOptions::strict());
+//! assert!(checked.diagnostics.is_empty());
+//! assert_eq!(checked.frontmatter.unwrap().name.as_deref(), Some("demo"));
+//! ```
+
+pub mod config;
+pub mod diagnostic;
+pub mod error;
+pub mod frontmatter;
+pub mod limits;
+mod lints;
+pub mod load;
+pub mod name;
+pub mod scaffold;
+pub mod validate;
+pub mod walk;
+pub mod yaml;
+
+pub use config::Config;
+pub use diagnostic::{Code, Diagnostic, Pos, Severity};
+pub use error::Error;
+pub use load::{SkillReport, validate_dir, validate_path};
+pub use name::{NameCharset, SkillName};
+pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
+pub use walk::{WalkLimits, WalkOutcome, find_skill_dirs};
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+/// Validates many skill folders in parallel; reports come back in the order
+/// of `dirs`.
+pub fn validate_many(dirs: &[PathBuf], options: &ValidationOptions) -> Vec<SkillReport> {
+    dirs.par_iter()
+        .map(|dir| validate_dir(dir, options))
+        .collect()
+}

@@ -1,0 +1,404 @@
+//! Advisory lints (warnings in both modes): body size, links to files the
+//! skill does not contain, reference chains deeper than one level, and
+//! descriptions that never say when to use the skill.
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use crate::diagnostic::{Code, Pos};
+use crate::limits::{
+    CHARS_PER_TOKEN_ESTIMATE, MAX_BODY_LINES, MAX_BODY_TOKENS, MAX_LINT_LINKED_FILE_BYTES,
+    MAX_LINT_LINKED_FILES,
+};
+use crate::validate::Sink;
+
+/// Folders the spec names; bare mentions like `scripts/run.py` are checked.
+const RESOURCE_DIRS: [&str; 3] = ["scripts/", "references/", "assets/"];
+
+/// Phrases that say when to use a skill. Lowercase; matched on word starts.
+const TRIGGER_PHRASES: &[&str] = &[
+    "use when",
+    "use this",
+    "use it",
+    "use for",
+    "use if",
+    "use to",
+    "use whenever",
+    "use before",
+    "use after",
+    "use during",
+    "used when",
+    "used for",
+    "used to",
+    "when ",
+    "whenever",
+    "if the user",
+    "if you",
+    "trigger",
+    "invoke",
+    "activate",
+    "should be used",
+    "apply when",
+    "for use",
+    "ask",
+    "request",
+    "need",
+    "want",
+];
+
+/// Warns when the description never says when to use the skill.
+pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
+    let lower = text.to_lowercase();
+    let says_when = TRIGGER_PHRASES.iter().any(|phrase| {
+        lower.match_indices(phrase).any(|(i, _)| {
+            i == 0
+                || !lower[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+        })
+    });
+    if !says_when {
+        sink.push(
+            Code::DescriptionNoTrigger,
+            pos,
+            "description never says when to use the skill".to_owned(),
+        )
+        .help = Some(
+            "add when it applies, e.g. \"Use when the user asks to ...\", so agents pick it at the right time"
+                .to_owned(),
+        );
+    }
+}
+
+/// Body lints. `dir` is the skill folder (link checks are skipped without it).
+pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Sink<'_>) {
+    let lines = body.lines().count();
+    if lines > MAX_BODY_LINES {
+        let over = body_line.saturating_add(u32::try_from(MAX_BODY_LINES).unwrap_or(u32::MAX));
+        sink.push(
+            Code::BodyTooLong,
+            Some(Pos::line(over)),
+            format!("SKILL.md body is {lines} lines; keep it under {MAX_BODY_LINES}"),
+        )
+        .help = Some("move detailed material into references/ and link to it".to_owned());
+    }
+    let tokens = body.chars().count() / CHARS_PER_TOKEN_ESTIMATE;
+    if tokens > MAX_BODY_TOKENS {
+        sink.push(
+            Code::BodyTooManyTokens,
+            Some(Pos::line(body_line)),
+            format!("SKILL.md body is about {tokens} tokens; keep it under {MAX_BODY_TOKENS}"),
+        )
+        .help =
+            Some("the whole body is loaded on activation; move detail into references/".to_owned());
+    }
+    if let Some(dir) = dir {
+        links(body, body_line, dir, sink);
+    }
+}
+
+/// A relative file reference found in Markdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// The path as written (fragment and query removed).
+    pub(crate) target: String,
+    /// 0-based line within the scanned text.
+    pub(crate) line: usize,
+    /// 0-based character column within that line.
+    pub(crate) column: usize,
+}
+
+/// Relative links and bare resource paths in `text`. Markdown links inside
+/// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
+/// collected everywhere, since that is how commands name them.
+pub(crate) fn extract_links(text: &str) -> Vec<Link> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (line_no, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        for marker in ["```", "~~~"] {
+            if trimmed.starts_with(marker) {
+                fence = match fence {
+                    Some(open) if open == marker => None,
+                    None => Some(marker),
+                    other => other,
+                };
+            }
+        }
+        if fence.is_none() {
+            markdown_links(line, line_no, &mut out);
+        }
+        bare_paths(line, line_no, &mut out);
+    }
+    out.sort_by_key(|l| (l.line, l.column));
+    out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
+    out
+}
+
+fn char_col(line: &str, byte: usize) -> usize {
+    line[..byte].chars().count()
+}
+
+fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
+    let mut rest = 0;
+    while let Some(i) = line[rest..].find("](") {
+        let start = rest + i + 2;
+        let tail = &line[start..];
+        let (target, _) = if let Some(inner) = tail.strip_prefix('<') {
+            match inner.find('>') {
+                Some(end) => (&inner[..end], 0),
+                None => break,
+            }
+        } else {
+            let end = tail.find([')', ' ']).unwrap_or(tail.len());
+            (&tail[..end], 0)
+        };
+        if let Some(target) = local_target(target) {
+            out.push(Link {
+                target,
+                line: line_no,
+                column: char_col(line, start),
+            });
+        }
+        rest = start;
+    }
+    // Reference definitions: `[id]: path`.
+    let t = line.trim_start();
+    if t.starts_with('[')
+        && let Some(close) = t.find("]:")
+    {
+        let target = t[close + 2..].split_whitespace().next().unwrap_or("");
+        if let Some(found) = local_target(target) {
+            let byte = line.len() - t.len() + close + 2;
+            out.push(Link {
+                target: found,
+                line: line_no,
+                column: char_col(line, byte) + 1,
+            });
+        }
+    }
+}
+
+fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
+    for dir in RESOURCE_DIRS {
+        for (i, _) in line.match_indices(dir) {
+            // Must start a word: `python scripts/x.py`, `(scripts/x.py)`.
+            let prev = line[..i].chars().next_back();
+            if prev.is_some_and(|c| {
+                c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '$' | '{' | '~')
+            }) || line[..i].ends_with("](")
+            {
+                // Part of a longer path, or a Markdown link (handled, or an
+                // example inside a fence).
+                continue;
+            }
+            let end = line[i..]
+                .find(|c: char| c.is_whitespace() || "`'\"()[]<>,;|&*{}$".contains(c))
+                .map_or(line.len(), |e| i + e);
+            if line[end..].starts_with(['*', '{', '<', '$']) {
+                // A pattern such as `references/span-*.md`.
+                continue;
+            }
+            let raw = line[i..end].trim_end_matches(['.', ':', '!', '?']);
+            if raw.len() <= dir.len() || raw.contains("...") {
+                continue;
+            }
+            if let Some(target) = local_target(raw) {
+                out.push(Link {
+                    target,
+                    line: line_no,
+                    column: char_col(line, i),
+                });
+            }
+        }
+    }
+}
+
+/// The file part of a link when it is a relative local path.
+fn local_target(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    if raw.is_empty()
+        || raw.starts_with(['#', '/', '~', '\\'])
+        || raw.contains("://")
+        || raw.contains(['<', '>', '{', '}', '$', '*'])
+    {
+        return None;
+    }
+    // A scheme (`mailto:`, `data:`): letters then ':' before any '/'.
+    if let Some(colon) = raw.find(':')
+        && raw[..colon]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+    {
+        return None;
+    }
+    let path = raw.split(['#', '?']).next().unwrap_or("");
+    if path.is_empty() {
+        return None;
+    }
+    Some(percent_decode(path))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(b) = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Where `target` lands inside `dir`, lexically; `None` if it leaves `dir`.
+fn resolve_inside(dir: &Path, from: &Path, target: &str) -> Option<PathBuf> {
+    let mut parts: Vec<Component<'_>> = Vec::new();
+    for c in from.components().chain(Path::new(target).components()) {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(_) => parts.push(c),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts.iter().fold(dir.to_path_buf(), |p, c| p.join(c)))
+}
+
+fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
+    let mut seen = HashSet::new();
+    let mut linked_md: Vec<(PathBuf, String, Pos)> = Vec::new();
+    for link in extract_links(body) {
+        let pos = Pos::new(
+            body_line.saturating_add(u32::try_from(link.line).unwrap_or(u32::MAX)),
+            u32::try_from(link.column + 1).unwrap_or(u32::MAX),
+            u32::try_from(link.target.chars().count()).unwrap_or(0),
+        );
+        let Some(path) = resolve_inside(dir, Path::new(""), &link.target) else {
+            if seen.insert(link.target.clone()) {
+                sink.push(
+                    Code::BrokenLink,
+                    Some(pos),
+                    format!(
+                        "'{}' points outside the skill folder; it will be missing wherever the skill is installed on its own",
+                        link.target
+                    ),
+                )
+                .help = Some("copy the file into the skill (references/ or assets/) and link to the copy".to_owned());
+            }
+            continue;
+        };
+        if !seen.insert(link.target.clone()) {
+            continue;
+        }
+        if !path.exists() {
+            sink.push(
+                Code::BrokenLink,
+                Some(pos),
+                format!("'{}' is not a file in this skill", link.target),
+            )
+            .help = Some("fix the path, or add the file to the skill".to_owned());
+        } else if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+            && path.is_file()
+            && !path.ends_with("SKILL.md")
+        {
+            linked_md.push((path, link.target.clone(), pos));
+        }
+    }
+    nested_references(dir, &linked_md, sink);
+}
+
+/// Spec: keep file references one level deep from SKILL.md.
+fn nested_references(dir: &Path, linked: &[(PathBuf, String, Pos)], sink: &mut Sink<'_>) {
+    for (path, target, pos) in linked.iter().take(MAX_LINT_LINKED_FILES) {
+        let Ok(file) = std::fs::File::open(path) else {
+            continue;
+        };
+        let mut text = String::new();
+        if file
+            .take(MAX_LINT_LINKED_FILE_BYTES)
+            .read_to_string(&mut text)
+            .is_err()
+        {
+            continue;
+        }
+        let from = Path::new(target).parent().unwrap_or(Path::new(""));
+        let onward: Vec<String> = extract_links(&text)
+            .into_iter()
+            .filter_map(|l| {
+                let p = resolve_inside(dir, from, &l.target)?;
+                (p != *path && !p.ends_with("SKILL.md") && p.is_file()).then_some(l.target)
+            })
+            .collect();
+        if let Some(first) = onward.first() {
+            sink.push(
+                Code::NestedReference,
+                Some(*pos),
+                format!(
+                    "'{target}' links on to '{first}'{}; keep references one level deep from SKILL.md",
+                    if onward.len() > 1 {
+                        format!(" and {} more", onward.len() - 1)
+                    } else {
+                        String::new()
+                    }
+                ),
+            )
+            .help = Some(format!("link '{first}' from SKILL.md directly"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(text: &str) -> Vec<String> {
+        extract_links(text).into_iter().map(|l| l.target).collect()
+    }
+
+    #[test]
+    fn markdown_links_and_bare_paths_are_found() {
+        let t =
+            "See [guide](references/GUIDE.md#top) and run scripts/run.py.\n[x]: assets/a%20b.png\n";
+        assert_eq!(
+            targets(t),
+            vec!["references/GUIDE.md", "scripts/run.py", "assets/a b.png"]
+        );
+    }
+
+    #[test]
+    fn urls_anchors_and_placeholders_are_not_links() {
+        let t = "[a](https://x.io/a) [b](#sec) [c](mailto:a@b) scripts/<name>.py scripts/{x}.sh [d](/etc/passwd)";
+        assert!(targets(t).is_empty(), "{:?}", targets(t));
+    }
+
+    #[test]
+    fn markdown_links_in_fences_are_examples() {
+        let t = "```md\n[guide](references/missing.md)\n```\n";
+        assert!(targets(t).is_empty());
+    }
+
+    #[test]
+    fn resolve_refuses_escapes() {
+        let d = Path::new("/s");
+        assert!(resolve_inside(d, Path::new(""), "../x").is_none());
+        assert_eq!(
+            resolve_inside(d, Path::new("references"), "../scripts/a.py"),
+            Some(PathBuf::from("/s/scripts/a.py"))
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! Skill names: the spec's rules, and the validated [`SkillName`] newtype.
+
+use std::fmt;
+
+use unicode_normalization::UnicodeNormalization;
+
+use crate::diagnostic::Code;
+use crate::limits::MAX_NAME_CHARS;
+
+/// Which characters a name may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameCharset {
+    /// Unicode letters and digits plus `-`, as the reference validator
+    /// allows (`技能`, `мой-навык`).
+    #[default]
+    Unicode,
+    /// Only `a-z`, `0-9` and `-` (`--ascii-names`).
+    Ascii,
+}
+
+/// One broken name rule: its code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameProblem {
+    /// Stable code (`name-too-long`, ...).
+    pub code: Code,
+    /// Message in the reference validator's wording.
+    pub message: String,
+}
+
+/// Normalises a name as the spec compares it: trimmed, then NFKC.
+pub fn normalize(name: &str) -> String {
+    name.trim().nfkc().collect()
+}
+
+/// Checks a *normalised* name against every naming rule and returns all the
+/// problems found (empty when the name is valid). The folder-name rule is
+/// checked by the validator, which knows the folder.
+pub fn check(name: &str, charset: NameCharset) -> Vec<NameProblem> {
+    let mut problems = Vec::new();
+    let mut push = |code, message: String| problems.push(NameProblem { code, message });
+    if name.is_empty() {
+        push(
+            Code::NameEmpty,
+            "Field 'name' must be a non-empty string".to_owned(),
+        );
+        return problems;
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        push(
+            Code::NameTooLong,
+            format!("Skill name '{name}' exceeds {MAX_NAME_CHARS} character limit ({chars} chars)"),
+        );
+    }
+    if name.to_lowercase() != name {
+        push(
+            Code::NameNotLowercase,
+            format!("Skill name '{name}' must be lowercase"),
+        );
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        push(
+            Code::NameHyphenEdge,
+            "Skill name cannot start or end with a hyphen".to_owned(),
+        );
+    }
+    if name.contains("--") {
+        push(
+            Code::NameConsecutiveHyphens,
+            "Skill name cannot contain consecutive hyphens".to_owned(),
+        );
+    }
+    let allowed = |c: char| match charset {
+        // Uppercase letters are reported by the lowercase rule, not here.
+        NameCharset::Ascii => c.is_ascii_alphanumeric() || c == '-',
+        NameCharset::Unicode => c.is_alphanumeric() || c == '-',
+    };
+    if !name.chars().all(allowed) {
+        let only = match charset {
+            NameCharset::Ascii => "Only a-z, 0-9, and hyphens are allowed.",
+            NameCharset::Unicode => "Only letters, digits, and hyphens are allowed.",
+        };
+        push(
+            Code::NameInvalidChars,
+            format!("Skill name '{name}' contains invalid characters. {only}"),
+        );
+    }
+    problems
+}
+
+/// A skill name that passed every naming rule (trimmed, NFKC-normalised).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct SkillName(String);
+
+impl SkillName {
+    /// Normalises and validates `name` with the default (Unicode) charset.
+    pub fn new(name: &str) -> Result<Self, crate::Error> {
+        Self::with_charset(name, NameCharset::Unicode)
+    }
+
+    /// Normalises and validates `name` with the given charset.
+    pub fn with_charset(name: &str, charset: NameCharset) -> Result<Self, crate::Error> {
+        let normalized = normalize(name);
+        let problems = check(&normalized, charset);
+        if problems.is_empty() {
+            Ok(SkillName(normalized))
+        } else {
+            Err(crate::Error::InvalidName {
+                name: name.to_owned(),
+                problems,
+            })
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SkillName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for SkillName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for SkillName {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SkillName::new(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(name: &str, charset: NameCharset) -> Vec<Code> {
+        check(&normalize(name), charset)
+            .into_iter()
+            .map(|p| p.code)
+            .collect()
+    }
+
+    #[test]
+    fn valid_names_pass() {
+        for name in ["pdf-processing", "a", "x1", "技能", "мой-навык"] {
+            assert!(SkillName::new(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn ascii_charset_rejects_unicode_letters() {
+        assert_eq!(
+            codes("мой-навык", NameCharset::Ascii),
+            vec![Code::NameInvalidChars]
+        );
+    }
+
+    #[test]
+    fn uppercase_with_underscore_reports_both_rules() {
+        assert_eq!(
+            codes("My_Skill", NameCharset::Unicode),
+            vec![Code::NameNotLowercase, Code::NameInvalidChars]
+        );
+    }
+
+    #[test]
+    fn length_is_counted_after_trim_and_nfkc() {
+        // U+FB01 (ﬁ ligature) becomes "fi" under NFKC: 64 ligatures = 128 chars.
+        let name = "\u{FB01}".repeat(40);
+        assert_eq!(codes(&name, NameCharset::Unicode), vec![Code::NameTooLong]);
+        assert!(SkillName::new(&format!("  {}  ", "a".repeat(64))).is_ok());
+    }
+}

@@ -1,0 +1,438 @@
+//! YAML frontmatter to a small positioned tree.
+//!
+//! Parsing is done by `serde-saphyr` (safe Rust, budgets against alias bombs
+//! and deep nesting, duplicate keys rejected, YAML 1.2 booleans). We keep a
+//! position for every key and value, and for plain scalars that YAML would
+//! type as numbers or booleans we keep the *source text* (`version: 1.0`
+//! stays `"1.0"`), because every field of the spec is a string.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::{Budget, Location, NonFiniteFloatPolicy, Options, Spanned};
+
+use crate::diagnostic::Pos;
+use crate::limits::{MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES};
+
+/// A YAML value with its position in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// What the value is.
+    pub kind: NodeKind,
+    /// Where it is (file line and column).
+    pub pos: Pos,
+}
+
+/// The shape of a YAML value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// `null`, `~` or nothing.
+    Null,
+    /// Any scalar, as text: strings as parsed, numbers and booleans as
+    /// written in the source.
+    Scalar(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in source order.
+    Map(Vec<(Key, Node)>),
+}
+
+/// A mapping key with its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Key {
+    /// The key as text.
+    pub text: String,
+    /// Where it is.
+    pub pos: Pos,
+}
+
+impl NodeKind {
+    /// A short description for messages ("a list", "a mapping", ...).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            NodeKind::Null => "null",
+            NodeKind::Scalar(_) => "a string",
+            NodeKind::Seq(_) => "a list",
+            NodeKind::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// A YAML error, positioned in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// The parser's message, without its position suffix.
+    pub message: String,
+    /// Where the parser stopped.
+    pub pos: Pos,
+}
+
+/// Parses frontmatter YAML whose first line is file line `first_line`.
+pub fn parse(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
+    let mut options = Options::default();
+    options.strict_booleans = true;
+    options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
+    options.with_snippet = false;
+    let mut budget = Budget::default();
+    budget.max_nodes = MAX_YAML_NODES;
+    budget.max_depth = MAX_YAML_DEPTH;
+    budget.max_aliases = MAX_YAML_ALIASES;
+    options.budget = Some(budget);
+    let offset = first_line.saturating_sub(1);
+    match serde_saphyr::from_str_with_options::<Spanned<Raw>>(yaml, options) {
+        Ok(raw) => Ok(convert(yaml, raw, offset)),
+        Err(err) => {
+            let pos = err
+                .location()
+                .map(|loc| to_pos(&loc, offset, 1))
+                .unwrap_or(Pos::line(first_line));
+            Err(YamlError {
+                message: clean_message(&err.without_snippet().to_string()),
+                pos,
+            })
+        }
+    }
+}
+
+/// Drops the " at line L, column C" suffix: we report positions ourselves.
+fn clean_message(message: &str) -> String {
+    let message = match message.rfind(" at line ") {
+        Some(i) if message[i..].contains(", column ") => &message[..i],
+        _ => message,
+    };
+    message
+        .trim_start_matches("error: ")
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(message)
+        .to_owned()
+}
+
+fn to_pos(loc: &Location, line_offset: u32, len: u32) -> Pos {
+    let line = u32::try_from(loc.line()).unwrap_or(u32::MAX);
+    let column = u32::try_from(loc.column()).unwrap_or(u32::MAX);
+    Pos::new(line.saturating_add(line_offset), column.max(1), len)
+}
+
+fn span_len(loc: &Location) -> u32 {
+    u32::try_from(loc.span().len()).unwrap_or(0)
+}
+
+fn source_text<'a>(yaml: &'a str, loc: &Location) -> Option<&'a str> {
+    let span = loc.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    yaml.get(start..start.checked_add(len)?)
+}
+
+fn convert(yaml: &str, raw: Spanned<Raw>, offset: u32) -> Node {
+    let pos = to_pos(&raw.referenced, offset, span_len(&raw.referenced));
+    let kind = match raw.value {
+        Raw::Null => NodeKind::Null,
+        Raw::Str(s) => NodeKind::Scalar(s),
+        // Numbers and booleans: keep what the author wrote (from the
+        // definition site, so an alias to `1.0` also gives "1.0").
+        Raw::Typed(fallback) => NodeKind::Scalar(
+            source_text(yaml, &raw.defined)
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or(fallback),
+        ),
+        Raw::Seq(items) => NodeKind::Seq(
+            items
+                .into_iter()
+                .map(|item| convert(yaml, item, offset))
+                .collect(),
+        ),
+        Raw::Map(entries) => NodeKind::Map(
+            entries
+                .into_iter()
+                .map(|(key, value)| {
+                    let key_pos = to_pos(&key.referenced, offset, span_len(&key.referenced));
+                    let text = match key.value {
+                        Raw::Str(s) => s,
+                        Raw::Typed(fallback) => source_text(yaml, &key.defined)
+                            .map(|s| s.trim().to_owned())
+                            .unwrap_or(fallback),
+                        Raw::Null => String::new(),
+                        Raw::Seq(_) | Raw::Map(_) => "<complex key>".to_owned(),
+                    };
+                    (Key { text, pos: key_pos }, convert(yaml, value, offset))
+                })
+                .collect(),
+        ),
+    };
+    Node { kind, pos }
+}
+
+/// What serde hands us; converted to [`Node`] once positions are known.
+enum Raw {
+    Null,
+    Str(String),
+    /// A number or boolean, with a text fallback if the source is unknown.
+    Typed(String),
+    Seq(Vec<Spanned<Raw>>),
+    Map(Vec<(Spanned<Raw>, Spanned<Raw>)>),
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = Raw;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_unit<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
+    }
+    fn visit_none<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+        d.deserialize_any(RawVisitor)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+        Ok(Raw::Typed(v.to_string()))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+        Ok(Raw::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Raw, E> {
+        Ok(Raw::Str(v))
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Raw, E> {
+        Ok(Raw::Str(String::from_utf8_lossy(v).into_owned()))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Raw::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(Raw::Map(entries))
+    }
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+/// A line changed by [`repair_unquoted_colons`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repair {
+    /// File line of the key.
+    pub line: u32,
+    /// The key whose value was quoted.
+    pub key: String,
+    /// The line as it should be written (first line only for long values).
+    pub suggestion: String,
+}
+
+/// The common author mistake: an unquoted value holding `: `, such as
+/// `description: Use when: the user asks`. Returns the YAML with every such
+/// value double-quoted (continuation lines included), or `None` if no line
+/// needed it. Block scalars (`|`, `>`) are left untouched.
+pub fn repair_unquoted_colons(yaml: &str, first_line: u32) -> Option<(String, Vec<Repair>)> {
+    let lines: Vec<&str> = yaml.split('\n').collect();
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    let mut repairs = Vec::new();
+    let mut block_indent: Option<usize> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end_matches('\r');
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let content = &line[indent..];
+        if let Some(block) = block_indent {
+            if content.is_empty() || indent > block {
+                out.push(lines[i].to_owned());
+                i += 1;
+                continue;
+            }
+            block_indent = None;
+        }
+        let Some((key, value)) = split_key_value(content) else {
+            out.push(lines[i].to_owned());
+            i += 1;
+            continue;
+        };
+        if value.starts_with(['|', '>']) {
+            block_indent = Some(indent);
+        }
+        let needs_quotes = !value.starts_with(['"', '\'', '[', '{', '|', '>', '&', '*', '!', '#'])
+            && (value.contains(": ") || value.contains(":\t") || value.ends_with(':'));
+        if !needs_quotes {
+            out.push(lines[i].to_owned());
+            i += 1;
+            continue;
+        }
+        // Gather continuation lines of a multi-line plain scalar.
+        let mut text = value.to_owned();
+        let mut j = i + 1;
+        while j < lines.len() {
+            let next = lines[j].trim_end_matches('\r');
+            let next_indent = next.len() - next.trim_start_matches(' ').len();
+            if next.trim().is_empty() || next_indent <= indent {
+                break;
+            }
+            text.push(' ');
+            text.push_str(next.trim());
+            j += 1;
+        }
+        let quoted = format!(
+            "{}{key}: \"{}\"",
+            " ".repeat(indent),
+            text.replace('\\', "\\\\").replace('"', "\\\"")
+        );
+        let line_no = first_line.saturating_add(u32::try_from(i).unwrap_or(u32::MAX));
+        repairs.push(Repair {
+            line: line_no,
+            key: key.to_owned(),
+            suggestion: quoted.trim_start().to_owned(),
+        });
+        out.push(quoted);
+        // Keep the line count so later positions stay right.
+        for _ in i + 1..j {
+            out.push(String::new());
+        }
+        i = j;
+    }
+    if repairs.is_empty() {
+        None
+    } else {
+        Some((out.join("\n"), repairs))
+    }
+}
+
+/// Splits `key: value` (block-mapping form, plain key). `None` for anything
+/// else: comments, list items, flow or quoted keys, keys without a value.
+fn split_key_value(content: &str) -> Option<(&str, &str)> {
+    if content.starts_with(['#', '-', '"', '\'', '[', '{', '?']) {
+        return None;
+    }
+    let idx = content.find(": ").or_else(|| content.find(":\t"))?;
+    let key = &content[..idx];
+    if key.is_empty() || key.contains(['#', '"', '\'']) || key.trim() != key {
+        return None;
+    }
+    let value = content[idx + 1..].trim();
+    if value.is_empty() {
+        return None;
+    }
+    Some((key, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(node: &Node) -> &[(Key, Node)] {
+        match &node.kind {
+            NodeKind::Map(m) => m,
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    fn scalar<'a>(node: &'a Node, key: &str) -> &'a str {
+        let (_, v) = map(node).iter().find(|(k, _)| k.text == key).unwrap();
+        match &v.kind {
+            NodeKind::Scalar(s) => s,
+            other => panic!("not a scalar: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn plain_numbers_keep_their_source_text() {
+        let n = parse("name: 123\nversion: 1.0\nf: 1.10\nz: 014\nb: true\n", 2).unwrap();
+        assert_eq!(scalar(&n, "name"), "123");
+        assert_eq!(scalar(&n, "version"), "1.0");
+        assert_eq!(scalar(&n, "f"), "1.10");
+        assert_eq!(scalar(&n, "z"), "014");
+        assert_eq!(scalar(&n, "b"), "true");
+    }
+
+    #[test]
+    fn yaml_1_2_booleans_only() {
+        let n = parse("a: yes\nb: on\n", 2).unwrap();
+        assert_eq!(scalar(&n, "a"), "yes");
+        assert_eq!(scalar(&n, "b"), "on");
+    }
+
+    #[test]
+    fn null_tilde_and_empty_are_null() {
+        let n = parse("a: null\nb: ~\nc:\nd: \"null\"\n", 2).unwrap();
+        let m = map(&n);
+        assert_eq!(m[0].1.kind, NodeKind::Null);
+        assert_eq!(m[1].1.kind, NodeKind::Null);
+        assert_eq!(m[2].1.kind, NodeKind::Null);
+        assert_eq!(m[3].1.kind, NodeKind::Scalar("null".into()));
+    }
+
+    #[test]
+    fn positions_are_file_lines() {
+        let n = parse("name: a\ndescription: b\n", 2).unwrap();
+        let m = map(&n);
+        assert_eq!(m[1].0.pos, Pos::new(3, 1, 11));
+        assert_eq!(m[1].1.pos.line, 3);
+        assert_eq!(m[1].1.pos.column, 14);
+    }
+
+    #[test]
+    fn duplicate_keys_are_an_error() {
+        let err = parse("name: a\nname: b\n", 2).unwrap_err();
+        assert!(err.message.contains("duplicate"), "{}", err.message);
+        assert_eq!(err.pos.line, 3);
+    }
+
+    #[test]
+    fn alias_to_number_keeps_definition_text() {
+        let n = parse("a: &v 1.0\nb: *v\n", 2).unwrap();
+        assert_eq!(scalar(&n, "b"), "1.0");
+    }
+
+    #[test]
+    fn unquoted_colon_value_is_repaired() {
+        let yaml =
+            "name: x\ndescription: Use when: the user asks\n  and more: here\nlicense: MIT\n";
+        assert!(parse(yaml, 2).is_err());
+        let (fixed, repairs) = repair_unquoted_colons(yaml, 2).unwrap();
+        assert_eq!(repairs.len(), 1);
+        assert_eq!(repairs[0].line, 3);
+        let n = parse(&fixed, 2).unwrap();
+        assert_eq!(
+            scalar(&n, "description"),
+            "Use when: the user asks and more: here"
+        );
+        assert_eq!(scalar(&n, "license"), "MIT");
+        assert_eq!(map(&n)[2].0.pos.line, 5);
+    }
+
+    #[test]
+    fn block_scalars_are_not_repaired() {
+        let yaml = "description: |\n  Use when: x\nname: a\n";
+        assert!(repair_unquoted_colons(yaml, 2).is_none());
+    }
+}

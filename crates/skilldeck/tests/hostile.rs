@@ -1,0 +1,301 @@
+//! Hostile input gets a diagnostic, never a crash or a hang.
+//!
+//! Things git cannot store (FIFOs, symlink loops, huge files) are built in a
+//! temporary folder at test time. Every check runs on a watchdog thread so a
+//! regression that blocks fails the test instead of hanging CI.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use skilldeck::{
+    Code, SkillReport, ValidationOptions, WalkLimits, check_text, find_skill_dirs, validate_path,
+};
+
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(WATCHDOG)
+        .expect("operation hung (watchdog expired)")
+}
+
+fn validate(path: &Path) -> SkillReport {
+    let path = path.to_path_buf();
+    within_deadline(move || validate_path(&path, &ValidationOptions::strict()))
+}
+
+fn codes(r: &SkillReport) -> Vec<Code> {
+    r.diagnostics.iter().map(|d| d.code).collect()
+}
+
+fn skill_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
+    let dir = tmp.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn alias_bomb_nine_levels_is_refused_by_budget() {
+    let mut yaml = String::from(
+        "name: bomb\ndescription: Use when testing.\nmetadata:\n  a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    for w in names.windows(2) {
+        let refs = vec![format!("*{}", w[0]); 9].join(",");
+        yaml.push_str(&format!("  {}: &{} [{refs}]\n", w[1], w[1]));
+    }
+    let text = format!("---\n{yaml}---\n");
+    let c = within_deadline(move || check_text(&text, None, &ValidationOptions::lenient()));
+    let d = &c.diagnostics[0];
+    assert_eq!(d.code, Code::InvalidYaml);
+    assert!(d.message.contains("budget"), "{}", d.message);
+}
+
+#[test]
+fn ten_megabyte_skill_md_is_refused_without_reading_it_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "huge");
+    let mut text = String::from("---\nname: huge\ndescription: Use when testing.\n---\n");
+    text.push_str(&"x".repeat(10 * 1024 * 1024));
+    std::fs::write(dir.join("SKILL.md"), text).unwrap();
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::FileTooLarge]);
+    assert!(!r.valid);
+}
+
+#[test]
+fn hundred_thousand_deep_nesting_is_refused() {
+    for open in ["[", "{a: "] {
+        let close = if open == "[" { "]" } else { "}" };
+        let text = format!(
+            "---\nname: deep\ndescription: Use when testing.\nx: {}{}\n---\n",
+            open.repeat(100_000),
+            close.repeat(100_000)
+        );
+        // Larger than the frontmatter cap: refused before YAML sees it.
+        let c = within_deadline(move || check_text(&text, None, &ValidationOptions::strict()));
+        assert_eq!(c.diagnostics[0].code, Code::FrontmatterTooLarge);
+    }
+    // Under the cap, the YAML depth budget stops it.
+    let text = format!(
+        "---\nname: deep\ndescription: Use when testing.\nx: {}{}\n---\n",
+        "[".repeat(20_000),
+        "]".repeat(20_000)
+    );
+    let c = within_deadline(move || check_text(&text, None, &ValidationOptions::strict()));
+    assert_eq!(c.diagnostics[0].code, Code::InvalidYaml);
+    // Block-style nesting too.
+    let mut block = String::from("---\nname: deep\ndescription: Use when testing.\nx:\n");
+    for i in 1..300 {
+        block.push_str(&" ".repeat(i));
+        block.push_str("k:\n");
+    }
+    block.push_str("---\n");
+    let c = within_deadline(move || check_text(&block, None, &ValidationOptions::strict()));
+    assert_eq!(c.diagnostics[0].code, Code::InvalidYaml);
+}
+
+#[test]
+fn invalid_utf8_is_reported_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "bytes");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        b"---\nname: bytes\ndescription: ok\n---\nline\n\xff\xfe bad\n",
+    )
+    .unwrap();
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::NotUtf8]);
+    assert_eq!(r.diagnostics[0].line, Some(6));
+}
+
+#[test]
+fn nul_byte_is_reported_with_its_position() {
+    let c = check_text(
+        "---\nname: x\ndescription: a\0b\n---\n",
+        None,
+        &ValidationOptions::lenient(),
+    );
+    assert_eq!(c.diagnostics[0].code, Code::NulByte);
+    assert_eq!(c.diagnostics[0].line, Some(3));
+    assert_eq!(c.diagnostics[0].column, Some(15));
+}
+
+#[test]
+fn fifo_named_skill_md_is_not_opened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "fifo");
+    mkfifo(&dir.join("SKILL.md"));
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::NotAFile]);
+    assert!(r.diagnostics[0].message.contains("FIFO"));
+    // The recursive walk lists it without blocking, and validation refuses it.
+    let root = tmp.path().to_path_buf();
+    let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
+    assert_eq!(found.skill_dirs, vec![dir]);
+}
+
+#[test]
+fn device_named_skill_md_is_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "device");
+    symlink("/dev/zero", dir.join("SKILL.md")).unwrap();
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::NotAFile]);
+}
+
+#[test]
+fn folder_named_skill_md_is_not_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "folder");
+    std::fs::create_dir(dir.join("SKILL.md")).unwrap();
+    assert_eq!(codes(&validate(&dir)), vec![Code::NotAFile]);
+}
+
+#[test]
+fn symlink_loop_skill_md_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "loop");
+    symlink("SKILL.md", dir.join("SKILL.md")).unwrap();
+    assert_eq!(codes(&validate(&dir)), vec![Code::SymlinkLoop]);
+}
+
+#[test]
+fn symlink_folder_loop_is_detected_by_the_walk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "a/b");
+    symlink(tmp.path().join("a"), dir.join("back")).unwrap();
+    std::fs::write(
+        tmp.path().join("a/SKILL.md"),
+        "---\nname: a\ndescription: Use when testing.\n---\n",
+    )
+    .unwrap();
+    let root = tmp.path().to_path_buf();
+    let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
+    assert_eq!(found.skill_dirs, vec![tmp.path().join("a")]);
+    assert!(
+        found
+            .diagnostics
+            .iter()
+            .any(|d| d.code == Code::SymlinkLoop)
+    );
+}
+
+#[test]
+fn dangling_symlink_skill_md_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "dangling");
+    symlink("nowhere.md", dir.join("SKILL.md")).unwrap();
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::BrokenSymlink]);
+    assert!(r.diagnostics[0].message.contains("nowhere.md"));
+    // And found by the walk, so the user hears about it.
+    let root = tmp.path().to_path_buf();
+    let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
+    assert_eq!(found.skill_dirs, vec![dir]);
+}
+
+#[test]
+fn dangling_symlink_folder_in_a_tree_is_a_walk_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    symlink(tmp.path().join("gone"), tmp.path().join("link")).unwrap();
+    let root = tmp.path().to_path_buf();
+    let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
+    assert!(found.skill_dirs.is_empty());
+    assert_eq!(found.diagnostics[0].code, Code::BrokenSymlink);
+    assert!(!found.diagnostics[0].is_error());
+}
+
+#[test]
+fn unreadable_file_is_a_read_error() {
+    // Permission bits do not stop root (CI runs as root), so use a file that
+    // fails on read for everyone: /proc/self/mem at offset 0 gives EIO.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "unreadable");
+    symlink("/proc/self/mem", dir.join("SKILL.md")).unwrap();
+    let r = validate(&dir);
+    assert_eq!(codes(&r), vec![Code::ReadError]);
+    assert!(r.diagnostics[0].message.contains("cannot read"));
+}
+
+#[test]
+fn unreadable_file_by_permissions_is_a_read_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "noperm");
+    let file = dir.join("SKILL.md");
+    std::fs::write(
+        &file,
+        "---\nname: noperm\ndescription: Use when testing.\n---\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let r = validate(&dir);
+    if std::fs::read(&file).is_ok() {
+        // Running as root: permissions are not enforced; the file is valid.
+        assert!(r.valid, "{:?}", r.diagnostics);
+    } else {
+        assert_eq!(codes(&r), vec![Code::ReadError]);
+    }
+}
+
+#[test]
+fn missing_path_is_reported() {
+    let r = validate(Path::new("/nonexistent/skilldeck/path"));
+    assert_eq!(codes(&r), vec![Code::PathNotFound]);
+}
+
+#[test]
+fn walk_skips_git_and_node_modules() {
+    let tmp = tempfile::tempdir().unwrap();
+    for d in [".git/x", "node_modules/y", "real"] {
+        let dir = skill_dir(&tmp, d);
+        std::fs::write(dir.join("SKILL.md"), "---\nname: x\ndescription: d\n---\n").unwrap();
+    }
+    let found = find_skill_dirs(tmp.path(), WalkLimits::default());
+    assert_eq!(found.skill_dirs, vec![tmp.path().join("real")]);
+}
+
+#[test]
+fn walk_stops_at_its_folder_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        skill_dir(&tmp, &format!("d{i:02}"));
+    }
+    let limits = WalkLimits {
+        max_depth: 4,
+        max_dirs: 5,
+    };
+    let found = find_skill_dirs(tmp.path(), limits);
+    assert!(found.diagnostics.iter().any(|d| d.code == Code::WalkLimit));
+}
+
+#[test]
+fn walk_follows_symlinked_skill_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = skill_dir(&tmp, "store/real-skill");
+    std::fs::write(
+        real.join("SKILL.md"),
+        "---\nname: real-skill\ndescription: d\n---\n",
+    )
+    .unwrap();
+    let root = skill_dir(&tmp, "root");
+    symlink(&real, root.join("real-skill")).unwrap();
+    let found = find_skill_dirs(&root, WalkLimits::default());
+    assert_eq!(found.skill_dirs, vec![root.join("real-skill")]);
+}
