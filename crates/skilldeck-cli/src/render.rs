@@ -76,7 +76,7 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
     let source_line = d.line.and_then(|l| sources.line(file, l));
     let gutter = d.line.map_or(1, |l| l.to_string().len());
     let pad = " ".repeat(gutter);
-    if let (Some(line_no), Some(text)) = (d.line, source_line) {
+    if let (Some(line_no), Some(text)) = (d.line, source_line.filter(|l| !l.trim().is_empty())) {
         let column = usize::try_from(d.column.unwrap_or(1).max(1)).unwrap_or(1);
         let shown: String = text
             .chars()

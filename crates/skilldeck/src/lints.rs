@@ -142,6 +142,9 @@ fn char_col(line: &str, byte: usize) -> usize {
 }
 
 fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
+    if memchr::memchr(b']', line.as_bytes()).is_none() {
+        return;
+    }
     let mut rest = 0;
     while let Some(i) = line[rest..].find("](") {
         let start = rest + i + 2;
@@ -182,36 +185,44 @@ fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
 }
 
 fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
-    for dir in RESOURCE_DIRS {
-        for (i, _) in line.match_indices(dir) {
-            // Must start a word: `python scripts/x.py`, `(scripts/x.py)`.
-            let prev = line[..i].chars().next_back();
-            if prev.is_some_and(|c| {
-                c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '$' | '{' | '~')
-            }) || line[..i].ends_with("](")
-            {
-                // Part of a longer path, or a Markdown link (handled, or an
-                // example inside a fence).
-                continue;
-            }
-            let end = line[i..]
-                .find(|c: char| c.is_whitespace() || "`'\"()[]<>,;|&*{}$".contains(c))
-                .map_or(line.len(), |e| i + e);
-            if line[end..].starts_with(['*', '{', '<', '$']) {
-                // A pattern such as `references/span-*.md`.
-                continue;
-            }
-            let raw = line[i..end].trim_end_matches(['.', ':', '!', '?']);
-            if raw.len() <= dir.len() || raw.contains("...") {
-                continue;
-            }
-            if let Some(target) = local_target(raw) {
-                out.push(Link {
-                    target,
-                    line: line_no,
-                    column: char_col(line, i),
-                });
-            }
+    // Every resource path has a '/' right after the folder name: find the
+    // slashes (SIMD memchr) and look back, instead of searching each name.
+    for slash in memchr::memchr_iter(b'/', line.as_bytes()) {
+        let before = &line[..slash];
+        let Some(dir) = RESOURCE_DIRS
+            .iter()
+            .find(|d| before.ends_with(&d[..d.len() - 1]))
+        else {
+            continue;
+        };
+        let i = slash + 1 - dir.len();
+        // Must start a word: `python scripts/x.py`, `(scripts/x.py)`.
+        let prev = line[..i].chars().next_back();
+        if prev.is_some_and(|c| {
+            c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '$' | '{' | '~')
+        }) || line[..i].ends_with("](")
+        {
+            // Part of a longer path, or a Markdown link (handled, or an
+            // example inside a fence).
+            continue;
+        }
+        let end = line[i..]
+            .find(|c: char| c.is_whitespace() || "`'\"()[]<>,;|&*{}$".contains(c))
+            .map_or(line.len(), |e| i + e);
+        if line[end..].starts_with(['*', '{', '<', '$']) {
+            // A pattern such as `references/span-*.md`.
+            continue;
+        }
+        let raw = line[i..end].trim_end_matches(['.', ':', '!', '?']);
+        if raw.len() <= dir.len() || raw.contains("...") {
+            continue;
+        }
+        if let Some(target) = local_target(raw) {
+            out.push(Link {
+                target,
+                line: line_no,
+                column: char_col(line, i),
+            });
         }
     }
 }

@@ -395,7 +395,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             )
             .help = dir_name.map(|d| format!("add `name: {d}`"));
         }
-        Some((_, value)) => match &value.kind {
+        Some((key, value)) => match &value.kind {
             NodeKind::Scalar(raw) => {
                 let normalized = name::normalize(raw);
                 for problem in name::check(&normalized, sink.options.charset) {
@@ -425,7 +425,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             other => {
                 sink.push(
                     Code::NameNotString,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'name' must be a non-empty string, found {}",
                         other.describe()
@@ -454,7 +454,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             .help =
                 Some("add `description:` saying what the skill does and when to use it".to_owned());
         }
-        Some((_, value)) => match &value.kind {
+        Some((key, value)) => match &value.kind {
             NodeKind::Scalar(text) if text.trim().is_empty() => {
                 sink.push(
                     Code::DescriptionEmpty,
@@ -479,7 +479,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             other => {
                 sink.push(
                     Code::DescriptionNotString,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'description' must be a non-empty string, found {}",
                         other.describe()
@@ -490,7 +490,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
     }
 
     // compatibility
-    if let Some((_, value)) = field("compatibility") {
+    if let Some((key, value)) = field("compatibility") {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) if text.trim().is_empty() => {
@@ -517,7 +517,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             other => {
                 sink.push(
                     Code::CompatibilityNotString,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'compatibility' must be a string, found {}",
                         other.describe()
@@ -528,14 +528,14 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
     }
 
     // license
-    if let Some((_, value)) = field("license") {
+    if let Some((key, value)) = field("license") {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) => fm.license = Some(text.clone()),
             other => {
                 let d = sink.push(
                     Code::LicenseNotString,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'license' must be a string, found {}",
                         other.describe()
@@ -554,7 +554,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
     }
 
     // metadata
-    if let Some((_, value)) = field("metadata") {
+    if let Some((key, value)) = field("metadata") {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Map(entries) => {
@@ -566,7 +566,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
                         other => {
                             let d = sink.push(
                                 Code::MetadataValueNotString,
-                                Some(item.pos),
+                                Some(key.pos),
                                 format!(
                                     "Field 'metadata' must map strings to strings: '{}' is {}",
                                     key.text,
@@ -584,7 +584,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             other => {
                 sink.push(
                     Code::MetadataNotMap,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'metadata' must be a mapping, found {}",
                         other.describe()
@@ -595,7 +595,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
     }
 
     // allowed-tools
-    if let Some((_, value)) = field("allowed-tools") {
+    if let Some((key, value)) = field("allowed-tools") {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) => {
@@ -605,7 +605,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
                 let tools = scalars(value);
                 let d = sink.push(
                     Code::AllowedToolsNotString,
-                    Some(value.pos),
+                    Some(key.pos),
                     format!(
                         "Field 'allowed-tools' must be a space-separated string, found {}",
                         other.describe()

@@ -288,6 +288,11 @@ fn diagnostics_point_at_the_real_file_line() {
     assert_eq!((d.line, d.column), (Some(2), Some(7)));
     let d = find(Code::UnknownField, Mode::Strict);
     assert_eq!((d.line, d.column), (Some(4), Some(1)));
+    // Type errors point at the key: a block list's first item is on a later line.
+    let d = find(Code::AllowedToolsNotString, Mode::Strict);
+    assert_eq!((d.line, d.column), (Some(4), Some(1)));
+    let d = find(Code::MetadataValueNotString, Mode::Strict);
+    assert_eq!((d.line, d.column), (Some(5), Some(3)));
     let d = find(Code::BrokenLink, Mode::Strict);
     assert_eq!((d.line, d.column), (Some(5), Some(17)));
 }
