@@ -1,5 +1,6 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
+mod error;
 mod new;
 mod render;
 mod validate;
@@ -38,16 +39,23 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let config = match skilldeck::Config::discover(cli.config.as_deref()) {
-        Ok(found) => found.map(|(_, c)| c).unwrap_or_default(),
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_USAGE);
+            if !e.is_broken_pipe() {
+                eprintln!("error: {e}");
+            }
+            ExitCode::from(EXIT_USAGE)
         }
-    };
-    let code = match cli.command {
+    }
+}
+
+fn run(cli: Cli) -> Result<u8, error::CliError> {
+    let config = skilldeck::Config::discover(cli.config.as_deref())?
+        .map(|(_, c)| c)
+        .unwrap_or_default();
+    match cli.command {
         Command::Validate(args) => validate::run(&args, &config),
         Command::New(args) => new::run(&args, &config),
-    };
-    ExitCode::from(code)
+    }
 }

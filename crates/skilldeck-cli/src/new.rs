@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use skilldeck::{Config, Error, NameCharset};
 
-use crate::{EXIT_INVALID, EXIT_OK, EXIT_USAGE};
+use crate::error::CliError;
+use crate::{EXIT_INVALID, EXIT_OK};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,30 +19,29 @@ pub struct Args {
     ascii_names: bool,
 }
 
-pub fn run(args: &Args, config: &Config) -> u8 {
+pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     let mut charset = config.validation_options().charset;
     if args.ascii_names {
         charset = NameCharset::Ascii;
     }
-    match skilldeck::scaffold::new_skill(&args.dir, &args.name, charset) {
-        Ok(path) => {
-            println!("created {}", path.join("SKILL.md").display());
-            println!(
-                "next: edit its description, then run `skilldeck validate {}`",
-                path.display()
-            );
-            EXIT_OK
-        }
-        Err(Error::InvalidName { name, problems }) => {
-            for p in problems {
-                eprintln!("error[{}]: {}", p.code, p.message);
+    Ok(
+        match skilldeck::scaffold::new_skill(&args.dir, &args.name, charset) {
+            Ok(path) => {
+                println!("created {}", path.join("SKILL.md").display());
+                println!(
+                    "next: edit its description, then run `skilldeck validate {}`",
+                    path.display()
+                );
+                EXIT_OK
             }
-            eprintln!("refusing to create a skill named '{name}'");
-            EXIT_INVALID
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            EXIT_USAGE
-        }
-    }
+            Err(Error::InvalidName { name, problems }) => {
+                for p in problems {
+                    eprintln!("error[{}]: {}", p.code, p.message);
+                }
+                eprintln!("refusing to create a skill named '{name}'");
+                EXIT_INVALID
+            }
+            Err(e) => return Err(e.into()),
+        },
+    )
 }

@@ -24,8 +24,12 @@ pub fn human(
     out: &mut dyn Write,
     reports: &[SkillReport],
     tree_problems: &[Diagnostic],
+    cap: u64,
 ) -> io::Result<()> {
-    let mut sources = Sources::default();
+    let mut sources = Sources {
+        cap,
+        files: HashMap::new(),
+    };
     for d in tree_problems {
         diagnostic(out, d, &mut sources)?;
     }
@@ -104,15 +108,15 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
 
 /// Source lines of files with diagnostics, read once each (through the same
 /// safe reader as validation).
-#[derive(Default)]
 struct Sources {
+    cap: u64,
     files: HashMap<PathBuf, Option<Vec<String>>>,
 }
 
 impl Sources {
     fn line(&mut self, file: &Path, line: u32) -> Option<String> {
         let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {
-            skilldeck::load::read_skill_md(file)
+            skilldeck::load::read_skill_md_capped(file, self.cap)
                 .ok()
                 .map(|t| t.lines().map(str::to_owned).collect())
         });

@@ -8,6 +8,7 @@ use skilldeck::{
     Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
 };
 
+use crate::error::CliError;
 use crate::render;
 use crate::{EXIT_INVALID, EXIT_OK, EXIT_USAGE};
 
@@ -64,7 +65,7 @@ impl Args {
     }
 }
 
-pub fn run(args: &Args, config: &Config) -> u8 {
+pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     let options = args.options(config);
     let mut reports: Vec<SkillReport> = Vec::new();
     let mut tree_problems: Vec<Diagnostic> = Vec::new();
@@ -99,26 +100,30 @@ pub fn run(args: &Args, config: &Config) -> u8 {
 
     let stdout = anstream::stdout();
     let mut out = stdout.lock();
-    let written = match args.format {
+    match args.format {
         Format::Json => {
             for d in &tree_problems {
                 eprintln!("{d}");
             }
-            render::json(&mut out, &reports)
+            render::json(&mut out, &reports)?;
         }
-        Format::Human => render::human(&mut out, &reports, &tree_problems),
-    };
-    if written.and_then(|()| out.flush()).is_err() {
-        // Closed pipe or full disk: nothing more to say.
-        return EXIT_USAGE;
+        Format::Human => {
+            render::human(
+                &mut out,
+                &reports,
+                &tree_problems,
+                options.max_skill_md_bytes,
+            )?;
+        }
     }
+    out.flush()?;
     let invalid =
         reports.iter().any(|r| !r.valid) || tree_problems.iter().any(Diagnostic::is_error);
-    if usage_error {
+    Ok(if usage_error {
         EXIT_USAGE
     } else if invalid {
         EXIT_INVALID
     } else {
         EXIT_OK
-    }
+    })
 }

@@ -38,6 +38,8 @@ pub struct ValidateConfig {
     /// `allow-fields = ["argument-hint", ...]`: extra fields admitted in strict mode.
     #[serde(default)]
     pub allow_fields: Vec<String>,
+    /// `max-skill-md-bytes = 1048576`: largest SKILL.md read.
+    pub max_skill_md_bytes: Option<u64>,
 }
 
 impl Config {
@@ -98,6 +100,10 @@ impl Config {
                 NameCharset::Unicode
             },
             allowed_fields: self.validate.allow_fields.clone(),
+            max_skill_md_bytes: self
+                .validate
+                .max_skill_md_bytes
+                .unwrap_or(crate::limits::MAX_SKILL_MD_BYTES),
         }
     }
 }

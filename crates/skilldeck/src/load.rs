@@ -166,7 +166,7 @@ fn validate_file(
     options: &ValidationOptions,
     mut diagnostics: Vec<Diagnostic>,
 ) -> SkillReport {
-    let text = match read_skill_md(file) {
+    let text = match read_skill_md_capped(file, options.max_skill_md_bytes) {
         Ok(text) => text,
         Err(d) => {
             let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
@@ -198,7 +198,12 @@ fn validate_file(
 /// the open handle, so a swap after the first check is caught), at most
 /// [`MAX_SKILL_MD_BYTES`], valid UTF-8. Errors carry the file.
 pub fn read_skill_md(file: &Path) -> Result<String, Diagnostic> {
-    read_text_capped(file, MAX_SKILL_MD_BYTES).map_err(|d| d.in_file(file))
+    read_skill_md_capped(file, MAX_SKILL_MD_BYTES)
+}
+
+/// [`read_skill_md`] with a custom size cap (bytes).
+pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    read_text_capped(file, cap).map_err(|d| d.in_file(file))
 }
 
 fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {

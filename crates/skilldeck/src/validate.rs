@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::diagnostic::{Code, Diagnostic, Pos, Severity};
 use crate::frontmatter;
-use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
+use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_SKILL_MD_BYTES};
 use crate::lints;
 use crate::name::{self, NameCharset};
 use crate::yaml::{self, Key, Node, NodeKind};
@@ -50,7 +50,7 @@ pub enum Mode {
 }
 
 /// Options shared by every validation entry point.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ValidationOptions {
     /// Strict or lenient.
     pub mode: Mode,
@@ -58,6 +58,19 @@ pub struct ValidationOptions {
     pub charset: NameCharset,
     /// Extra frontmatter fields admitted in strict mode.
     pub allowed_fields: Vec<String>,
+    /// Largest `SKILL.md` read, in bytes (default [`MAX_SKILL_MD_BYTES`]).
+    pub max_skill_md_bytes: u64,
+}
+
+impl Default for ValidationOptions {
+    fn default() -> Self {
+        ValidationOptions {
+            mode: Mode::default(),
+            charset: NameCharset::default(),
+            allowed_fields: Vec::new(),
+            max_skill_md_bytes: MAX_SKILL_MD_BYTES,
+        }
+    }
 }
 
 impl ValidationOptions {

@@ -79,6 +79,25 @@ fn ten_megabyte_skill_md_is_refused_without_reading_it_all() {
 }
 
 #[test]
+fn skill_md_size_cap_is_configurable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill_dir(&tmp, "small");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: small\ndescription: Use when testing.\n---\nA body of a few dozen bytes.\n",
+    )
+    .unwrap();
+    let tight = ValidationOptions {
+        max_skill_md_bytes: 32,
+        ..ValidationOptions::strict()
+    };
+    let r = validate_path(&dir, &tight);
+    assert_eq!(codes(&r), vec![Code::FileTooLarge]);
+    assert!(r.diagnostics[0].message.contains("32 byte limit"));
+    assert!(validate(&dir).valid);
+}
+
+#[test]
 fn hundred_thousand_deep_nesting_is_refused() {
     for open in ["[", "{a: "] {
         let close = if open == "[" { "]" } else { "}" };

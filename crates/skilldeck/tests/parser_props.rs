@@ -62,6 +62,38 @@ proptest! {
     }
 
     #[test]
+    fn arbitrary_body_with_links_never_panics(
+        body in proptest::collection::vec(
+            prop_oneof![
+                Just("](".to_owned()),
+                Just("scripts/".to_owned()),
+                Just("references/".to_owned()),
+                Just("../".to_owned()),
+                Just("%2e%2E%".to_owned()),
+                Just("```".to_owned()),
+                Just("[x]: ".to_owned()),
+                Just("\n".to_owned()),
+                any::<char>().prop_map(|c| c.to_string()),
+                "[a-z./#?<>()]{1,6}",
+            ],
+            0..40,
+        ),
+    ) {
+        let dir = std::env::temp_dir().join("skilldeck-props-skill");
+        std::fs::create_dir_all(dir.join("references")).unwrap();
+        std::fs::write(dir.join("references/a.md"), "see [b](b.md) and scripts/x.py").unwrap();
+        std::fs::write(dir.join("references/b.md"), "b").unwrap();
+        let text = format!(
+            "---\nname: skilldeck-props-skill\ndescription: Use when testing.\n---\n[a](references/a.md)\n{}",
+            body.concat()
+        );
+        let c = check_text(&text, Some(&dir), &ValidationOptions::strict());
+        for d in &c.diagnostics {
+            prop_assert!(d.line.unwrap_or(1) <= line_count(&text));
+        }
+    }
+
+    #[test]
     fn repair_keeps_the_line_count(yaml in yamlish()) {
         if let Some((fixed, repairs)) = yaml::repair_unquoted_colons(&yaml, 2) {
             prop_assert_eq!(fixed.split('\n').count(), yaml.split('\n').count());
