@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{ArgAction, ValueEnum};
+use rayon::prelude::*;
 use skilldeck::{
     Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
 };
@@ -67,9 +68,10 @@ impl Args {
 
 pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     let options = args.options(config);
-    let mut reports: Vec<SkillReport> = Vec::new();
+    // Expand the arguments into skill paths (walking trees with -r), then
+    // validate them all in parallel; reports keep the argument order.
+    let mut jobs: Vec<PathBuf> = Vec::new();
     let mut tree_problems: Vec<Diagnostic> = Vec::new();
-    let mut usage_error = false;
     for path in &args.paths {
         if args.recursive && path.is_dir() {
             let found = skilldeck::find_skill_dirs(path, WalkLimits::default());
@@ -84,19 +86,20 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
                 );
             }
             tree_problems.extend(found.diagnostics);
-            reports.extend(skilldeck::validate_many(&found.skill_dirs, &options));
+            jobs.extend(found.skill_dirs);
         } else {
-            let report = skilldeck::validate_path(path, &options);
-            usage_error |= report
-                .diagnostics
-                .iter()
-                .any(|d| matches!(d.code, Code::PathNotFound | Code::ReadError));
-            reports.push(report);
+            jobs.push(path.clone());
         }
     }
-    usage_error |= reports
-        .iter()
-        .any(|r| r.diagnostics.iter().any(|d| d.code == Code::ReadError));
+    let reports: Vec<SkillReport> = jobs
+        .par_iter()
+        .map(|path| skilldeck::validate_path(path, &options))
+        .collect();
+    let usage_error = reports.iter().any(|r| {
+        r.diagnostics
+            .iter()
+            .any(|d| matches!(d.code, Code::PathNotFound | Code::ReadError))
+    });
 
     let stdout = anstream::stdout();
     let mut out = stdout.lock();
