@@ -4,9 +4,12 @@
 //! `$XDG_CONFIG_HOME/skilldeck/config.toml` (`~/.config/...` when unset).
 //! Unknown keys are errors that name the key's line.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::skill::SkillMode;
 
 use crate::error::Error;
 use crate::name::NameCharset;
@@ -22,9 +25,93 @@ pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
+    /// Extra skill roots (scope `extra`), relative to the config file.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
+    /// `[[skill]]`: skills listed by name and path (scope `explicit`).
+    #[serde(default, rename = "skill")]
+    pub skills: Vec<ExplicitSkillConfig>,
+    /// `[modes]`: skill name to mode (`pinned`, `auto`, `name-only`, `manual`, `off`).
+    #[serde(default)]
+    pub modes: BTreeMap<String, SkillMode>,
+    /// `[discovery]`: which default roots to search and the walk limits.
+    #[serde(default)]
+    pub discovery: DiscoveryConfig,
+    /// `[catalog]`: the system-prompt catalog.
+    #[serde(default)]
+    pub catalog: CatalogConfig,
+    /// `[cache]`: the activation content cache.
+    #[serde(default)]
+    pub cache: CacheConfig,
     /// `[validate]`: validation defaults.
     #[serde(default)]
     pub validate: ValidateConfig,
+    /// The folder relative paths are resolved against (the config file's
+    /// folder); not read from the file.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// `[[skill]]`: one explicitly listed skill.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ExplicitSkillConfig {
+    /// The name it must have.
+    pub name: String,
+    /// Its folder (relative to the config file).
+    pub path: PathBuf,
+    /// Its mode (overrides `[modes]`).
+    pub mode: Option<SkillMode>,
+}
+
+/// `[discovery]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct DiscoveryConfig {
+    /// Search project roots (`.agents/skills`, ... in the current folder and its ancestors).
+    pub project: bool,
+    /// Search user roots (`~/.agents/skills`, ...).
+    pub user: bool,
+    /// Include the bundled example skills.
+    pub bundled: bool,
+    /// Deepest folder level searched below each root.
+    pub max_depth: usize,
+    /// Most folders visited per root.
+    pub max_dirs: usize,
+}
+
+impl Default for DiscoveryConfig {
+    fn default() -> Self {
+        DiscoveryConfig {
+            project: true,
+            user: true,
+            bundled: true,
+            max_depth: crate::limits::MAX_DISCOVERY_DEPTH,
+            max_dirs: crate::limits::MAX_WALK_DIRS,
+        }
+    }
+}
+
+/// `[catalog]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CatalogConfig {
+    /// `xml` (default), `skills-ref`, `markdown` or `json`.
+    pub format: Option<String>,
+    /// Budget in characters.
+    pub budget_chars: Option<usize>,
+    /// Budget in tokens.
+    pub budget_tokens: Option<usize>,
+    /// Tokenizer for token budgets (`o200k_base` by default, or `cl100k_base`).
+    pub encoding: Option<String>,
+}
+
+/// `[cache]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CacheConfig {
+    /// Most activations kept (default [`crate::limits::CONTENT_CACHE_CAPACITY`]).
+    pub capacity: Option<usize>,
 }
 
 /// `[validate]`.
@@ -44,8 +131,9 @@ pub struct ValidateConfig {
 
 impl Config {
     /// Parses config text; errors name `path` and the line of the problem.
+    /// Relative paths in it are resolved against `path`'s folder.
     pub fn parse(text: &str, path: &Path) -> Result<Config, Error> {
-        toml::from_str(text).map_err(|e| {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
                 .map(|span| line_col(text, span.start))
@@ -56,7 +144,21 @@ impl Config {
                 column,
                 message: e.message().trim().to_owned(),
             }
-        })
+        })?;
+        config.base_dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        Ok(config)
+    }
+
+    /// A path from the config, resolved against the config file's folder.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() || self.base_dir.as_os_str().is_empty() {
+            path.to_path_buf()
+        } else {
+            self.base_dir.join(path)
+        }
     }
 
     /// Reads and parses `path`.
@@ -104,11 +206,13 @@ impl Config {
                 .validate
                 .max_skill_md_bytes
                 .unwrap_or(crate::limits::MAX_SKILL_MD_BYTES),
+            ..ValidationOptions::default()
         }
     }
 }
 
-fn user_config_dir() -> Option<PathBuf> {
+/// `$XDG_CONFIG_HOME`, else `~/.config`.
+pub fn user_config_dir() -> Option<PathBuf> {
     std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -141,6 +245,63 @@ mod tests {
                 assert_eq!(line, 3);
                 assert!(message.contains("allow-feilds"), "{message}");
             }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn full_config_parses_and_resolves_paths_against_its_folder() {
+        let c = Config::parse(
+            r#"
+roots = ["more-skills"]
+
+[[skill]]
+name = "deploy"
+path = "../ops/deploy"
+mode = "pinned"
+
+[modes]
+legacy = "off"
+helper = "name-only"
+
+[discovery]
+user = false
+max-depth = 3
+
+[catalog]
+format = "markdown"
+budget-tokens = 2000
+
+[cache]
+capacity = 64
+"#,
+            Path::new("/etc/proj/skilldeck.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.resolve(&c.roots[0]),
+            PathBuf::from("/etc/proj/more-skills")
+        );
+        assert_eq!(c.skills[0].mode, Some(SkillMode::Pinned));
+        assert_eq!(c.modes["helper"], SkillMode::NameOnly);
+        assert!(!c.discovery.user && c.discovery.project && c.discovery.bundled);
+        assert_eq!(c.discovery.max_depth, 3);
+        assert_eq!(c.catalog.budget_tokens, Some(2000));
+        assert_eq!(c.cache.capacity, Some(64));
+    }
+
+    #[test]
+    fn unknown_mode_is_an_error_with_its_line() {
+        let err = Config::parse(
+            "[modes]
+x = \"pinned\"
+y = \"sometimes\"
+",
+            Path::new("s.toml"),
+        )
+        .unwrap_err();
+        match err {
+            Error::Config { line, .. } => assert_eq!(line, 3),
             other => panic!("{other}"),
         }
     }

@@ -143,6 +143,8 @@ codes! {
     NestedReference = "nested-reference",
     /// Lint: the description never says when to use the skill.
     DescriptionNoTrigger = "description-no-trigger",
+    /// Discovery: a same-named skill of higher precedence wins.
+    ShadowedSkill = "shadowed-skill",
 }
 
 impl fmt::Display for Code {

@@ -19,8 +19,11 @@
 //! assert_eq!(checked.frontmatter.unwrap().name.as_deref(), Some("demo"));
 //! ```
 
+pub mod bundled;
 pub mod config;
+pub mod deck;
 pub mod diagnostic;
+pub mod discovery;
 pub mod error;
 pub mod frontmatter;
 pub mod limits;
@@ -28,15 +31,19 @@ mod lints;
 pub mod load;
 pub mod name;
 pub mod scaffold;
+pub mod skill;
 pub mod validate;
 pub mod walk;
 pub mod yaml;
 
 pub use config::Config;
+pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
+pub use discovery::{DiscoveryOptions, ExplicitSkill, Root, discover};
 pub use error::Error;
 pub use load::{SkillReport, validate_dir, validate_path};
 pub use name::{NameCharset, SkillName};
+pub use skill::{Scope, Skill, SkillMode};
 pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
 pub use walk::{WalkLimits, WalkOutcome, find_skill_dirs};
 

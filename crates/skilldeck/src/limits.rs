@@ -50,3 +50,13 @@ pub const MAX_WALK_DEPTH: usize = 16;
 
 /// `validate -r`: most folders visited below each path.
 pub const MAX_WALK_DIRS: usize = 100_000;
+
+/// Discovery: deepest folder level searched below each root.
+pub const MAX_DISCOVERY_DEPTH: usize = 6;
+
+/// Discovery: bytes read at a time while looking for the end of the
+/// frontmatter (the body is never read during discovery).
+pub const FRONTMATTER_READ_CHUNK: usize = 4096;
+
+/// Activation cache: default number of rendered activations kept.
+pub const CONTENT_CACHE_CAPACITY: usize = 256;

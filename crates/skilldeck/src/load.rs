@@ -206,7 +206,9 @@ pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic>
     read_text_capped(file, cap).map_err(|d| d.in_file(file))
 }
 
-fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+/// Opens `file` for reading only if it is a regular file no larger than
+/// `cap`, checked before opening and again on the open handle.
+pub(crate) fn open_regular(file: &Path, cap: u64) -> Result<(File, Metadata), Diagnostic> {
     let meta = std::fs::metadata(file).map_err(|e| symlink_diagnostic(file, &e))?;
     check_regular(&meta)?;
     check_size(meta.len(), cap)?;
@@ -219,12 +221,70 @@ fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
         .map_err(|e| io_diagnostic(file, &e))?;
     let meta = handle.metadata().map_err(|e| io_diagnostic(file, &e))?;
     check_regular(&meta)?;
+    Ok((handle, meta))
+}
+
+/// Reads the start of a `SKILL.md` up to the end of its closing `---` line
+/// (or the whole file if it has none), in chunks, never more than the
+/// frontmatter limit plus one chunk: discovery's read, which never loads
+/// the body.
+pub fn read_frontmatter_prefix(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    use crate::limits::{FRONTMATTER_READ_CHUNK, MAX_FRONTMATTER_BYTES};
+    let (handle, _) = open_regular(file, cap).map_err(|d| d.in_file(file))?;
+    let limit = MAX_FRONTMATTER_BYTES + 2 * FRONTMATTER_READ_CHUNK;
+    let mut bytes = Vec::with_capacity(FRONTMATTER_READ_CHUNK);
+    let mut reader = handle.take(u64::try_from(limit).unwrap_or(u64::MAX));
+    let mut scanned = 0;
+    loop {
+        let start = bytes.len();
+        bytes.resize(start + FRONTMATTER_READ_CHUNK, 0);
+        let n = reader
+            .read(&mut bytes[start..])
+            .map_err(|e| io_diagnostic(file, &e).in_file(file))?;
+        bytes.truncate(start + n);
+        if let Some(end) = closing_delimiter_end(&bytes, &mut scanned) {
+            bytes.truncate(end);
+            break;
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    decode_utf8(bytes).map_err(|d| d.in_file(file))
+}
+
+/// The byte just past the closing `---` line, if `bytes` holds one. The
+/// first line must be the opening delimiter; `scanned` remembers progress.
+fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
+    let first_end = memchr::memchr(b'\n', bytes)? + 1;
+    let mut line_start = (*scanned).max(first_end);
+    while let Some(i) = memchr::memchr(b'\n', &bytes[line_start..]) {
+        let line = &bytes[line_start..line_start + i];
+        let trimmed = line
+            .iter()
+            .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+            .map_or(&line[..0], |p| &line[..=p]);
+        if trimmed == b"---" {
+            return Some(line_start + i + 1);
+        }
+        line_start += i + 1;
+    }
+    *scanned = line_start;
+    None
+}
+
+fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    let (handle, meta) = open_regular(file, cap)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
     handle
         .take(cap.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| io_diagnostic(file, &e))?;
     check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap)?;
+    decode_utf8(bytes)
+}
+
+fn decode_utf8(bytes: Vec<u8>) -> Result<String, Diagnostic> {
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

@@ -60,6 +60,9 @@ pub struct ValidationOptions {
     pub allowed_fields: Vec<String>,
     /// Largest `SKILL.md` read, in bytes (default [`MAX_SKILL_MD_BYTES`]).
     pub max_skill_md_bytes: u64,
+    /// Run the advisory lints (body size, links, description). Discovery
+    /// turns them off: it reads the frontmatter only.
+    pub lints: bool,
 }
 
 impl Default for ValidationOptions {
@@ -69,6 +72,7 @@ impl Default for ValidationOptions {
             charset: NameCharset::default(),
             allowed_fields: Vec::new(),
             max_skill_md_bytes: MAX_SKILL_MD_BYTES,
+            lints: true,
         }
     }
 }
@@ -235,10 +239,12 @@ pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -
     };
     let dir_name = dir.and_then(folder_name);
     let fm = check_fields(&root, dir_name.as_deref(), &mut sink);
-    if let Some(description) = &fm.description {
-        lints::description(description, description_pos(&root), &mut sink);
+    if options.lints {
+        if let Some(description) = &fm.description {
+            lints::description(description, description_pos(&root), &mut sink);
+        }
+        lints::body(split.body, split.body_line, dir, &mut sink);
     }
-    lints::body(split.body, split.body_line, dir, &mut sink);
     finish(sink, Some(fm), split.body_line)
 }
 

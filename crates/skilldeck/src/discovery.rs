@@ -1,0 +1,384 @@
+//! Discovery: every skill from every root, with clear precedence.
+//!
+//! Roots, highest precedence first: skills listed in the config file
+//! (`explicit`), project roots in the current folder and each ancestor up to
+//! the repository root (`project`), user roots (`user`), extra roots from the
+//! config or `--root` (`extra`), and the bundled examples (`bundled`).
+//! Only the frontmatter of each `SKILL.md` is read. Roots are walked and
+//! skills loaded in parallel; the result is deterministic.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use crate::config::Config;
+use crate::deck::{Deck, Shadowed};
+use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
+use crate::skill::{Scope, Skill, SkillMode};
+use crate::validate::{self, ValidationOptions};
+use crate::walk::{self, WalkLimits};
+
+/// Project root folder names, searched in this order in each folder.
+pub const PROJECT_ROOT_NAMES: [&str; 3] = [".agents/skills", ".claude/skills", ".skills"];
+
+/// A folder searched for skills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// The folder.
+    pub path: PathBuf,
+    /// Its scope.
+    pub scope: Scope,
+    /// Report it if missing (roots the user named); default roots that do
+    /// not exist are skipped quietly.
+    pub required: bool,
+}
+
+/// A skill listed by name and path in the config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplicitSkill {
+    /// The name it must have.
+    pub name: String,
+    /// Its folder.
+    pub path: PathBuf,
+    /// Its mode, if set.
+    pub mode: Option<SkillMode>,
+}
+
+/// Everything discovery needs.
+#[derive(Debug, Clone)]
+pub struct DiscoveryOptions {
+    /// Explicit skills (scope `explicit`).
+    pub explicit: Vec<ExplicitSkill>,
+    /// Roots, in precedence order.
+    pub roots: Vec<Root>,
+    /// Walk bounds per root.
+    pub limits: WalkLimits,
+    /// How each `SKILL.md` is checked (lenient, lints off, by default).
+    pub validation: ValidationOptions,
+    /// Modes by skill name.
+    pub modes: BTreeMap<String, SkillMode>,
+}
+
+impl Default for DiscoveryOptions {
+    fn default() -> Self {
+        DiscoveryOptions {
+            explicit: Vec::new(),
+            roots: Vec::new(),
+            limits: WalkLimits {
+                max_depth: crate::limits::MAX_DISCOVERY_DEPTH,
+                max_dirs: crate::limits::MAX_WALK_DIRS,
+            },
+            validation: ValidationOptions {
+                lints: false,
+                ..ValidationOptions::lenient()
+            },
+            modes: BTreeMap::new(),
+        }
+    }
+}
+
+impl DiscoveryOptions {
+    /// Only the given folders (scope `extra`), nothing else.
+    pub fn with_roots(roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        DiscoveryOptions {
+            roots: roots
+                .into_iter()
+                .map(|path| Root {
+                    path,
+                    scope: Scope::Extra,
+                    required: true,
+                })
+                .collect(),
+            ..DiscoveryOptions::default()
+        }
+    }
+
+    /// The options a host gets from a config file, for a process running in
+    /// `cwd`. `override_roots` (the CLI's `--root`) replaces the default
+    /// roots (project, user, bundled); config roots and explicit skills stay.
+    pub fn from_config(
+        config: &Config,
+        cwd: &Path,
+        override_roots: Option<&[PathBuf]>,
+    ) -> DiscoveryOptions {
+        let mut options = DiscoveryOptions {
+            limits: WalkLimits {
+                max_depth: config.discovery.max_depth,
+                max_dirs: config.discovery.max_dirs,
+            },
+            modes: config.modes.clone(),
+            ..DiscoveryOptions::default()
+        };
+        options.validation.allowed_fields = config.validate.allow_fields.clone();
+        if let Some(max) = config.validate.max_skill_md_bytes {
+            options.validation.max_skill_md_bytes = max;
+        }
+        options.explicit = config
+            .skills
+            .iter()
+            .map(|s| ExplicitSkill {
+                name: s.name.clone(),
+                path: absolute(cwd, &config.resolve(&s.path)),
+                mode: s.mode,
+            })
+            .collect();
+        let mut roots = Vec::new();
+        match override_roots {
+            Some(given) => roots.extend(given.iter().map(|p| Root {
+                path: absolute(cwd, p),
+                scope: Scope::Extra,
+                required: true,
+            })),
+            None => {
+                if config.discovery.project {
+                    roots.extend(project_roots(cwd).into_iter().map(|path| Root {
+                        path,
+                        scope: Scope::Project,
+                        required: false,
+                    }));
+                }
+                if config.discovery.user {
+                    roots.extend(user_roots().into_iter().map(|path| Root {
+                        path,
+                        scope: Scope::User,
+                        required: false,
+                    }));
+                }
+            }
+        }
+        roots.extend(config.roots.iter().map(|p| Root {
+            path: absolute(cwd, &config.resolve(p)),
+            scope: Scope::Extra,
+            required: true,
+        }));
+        if override_roots.is_none() && config.discovery.bundled {
+            // If the bundle cannot be written anywhere, discovery reports it.
+            let path = crate::bundled::materialize().unwrap_or_else(|_| PathBuf::from("<bundled>"));
+            roots.push(Root {
+                path,
+                scope: Scope::Bundled,
+                required: true,
+            });
+        }
+        options.roots = roots;
+        options
+    }
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+/// Project roots for `cwd`: each of [`PROJECT_ROOT_NAMES`] in `cwd` and in
+/// each ancestor up to the repository root (the first folder with `.git`);
+/// outside a repository, `cwd` only. Nearest first.
+pub fn project_roots(cwd: &Path) -> Vec<PathBuf> {
+    let repo_root = cwd.ancestors().find(|d| d.join(".git").exists());
+    let folders: Vec<&Path> = match repo_root {
+        Some(top) => cwd.ancestors().take_while(|d| d.starts_with(top)).collect(),
+        None => vec![cwd],
+    };
+    folders
+        .into_iter()
+        .flat_map(|d| PROJECT_ROOT_NAMES.iter().map(move |n| d.join(n)))
+        .collect()
+}
+
+/// User roots: `~/.agents/skills`, `~/.claude/skills`,
+/// `$XDG_CONFIG_HOME/skilldeck/skills`.
+pub fn user_roots() -> Vec<PathBuf> {
+    let mut roots = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let home = PathBuf::from(home);
+        roots.push(home.join(".agents/skills"));
+        roots.push(home.join(".claude/skills"));
+    }
+    if let Some(config) = crate::config::user_config_dir() {
+        roots.push(config.join("skilldeck/skills"));
+    }
+    roots
+}
+
+/// A skill folder found, with where it came from.
+struct Candidate {
+    dir: PathBuf,
+    root: PathBuf,
+    scope: Scope,
+    /// For explicit skills: the name it must have and its mode.
+    expected: Option<(String, Option<SkillMode>)>,
+}
+
+/// Finds and loads every skill. Never fails as a whole: everything skipped
+/// is a diagnostic in the returned deck.
+pub fn discover(options: &DiscoveryOptions) -> Deck {
+    let mut diagnostics = Vec::new();
+    let mut candidates: Vec<Candidate> = options
+        .explicit
+        .iter()
+        .map(|e| Candidate {
+            dir: e.path.clone(),
+            root: e.path.clone(),
+            scope: Scope::Explicit,
+            expected: Some((e.name.clone(), e.mode)),
+        })
+        .collect();
+
+    let walks: Vec<(usize, walk::WalkOutcome)> = options
+        .roots
+        .par_iter()
+        .enumerate()
+        .filter(|(_, root)| root.required || root.path.is_dir())
+        .map(|(i, root)| (i, walk_root(root, options.limits)))
+        .collect();
+    for (i, outcome) in walks {
+        let root = &options.roots[i];
+        diagnostics.extend(outcome.diagnostics);
+        candidates.extend(outcome.skill_dirs.into_iter().map(|dir| Candidate {
+            dir,
+            root: root.path.clone(),
+            scope: root.scope,
+            expected: None,
+        }));
+    }
+
+    let loaded: Vec<Result<Skill, Vec<Diagnostic>>> = candidates
+        .par_iter()
+        .map(|c| load_candidate(c, options))
+        .collect();
+
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
+    let mut shadowed = Vec::new();
+    for result in loaded {
+        match result {
+            Err(ds) => diagnostics.extend(ds),
+            Ok(skill) => {
+                // The same folder reached twice (a symlinked root): one skill.
+                if !seen_dirs.insert(skill.real_dir.clone()) {
+                    continue;
+                }
+                if let Some(&winner) = by_name.get(&skill.name) {
+                    let w: &Skill = &skills[winner];
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::ShadowedSkill,
+                            Severity::Warning,
+                            format!(
+                                "skill '{}' ({}) is shadowed by the {} skill at {}",
+                                skill.name,
+                                skill.scope,
+                                w.scope,
+                                w.dir.display()
+                            ),
+                        )
+                        .in_file(&skill.skill_md)
+                        .with_help("rename one of them, or remove the one you do not want"),
+                    );
+                    shadowed.push(Shadowed {
+                        winner_dir: w.dir.clone(),
+                        winner_scope: w.scope,
+                        skill,
+                    });
+                    continue;
+                }
+                by_name.insert(skill.name.clone(), skills.len());
+                skills.push(skill);
+            }
+        }
+    }
+    Deck::new(skills, shadowed, diagnostics)
+}
+
+fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
+    if !root.path.is_dir() {
+        let message = if root.path.exists() {
+            format!("skill root {} is not a folder", root.path.display())
+        } else {
+            format!("skill root {} does not exist", root.path.display())
+        };
+        return walk::WalkOutcome {
+            skill_dirs: Vec::new(),
+            diagnostics: vec![
+                Diagnostic::new(Code::PathNotFound, Severity::Warning, message).in_file(&root.path),
+            ],
+        };
+    }
+    walk::find_skill_dirs(&root.path, limits)
+}
+
+fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Vec<Diagnostic>> {
+    let fail = |code: Code, message: String| {
+        vec![Diagnostic::new(code, Severity::Error, message).in_file(&c.dir)]
+    };
+    if !c.dir.is_dir() {
+        return Err(fail(
+            Code::PathNotFound,
+            format!("skill folder {} does not exist", c.dir.display()),
+        ));
+    }
+    let skill_md = [SKILL_MD, SKILL_MD_LOWERCASE]
+        .iter()
+        .map(|n| c.dir.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+        .ok_or_else(|| {
+            fail(
+                Code::MissingSkillMd,
+                format!("Missing required file: SKILL.md in {}", c.dir.display()),
+            )
+        })?;
+    let prefix = load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
+        .map_err(|d| vec![d])?;
+    let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
+    let diagnostics: Vec<Diagnostic> = checked
+        .diagnostics
+        .into_iter()
+        .map(|d| d.in_file(&skill_md))
+        .collect();
+    let Some(frontmatter) = checked.frontmatter else {
+        return Err(diagnostics);
+    };
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(diagnostics);
+    }
+    let folder = c
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = frontmatter.name.clone().unwrap_or(folder);
+    let description = frontmatter.description.clone().unwrap_or_default();
+    let mut mode = options.modes.get(&name).copied().unwrap_or_default();
+    if let Some((expected, explicit_mode)) = &c.expected {
+        if *expected != name {
+            return Err(fail(
+                Code::NameDirMismatch,
+                format!(
+                    "config lists skill '{expected}' at {}, but its SKILL.md names it '{name}'",
+                    c.dir.display()
+                ),
+            ));
+        }
+        if let Some(m) = explicit_mode {
+            mode = *m;
+        }
+    }
+    let real_dir = std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone());
+    Ok(Skill {
+        name,
+        description,
+        dir: c.dir.clone(),
+        real_dir,
+        skill_md,
+        scope: c.scope,
+        root: c.root.clone(),
+        mode,
+        frontmatter,
+    })
+}
