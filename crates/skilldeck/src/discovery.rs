@@ -190,16 +190,23 @@ pub fn project_roots(cwd: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// User roots: `~/.agents/skills`, `~/.claude/skills`,
+/// User roots from the environment: `~/.agents/skills`, `~/.claude/skills`,
 /// `$XDG_CONFIG_HOME/skilldeck/skills`.
 pub fn user_roots() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    user_roots_for(home.as_deref(), crate::config::user_config_dir().as_deref())
+}
+
+/// User roots for a given home and config folder.
+pub fn user_roots_for(home: Option<&Path>, config_dir: Option<&Path>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        let home = PathBuf::from(home);
+    if let Some(home) = home {
         roots.push(home.join(".agents/skills"));
         roots.push(home.join(".claude/skills"));
     }
-    if let Some(config) = crate::config::user_config_dir() {
+    if let Some(config) = config_dir {
         roots.push(config.join("skilldeck/skills"));
     }
     roots
@@ -236,6 +243,9 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         .filter(|(_, root)| root.required || root.path.is_dir())
         .map(|(i, root)| (i, walk_root(root, options.limits)))
         .collect();
+    // Precedence is by scope, then by the order roots were given.
+    let mut walks = walks;
+    walks.sort_by_key(|(i, _)| (options.roots[*i].scope, *i));
     for (i, outcome) in walks {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);

@@ -1,0 +1,360 @@
+//! Discovery: roots, precedence and shadowing, symlinked layouts, loop
+//! safety, explicit skills, and frontmatter-only reads.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use skilldeck::discovery::{PROJECT_ROOT_NAMES, project_roots, user_roots_for};
+use skilldeck::{Code, Config, DiscoveryOptions, ExplicitSkill, Root, Scope, SkillMode, discover};
+
+fn write_skill(dir: &Path, name: &str, description: &str) -> PathBuf {
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
+    )
+    .unwrap();
+    d
+}
+
+fn root(path: &Path, scope: Scope) -> Root {
+    Root {
+        path: path.to_path_buf(),
+        scope,
+        required: true,
+    }
+}
+
+fn options(roots: Vec<Root>) -> DiscoveryOptions {
+    DiscoveryOptions {
+        roots,
+        ..DiscoveryOptions::default()
+    }
+}
+
+#[test]
+fn higher_scope_wins_and_the_loser_is_reported_as_shadowed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let user = tmp.path().join("user");
+    let project = tmp.path().join("project");
+    write_skill(&user, "pdf", "User pdf. Use when testing.");
+    write_skill(&project, "pdf", "Project pdf. Use when testing.");
+    write_skill(&user, "only-user", "Use when testing.");
+    // Lower precedence listed first: the order of roots does not matter, scope does.
+    let deck = discover(&options(vec![
+        root(&user, Scope::User),
+        root(&project, Scope::Project),
+    ]));
+    let pdf = deck.get("pdf").unwrap();
+    assert_eq!(pdf.scope, Scope::Project);
+    assert_eq!(pdf.description, "Project pdf. Use when testing.");
+    assert_eq!(deck.shadowed().len(), 1);
+    assert_eq!(deck.shadowed()[0].skill.scope, Scope::User);
+    assert_eq!(deck.shadowed()[0].winner_scope, Scope::Project);
+    let d = deck
+        .diagnostics()
+        .iter()
+        .find(|d| d.code == Code::ShadowedSkill)
+        .unwrap();
+    assert!(
+        d.message.contains("shadowed by the project skill"),
+        "{}",
+        d.message
+    );
+    assert!(deck.get("only-user").is_some());
+}
+
+#[test]
+fn within_a_scope_the_earlier_root_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    write_skill(&a, "x", "From a. Use when testing.");
+    write_skill(&b, "x", "From b. Use when testing.");
+    let deck = discover(&options(vec![
+        root(&a, Scope::Extra),
+        root(&b, Scope::Extra),
+    ]));
+    assert_eq!(deck.get("x").unwrap().root, a);
+    assert_eq!(deck.shadowed()[0].skill.root, b);
+}
+
+#[test]
+fn explicit_skills_outrank_every_root_and_are_checked_at_load() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    write_skill(&project, "deploy", "Project deploy. Use when testing.");
+    let ops = write_skill(
+        &tmp.path().join("ops"),
+        "deploy",
+        "Ops deploy. Use when testing.",
+    );
+    let wrong = write_skill(&tmp.path().join("ops"), "other", "Use when testing.");
+    let mut opts = options(vec![root(&project, Scope::Project)]);
+    opts.explicit = vec![
+        ExplicitSkill {
+            name: "deploy".into(),
+            path: ops.clone(),
+            mode: Some(SkillMode::Pinned),
+        },
+        ExplicitSkill {
+            name: "mislabelled".into(),
+            path: wrong,
+            mode: None,
+        },
+        ExplicitSkill {
+            name: "ghost".into(),
+            path: tmp.path().join("missing"),
+            mode: None,
+        },
+    ];
+    let deck = discover(&opts);
+    let deploy = deck.get("deploy").unwrap();
+    assert_eq!(
+        (deploy.scope, deploy.mode),
+        (Scope::Explicit, SkillMode::Pinned)
+    );
+    assert_eq!(deploy.dir, ops);
+    let codes: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
+    assert!(codes.contains(&Code::NameDirMismatch), "{codes:?}");
+    assert!(codes.contains(&Code::PathNotFound), "{codes:?}");
+    assert!(deck.get("mislabelled").is_none() && deck.get("other").is_none());
+}
+
+#[test]
+fn project_roots_cover_cwd_and_ancestors_up_to_the_repository_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let cwd = repo.join("a/b");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let roots = project_roots(&cwd);
+    assert_eq!(roots.len(), 3 * PROJECT_ROOT_NAMES.len());
+    assert_eq!(roots[0], cwd.join(".agents/skills"));
+    assert_eq!(roots[1], cwd.join(".claude/skills"));
+    assert_eq!(roots[2], cwd.join(".skills"));
+    assert_eq!(roots.last().unwrap(), &repo.join(".skills"));
+    assert!(
+        !roots
+            .iter()
+            .any(|r| r.starts_with(tmp.path().join(".skills")))
+    );
+    // Outside a repository: only the current folder.
+    let lonely = tmp.path().join("lonely");
+    std::fs::create_dir_all(&lonely).unwrap();
+    assert_eq!(project_roots(&lonely).len(), PROJECT_ROOT_NAMES.len());
+}
+
+#[test]
+fn user_roots_are_agents_claude_and_xdg() {
+    let roots = user_roots_for(Some(Path::new("/home/u")), Some(Path::new("/cfg")));
+    assert_eq!(
+        roots,
+        vec![
+            PathBuf::from("/home/u/.agents/skills"),
+            PathBuf::from("/home/u/.claude/skills"),
+            PathBuf::from("/cfg/skilldeck/skills"),
+        ]
+    );
+}
+
+#[test]
+fn config_root_override_replaces_defaults_but_keeps_config_roots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let extra = tmp.path().join("extra");
+    let cli = tmp.path().join("cli");
+    write_skill(&extra, "from-config", "Use when testing.");
+    write_skill(&cli, "from-flag", "Use when testing.");
+    let config = Config::parse(
+        "roots = [\"extra\"]\n[modes]\nfrom-flag = \"name-only\"\n",
+        &tmp.path().join("skilldeck.toml"),
+    )
+    .unwrap();
+    let opts = DiscoveryOptions::from_config(&config, tmp.path(), Some(std::slice::from_ref(&cli)));
+    assert!(opts.roots.iter().all(|r| r.scope == Scope::Extra));
+    let deck = discover(&opts);
+    let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["from-config", "from-flag"]);
+    assert_eq!(deck.get("from-flag").unwrap().mode, SkillMode::NameOnly);
+}
+
+#[test]
+fn stow_style_symlinked_skill_folders_are_found() {
+    // GNU Stow: ~/.claude/skills/pdf -> ../../dotfiles/skills/pdf
+    let tmp = tempfile::tempdir().unwrap();
+    let real = write_skill(
+        &tmp.path().join("dotfiles/skills"),
+        "pdf",
+        "Use when testing.",
+    );
+    let skills = tmp.path().join("home/.claude/skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    symlink("../../../dotfiles/skills/pdf", skills.join("pdf")).unwrap();
+    let deck = discover(&options(vec![root(&skills, Scope::User)]));
+    let pdf = deck.get("pdf").unwrap();
+    assert_eq!(pdf.dir, skills.join("pdf"));
+    assert_eq!(pdf.real_dir, std::fs::canonicalize(real).unwrap());
+}
+
+#[test]
+fn nix_style_symlinked_skill_md_files_are_found() {
+    // Nix/home-manager: a real folder whose SKILL.md links into a store.
+    let tmp = tempfile::tempdir().unwrap();
+    let store = write_skill(
+        &tmp.path().join("store/abc123-pdf"),
+        "pdf",
+        "Use when testing.",
+    );
+    let skills = tmp.path().join("skills");
+    std::fs::create_dir_all(skills.join("pdf")).unwrap();
+    symlink(store.join("SKILL.md"), skills.join("pdf/SKILL.md")).unwrap();
+    let deck = discover(&options(vec![root(&skills, Scope::User)]));
+    assert!(deck.get("pdf").is_some(), "{:?}", deck.diagnostics());
+    assert!(deck.diagnostics().is_empty(), "{:?}", deck.diagnostics());
+}
+
+#[test]
+fn the_same_folder_reached_twice_is_one_skill_not_a_shadow() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    write_skill(&a, "pdf", "Use when testing.");
+    let b = tmp.path().join("b");
+    symlink(&a, &b).unwrap();
+    let deck = discover(&options(vec![
+        root(&a, Scope::Project),
+        root(&b, Scope::User),
+    ]));
+    assert_eq!(deck.len(), 1);
+    assert!(deck.shadowed().is_empty());
+}
+
+#[test]
+fn symlink_loops_in_a_root_do_not_hang_or_duplicate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    let pdf = write_skill(&r, "pdf", "Use when testing.");
+    symlink(&r, pdf.join("loop")).unwrap();
+    symlink(&r, r.join("self")).unwrap();
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    assert_eq!(deck.len(), 1);
+    assert!(
+        deck.diagnostics()
+            .iter()
+            .any(|d| d.code == Code::SymlinkLoop)
+    );
+}
+
+#[test]
+fn nested_skills_are_listed_flat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    let outer = write_skill(&r, "outer", "Use when testing.");
+    write_skill(&outer.join("parts"), "inner", "Use when testing.");
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["inner", "outer"]);
+}
+
+#[test]
+fn walk_depth_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    write_skill(&r.join("1/2/3/4/5/6/7"), "deep", "Use when testing.");
+    write_skill(&r.join("1/2"), "shallow", "Use when testing.");
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    assert!(deck.get("shallow").is_some());
+    assert!(deck.get("deep").is_none());
+}
+
+#[test]
+fn a_bad_skill_never_hides_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    write_skill(&r, "good", "Use when testing.");
+    let bad = r.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("SKILL.md"), "---\nname: bad\n---\n").unwrap();
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    assert_eq!(deck.len(), 1);
+    let d = &deck.diagnostics()[0];
+    assert_eq!(d.code, Code::DescriptionMissing);
+    assert_eq!(d.file.as_deref(), Some(bad.join("SKILL.md").as_path()));
+}
+
+#[test]
+fn lenient_loading_keeps_spec_violations_as_warnings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    let d = r.join("folder");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        "---\nname: Other_Name\ndescription: Use when: testing colons\nauthor: me\n---\n",
+    )
+    .unwrap();
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    let s = deck.get("Other_Name").unwrap();
+    assert_eq!(s.description, "Use when: testing colons");
+    assert!(deck.diagnostics().iter().all(|d| !d.is_error()));
+}
+
+#[test]
+fn discovery_reads_the_frontmatter_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    let d = r.join("lazy");
+    std::fs::create_dir_all(&d).unwrap();
+    let mut text = b"---\nname: lazy\ndescription: Use when testing.\n---\n".to_vec();
+    // A body that would fail validation if it were read: invalid UTF-8 and NUL.
+    text.extend_from_slice(&[0xff, 0xfe, 0, b'\n']);
+    text.extend(std::iter::repeat_n(b'x', 100_000));
+    std::fs::write(d.join("SKILL.md"), text).unwrap();
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    assert!(deck.get("lazy").is_some(), "{:?}", deck.diagnostics());
+}
+
+#[test]
+fn missing_required_root_is_reported_and_default_roots_are_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut quiet = root(&tmp.path().join("nope"), Scope::Project);
+    quiet.required = false;
+    let deck = discover(&options(vec![
+        quiet,
+        root(&tmp.path().join("gone"), Scope::Extra),
+    ]));
+    assert_eq!(deck.diagnostics().len(), 1);
+    assert_eq!(deck.diagnostics()[0].code, Code::PathNotFound);
+    assert!(deck.diagnostics()[0].message.contains("gone"));
+}
+
+#[test]
+fn discovery_is_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    for i in 0..40 {
+        write_skill(&r, &format!("s{:02}", 39 - i), "Use when testing.");
+    }
+    let a = discover(&options(vec![root(&r, Scope::Extra)]));
+    let b = discover(&options(vec![root(&r, Scope::Extra)]));
+    let names = |d: &skilldeck::Deck| {
+        d.skills()
+            .iter()
+            .map(|s| s.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&a), names(&b));
+    let mut sorted = names(&a);
+    sorted.sort();
+    assert_eq!(names(&a), sorted);
+}
+
+#[test]
+fn bundled_scope_provides_the_example_skills() {
+    let dir = skilldeck::bundled::materialize().unwrap();
+    let deck = discover(&options(vec![root(&dir, Scope::Bundled)]));
+    assert!(deck.get("skill-authoring").is_some());
+    assert!(deck.skills().iter().all(|s| s.scope == Scope::Bundled));
+}
