@@ -6,6 +6,14 @@ pub enum CliError {
     /// The core library refused (bad config file, I/O on a path).
     #[error(transparent)]
     Core(#[from] skilldeck::Error),
+    /// A file or folder the command needs.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

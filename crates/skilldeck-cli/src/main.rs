@@ -1,6 +1,8 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
+mod context;
 mod error;
+mod list;
 mod new;
 mod render;
 mod validate;
@@ -25,6 +27,11 @@ struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
 
+    /// Search only this skill root (repeatable); replaces the default roots
+    /// (project, user, bundled). Config `roots` and `[[skill]]` entries stay.
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    roots: Vec<PathBuf>,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -35,6 +42,13 @@ enum Command {
     Validate(validate::Args),
     /// Create a new skill folder with a valid SKILL.md.
     New(new::Args),
+    /// List discovered skills.
+    List(list::Args),
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -54,8 +68,15 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
     let config = skilldeck::Config::discover(cli.config.as_deref())?
         .map(|(_, c)| c)
         .unwrap_or_default();
+    let ctx = context::Context::new(config, cli.roots)?;
     match cli.command {
-        Command::Validate(args) => validate::run(&args, &config),
-        Command::New(args) => new::run(&args, &config),
+        Command::Validate(args) => validate::run(&args, &ctx.config),
+        Command::New(args) => new::run(&args, &ctx.config),
+        Command::List(args) => list::run(&args, &ctx),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());
+            Ok(EXIT_OK)
+        }
     }
 }

@@ -15,7 +15,16 @@ const GREEN: Style = AnsiColor::Green.on_default().bold();
 
 /// Writes all reports as one JSON array.
 pub fn json(out: &mut dyn Write, reports: &[SkillReport]) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, reports).map_err(io::Error::other)?;
+    write_json(out, reports)
+}
+
+/// Pretty JSON plus a newline; I/O errors keep their kind (a closed pipe
+/// stays a closed pipe, so it can be ignored quietly).
+pub fn write_json<T: serde::Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
+        Some(kind) => io::Error::new(kind, e),
+        None => io::Error::other(e),
+    })?;
     writeln!(out)
 }
 

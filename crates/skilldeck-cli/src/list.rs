@@ -1,0 +1,147 @@
+//! `skilldeck list`.
+
+use std::io::Write;
+
+use clap::ValueEnum;
+use serde_json::json;
+use skilldeck::{Scope, Skill};
+
+use crate::EXIT_OK;
+use crate::context::Context;
+use crate::error::CliError;
+use crate::render;
+
+/// Width of the description column in table output.
+const DESCRIPTION_COLUMN: usize = 72;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns: name, scope, mode, description.
+    Table,
+    /// A JSON array (stable schema, see README).
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// List the skills that lost to a same-named skill of higher precedence.
+    #[arg(long)]
+    shadowed: bool,
+    /// Only skills of this scope (explicit, project, user, extra, bundled).
+    #[arg(long, value_name = "SCOPE")]
+    scope: Option<Scope>,
+}
+
+/// One skill in `list --format json` (field order is the documented order).
+#[derive(serde::Serialize)]
+pub struct SkillRow<'a> {
+    name: &'a str,
+    description: &'a str,
+    scope: Scope,
+    mode: skilldeck::SkillMode,
+    dir: &'a std::path::Path,
+    skill_md: &'a std::path::Path,
+    root: &'a std::path::Path,
+    model_invocable: bool,
+    user_invocable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shadowed_by: Option<serde_json::Value>,
+}
+
+impl<'a> SkillRow<'a> {
+    pub fn new(s: &'a Skill) -> Self {
+        SkillRow {
+            name: &s.name,
+            description: &s.description,
+            scope: s.scope,
+            mode: s.mode,
+            dir: &s.dir,
+            skill_md: &s.skill_md,
+            root: &s.root,
+            model_invocable: s.model_invocable(),
+            user_invocable: s.user_invocable(),
+            shadowed_by: None,
+        }
+    }
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let deck = ctx.deck();
+    let keep = |s: &Skill| args.scope.is_none_or(|scope| s.scope == scope);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.shadowed {
+        let rows: Vec<_> = deck.shadowed().iter().filter(|s| keep(&s.skill)).collect();
+        match args.format {
+            Format::Json => {
+                let v: Vec<_> = rows
+                    .iter()
+                    .map(|s| SkillRow {
+                        shadowed_by: Some(json!({"scope": s.winner_scope, "dir": s.winner_dir})),
+                        ..SkillRow::new(&s.skill)
+                    })
+                    .collect();
+                render::write_json(&mut out, &v)?;
+            }
+            Format::Table => {
+                for s in rows {
+                    writeln!(
+                        out,
+                        "{}  {}  {}  shadowed by {} {}",
+                        s.skill.name,
+                        s.skill.scope,
+                        s.skill.dir.display(),
+                        s.winner_scope,
+                        s.winner_dir.display()
+                    )?;
+                }
+            }
+        }
+        return Ok(EXIT_OK);
+    }
+    let skills: Vec<&Skill> = deck.skills().iter().filter(|s| keep(s)).collect();
+    match args.format {
+        Format::Json => {
+            let v: Vec<_> = skills.iter().map(|s| SkillRow::new(s)).collect();
+            render::write_json(&mut out, &v)?;
+        }
+        Format::Table => {
+            let name_w = skills
+                .iter()
+                .map(|s| s.name.chars().count())
+                .max()
+                .unwrap_or(4)
+                .max(4);
+            writeln!(
+                out,
+                "{:name_w$}  {:8}  {:9}  DESCRIPTION",
+                "NAME", "SCOPE", "MODE"
+            )?;
+            for s in &skills {
+                writeln!(
+                    out,
+                    "{:name_w$}  {:8}  {:9}  {}",
+                    s.name,
+                    s.scope.as_str(),
+                    s.mode.as_str(),
+                    truncate(&s.description, DESCRIPTION_COLUMN)
+                )?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// First line of `text`, cut to `max` characters with an ellipsis.
+pub fn truncate(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}

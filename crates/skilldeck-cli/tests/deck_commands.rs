@@ -1,0 +1,161 @@
+//! `list` and `completions`, driven as a user would, against throwaway
+//! skill roots (HOME and XDG folders point into a tempdir).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn write_skill(root: &Path, name: &str, extra: &str) {
+    let d = root.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {name} does things. Use when testing.\n{extra}---\n# {name}\n\nBody of {name}.\n"),
+    )
+    .unwrap();
+}
+
+fn skilldeck(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env("HOME", cwd.join("home"))
+        .env("XDG_CONFIG_HOME", cwd.join("home/.config"))
+        .env("XDG_CACHE_HOME", cwd.join("home/.cache"))
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+#[test]
+fn list_with_no_setup_shows_the_bundled_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["list"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("NAME"), "{out}");
+    assert!(
+        out.contains("skill-authoring") && out.contains("bundled"),
+        "{out}"
+    );
+}
+
+#[test]
+fn list_json_is_stable_and_ordered_by_scope_then_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join(".skills"), "zeta", "");
+    write_skill(&tmp.path().join("home/.agents/skills"), "alpha", "");
+    let o = skilldeck(&["list", "--format", "json"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows[0]["name"], "zeta");
+    assert_eq!(rows[0]["scope"], "project");
+    assert_eq!(rows[1]["name"], "alpha");
+    assert_eq!(rows[1]["scope"], "user");
+    assert!(rows.iter().any(|r| r["scope"] == "bundled"));
+    // Field order in the text is the documented order.
+    let text = stdout(&o);
+    let first = &text[..text.find('}').unwrap()];
+    let positions: Vec<usize> = [
+        "name",
+        "description",
+        "scope",
+        "mode",
+        "dir",
+        "skill_md",
+        "root",
+        "model_invocable",
+        "user_invocable",
+    ]
+    .iter()
+    .map(|k| first.find(&format!("\"{k}\":")).unwrap())
+    .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{first}");
+}
+
+#[test]
+fn list_shadowed_shows_the_losers_and_a_note_says_how_many() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join(".claude/skills"), "dup", "");
+    write_skill(&tmp.path().join("home/.claude/skills"), "dup", "");
+    let o = skilldeck(&["list", "--scope", "project"], tmp.path());
+    assert!(
+        stderr(&o).contains("note: 1 shadowed skill"),
+        "{}",
+        stderr(&o)
+    );
+    let o = skilldeck(&["list", "--shadowed"], tmp.path());
+    let out = stdout(&o);
+    assert!(out.starts_with("dup  user  "), "{out}");
+    assert!(out.contains("shadowed by project"), "{out}");
+}
+
+#[test]
+fn root_flag_replaces_default_roots() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join(".skills"), "project-one", "");
+    write_skill(&tmp.path().join("mine"), "mine-one", "");
+    let o = skilldeck(&["list", "--root", "mine", "--format", "json"], tmp.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["mine-one"]);
+}
+
+#[test]
+fn skipped_skills_are_reported_with_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = tmp.path().join("mine/bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: bad\ndescription: [unclosed\n---\n",
+    )
+    .unwrap();
+    write_skill(&tmp.path().join("mine"), "good", "");
+    let o = skilldeck(&["list", "--root", "mine"], tmp.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("good"));
+    let err = stderr(&o);
+    assert!(err.contains("mine/bad/SKILL.md:3:"), "{err}");
+    assert!(err.contains("error[invalid-yaml]"), "{err}");
+}
+
+#[test]
+fn config_modes_show_in_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join("mine"), "pinned-one", "");
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[modes]\npinned-one = \"pinned\"\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["list", "--root", "mine"], tmp.path());
+    assert!(
+        stdout(&o).contains("pinned-one  extra     pinned"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn completions_are_generated_for_bash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["completions", "bash"], tmp.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("_skilldeck()"), "{}", stdout(&o));
+}
