@@ -1,12 +1,19 @@
-//! Finding skill folders below a path (`validate -r`).
+//! Finding skill folders below a root (discovery and `validate -r`).
 //!
-//! Symlinked folders are followed (skills are often installed by symlink),
-//! loops are detected, `.git` and `node_modules` are skipped, and the walk is
+//! Folders are read in parallel (one `read_dir` per folder, subfolders fanned
+//! out with rayon) and results are merged in sorted order, so the outcome is
+//! deterministic. Symlinked folders are followed (skills are often installed
+//! by symlink), loops are detected by comparing device and inode with the
+//! folders above, `.git` and `node_modules` are skipped, and the walk is
 //! bounded in depth and folder count. A FIFO named `SKILL.md` is only listed
 //! here, never opened: the reader refuses it later.
 
-use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use rayon::prelude::*;
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::load::{SKILL_MD, SKILL_MD_LOWERCASE};
@@ -17,7 +24,8 @@ pub const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
 /// Bounds of a walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
-    /// Deepest folder level below the root.
+    /// Deepest entry level below the root (a `SKILL.md` at this depth is
+    /// still found; folders at this depth are not entered).
     pub max_depth: usize,
     /// Most folders visited.
     pub max_dirs: usize,
@@ -42,96 +50,168 @@ pub struct WalkOutcome {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl WalkOutcome {
+    fn append(&mut self, mut other: WalkOutcome) {
+        self.skill_dirs.append(&mut other.skill_dirs);
+        self.diagnostics.append(&mut other.diagnostics);
+    }
+}
+
+struct Walk<'a> {
+    root: &'a Path,
+    limits: WalkLimits,
+    visited: AtomicUsize,
+    limit_hit: AtomicBool,
+}
+
+/// The chain of folders above the current one, for loop detection.
+struct Ancestors<'a> {
+    path: &'a Path,
+    parent: Option<&'a Ancestors<'a>>,
+}
+
 /// Finds every skill folder below `root` (the root included).
 pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
-    let mut dirs = BTreeSet::new();
-    let mut diagnostics = Vec::new();
-    let mut visited = 0usize;
-    let walker = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .max_depth(limits.max_depth)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            !(e.file_type().is_dir()
-                && e.depth() > 0
-                && SKIPPED_DIRS.iter().any(|s| e.file_name() == *s))
-        });
-    for entry in walker {
-        match entry {
-            Ok(entry) => {
-                if entry.file_type().is_dir() {
-                    visited += 1;
-                    if visited > limits.max_dirs {
-                        diagnostics.push(
-                            Diagnostic::new(
-                                Code::WalkLimit,
-                                Severity::Warning,
-                                format!(
-                                    "stopped after {} folders under {}; skills further on were not searched",
-                                    limits.max_dirs,
-                                    root.display()
-                                ),
-                            )
-                            .in_file(root),
-                        );
-                        break;
-                    }
-                } else if is_skill_file(entry.file_name())
-                    && let Some(parent) = entry.path().parent()
-                {
-                    dirs.insert(parent.to_path_buf());
-                }
+    let walk = Walk {
+        root,
+        limits,
+        visited: AtomicUsize::new(0),
+        limit_hit: AtomicBool::new(false),
+    };
+    let top = Ancestors {
+        path: root,
+        parent: None,
+    };
+    let mut outcome = walk.visit(root, 0, &top);
+    if walk.limit_hit.load(Ordering::Relaxed) {
+        outcome.diagnostics.push(
+            Diagnostic::new(
+                Code::WalkLimit,
+                Severity::Warning,
+                format!(
+                    "stopped after {} folders under {}; skills further on were not searched",
+                    limits.max_dirs,
+                    root.display()
+                ),
+            )
+            .in_file(root),
+        );
+    }
+    outcome
+}
+
+impl Walk<'_> {
+    fn visit(&self, dir: &Path, depth: usize, ancestors: &Ancestors<'_>) -> WalkOutcome {
+        let mut out = WalkOutcome::default();
+        if depth >= self.limits.max_depth {
+            return out;
+        }
+        if self.visited.fetch_add(1, Ordering::Relaxed) >= self.limits.max_dirs {
+            self.limit_hit.store(true, Ordering::Relaxed);
+            return out;
+        }
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                out.diagnostics.push(problem(dir, &e, self.root));
+                return out;
             }
-            Err(err) => {
-                let path = err
-                    .path()
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| root.to_path_buf());
-                // A SKILL.md that cannot be followed is the skill's problem:
-                // validating the folder reports it properly.
-                if path.file_name().is_some_and(is_skill_file)
-                    && let Some(parent) = path.parent()
-                {
-                    dirs.insert(parent.to_path_buf());
-                    continue;
+        };
+        let mut is_skill = false;
+        let mut subdirs: Vec<(OsString, PathBuf)> = Vec::new();
+        for entry in entries {
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            if name == SKILL_MD || name == SKILL_MD_LOWERCASE {
+                // Whatever it is (file, link, FIFO): validation reports it.
+                is_skill = true;
+                continue;
+            }
+            let Ok(file_type) = entry.file_type() else { continue };
+            let path = entry.path();
+            if file_type.is_dir() {
+                if !SKIPPED_DIRS.iter().any(|s| name == *s) {
+                    subdirs.push((name, path));
                 }
-                diagnostics.push(walk_diagnostic(&err, &path));
+            } else if file_type.is_symlink() {
+                match std::fs::metadata(&path) {
+                    Ok(meta) if meta.is_dir() => {
+                        if SKIPPED_DIRS.iter().any(|s| name == *s) {
+                            continue;
+                        }
+                        if let Some(ancestor) = loops_to(&meta, ancestors) {
+                            out.diagnostics.push(
+                                Diagnostic::new(
+                                    Code::SymlinkLoop,
+                                    Severity::Warning,
+                                    format!(
+                                        "{} links back to {}; not followed",
+                                        path.display(),
+                                        ancestor.display()
+                                    ),
+                                )
+                                .in_file(&path),
+                            );
+                        } else {
+                            subdirs.push((name, path));
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => out.diagnostics.push(problem(&path, &e, self.root)),
+                }
             }
         }
-    }
-    WalkOutcome {
-        skill_dirs: dirs.into_iter().collect(),
-        diagnostics,
+        if is_skill {
+            out.skill_dirs.push(dir.to_path_buf());
+        }
+        subdirs.sort_by(|a, b| a.0.cmp(&b.0));
+        let children: Vec<WalkOutcome> = subdirs
+            .par_iter()
+            .map(|(_, path)| {
+                let here = Ancestors {
+                    path,
+                    parent: Some(ancestors),
+                };
+                self.visit(path, depth + 1, &here)
+            })
+            .collect();
+        for child in children {
+            out.append(child);
+        }
+        out
     }
 }
 
-fn is_skill_file(name: &std::ffi::OsStr) -> bool {
-    name == SKILL_MD || name == SKILL_MD_LOWERCASE
+/// The ancestor that a symlinked folder (`meta`, followed) is, if any.
+fn loops_to<'a>(meta: &std::fs::Metadata, ancestors: &'a Ancestors<'a>) -> Option<&'a Path> {
+    let mut node = Some(ancestors);
+    while let Some(a) = node {
+        if let Ok(m) = std::fs::metadata(a.path)
+            && m.dev() == meta.dev()
+            && m.ino() == meta.ino()
+        {
+            return Some(a.path);
+        }
+        node = a.parent;
+    }
+    None
 }
 
-fn walk_diagnostic(err: &walkdir::Error, path: &Path) -> Diagnostic {
-    let (code, message) = if let Some(ancestor) = err.loop_ancestor() {
-        (
-            Code::SymlinkLoop,
-            format!(
-                "{} links back to {}; not followed",
-                path.display(),
-                ancestor.display()
-            ),
-        )
-    } else if err
-        .io_error()
-        .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound)
-    {
+fn problem(path: &Path, e: &std::io::Error, root: &Path) -> Diagnostic {
+    let (code, message) = if e.kind() == std::io::ErrorKind::NotFound {
         (
             Code::BrokenSymlink,
             format!("{} is a symlink to nothing; skipped", path.display()),
         )
+    } else if e.raw_os_error() == Some(libc::ELOOP) {
+        (
+            Code::SymlinkLoop,
+            format!("{} is a symlink loop; skipped", path.display()),
+        )
     } else {
         (
             Code::ReadError,
-            format!("cannot read {}: {err}", path.display()),
+            format!("cannot read {} (under {}): {e}", path.display(), root.display()),
         )
     };
     Diagnostic::new(code, Severity::Warning, message).in_file(path)
