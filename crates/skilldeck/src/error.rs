@@ -31,6 +31,29 @@ pub enum Error {
     /// A path that must not exist does.
     #[error("{} already exists", .0.display())]
     AlreadyExists(PathBuf),
+    /// A skill resource could not be read or listed: the path was refused,
+    /// leaves the skill folder, or names no readable regular file.
+    #[error("skill '{skill}', resource '{}': {problem}", path.escape_debug())]
+    Resource {
+        /// The skill's name.
+        skill: String,
+        /// The relative path as requested (shown with escapes, so a NUL or
+        /// control character is visible).
+        path: String,
+        /// What is wrong.
+        problem: ResourceProblem,
+    },
+    /// No skill has this name.
+    #[error(
+        "unknown skill '{name}'{}",
+        crate::search::did_you_mean_suffix(suggestions)
+    )]
+    UnknownSkill {
+        /// The name as given.
+        name: String,
+        /// Close names, best first (may be empty).
+        suggestions: Vec<String>,
+    },
     /// An I/O operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -48,4 +71,75 @@ impl Error {
             source,
         }
     }
+}
+
+/// Why a resource path was refused or its file could not be read
+/// (see [`crate::resources`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResourceProblem {
+    /// The path is empty.
+    #[error("refused: the path is empty; give a path relative to the skill folder")]
+    Empty,
+    /// The path is longer than [`crate::limits::MAX_RESOURCE_PATH_BYTES`].
+    #[error("refused: the path is {len} bytes, over the {limit} byte limit")]
+    PathTooLong {
+        /// Its length in bytes.
+        len: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The path holds a NUL byte.
+    #[error("refused: the path contains a NUL byte")]
+    NulByte,
+    /// A `..` component.
+    #[error(
+        "refused: '..' is not allowed in resource paths (they must stay inside the skill folder)"
+    )]
+    ParentComponent,
+    /// An absolute path.
+    #[error("refused: absolute paths are not allowed; give a path relative to the skill folder")]
+    Absolute,
+    /// A backslash (Windows separator, or a UNC `\\server\share` path).
+    #[error("refused: '\\' is not allowed (Windows separators and UNC paths); use '/'")]
+    Backslash,
+    /// A Windows drive path (`C:`...).
+    #[error("refused: Windows drive paths ('C:...') are not allowed")]
+    DrivePath,
+    /// A percent-encoded sequence (`%2e`...).
+    #[error(
+        "refused: percent-encoded sequences ('%XX') are not allowed; resource paths are never URL-decoded"
+    )]
+    PercentEncoded,
+    /// After resolving symlinks, the file is outside the skill folder.
+    #[error("refused: it resolves to {}, outside the skill folder {}", resolved.display(), root.display())]
+    Escapes {
+        /// Where it really is.
+        resolved: std::path::PathBuf,
+        /// The skill folder (symlinks resolved).
+        root: std::path::PathBuf,
+    },
+    /// The file changed between resolving its path and opening it.
+    #[error("refused: the file changed while it was being opened")]
+    Changed,
+    /// Nothing at that path.
+    #[error("not found in the skill folder")]
+    NotFound,
+    /// The path names a folder.
+    #[error("is a folder, not a file; use list_resources to see the files it holds")]
+    Folder,
+    /// A FIFO, socket or device.
+    #[error("refused: it is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// Larger than the size cap.
+    #[error("refused: it is {size} bytes, over the {limit} byte limit")]
+    TooLarge {
+        /// Its size in bytes (at least `limit + 1` when it grew while read).
+        size: u64,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// Reading failed (permissions, symlink loop, I/O error).
+    #[error("cannot read: {0}")]
+    Io(#[source] std::io::Error),
 }

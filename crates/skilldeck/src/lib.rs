@@ -30,7 +30,9 @@ pub mod limits;
 mod lints;
 pub mod load;
 pub mod name;
+pub mod resources;
 pub mod scaffold;
+pub mod search;
 pub mod skill;
 pub mod validate;
 pub mod walk;
@@ -40,9 +42,13 @@ pub use config::Config;
 pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use discovery::{DiscoveryOptions, ExplicitSkill, Root, discover};
-pub use error::Error;
+pub use error::{Error, ResourceProblem};
 pub use load::{SkillReport, validate_dir, validate_path};
 pub use name::{NameCharset, SkillName};
+pub use resources::{
+    Resource, ResourceContent, ResourceEntry, ResourceList, list_resources, read_resource,
+};
+pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
 pub use skill::{Scope, Skill, SkillMode};
 pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
 pub use walk::{WalkLimits, WalkOutcome, find_skill_dirs};

@@ -60,3 +60,31 @@ pub const FRONTMATTER_READ_CHUNK: usize = 4096;
 
 /// Activation cache: default number of rendered activations kept.
 pub const CONTENT_CACHE_CAPACITY: usize = 256;
+
+/// Resources: largest file `read_resource` returns (bytes).
+pub const MAX_RESOURCE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// Resources: longest relative path accepted (bytes), checked before any
+/// file system call.
+pub const MAX_RESOURCE_PATH_BYTES: usize = 4096;
+
+/// Resources: most files `list_resources` returns.
+pub const MAX_RESOURCE_LIST_FILES: usize = 10_000;
+
+/// Resources: deepest folder level whose files `list_resources` lists
+/// (`a/b/c.md` is in level 2; files in the skill folder itself, level 0).
+pub const MAX_RESOURCE_LIST_DEPTH: usize = 16;
+
+/// Resources: most entries (files and folders) `list_resources` visits
+/// before it stops counting.
+pub const MAX_RESOURCE_LIST_ENTRIES: usize = 100_000;
+
+/// Search: hits returned when a query sets no limit.
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+
+/// Name lookup: most "did you mean" suggestions.
+pub const MAX_SUGGESTIONS: usize = 3;
+
+/// Name lookup: most edits (insert, delete, substitute, swap two
+/// neighbours) between a typo and a suggested name.
+pub const MAX_SUGGESTION_EDITS: usize = 3;

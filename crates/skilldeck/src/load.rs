@@ -206,22 +206,60 @@ pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic>
     read_text_capped(file, cap).map_err(|d| d.in_file(file))
 }
 
+/// Why [`open_regular_file`] refused or failed to open a file.
+#[derive(Debug)]
+pub(crate) enum OpenFailure {
+    /// `stat` (following symlinks) failed: missing, dangling link, loop, ...
+    Stat(io::Error),
+    /// Not a regular file: what it is instead (`a FIFO`, `a folder`, ...).
+    NotRegular(&'static str),
+    /// Larger than the cap.
+    TooLarge {
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// `open` or `fstat` on the handle failed.
+    Open(io::Error),
+}
+
 /// Opens `file` for reading only if it is a regular file no larger than
-/// `cap`, checked before opening and again on the open handle.
-pub(crate) fn open_regular(file: &Path, cap: u64) -> Result<(File, Metadata), Diagnostic> {
-    let meta = std::fs::metadata(file).map_err(|e| symlink_diagnostic(file, &e))?;
-    check_regular(&meta)?;
-    check_size(meta.len(), cap)?;
-    // O_NONBLOCK: if the file was swapped for a FIFO since the check, the
-    // open does not wait for a writer; the fstat below then refuses it.
+/// `cap`, checked before opening and again on the open handle. Never blocks:
+/// a FIFO is refused by the first `stat`, and if one is swapped in before the
+/// `open`, `O_NONBLOCK` keeps the open from waiting for a writer and the
+/// `fstat` refuses it.
+pub(crate) fn open_regular_file(file: &Path, cap: u64) -> Result<(File, Metadata), OpenFailure> {
+    let meta = std::fs::metadata(file).map_err(OpenFailure::Stat)?;
+    if let Some(kind) = non_regular_kind(&meta) {
+        return Err(OpenFailure::NotRegular(kind));
+    }
+    if meta.len() > cap {
+        return Err(OpenFailure::TooLarge {
+            size: meta.len(),
+            cap,
+        });
+    }
     let handle: File = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(file)
-        .map_err(|e| io_diagnostic(file, &e))?;
-    let meta = handle.metadata().map_err(|e| io_diagnostic(file, &e))?;
-    check_regular(&meta)?;
+        .map_err(OpenFailure::Open)?;
+    let meta = handle.metadata().map_err(OpenFailure::Open)?;
+    if let Some(kind) = non_regular_kind(&meta) {
+        return Err(OpenFailure::NotRegular(kind));
+    }
     Ok((handle, meta))
+}
+
+/// [`open_regular_file`] with its failures as `SKILL.md` diagnostics.
+pub(crate) fn open_regular(file: &Path, cap: u64) -> Result<(File, Metadata), Diagnostic> {
+    open_regular_file(file, cap).map_err(|failure| match failure {
+        OpenFailure::Stat(e) => symlink_diagnostic(file, &e),
+        OpenFailure::NotRegular(kind) => not_a_file(kind),
+        OpenFailure::TooLarge { cap, .. } => too_large(cap),
+        OpenFailure::Open(e) => io_diagnostic(file, &e),
+    })
 }
 
 /// Reads the start of a `SKILL.md` up to the end of its closing `---` line
@@ -305,13 +343,14 @@ fn decode_utf8(bytes: Vec<u8>) -> Result<String, Diagnostic> {
     })
 }
 
-fn check_regular(meta: &Metadata) -> Result<(), Diagnostic> {
+/// What a non-regular file is (`None` for a regular file).
+pub(crate) fn non_regular_kind(meta: &Metadata) -> Option<&'static str> {
     if meta.is_file() {
-        return Ok(());
+        return None;
     }
     use std::os::unix::fs::FileTypeExt;
     let ft = meta.file_type();
-    let what = if ft.is_dir() {
+    Some(if ft.is_dir() {
         "a folder"
     } else if ft.is_fifo() {
         "a FIFO"
@@ -321,24 +360,31 @@ fn check_regular(meta: &Metadata) -> Result<(), Diagnostic> {
         "a device"
     } else {
         "not a regular file"
-    };
-    Err(Diagnostic::new(
+    })
+}
+
+fn not_a_file(kind: &str) -> Diagnostic {
+    Diagnostic::new(
         Code::NotAFile,
         Severity::Error,
-        format!("SKILL.md is {what}, not a regular file"),
-    ))
+        format!("SKILL.md is {kind}, not a regular file"),
+    )
 }
 
 fn check_size(len: u64, cap: u64) -> Result<(), Diagnostic> {
     if len > cap {
-        return Err(Diagnostic::new(
-            Code::FileTooLarge,
-            Severity::Error,
-            format!("SKILL.md is larger than the {cap} byte limit"),
-        )
-        .with_help("move long material into references/ files"));
+        return Err(too_large(cap));
     }
     Ok(())
+}
+
+fn too_large(cap: u64) -> Diagnostic {
+    Diagnostic::new(
+        Code::FileTooLarge,
+        Severity::Error,
+        format!("SKILL.md is larger than the {cap} byte limit"),
+    )
+    .with_help("move long material into references/ files")
 }
 
 /// The error of following a symlink (or of `stat` in general).
