@@ -14,6 +14,9 @@ pub enum CliError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A skill that cannot be read (its diagnostic, with file and line).
+    #[error("{0}")]
+    Skill(String),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

@@ -4,7 +4,10 @@ mod context;
 mod error;
 mod list;
 mod new;
+mod read;
 mod render;
+mod search;
+mod show;
 mod validate;
 
 use std::path::PathBuf;
@@ -44,6 +47,12 @@ enum Command {
     New(new::Args),
     /// List discovered skills.
     List(list::Args),
+    /// Show one skill: metadata, instructions and files.
+    Show(show::Args),
+    /// Read a file of a skill (paths that leave the skill are refused).
+    Read(read::Args),
+    /// Search skills by relevance (BM25 over names and descriptions).
+    Search(search::Args),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -73,6 +82,9 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Validate(args) => validate::run(&args, &ctx.config),
         Command::New(args) => new::run(&args, &ctx.config),
         Command::List(args) => list::run(&args, &ctx),
+        Command::Show(args) => show::run(&args, &ctx),
+        Command::Read(args) => read::run(&args, &ctx),
+        Command::Search(args) => search::run(&args, &ctx),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

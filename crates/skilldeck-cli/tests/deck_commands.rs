@@ -159,3 +159,132 @@ fn completions_are_generated_for_bash() {
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("_skilldeck()"), "{}", stdout(&o));
 }
+
+#[test]
+fn read_prints_a_skill_file_and_refuses_traversal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    write_skill(&root, "docs", "");
+    std::fs::create_dir_all(root.join("docs/references")).unwrap();
+    std::fs::write(root.join("docs/references/guide.md"), "# Guide\n").unwrap();
+    let o = skilldeck(
+        &["read", "docs", "references/guide.md", "--root", "mine"],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "# Guide\n");
+    let o = skilldeck(
+        &[
+            "read",
+            "docs",
+            "references/guide.md",
+            "--format",
+            "json",
+            "--root",
+            "mine",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["text"], "# Guide\n");
+    assert_eq!(v["mime"], "text/markdown");
+    for hostile in [
+        "../docs/SKILL.md",
+        "/etc/passwd",
+        "%2e%2e%2fetc%2fpasswd",
+        "..\\..\\x",
+    ] {
+        let o = skilldeck(&["read", "docs", hostile, "--root", "mine"], tmp.path());
+        assert_eq!(o.status.code(), Some(2), "{hostile}");
+        assert!(stderr(&o).contains("refused"), "{hostile}: {}", stderr(&o));
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn unknown_skill_names_get_a_did_you_mean() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join("mine"), "pdf-tools", "");
+    for cmd in [
+        vec!["show", "pdf-tols"],
+        vec!["read", "pdf-tols", "SKILL.md"],
+    ] {
+        let mut args = cmd.clone();
+        args.extend(["--root", "mine"]);
+        let o = skilldeck(&args, tmp.path());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("unknown skill 'pdf-tols'; did you mean 'pdf-tools'?"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn search_ranks_by_relevance_with_filters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    for (name, desc) in [
+        (
+            "pdf-tools",
+            "Extract text and tables from PDF files. Use when reading PDFs.",
+        ),
+        (
+            "csv-clean",
+            "Clean CSV files and fix encodings. Use when a CSV is messy.",
+        ),
+        (
+            "git-notes",
+            "Summarise git history. Use when asked what changed.",
+        ),
+    ] {
+        let d = root.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {desc}\n---\nBody\n"),
+        )
+        .unwrap();
+    }
+    let o = skilldeck(
+        &["search", "pdf tables", "--root", "mine", "--format", "json"],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["name"], "pdf-tools");
+    assert!(v[0]["score"].as_f64().unwrap() > 0.0);
+    let o = skilldeck(
+        &[
+            "search", "files", "--root", "mine", "--name", "^csv", "--format", "json",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["name"], "csv-clean");
+    let o = skilldeck(&["search", "pdf", "--root", "mine"], tmp.path());
+    assert!(stdout(&o).contains("pdf-tools"), "{}", stdout(&o));
+}
+
+#[test]
+fn show_prints_metadata_body_and_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    write_skill(&root, "docs", "license: MIT\nmetadata:\n  version: 1.0\n");
+    std::fs::create_dir_all(root.join("docs/scripts")).unwrap();
+    std::fs::write(root.join("docs/scripts/run.sh"), "echo hi\n").unwrap();
+    let o = skilldeck(&["show", "docs", "--root", "mine"], tmp.path());
+    let out = stdout(&o);
+    assert!(out.starts_with("# docs\n"), "{out}");
+    assert!(out.contains("| license | MIT |"), "{out}");
+    assert!(out.contains("Body of docs."), "{out}");
+    assert!(out.contains("- `scripts/run.sh` (8 bytes)"), "{out}");
+    let o = skilldeck(
+        &["show", "docs", "--root", "mine", "--format", "json"],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["frontmatter"]["metadata"]["version"], "1.0");
+    assert!(v["body"].as_str().unwrap().contains("Body of docs."));
+}

@@ -142,8 +142,8 @@ pub struct Frontmatter {
     /// `compatibility`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compatibility: Option<String>,
-    /// `metadata`, in source order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// `metadata`, in source order (serialised as a JSON object).
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "pairs_as_map")]
     pub metadata: Vec<(String, String)>,
     /// `allowed-tools`, split on whitespace.
     #[serde(rename = "allowed-tools", skip_serializing_if = "Vec::is_empty")]
@@ -151,6 +151,15 @@ pub struct Frontmatter {
     /// Every other field, in source order.
     #[serde(skip)]
     pub extra: Vec<(String, Node)>,
+}
+
+fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        map.serialize_entry(k, v)?;
+    }
+    map.end()
 }
 
 /// What [`check_text`] found.

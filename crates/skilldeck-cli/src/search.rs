@@ -1,0 +1,93 @@
+//! `skilldeck search QUERY`: BM25 over names and descriptions.
+
+use std::io::Write;
+
+use clap::ValueEnum;
+use skilldeck::Scope;
+use skilldeck::search::{SearchIndex, SearchQuery};
+
+use crate::EXIT_OK;
+use crate::context::Context;
+use crate::error::CliError;
+use crate::list::truncate;
+use crate::render;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Score, name, scope and description.
+    Table,
+    /// `[{name, score, scope, description}]`, best first.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What you are looking for.
+    query: String,
+    /// Most results.
+    #[arg(long, default_value_t = skilldeck::limits::DEFAULT_SEARCH_LIMIT)]
+    limit: usize,
+    /// Only these scopes (repeatable).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    scopes: Vec<Scope>,
+    /// Only names matching this regular expression.
+    #[arg(long = "name", value_name = "REGEX")]
+    name_pattern: Option<regex::Regex>,
+    /// Keywords every result must contain (repeatable).
+    #[arg(long = "require", value_name = "WORD")]
+    required: Vec<String>,
+    /// Also search skill bodies (reads every SKILL.md).
+    #[arg(long)]
+    bodies: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let deck = ctx.deck();
+    let index = if args.bodies {
+        SearchIndex::with_bodies(deck.skills())
+    } else {
+        SearchIndex::from_deck(&deck)
+    };
+    let mut query = SearchQuery::new(args.query.as_str()).limit(args.limit);
+    if !args.scopes.is_empty() {
+        query = query.scopes(args.scopes.iter().copied());
+    }
+    if let Some(re) = &args.name_pattern {
+        query = query.name_pattern(re.clone());
+    }
+    for word in &args.required {
+        query = query.require(word.as_str());
+    }
+    let hits = index.search(&query);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.format {
+        Format::Json => render::write_json(&mut out, &hits)?,
+        Format::Table => {
+            if hits.is_empty() {
+                eprintln!("no skill matches '{}'", args.query);
+            }
+            let name_w = hits
+                .iter()
+                .map(|h| h.name.chars().count())
+                .max()
+                .unwrap_or(4)
+                .max(4);
+            for h in &hits {
+                writeln!(
+                    out,
+                    "{:>6.2}  {:name_w$}  {:8}  {}",
+                    h.score,
+                    h.name,
+                    h.scope.as_str(),
+                    truncate(&h.description, 64)
+                )?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(EXIT_OK)
+}
