@@ -54,6 +54,32 @@ pub enum Error {
         /// Close names, best first (may be empty).
         suggestions: Vec<String>,
     },
+    /// A skill's `SKILL.md` could not be read or split on activation.
+    #[error("cannot activate skill '{name}': {diagnostic}")]
+    Activation {
+        /// The skill.
+        name: String,
+        /// What went wrong, located in the file.
+        diagnostic: Box<crate::diagnostic::Diagnostic>,
+    },
+    /// The argument string passed to an activation is over its limit.
+    #[error("arguments for skill '{name}' are {len} bytes; the limit is {limit}")]
+    ArgumentsTooLong {
+        /// The skill.
+        name: String,
+        /// Bytes given.
+        len: usize,
+        /// The limit (bytes).
+        limit: usize,
+    },
+    /// Substituting the arguments would make the body larger than its limit.
+    #[error("skill '{name}' with these arguments would be over the {limit} byte limit")]
+    ActivationTooLarge {
+        /// The skill.
+        name: String,
+        /// The limit (bytes).
+        limit: usize,
+    },
     /// An I/O operation failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -19,7 +19,9 @@
 //! assert_eq!(checked.frontmatter.unwrap().name.as_deref(), Some("demo"));
 //! ```
 
+pub mod activation;
 pub mod bundled;
+pub mod cache;
 pub mod config;
 pub mod deck;
 pub mod diagnostic;
@@ -34,10 +36,13 @@ pub mod resources;
 pub mod scaffold;
 pub mod search;
 pub mod skill;
+pub mod tracker;
 pub mod validate;
 pub mod walk;
 pub mod yaml;
 
+pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
+pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use config::Config;
 pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
@@ -50,6 +55,9 @@ pub use resources::{
 };
 pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
 pub use skill::{Scope, Skill, SkillMode};
+pub use tracker::{
+    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
+};
 pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
 pub use walk::{WalkLimits, WalkOutcome, find_skill_dirs};
 

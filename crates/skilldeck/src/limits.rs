@@ -88,3 +88,37 @@ pub const MAX_SUGGESTIONS: usize = 3;
 /// Name lookup: most edits (insert, delete, substitute, swap two
 /// neighbours) between a typo and a suggested name.
 pub const MAX_SUGGESTION_EDITS: usize = 3;
+
+/// Activation cache: default budget for the bodies kept (bytes); least
+/// recently used entries are dropped beyond it.
+pub const CONTENT_CACHE_MAX_BYTES: usize = 64 * 1024 * 1024;
+
+/// Activation: most resource files listed in the envelope; the rest are
+/// counted ("... and N more").
+pub const MAX_ACTIVATION_RESOURCES: usize = 50;
+
+/// Activation: deepest folder level searched for resource files.
+pub const MAX_RESOURCE_WALK_DEPTH: usize = 8;
+
+/// Activation: most folder entries visited while listing resource files;
+/// past it the listing (and its count) stops.
+pub const MAX_RESOURCE_WALK_ENTRIES: usize = 10_000;
+
+/// Activation: longest argument string accepted (bytes).
+pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;
+
+/// Activation: longest body after argument substitution (bytes). Stops a
+/// body of many placeholders times a long argument from growing without bound.
+pub const MAX_ACTIVATION_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Activation tracker: default number of conversations remembered (least
+/// recently active forgotten first).
+pub const TRACKER_CONVERSATIONS: usize = 1024;
+
+/// Activation tracker: default time after which an activation is forgotten
+/// and the skill's body is sent again.
+pub const TRACKER_TTL: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// Activation tracker: most skills remembered per conversation (the oldest
+/// activation is forgotten first).
+pub const TRACKER_SKILLS_PER_CONVERSATION: usize = 128;

@@ -203,6 +203,18 @@ pub fn read_skill_md(file: &Path) -> Result<String, Diagnostic> {
 
 /// [`read_skill_md`] with a custom size cap (bytes).
 pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    read_text_capped(file, cap)
+        .map(|(text, _)| text)
+        .map_err(|d| d.in_file(file))
+}
+
+/// [`read_skill_md_capped`], also returning the metadata of the file that was
+/// read (taken from the open handle before reading, so a later change to the
+/// file always shows in a later `stat`).
+pub(crate) fn read_skill_md_with_metadata(
+    file: &Path,
+    cap: u64,
+) -> Result<(String, Metadata), Diagnostic> {
     read_text_capped(file, cap).map_err(|d| d.in_file(file))
 }
 
@@ -311,7 +323,7 @@ fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
     None
 }
 
-fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+fn read_text_capped(file: &Path, cap: u64) -> Result<(String, Metadata), Diagnostic> {
     let (handle, meta) = open_regular(file, cap)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
     handle
@@ -319,7 +331,7 @@ fn read_text_capped(file: &Path, cap: u64) -> Result<String, Diagnostic> {
         .read_to_end(&mut bytes)
         .map_err(|e| io_diagnostic(file, &e))?;
     check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap)?;
-    decode_utf8(bytes)
+    decode_utf8(bytes).map(|text| (text, meta))
 }
 
 fn decode_utf8(bytes: Vec<u8>) -> Result<String, Diagnostic> {
