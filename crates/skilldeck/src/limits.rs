@@ -97,13 +97,6 @@ pub const CONTENT_CACHE_MAX_BYTES: usize = 64 * 1024 * 1024;
 /// counted ("... and N more").
 pub const MAX_ACTIVATION_RESOURCES: usize = 50;
 
-/// Activation: deepest folder level searched for resource files.
-pub const MAX_RESOURCE_WALK_DEPTH: usize = 8;
-
-/// Activation: most folder entries visited while listing resource files;
-/// past it the listing (and its count) stops.
-pub const MAX_RESOURCE_WALK_ENTRIES: usize = 10_000;
-
 /// Activation: longest argument string accepted (bytes).
 pub const MAX_ARGUMENTS_BYTES: usize = 64 * 1024;
 
