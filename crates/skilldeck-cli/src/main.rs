@@ -1,5 +1,6 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
+mod activate;
 mod context;
 mod error;
 mod list;
@@ -49,6 +50,8 @@ enum Command {
     List(list::Args),
     /// Show one skill: metadata, instructions and files.
     Show(show::Args),
+    /// Print a skill's instructions with arguments substituted, for a model.
+    Activate(activate::Args),
     /// Read a file of a skill (paths that leave the skill are refused).
     Read(read::Args),
     /// Search skills by relevance (BM25 over names and descriptions).
@@ -84,6 +87,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::List(args) => list::run(&args, &ctx),
         Command::Show(args) => show::run(&args, &ctx),
         Command::Read(args) => read::run(&args, &ctx),
+        Command::Activate(args) => activate::run(&args, &ctx),
         Command::Search(args) => search::run(&args, &ctx),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -24,6 +24,7 @@ fn skilldeck(args: &[&str], cwd: &Path) -> Output {
         .env("HOME", cwd.join("home"))
         .env("XDG_CONFIG_HOME", cwd.join("home/.config"))
         .env("XDG_CACHE_HOME", cwd.join("home/.cache"))
+        .env("XDG_STATE_HOME", cwd.join("home/.state"))
         .output()
         .unwrap()
 }
@@ -287,4 +288,95 @@ fn show_prints_metadata_body_and_files() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["frontmatter"]["metadata"]["version"], "1.0");
     assert!(v["body"].as_str().unwrap().contains("Body of docs."));
+}
+
+fn write_body_skill(root: &Path, name: &str, body: &str) {
+    let d = root.join(name);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Use when testing.\n---\n{body}"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn activate_joins_words_shell_quoted_so_dollar_one_is_a_group() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_body_skill(
+        &tmp.path().join("mine"),
+        "x",
+        "first=$0 second=$1 all=$ARGUMENTS\n",
+    );
+    let o = skilldeck(
+        &[
+            "activate", "x", "a", "b c", "--root", "mine", "--format", "json",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["body"], "first=a second=b c all=a \"b c\"");
+}
+
+#[test]
+fn activate_wraps_the_body_in_the_client_guide_envelope() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_body_skill(&tmp.path().join("mine"), "x", "Review code\n");
+    let o = skilldeck(
+        &["activate", "x", "def foo()", "--root", "mine"],
+        tmp.path(),
+    );
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("<skill_content name=\"x\">\nReview code\n\nARGUMENTS: \"def foo()\""),
+        "{out}"
+    );
+    assert!(out.contains("Skill directory: "), "{out}");
+    assert!(
+        out.contains("Relative paths in this skill are relative to the skill directory."),
+        "{out}"
+    );
+    assert!(out.trim_end().ends_with("</skill_content>"), "{out}");
+}
+
+#[test]
+fn activate_in_the_same_conversation_twice_gives_the_notice() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_body_skill(&tmp.path().join("mine"), "x", "Body\n");
+    let args = [
+        "activate",
+        "x",
+        "--root",
+        "mine",
+        "--conversation",
+        "chat-1",
+    ];
+    let first = stdout(&skilldeck(&args, tmp.path()));
+    assert!(first.contains("Body"), "{first}");
+    let second = stdout(&skilldeck(&args, tmp.path()));
+    assert!(second.contains("already active"), "{second}");
+    assert!(!second.contains("Body"), "{second}");
+    let other = stdout(&skilldeck(
+        &[
+            "activate",
+            "x",
+            "--root",
+            "mine",
+            "--conversation",
+            "chat-2",
+        ],
+        tmp.path(),
+    ));
+    assert!(other.contains("Body"), "{other}");
+}
+
+#[test]
+fn activate_refuses_skills_turned_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_body_skill(&tmp.path().join("mine"), "x", "Body\n");
+    std::fs::write(tmp.path().join("skilldeck.toml"), "[modes]\nx = \"off\"\n").unwrap();
+    let o = skilldeck(&["activate", "x", "--root", "mine"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("turned off"), "{}", stderr(&o));
 }

@@ -450,9 +450,39 @@ fn starts_with_word_char(s: &str) -> bool {
         .is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
 
-/// Splits an argument string shell-style; unbalanced quotes fall back to a
-/// whitespace split.
-fn split_arguments(arguments: &str) -> Vec<String> {
+/// Joins separate arguments (a command line's words) into one argument
+/// string that splits back into exactly those words: words with blanks,
+/// quotes or backslashes, and empty words, are double-quoted.
+pub fn join_arguments<S: AsRef<str>>(words: &[S]) -> String {
+    let mut out = String::new();
+    for (i, word) in words.iter().enumerate() {
+        let word = word.as_ref();
+        if i > 0 {
+            out.push(' ');
+        }
+        let plain = !word.is_empty()
+            && !word
+                .chars()
+                .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'));
+        if plain {
+            out.push_str(word);
+        } else {
+            out.push('"');
+            for c in word.chars() {
+                if matches!(c, '"' | '\\') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+    }
+    out
+}
+
+/// Splits an argument string shell-style, as `$N` sees it; unbalanced
+/// quotes fall back to a whitespace split.
+pub fn split_arguments(arguments: &str) -> Vec<String> {
     shell_split(arguments)
         .unwrap_or_else(|| arguments.split_whitespace().map(str::to_owned).collect())
 }
@@ -591,6 +621,16 @@ fn list_resources(skill: &Skill, options: &ActivationOptions) -> (Vec<ResourceEn
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        #[test]
+        fn joined_arguments_split_back_into_the_same_words(
+            words in proptest::collection::vec("[a-z \"'\\\\\t$]{0,6}", 0..5)
+        ) {
+            let joined = super::join_arguments(&words);
+            proptest::prop_assert_eq!(super::split_arguments(&joined), words);
+        }
+    }
+
     use super::*;
 
     fn sub(body: &str, arguments: &str, names: &[&str]) -> String {
