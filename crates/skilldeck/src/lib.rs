@@ -20,6 +20,7 @@
 //! ```
 
 pub mod bundled;
+pub mod catalog;
 pub mod config;
 pub mod deck;
 pub mod diagnostic;
@@ -36,6 +37,10 @@ pub mod validate;
 pub mod walk;
 pub mod yaml;
 
+pub use catalog::{
+    Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, count_tokens,
+    render as render_catalog,
+};
 pub use config::Config;
 pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};

@@ -60,3 +60,11 @@ pub const FRONTMATTER_READ_CHUNK: usize = 4096;
 
 /// Activation cache: default number of rendered activations kept.
 pub const CONTENT_CACHE_CAPACITY: usize = 256;
+
+/// Catalog: descriptions are never shortened below this many characters
+/// (the "…" included) before skills are reduced to their name.
+pub const CATALOG_DESCRIPTION_FLOOR_CHARS: usize = 60;
+
+/// Catalog: the smallest floor accepted (one character plus "…"); lower
+/// values given in options are raised to it.
+pub const CATALOG_MIN_FLOOR_CHARS: usize = 2;
