@@ -80,6 +80,27 @@ pub enum Error {
         /// The limit (bytes).
         limit: usize,
     },
+    /// A value given for an option is not one of the accepted ones.
+    #[error("unknown {what} '{value}' (expected {expected})")]
+    InvalidValue {
+        /// What the value is for (`catalog format`, `encoding`, ...).
+        what: &'static str,
+        /// The value as given.
+        value: String,
+        /// The accepted values.
+        expected: &'static str,
+    },
+    /// Options that cannot be used together.
+    #[error("{0}")]
+    ConflictingOptions(String),
+    /// A tokenizer could not be built.
+    #[error("cannot build the {encoding} tokenizer: {message}")]
+    Tokenizer {
+        /// The encoding (`o200k_base`, ...).
+        encoding: &'static str,
+        /// What went wrong.
+        message: String,
+    },
     /// An I/O operation failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -22,6 +22,7 @@
 pub mod activation;
 pub mod bundled;
 pub mod cache;
+pub mod catalog;
 pub mod config;
 pub mod deck;
 pub mod diagnostic;
@@ -43,6 +44,10 @@ pub mod yaml;
 
 pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
+pub use catalog::{
+    Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, count_tokens,
+    render as render_catalog,
+};
 pub use config::Config;
 pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};

@@ -115,3 +115,11 @@ pub const TRACKER_TTL: std::time::Duration = std::time::Duration::from_secs(60 *
 /// Activation tracker: most skills remembered per conversation (the oldest
 /// activation is forgotten first).
 pub const TRACKER_SKILLS_PER_CONVERSATION: usize = 128;
+
+/// Catalog: descriptions are never shortened below this many characters
+/// (the "…" included) before skills are reduced to their name.
+pub const CATALOG_DESCRIPTION_FLOOR_CHARS: usize = 60;
+
+/// Catalog: the smallest floor accepted (one character plus "…"); lower
+/// values given in options are raised to it.
+pub const CATALOG_MIN_FLOOR_CHARS: usize = 2;

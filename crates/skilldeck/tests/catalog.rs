@@ -1,0 +1,744 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The system-prompt catalog: formats, escaping, filtering, ranking, budgets.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use skilldeck::catalog::{
+    self, Budget, CatalogFormat, CatalogOptions, Encoding, Outcome, Reason, count_tokens,
+};
+use skilldeck::yaml::{Node, NodeKind};
+use skilldeck::{DiscoveryOptions, Error, Frontmatter, Pos, Scope, Skill, SkillMode, discover};
+
+fn skill(name: &str, description: &str) -> Skill {
+    let dir = PathBuf::from(format!("/skills/{name}"));
+    Skill {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        real_dir: dir.clone(),
+        skill_md: dir.join("SKILL.md"),
+        dir,
+        scope: Scope::Extra,
+        root: PathBuf::from("/skills"),
+        mode: SkillMode::Auto,
+        frontmatter: Frontmatter::default(),
+    }
+}
+
+fn with_mode(mut s: Skill, mode: SkillMode) -> Skill {
+    s.mode = mode;
+    s
+}
+
+fn with_field(mut s: Skill, key: &str, value: &str) -> Skill {
+    s.frontmatter.extra.push((
+        key.to_owned(),
+        Node {
+            kind: NodeKind::Scalar(value.to_owned()),
+            pos: Pos::default(),
+        },
+    ));
+    s
+}
+
+fn options(format: CatalogFormat, budget: Option<Budget>) -> CatalogOptions {
+    CatalogOptions {
+        format,
+        budget,
+        ..CatalogOptions::default()
+    }
+}
+
+fn render(skills: &[Skill], format: CatalogFormat, budget: Option<Budget>) -> catalog::Catalog {
+    catalog::render(skills, &options(format, budget), None).unwrap()
+}
+
+fn tokens(limit: usize) -> Option<Budget> {
+    Some(Budget::Tokens {
+        limit,
+        encoding: Encoding::O200kBase,
+    })
+}
+
+/// A deterministic description of about `words` words.
+fn prose(seed: usize, words: usize) -> String {
+    const WORDS: [&str; 24] = [
+        "extract",
+        "tables",
+        "from",
+        "PDF",
+        "files",
+        "and",
+        "convert",
+        "them",
+        "to",
+        "CSV;",
+        "use",
+        "when",
+        "the",
+        "user",
+        "asks",
+        "about",
+        "invoices,",
+        "reports",
+        "or",
+        "forms.",
+        "naïve",
+        "café",
+        "<b>",
+        "R&D",
+    ];
+    (0..words)
+        .map(|w| WORDS[(seed * 7 + w * 13 + w * w) % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn many(n: usize) -> Vec<Skill> {
+    (0..n)
+        .map(|i| skill(&format!("skill-{i:03}"), &prose(i, 10 + (i * 7) % 40)))
+        .collect()
+}
+
+/// Entries of an xml catalog, as (name, description) in output order.
+fn xml_entries(text: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, Option<String>)> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("<name>") {
+            current = Some((rest.trim_end_matches("</name>").to_owned(), None));
+        } else if let Some(rest) = line.strip_prefix("<description>") {
+            if let Some(c) = current.as_mut() {
+                c.1 = Some(rest.trim_end_matches("</description>").to_owned());
+            }
+        } else if line == "</skill>" {
+            out.extend(current.take());
+        }
+    }
+    out
+}
+
+fn names(text: &str) -> Vec<String> {
+    xml_entries(text).into_iter().map(|(n, _)| n).collect()
+}
+
+#[test]
+fn xml_is_the_client_guide_block_with_two_space_indentation() {
+    let skills = [skill("pdf-tools", "Extract text. Use when given PDFs.")];
+    let text = render(&skills, CatalogFormat::Xml, None).text;
+    assert_eq!(
+        text,
+        "<available_skills>\n  <skill>\n    <name>pdf-tools</name>\n    \
+         <description>Extract text. Use when given PDFs.</description>\n    \
+         <location>/skills/pdf-tools/SKILL.md</location>\n  </skill>\n</available_skills>\n"
+    );
+}
+
+#[test]
+fn escaping_covers_all_five_characters_in_name_description_and_location() {
+    let mut s = skill("a&b<c>d\"e'f", "x & y < z > w \" v ' u");
+    s.skill_md = PathBuf::from("/p&q<r>s\"t'u/SKILL.md");
+    s.real_dir = PathBuf::from("/p&q<r>s\"t'u");
+    let skills = [s];
+
+    let xml = render(&skills, CatalogFormat::Xml, None).text;
+    assert!(
+        xml.contains("<name>a&amp;b&lt;c&gt;d&quot;e&apos;f</name>"),
+        "{xml}"
+    );
+    assert!(xml.contains("<description>x &amp; y &lt; z &gt; w &quot; v &apos; u</description>"));
+    assert!(xml.contains("<location>/p&amp;q&lt;r&gt;s&quot;t&apos;u/SKILL.md</location>"));
+
+    let md = render(&skills, CatalogFormat::Markdown, None).text;
+    assert_eq!(
+        md,
+        "## Available skills\n\n- **a&amp;b&lt;c&gt;d&quot;e&apos;f**: x &amp; y &lt; z &gt; w \
+         &quot; v &apos; u (`/p&amp;q&lt;r&gt;s&quot;t&apos;u/SKILL.md`)\n"
+    );
+
+    let json = render(&skills, CatalogFormat::Json, None).text;
+    for raw in ['&', '<', '>', '\''] {
+        assert!(!json.contains(raw), "{raw} left raw in {json}");
+    }
+    assert!(
+        json.contains(r#""name":"a\u0026b\u003cc\u003ed\"e\u0027f""#),
+        "{json}"
+    );
+    let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(parsed[0]["name"], "a&b<c>d\"e'f");
+    assert_eq!(parsed[0]["description"], "x & y < z > w \" v ' u");
+    assert_eq!(parsed[0]["location"], "/p&q<r>s\"t'u/SKILL.md");
+
+    // skills-ref: Python's html.escape for name and description, the
+    // location as is.
+    let sr = render(&skills, CatalogFormat::SkillsRef, None).text;
+    assert!(sr.contains("\na&amp;b&lt;c&gt;d&quot;e&#x27;f\n"), "{sr}");
+    assert!(sr.contains("\nx &amp; y &lt; z &gt; w &quot; v &#x27; u\n"));
+    assert!(sr.contains("\n/p&q<r>s\"t'u/SKILL.md\n"));
+}
+
+#[test]
+fn empty_catalog_is_empty_text_not_an_empty_tag() {
+    for format in [
+        CatalogFormat::Xml,
+        CatalogFormat::Markdown,
+        CatalogFormat::Json,
+    ] {
+        assert_eq!(render(&[], format, None).text, "", "{format}");
+        // Only excluded skills: empty too.
+        let off = [with_mode(skill("a", "A."), SkillMode::Off)];
+        assert_eq!(render(&off, format, tokens(100)).text, "", "{format}");
+    }
+}
+
+#[test]
+fn skills_ref_empty_is_the_block_skills_ref_prints() {
+    assert_eq!(
+        render(&[], CatalogFormat::SkillsRef, None).text,
+        "<available_skills>\n</available_skills>\n"
+    );
+}
+
+#[test]
+fn skills_ref_format_is_byte_identical_to_skills_ref_to_prompt() {
+    let mut b = skill("beta", "  Tools for \"B\" & <b>; it's naïve.\n");
+    b.real_dir = PathBuf::from("/real/beta");
+    let skills = [skill("alpha", "Alpha skill. Use when testing."), b];
+    let expected = "<available_skills>\n\
+                    <skill>\n<name>\nalpha\n</name>\n\
+                    <description>\nAlpha skill. Use when testing.\n</description>\n\
+                    <location>\n/skills/alpha/SKILL.md\n</location>\n</skill>\n\
+                    <skill>\n<name>\nbeta\n</name>\n\
+                    <description>\nTools for &quot;B&quot; &amp; &lt;b&gt;; it&#x27;s naïve.\n</description>\n\
+                    <location>\n/real/beta/SKILL.md\n</location>\n</skill>\n\
+                    </available_skills>\n";
+    assert_eq!(
+        render(&skills, CatalogFormat::SkillsRef, None).text,
+        expected
+    );
+}
+
+#[test]
+fn skills_ref_keeps_the_callers_order_other_formats_rank_by_scope_and_name() {
+    let mut z = skill("zeta", "Z.");
+    z.scope = Scope::Project;
+    let skills = [skill("beta", "B."), z, skill("alpha", "A.")];
+    let sr = render(&skills, CatalogFormat::SkillsRef, None).text;
+    let order: Vec<&str> = ["beta", "zeta", "alpha"]
+        .iter()
+        .map(|n| {
+            let at = sr.find(&format!("<name>\n{n}\n")).unwrap();
+            &sr[at + 7..at + 7 + n.len()]
+        })
+        .collect();
+    assert_eq!(order, ["beta", "zeta", "alpha"]);
+    assert!(sr.find("beta").unwrap() < sr.find("zeta").unwrap());
+    assert!(sr.find("zeta").unwrap() < sr.find("alpha").unwrap());
+    // Project scope outranks extra; then by name.
+    assert_eq!(
+        names(&render(&skills, CatalogFormat::Xml, None).text),
+        ["zeta", "alpha", "beta"]
+    );
+}
+
+#[test]
+fn disable_model_invocation_and_modes_manual_and_off_are_left_out() {
+    let skills = [
+        skill("kept", "Kept."),
+        with_field(
+            skill("hidden", "Hidden."),
+            "disable-model-invocation",
+            "true",
+        ),
+        with_field(
+            skill("visible", "Visible."),
+            "disable-model-invocation",
+            "false",
+        ),
+        with_mode(skill("manual", "Manual."), SkillMode::Manual),
+        with_mode(skill("off", "Off."), SkillMode::Off),
+    ];
+    for format in CatalogFormat::ALL {
+        let c = render(&skills, format, None);
+        for gone in ["hidden", "manual", "off"] {
+            assert!(!c.text.contains(gone), "{format}: {gone} in {}", c.text);
+        }
+        assert!(c.text.contains("kept") && c.text.contains("visible"));
+        let reasons: Vec<(&str, Reason)> = c
+            .explanation
+            .skills
+            .iter()
+            .filter(|s| s.outcome == Outcome::Excluded)
+            .map(|s| (s.name.as_str(), s.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                ("hidden", Reason::DisableModelInvocation),
+                ("manual", Reason::ModeManual),
+                ("off", Reason::ModeOff)
+            ]
+        );
+    }
+}
+
+#[test]
+fn disable_model_invocation_from_a_discovered_frontmatter_is_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, extra) in [
+        ("shown", ""),
+        ("secret", "disable-model-invocation: true\n"),
+    ] {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nBody\n"),
+        )
+        .unwrap();
+    }
+    let deck = discover(&DiscoveryOptions::with_roots([tmp.path().to_path_buf()]));
+    assert_eq!(deck.len(), 2);
+    let text = catalog::render(deck.skills(), &CatalogOptions::default(), None)
+        .unwrap()
+        .text;
+    assert_eq!(names(&text), ["shown"]);
+    let location = deck.get("shown").unwrap().skill_md.display().to_string();
+    assert!(text.contains(&format!("<location>{location}</location>")));
+}
+
+#[test]
+fn name_only_mode_renders_without_description() {
+    let skills = [
+        with_mode(skill("terse", "Never shown."), SkillMode::NameOnly),
+        skill("full", "Shown."),
+    ];
+    let xml = render(&skills, CatalogFormat::Xml, None);
+    assert!(!xml.text.contains("Never shown"));
+    assert!(xml.text.contains(
+        "  <skill>\n    <name>terse</name>\n    <location>/skills/terse/SKILL.md</location>\n  </skill>\n"
+    ));
+    let terse = &xml.explanation.skills[1];
+    assert_eq!(
+        (terse.name.as_str(), terse.outcome, terse.reason),
+        ("terse", Outcome::NameOnly, Reason::ModeNameOnly)
+    );
+
+    let md = render(&skills, CatalogFormat::Markdown, None).text;
+    assert!(
+        md.contains("- **terse** (`/skills/terse/SKILL.md`)\n"),
+        "{md}"
+    );
+    assert!(md.contains("- **full**: Shown. (`/skills/full/SKILL.md`)\n"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&render(&skills, CatalogFormat::Json, None).text).unwrap();
+    assert_eq!(json[1]["name"], "terse");
+    assert_eq!(json[1]["description"], serde_json::Value::Null);
+    assert_eq!(json[1]["mode"], "name-only");
+
+    let sr = render(&skills, CatalogFormat::SkillsRef, None).text;
+    assert!(sr.starts_with("<available_skills>\n<skill>\n<name>\nterse\n</name>\n<location>\n"));
+}
+
+#[test]
+fn json_schema_has_stable_keys_in_order() {
+    let mut s = skill("pdf", "Line one.\nLine two.");
+    s.scope = Scope::Project;
+    let text = render(&[s], CatalogFormat::Json, None).text;
+    assert_eq!(
+        text,
+        "[\n  {\"name\":\"pdf\",\"description\":\"Line one.\\nLine two.\",\
+         \"location\":\"/skills/pdf/SKILL.md\",\"scope\":\"project\",\"mode\":\"auto\",\
+         \"shortened\":false}\n]\n"
+    );
+}
+
+#[test]
+fn markdown_puts_each_skill_on_one_line() {
+    let mut s = skill("multi", "First line.\n  Second\tline.");
+    s.skill_md = PathBuf::from("/odd`dir/SKILL.md");
+    let md = render(&[s], CatalogFormat::Markdown, None).text;
+    assert_eq!(
+        md,
+        "## Available skills\n\n- **multi**: First line. Second line. (`` /odd`dir/SKILL.md ``)\n"
+    );
+}
+
+#[test]
+fn pinned_skills_stay_whole_under_a_tiny_budget() {
+    let long = prose(1, 80);
+    let skills = [
+        with_mode(skill("pinned-one", &long), SkillMode::Pinned),
+        skill("auto-one", "Short."),
+    ];
+    for budget in [Some(Budget::Chars(10)), tokens(5)] {
+        let c = render(&skills, CatalogFormat::Xml, budget);
+        assert_eq!(names(&c.text), ["pinned-one"]);
+        assert!(
+            c.text.contains(
+                &long
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+            )
+        );
+        assert!(c.explanation.over_budget);
+        let e = &c.explanation.skills;
+        assert_eq!((e[0].outcome, e[0].reason), (Outcome::Kept, Reason::Pinned));
+        assert_eq!(
+            (e[1].outcome, e[1].reason),
+            (Outcome::Dropped, Reason::Budget)
+        );
+        assert!(c.explanation.to_string().contains("over budget"));
+    }
+}
+
+#[test]
+fn pinned_skills_rank_first() {
+    let skills = [
+        skill("aaa", "A."),
+        with_mode(skill("zzz", "Z."), SkillMode::Pinned),
+    ];
+    assert_eq!(
+        names(&render(&skills, CatalogFormat::Xml, None).text),
+        ["zzz", "aaa"]
+    );
+}
+
+#[test]
+fn shortening_is_even_and_respects_the_floor() {
+    let skills = many(12);
+    let full = render(&skills, CatalogFormat::Xml, None);
+    let full_chars = full.text.chars().count();
+    let limit = full_chars * 3 / 4;
+    let c = render(&skills, CatalogFormat::Xml, Some(Budget::Chars(limit)));
+    assert!(c.text.chars().count() <= limit);
+    let cap = c.explanation.cap.expect("descriptions were shortened");
+    assert!(cap >= c.explanation.floor);
+    assert_eq!(c.explanation.floor, CatalogOptions::default().floor_chars);
+
+    let mut shortened = 0;
+    for (skill, (name, desc)) in skills.iter().zip(xml_entries(&c.text)) {
+        assert_eq!(skill.name, name);
+        let desc = desc.expect("no description dropped at this budget");
+        let original =
+            xml_entries(&render(std::slice::from_ref(skill), CatalogFormat::Xml, None).text)
+                .remove(0)
+                .1
+                .unwrap();
+        if desc == original {
+            assert!(skill.description.chars().count() <= cap);
+            continue;
+        }
+        shortened += 1;
+        // One common cap: each is cut at the last word end under it.
+        let unescaped = desc
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        assert!(unescaped.ends_with('…'));
+        assert!(unescaped.chars().count() <= cap, "{unescaped}");
+        let kept = unescaped.trim_end_matches('…');
+        assert!(skill.description.starts_with(kept));
+        let next_word_end = skill.description[kept.len()..]
+            .trim_start()
+            .find(char::is_whitespace)
+            .map(|w| {
+                skill.description.len() - skill.description[kept.len()..].trim_start().len() + w
+            });
+        if let Some(end) = next_word_end {
+            assert!(
+                skill.description[..end].chars().count() + 1 > cap,
+                "{kept:?} could keep another word under cap {cap}"
+            );
+        }
+    }
+    assert!(shortened >= 2);
+    // The cap is the largest that fits: one more character of floor does not.
+    let tighter = catalog::render(
+        &skills,
+        &CatalogOptions {
+            floor_chars: cap + 1,
+            ..options(CatalogFormat::Xml, Some(Budget::Chars(limit)))
+        },
+        None,
+    )
+    .unwrap();
+    assert!(
+        tighter.explanation.count(Outcome::NameOnly) + tighter.explanation.count(Outcome::Dropped)
+            > 0
+    );
+}
+
+#[test]
+fn after_the_floor_lowest_ranks_become_name_only_then_are_dropped() {
+    let skills = many(20);
+    let full_chars = render(&skills, CatalogFormat::Xml, None)
+        .text
+        .chars()
+        .count();
+    let mut saw = (false, false);
+    let mut limit = full_chars;
+    while limit > 0 {
+        let c = render(&skills, CatalogFormat::Xml, Some(Budget::Chars(limit)));
+        assert!(c.text.chars().count() <= limit, "limit {limit}");
+        let outcomes: Vec<Outcome> = c.explanation.skills.iter().map(|s| s.outcome).collect();
+        // Rank order: kept/shortened, then name-only, then dropped.
+        let stage = |o: &Outcome| match o {
+            Outcome::Kept | Outcome::Shortened { .. } => 0,
+            Outcome::NameOnly => 1,
+            Outcome::Dropped => 2,
+            Outcome::Excluded => 3,
+        };
+        assert!(
+            outcomes.windows(2).all(|w| stage(&w[0]) <= stage(&w[1])),
+            "limit {limit}: {outcomes:?}"
+        );
+        let name_only = c.explanation.count(Outcome::NameOnly);
+        let dropped = c.explanation.count(Outcome::Dropped);
+        if name_only > 0 && dropped == 0 {
+            saw.0 = true;
+            // Descriptions left are at the floor cap.
+            assert_eq!(c.explanation.cap, Some(c.explanation.floor));
+        }
+        if dropped > 0 {
+            saw.1 = true;
+            assert_eq!(c.explanation.count(Outcome::Kept), 0);
+            assert_eq!(
+                c.explanation.count(Outcome::Shortened { from: 0, to: 0 }),
+                0
+            );
+        }
+        limit = limit * 9 / 10;
+    }
+    assert!(saw.0 && saw.1, "name-only and drop stages both reached");
+    assert_eq!(
+        render(&skills, CatalogFormat::Xml, Some(Budget::Chars(0))).text,
+        ""
+    );
+}
+
+#[test]
+fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
+    let skills = [
+        skill("alpha", "Alpha."),
+        skill("beta", "Beta."),
+        skill("gamma", "Gamma."),
+        skill("delta", "Delta."),
+    ];
+    let scores: HashMap<String, f64> = [("gamma", 3.0), ("alpha", 1.0), ("delta", 1.0)]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    let opts = options(CatalogFormat::Xml, None);
+    let c = catalog::render(&skills, &opts, Some(&scores)).unwrap();
+    // gamma 3; alpha and delta tie at 1 (by name); beta is missing (0).
+    assert_eq!(names(&c.text), ["gamma", "alpha", "delta", "beta"]);
+    assert_eq!(c.explanation.skills[0].relevance, Some(3.0));
+    assert_eq!(c.explanation.skills[3].relevance, Some(0.0));
+    assert!(c.explanation.to_string().contains("relevance 3.000"));
+
+    let full = c.text.chars().count();
+    let tight = catalog::render(
+        &skills,
+        &options(CatalogFormat::Xml, Some(Budget::Chars(full / 2))),
+        Some(&scores),
+    )
+    .unwrap();
+    assert_eq!(names(&tight.text), ["gamma", "alpha"]);
+    let dropped: Vec<&str> = tight
+        .explanation
+        .skills
+        .iter()
+        .filter(|s| s.outcome == Outcome::Dropped)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(dropped, ["delta", "beta"]);
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let skills = many(40);
+    let mut reversed = skills.clone();
+    reversed.reverse();
+    for format in [
+        CatalogFormat::Xml,
+        CatalogFormat::Markdown,
+        CatalogFormat::Json,
+    ] {
+        for budget in [None, Some(Budget::Chars(3_000)), tokens(700)] {
+            let a = render(&skills, format, budget);
+            let b = render(&skills, format, budget);
+            assert_eq!(a.text.as_bytes(), b.text.as_bytes());
+            assert_eq!(a.explanation, b.explanation);
+            // Input order only breaks ties between identical names.
+            assert_eq!(render(&reversed, format, budget).text, a.text);
+        }
+    }
+}
+
+#[test]
+fn token_budget_holds_when_the_whole_output_is_counted() {
+    let skills = many(60);
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        for format in CatalogFormat::ALL {
+            let whole = count_tokens(&render(&skills, format, None).text, encoding).unwrap();
+            for limit in [
+                whole,
+                whole - 1,
+                whole * 4 / 5,
+                whole / 2,
+                whole / 4,
+                whole / 10,
+                50,
+                1,
+            ] {
+                let budget = Some(Budget::Tokens { limit, encoding });
+                let c = render(&skills, format, budget);
+                let counted = count_tokens(&c.text, encoding).unwrap();
+                assert!(counted <= limit, "{format} {encoding}: {counted} > {limit}");
+                assert_eq!(c.explanation.size, counted);
+                assert!(!c.explanation.over_budget);
+            }
+            let c = render(
+                &skills,
+                format,
+                Some(Budget::Tokens {
+                    limit: whole,
+                    encoding,
+                }),
+            );
+            assert_eq!(c.explanation.count(Outcome::Kept), skills.len(), "{format}");
+        }
+    }
+}
+
+#[test]
+fn chars_budget_holds_when_the_whole_output_is_counted() {
+    let skills = many(60);
+    for format in CatalogFormat::ALL {
+        let whole = render(&skills, format, None).text.chars().count();
+        for limit in [
+            whole,
+            whole - 1,
+            whole * 2 / 3,
+            whole / 3,
+            whole / 8,
+            200,
+            1,
+        ] {
+            let c = render(&skills, format, Some(Budget::Chars(limit)));
+            let counted = c.text.chars().count();
+            assert!(counted <= limit, "{format}: {counted} > {limit}");
+            assert_eq!(c.explanation.size, counted);
+        }
+    }
+}
+
+#[test]
+fn json_stays_valid_json_under_any_budget() {
+    let skills = many(30);
+    for limit in [100_000, 3_000, 1_500, 600, 10] {
+        let c = render(&skills, CatalogFormat::Json, Some(Budget::Chars(limit)));
+        if c.text.is_empty() {
+            continue;
+        }
+        let parsed: serde_json::Value = serde_json::from_str(&c.text).unwrap();
+        for entry in parsed.as_array().unwrap() {
+            let shortened = entry["shortened"].as_bool().unwrap();
+            let desc = entry["description"].as_str();
+            assert_eq!(shortened, desc.is_some_and(|d| d.ends_with('…')));
+        }
+    }
+}
+
+#[test]
+fn explanation_reports_every_outcome_with_its_reason() {
+    let mut skills = many(10);
+    skills.push(with_mode(
+        skill("zz-pinned", "Pinned skill."),
+        SkillMode::Pinned,
+    ));
+    skills.push(with_mode(skill("zz-off", "Off."), SkillMode::Off));
+    let full = render(&skills, CatalogFormat::Xml, None)
+        .text
+        .chars()
+        .count();
+    let c = render(&skills, CatalogFormat::Xml, Some(Budget::Chars(full / 3)));
+    let report = c.explanation.to_string();
+    assert!(report.starts_with("catalog (xml): 12 skills: "), "{report}");
+    assert!(report.contains("pinned: never shortened or dropped"));
+    assert!(report.contains("excluded") && report.contains("mode off"));
+    assert!(report.contains(" of "));
+    assert!(c.explanation.skills[0].name == "zz-pinned");
+    assert_eq!(c.explanation.skills.last().unwrap().name, "zz-off");
+    let total: usize = [
+        Outcome::Kept,
+        Outcome::Shortened { from: 0, to: 0 },
+        Outcome::NameOnly,
+        Outcome::Dropped,
+        Outcome::Excluded,
+    ]
+    .into_iter()
+    .map(|o| c.explanation.count(o))
+    .sum();
+    assert_eq!(total, 12);
+    for s in &c.explanation.skills {
+        if let Outcome::Shortened { from, to } = s.outcome {
+            assert!(to < from && to <= c.explanation.cap.unwrap());
+            assert!(report.contains(&format!("{from} -> {to} characters")));
+        }
+    }
+}
+
+#[test]
+fn formats_and_encodings_parse_and_print_their_names() {
+    for format in CatalogFormat::ALL {
+        assert_eq!(format.to_string().parse::<CatalogFormat>().unwrap(), format);
+    }
+    assert_eq!(
+        "cl100k_base".parse::<Encoding>().unwrap(),
+        Encoding::Cl100kBase
+    );
+    assert!(matches!(
+        "yaml".parse::<CatalogFormat>(),
+        Err(Error::InvalidValue {
+            what: "catalog format",
+            ..
+        })
+    ));
+    assert!("p50k_base".parse::<Encoding>().is_err());
+}
+
+#[test]
+fn config_section_gives_options_and_refuses_two_budgets() {
+    let mut config = skilldeck::config::CatalogConfig {
+        format: Some("markdown".to_owned()),
+        budget_tokens: Some(8_000),
+        encoding: Some("cl100k_base".to_owned()),
+        ..Default::default()
+    };
+    let o = CatalogOptions::from_config(&config).unwrap();
+    assert_eq!(o.format, CatalogFormat::Markdown);
+    assert_eq!(
+        o.budget,
+        Some(Budget::Tokens {
+            limit: 8_000,
+            encoding: Encoding::Cl100kBase
+        })
+    );
+    config.budget_chars = Some(100);
+    assert!(matches!(
+        CatalogOptions::from_config(&config),
+        Err(Error::ConflictingOptions(_))
+    ));
+}
+
+#[test]
+fn count_tokens_counts_special_token_markers_as_text() {
+    let n = count_tokens("<|endoftext|>", Encoding::O200kBase).unwrap();
+    assert!(n > 1);
+    assert_eq!(count_tokens("", Encoding::Cl100kBase).unwrap(), 0);
+}
