@@ -10,8 +10,9 @@
 #
 #   bash scripts/test-skills-ref-prompt.sh
 #
-# Honours CARGO_TARGET_DIR. Our side is `cargo run -p skilldeck --example
-# catalog -- --format skills-ref DIR...`.
+# Honours CARGO_TARGET_DIR. Our side is `skilldeck prompt --format skills-ref
+# --root DIR`, which lists skills by name; skills-ref gets the same folders in
+# that order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,23 +61,34 @@ description: Reached through a symlink; the location is the resolved path.'
 mv "$skills/real-target" "$work/elsewhere/real-target"
 ln -s "$work/elsewhere/real-target" "$skills/real-target"
 
-# Argument order is not sorted order; one argument names a SKILL.md.
+# skilldeck lists a root's skills by name; give skills-ref the same order.
+# One argument names a SKILL.md rather than its folder.
 args=(
-    "$skills/pdf-tools"
     "$skills/escape-test"
-    "$skills/real-target"
     "$skills/folded/SKILL.md"
-    "$skills/padded"
     "$skills/lower-case"
+    "$skills/padded"
+    "$skills/pdf-tools"
+    "$skills/real-target"
 )
+
+cargo build -q -p skilldeck-cli
+bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)/skilldeck"
+# Run from an empty folder with its own HOME: no config, no user skills.
+mkdir -p "$work/cwd/home"
+skilldeck() {
+    (cd "$work/cwd" && HOME="$work/cwd/home" XDG_CONFIG_HOME="$work/cwd/home/.config" "$bin" "$@")
+}
 
 export PYTHONUTF8=1
 "$work/venv/bin/agentskills" to-prompt "${args[@]}" >"$work/expected"
-cargo run -q -p skilldeck --example catalog -- --format skills-ref "${args[@]}" >"$work/actual"
+skilldeck prompt --format skills-ref --root "$skills" >"$work/actual"
 
 # One skill alone too.
-"$work/venv/bin/agentskills" to-prompt "$skills/escape-test" >>"$work/expected"
-cargo run -q -p skilldeck --example catalog -- --format skills-ref "$skills/escape-test" >>"$work/actual"
+mkdir -p "$work/one"
+cp -r "$skills/escape-test" "$work/one/"
+"$work/venv/bin/agentskills" to-prompt "$work/one/escape-test" >>"$work/expected"
+skilldeck prompt --format skills-ref --root "$work/one" >>"$work/actual"
 
 if cmp -s "$work/expected" "$work/actual"; then
     echo "PASS: skills-ref format is byte-identical to skills-ref 0.1.1 to-prompt ($(wc -c <"$work/expected") bytes, ${#args[@]} skills)"

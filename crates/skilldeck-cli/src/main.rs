@@ -5,6 +5,7 @@ mod context;
 mod error;
 mod list;
 mod new;
+mod prompt;
 mod read;
 mod render;
 mod search;
@@ -50,6 +51,8 @@ enum Command {
     List(list::Args),
     /// Show one skill: metadata, instructions and files.
     Show(show::Args),
+    /// Print the skill catalog for a system prompt, under a budget.
+    Prompt(prompt::Args),
     /// Print a skill's instructions with arguments substituted, for a model.
     Activate(activate::Args),
     /// Read a file of a skill (paths that leave the skill are refused).
@@ -88,6 +91,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Show(args) => show::run(&args, &ctx),
         Command::Read(args) => read::run(&args, &ctx),
         Command::Activate(args) => activate::run(&args, &ctx),
+        Command::Prompt(args) => prompt::run(&args, &ctx),
         Command::Search(args) => search::run(&args, &ctx),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

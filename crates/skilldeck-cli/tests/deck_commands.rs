@@ -380,3 +380,112 @@ fn activate_refuses_skills_turned_off() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("turned off"), "{}", stderr(&o));
 }
+
+#[test]
+fn prompt_prints_the_catalog_and_leaves_out_hidden_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    write_skill(&root, "visible", "");
+    write_skill(&root, "hidden", "disable-model-invocation: true\n");
+    write_skill(&root, "manual-one", "");
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[modes]\nmanual-one = \"manual\"\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["prompt", "--root", "mine"], tmp.path());
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("<available_skills>\n  <skill>\n    <name>visible</name>"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("hidden") && !out.contains("manual-one"),
+        "{out}"
+    );
+}
+
+#[test]
+fn prompt_with_no_skills_prints_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("empty")).unwrap();
+    let o = skilldeck(&["prompt", "--root", "empty"], tmp.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn prompt_budget_is_respected_and_explained_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    for i in 0..30 {
+        write_skill(&root, &format!("skill-{i:02}"), "");
+    }
+    let o = skilldeck(
+        &[
+            "prompt",
+            "--root",
+            "mine",
+            "--budget-chars",
+            "2000",
+            "--explain",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).chars().count() <= 2000);
+    let err = stderr(&o);
+    assert!(err.contains("of 2,000 characters"), "{err}");
+    assert!(
+        err.contains("dropped") || err.contains("name-only"),
+        "{err}"
+    );
+    let o = skilldeck(
+        &[
+            "prompt",
+            "--root",
+            "mine",
+            "--budget-tokens",
+            "300",
+            "--format",
+            "markdown",
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let tokens = skilldeck::count_tokens(&text, skilldeck::Encoding::O200kBase).unwrap();
+    assert!(tokens <= 300, "{tokens}");
+}
+
+#[test]
+fn prompt_query_keeps_the_relevant_skill_when_the_budget_is_tight() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    for i in 0..20 {
+        write_skill(&root, &format!("filler-{i:02}"), "");
+    }
+    let d = root.join("zz-kubernetes");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        "---\nname: zz-kubernetes\ndescription: Deploy services to kubernetes clusters. Use when deploying.\n---\nBody\n",
+    )
+    .unwrap();
+    let o = skilldeck(
+        &[
+            "prompt",
+            "--root",
+            "mine",
+            "--budget-chars",
+            "600",
+            "--query",
+            "deploy to kubernetes",
+            "--format",
+            "json",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["name"], "zz-kubernetes", "{v}");
+}

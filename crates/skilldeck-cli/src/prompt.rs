@@ -1,0 +1,75 @@
+//! `skilldeck prompt`: the level-1 catalog for a system prompt.
+
+use std::io::Write;
+
+use skilldeck::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
+use skilldeck::search::SearchIndex;
+
+use crate::EXIT_OK;
+use crate::context::Context;
+use crate::error::CliError;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// xml (the client guide's <available_skills>), skills-ref (identical to
+    /// `skills-ref to-prompt`), markdown or json. Default: config, else xml.
+    #[arg(long)]
+    format: Option<CatalogFormat>,
+    /// Fit the catalog in this many characters.
+    #[arg(long, value_name = "N", conflicts_with = "budget_tokens")]
+    budget_chars: Option<usize>,
+    /// Fit the catalog in this many tokens (exact tiktoken count).
+    #[arg(long, value_name = "N")]
+    budget_tokens: Option<usize>,
+    /// Tokenizer for --budget-tokens: o200k_base (default) or cl100k_base.
+    #[arg(long)]
+    encoding: Option<Encoding>,
+    /// Rank skills by relevance to this text (BM25) before the budget cuts.
+    #[arg(long, value_name = "TEXT")]
+    query: Option<String>,
+    /// Explain on stderr what was kept, shortened and dropped, and why.
+    #[arg(long)]
+    explain: bool,
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let mut options = CatalogOptions::from_config(&ctx.config.catalog)?;
+    if let Some(format) = args.format {
+        options.format = format;
+    }
+    let encoding = args
+        .encoding
+        .or(match options.budget {
+            Some(Budget::Tokens { encoding, .. }) => Some(encoding),
+            _ => None,
+        })
+        .or(ctx
+            .config
+            .catalog
+            .encoding
+            .as_deref()
+            .and_then(|e| e.parse().ok()))
+        .unwrap_or_default();
+    if let Some(n) = args.budget_chars {
+        options.budget = Some(Budget::Chars(n));
+    }
+    if let Some(limit) = args.budget_tokens {
+        options.budget = Some(Budget::Tokens { limit, encoding });
+    } else if let (Some(e), Some(Budget::Tokens { limit, .. })) = (args.encoding, options.budget) {
+        options.budget = Some(Budget::Tokens { limit, encoding: e });
+    }
+    let deck = ctx.deck();
+    let relevance = args
+        .query
+        .as_deref()
+        .map(|q| SearchIndex::from_deck(&deck).scores(q));
+    let catalog = skilldeck::render_catalog(deck.skills(), &options, relevance.as_ref())?;
+    if args.explain {
+        eprint!("{}", catalog.explanation);
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(catalog.text.as_bytes())?;
+    out.flush()?;
+    Ok(EXIT_OK)
+}
