@@ -336,3 +336,63 @@ fn test_nfkc_normalization() {
     // Folder "café" precomposed, name decomposed (e + U+0301): equal after NFKC.
     assert_eq!(errors(&validate("nfkc/caf\u{e9}")), Vec::<String>::new());
 }
+
+// ---- test_prompt.py (the `skills-ref` catalog format) ----
+
+fn skills_ref_prompt(dirs: &[&str]) -> String {
+    let options = skilldeck::CatalogOptions {
+        format: skilldeck::CatalogFormat::SkillsRef,
+        ..skilldeck::CatalogOptions::default()
+    };
+    let skills: Vec<skilldeck::Skill> = dirs
+        .iter()
+        .map(|d| {
+            let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([fixture(d)]));
+            deck.skills()[0].clone()
+        })
+        .collect();
+    let text = skilldeck::render_catalog(&skills, &options, None)
+        .unwrap()
+        .text;
+    // skills-ref's to_prompt() returns the block without the newline its
+    // CLI prints; ours is the CLI's output.
+    text.strip_suffix('\n').unwrap_or(&text).to_owned()
+}
+
+#[test]
+fn test_empty_list() {
+    assert_eq!(
+        skills_ref_prompt(&[]),
+        "<available_skills>\n</available_skills>"
+    );
+}
+
+#[test]
+fn test_single_skill() {
+    let result = skills_ref_prompt(&["prompt/single"]);
+    assert!(result.contains("<available_skills>"));
+    assert!(result.contains("</available_skills>"));
+    assert!(result.contains("<name>\nmy-skill\n</name>"));
+    assert!(result.contains("<description>\nA test skill\n</description>"));
+    assert!(result.contains("<location>"));
+    assert!(result.contains("SKILL.md"));
+}
+
+#[test]
+fn test_multiple_skills() {
+    let result = skills_ref_prompt(&["prompt/multiple-a", "prompt/multiple-b"]);
+    assert_eq!(result.matches("<skill>").count(), 2);
+    assert_eq!(result.matches("</skill>").count(), 2);
+    assert!(result.contains("skill-a"));
+    assert!(result.contains("skill-b"));
+}
+
+#[test]
+fn test_special_characters_escaped() {
+    let result = skills_ref_prompt(&["prompt/special"]);
+    assert!(result.contains("&lt;foo&gt;"));
+    assert!(result.contains("&amp;"));
+    assert!(result.contains("&lt;bar&gt;"));
+    assert!(!result.contains("<foo>"));
+    assert!(!result.contains("<bar>"));
+}
