@@ -114,6 +114,21 @@ impl Default for ContentCacheOptions {
     }
 }
 
+impl ContentCacheOptions {
+    /// Options from a config file's `[cache]` (and `[validate]`'s SKILL.md
+    /// size cap); unset values keep their defaults.
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        let mut options = ContentCacheOptions::default();
+        if let Some(capacity) = config.cache.capacity {
+            options.capacity = capacity;
+        }
+        if let Some(max) = config.validate.max_skill_md_bytes {
+            options.activation.max_skill_md_bytes = max;
+        }
+        options
+    }
+}
+
 /// Counters since the cache was made (not reset by [`ContentCache::clear`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
 pub struct CacheStats {
