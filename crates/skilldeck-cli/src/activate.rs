@@ -11,6 +11,7 @@ use skilldeck::{ActivationFormat, SkillMode};
 use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::render;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -44,8 +45,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         Some(id) => Some(ConversationState::load(id)?),
         None => None,
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     if let Some(state) = &conversation
         && state.is_active(&skill.name)
     {

@@ -71,8 +71,7 @@ impl<'a> SkillRow<'a> {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let keep = |s: &Skill| args.scope.is_none_or(|scope| s.scope == scope);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     if args.shadowed {
         let rows: Vec<_> = deck.shadowed().iter().filter(|s| keep(&s.skill)).collect();
         match args.format {

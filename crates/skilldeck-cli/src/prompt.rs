@@ -8,6 +8,7 @@ use skilldeck::search::SearchIndex;
 use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::render;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -67,8 +68,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     if args.explain {
         eprint!("{}", catalog.explanation);
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     out.write_all(catalog.text.as_bytes())?;
     out.flush()?;
     Ok(EXIT_OK)

@@ -32,8 +32,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let skill = skilldeck::search::require(&deck, &args.name)?;
     let resource = skilldeck::read_resource(skill, &args.path)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     match args.format {
         Format::Raw => out.write_all(resource.bytes())?,
         Format::Json => render::write_json(&mut out, &resource.to_json())?,

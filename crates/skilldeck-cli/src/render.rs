@@ -13,6 +13,20 @@ const WARNING: Style = AnsiColor::Yellow.on_default().bold();
 const BLUE: Style = AnsiColor::Blue.on_default().bold();
 const GREEN: Style = AnsiColor::Green.on_default().bold();
 
+/// Buffered standard output: one `write` per 8 KiB instead of one per line
+/// (stdout is line-buffered; a 10,000-skill listing is 100,000 lines).
+/// Callers `flush()` before returning.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::new(io::stdout().lock())
+}
+
+/// [`stdout`] with ANSI colours kept on a terminal and stripped elsewhere
+/// (and with `NO_COLOR`).
+pub fn colored_stdout() -> io::BufWriter<anstream::AutoStream<io::StdoutLock<'static>>> {
+    let choice = anstream::AutoStream::choice(&io::stdout());
+    io::BufWriter::new(anstream::AutoStream::new(io::stdout().lock(), choice))
+}
+
 /// Writes all reports as one JSON array.
 pub fn json(out: &mut dyn Write, reports: &[SkillReport]) -> io::Result<()> {
     write_json(out, reports)

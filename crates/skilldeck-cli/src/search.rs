@@ -62,8 +62,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         query = query.require(word.as_str());
     }
     let hits = index.search(&query);
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     match args.format {
         Format::Json => render::write_json(&mut out, &hits)?,
         Format::Table => {

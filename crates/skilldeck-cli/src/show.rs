@@ -46,8 +46,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         .map(|s| s.body)
         .unwrap_or_default();
     let files = skilldeck::list_resources(skill)?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::stdout();
     match args.format {
         Format::Json => render::write_json(
             &mut out,

@@ -75,7 +75,7 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     for path in &args.paths {
         if args.recursive && path.is_dir() {
             let found = skilldeck::find_skill_dirs(path, WalkLimits::default());
-            if found.skill_dirs.is_empty() {
+            if found.skills.is_empty() {
                 tree_problems.push(
                     Diagnostic::new(
                         Code::MissingSkillMd,
@@ -86,7 +86,7 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
                 );
             }
             tree_problems.extend(found.diagnostics);
-            jobs.extend(found.skill_dirs);
+            jobs.extend(found.skills.into_iter().map(|f| f.dir));
         } else {
             jobs.push(path.clone());
         }
@@ -101,8 +101,7 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
             .any(|d| matches!(d.code, Code::PathNotFound | Code::ReadError))
     });
 
-    let stdout = anstream::stdout();
-    let mut out = stdout.lock();
+    let mut out = render::colored_stdout();
     match args.format {
         Format::Json => {
             for d in &tree_problems {

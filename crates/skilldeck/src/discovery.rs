@@ -217,6 +217,11 @@ struct Candidate {
     dir: PathBuf,
     root: PathBuf,
     scope: Scope,
+    /// Its skill file, when the walk saw it (explicit skills: looked up).
+    skill_md: Option<PathBuf>,
+    /// Its real location when known without resolving (the canonical root
+    /// plus the relative path, for folders reached without symlinks).
+    real_dir: Option<PathBuf>,
     /// For explicit skills: the name it must have and its mode.
     expected: Option<(String, Option<SkillMode>)>,
 }
@@ -232,6 +237,8 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             dir: e.path.clone(),
             root: e.path.clone(),
             scope: Scope::Explicit,
+            skill_md: None,
+            real_dir: None,
             expected: Some((e.name.clone(), e.mode)),
         })
         .collect();
@@ -249,11 +256,25 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
     for (i, outcome) in walks {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);
-        candidates.extend(outcome.skill_dirs.into_iter().map(|dir| Candidate {
-            dir,
-            root: root.path.clone(),
-            scope: root.scope,
-            expected: None,
+        // One realpath per root instead of one per skill.
+        let real_root = std::fs::canonicalize(&root.path).ok();
+        candidates.extend(outcome.skills.into_iter().map(|found| {
+            let real_dir = match (&real_root, found.via_symlink) {
+                (Some(real), false) => found
+                    .dir
+                    .strip_prefix(&root.path)
+                    .ok()
+                    .map(|rel| real.join(rel)),
+                _ => None,
+            };
+            Candidate {
+                dir: found.dir,
+                root: root.path.clone(),
+                scope: root.scope,
+                skill_md: Some(found.skill_md),
+                real_dir,
+                expected: None,
+            }
         }));
     }
 
@@ -314,7 +335,7 @@ fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
             format!("skill root {} does not exist", root.path.display())
         };
         return walk::WalkOutcome {
-            skill_dirs: Vec::new(),
+            skills: Vec::new(),
             diagnostics: vec![
                 Diagnostic::new(Code::PathNotFound, Severity::Warning, message).in_file(&root.path),
             ],
@@ -327,22 +348,27 @@ fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Ve
     let fail = |code: Code, message: String| {
         vec![Diagnostic::new(code, Severity::Error, message).in_file(&c.dir)]
     };
-    if !c.dir.is_dir() {
-        return Err(fail(
-            Code::PathNotFound,
-            format!("skill folder {} does not exist", c.dir.display()),
-        ));
-    }
-    let skill_md = [SKILL_MD, SKILL_MD_LOWERCASE]
-        .iter()
-        .map(|n| c.dir.join(n))
-        .find(|p| std::fs::symlink_metadata(p).is_ok())
-        .ok_or_else(|| {
-            fail(
-                Code::MissingSkillMd,
-                format!("Missing required file: SKILL.md in {}", c.dir.display()),
-            )
-        })?;
+    let skill_md = match &c.skill_md {
+        Some(found) => found.clone(),
+        None => {
+            if !c.dir.is_dir() {
+                return Err(fail(
+                    Code::PathNotFound,
+                    format!("skill folder {} does not exist", c.dir.display()),
+                ));
+            }
+            [SKILL_MD, SKILL_MD_LOWERCASE]
+                .iter()
+                .map(|n| c.dir.join(n))
+                .find(|p| std::fs::symlink_metadata(p).is_ok())
+                .ok_or_else(|| {
+                    fail(
+                        Code::MissingSkillMd,
+                        format!("Missing required file: SKILL.md in {}", c.dir.display()),
+                    )
+                })?
+        }
+    };
     let prefix = load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
         .map_err(|d| vec![d])?;
     let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
@@ -379,7 +405,10 @@ fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Ve
             mode = *m;
         }
     }
-    let real_dir = std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone());
+    let real_dir = match &c.real_dir {
+        Some(known) => known.clone(),
+        None => std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone()),
+    };
     Ok(Skill {
         name,
         description,

@@ -64,7 +64,7 @@ pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };
 pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
-pub use walk::{WalkLimits, WalkOutcome, find_skill_dirs};
+pub use walk::{FoundSkill, WalkLimits, WalkOutcome, find_skill_dirs};
 
 use std::path::PathBuf;
 

@@ -21,6 +21,12 @@ use crate::load::{SKILL_MD, SKILL_MD_LOWERCASE};
 /// Folder names never descended into.
 pub const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
 
+/// A skill's own resource folders (the spec's `scripts/`, `references/`,
+/// `assets/`): they hold the skill's files, not other skills, so they are not
+/// searched (a `SKILL.md` template inside `assets/` is not a skill). Other
+/// subfolders of a skill are, since skills do nest.
+pub const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
+
 /// Bounds of a walk.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkLimits {
@@ -40,20 +46,37 @@ impl Default for WalkLimits {
     }
 }
 
+/// A folder holding a `SKILL.md` (or `skill.md`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundSkill {
+    /// The folder, under the root as walked (symlinks kept).
+    pub dir: PathBuf,
+    /// Its skill file: `SKILL.md`, or `skill.md` when only that exists.
+    pub skill_md: PathBuf,
+    /// True when the path from the root to it crosses a symlinked folder,
+    /// so its real location is not simply the root's plus the relative path.
+    pub via_symlink: bool,
+}
+
 /// What a walk found: skill folders, in sorted order, and the problems met on
 /// the way (warnings: loops, dangling links, unreadable folders, limits).
 #[derive(Debug, Clone, Default)]
 pub struct WalkOutcome {
     /// Folders holding a `SKILL.md` (or `skill.md`), sorted, deduplicated.
-    pub skill_dirs: Vec<PathBuf>,
+    pub skills: Vec<FoundSkill>,
     /// Problems met on the way.
     pub diagnostics: Vec<Diagnostic>,
 }
 
 impl WalkOutcome {
     fn append(&mut self, mut other: WalkOutcome) {
-        self.skill_dirs.append(&mut other.skill_dirs);
+        self.skills.append(&mut other.skills);
         self.diagnostics.append(&mut other.diagnostics);
+    }
+
+    /// The skill folders found, in order.
+    pub fn skill_dirs(&self) -> Vec<PathBuf> {
+        self.skills.iter().map(|f| f.dir.clone()).collect()
     }
 }
 
@@ -82,7 +105,7 @@ pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
         path: root,
         parent: None,
     };
-    let mut outcome = walk.visit(root, 0, &top);
+    let mut outcome = walk.visit(root, 0, false, &top);
     if walk.limit_hit.load(Ordering::Relaxed) {
         outcome.diagnostics.push(
             Diagnostic::new(
@@ -101,7 +124,13 @@ pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
 }
 
 impl Walk<'_> {
-    fn visit(&self, dir: &Path, depth: usize, ancestors: &Ancestors<'_>) -> WalkOutcome {
+    fn visit(
+        &self,
+        dir: &Path,
+        depth: usize,
+        via_symlink: bool,
+        ancestors: &Ancestors<'_>,
+    ) -> WalkOutcome {
         let mut out = WalkOutcome::default();
         if depth >= self.limits.max_depth {
             return out;
@@ -117,14 +146,20 @@ impl Walk<'_> {
                 return out;
             }
         };
-        let mut is_skill = false;
-        let mut subdirs: Vec<(OsString, PathBuf)> = Vec::new();
+        // The skill file's name, if any: SKILL.md wins over skill.md.
+        let mut skill_file: Option<&str> = None;
+        // (name, path, reached through a symlink)
+        let mut subdirs: Vec<(OsString, PathBuf, bool)> = Vec::new();
         for entry in entries {
             let Ok(entry) = entry else { continue };
             let name = entry.file_name();
-            if name == SKILL_MD || name == SKILL_MD_LOWERCASE {
+            if name == SKILL_MD {
                 // Whatever it is (file, link, FIFO): validation reports it.
-                is_skill = true;
+                skill_file = Some(SKILL_MD);
+                continue;
+            }
+            if name == SKILL_MD_LOWERCASE {
+                skill_file = skill_file.or(Some(SKILL_MD_LOWERCASE));
                 continue;
             }
             let Ok(file_type) = entry.file_type() else {
@@ -133,7 +168,7 @@ impl Walk<'_> {
             let path = entry.path();
             if file_type.is_dir() {
                 if !SKIPPED_DIRS.iter().any(|s| name == *s) {
-                    subdirs.push((name, path));
+                    subdirs.push((name, path, via_symlink));
                 }
             } else if file_type.is_symlink() {
                 match std::fs::metadata(&path) {
@@ -155,7 +190,7 @@ impl Walk<'_> {
                                 .in_file(&path),
                             );
                         } else {
-                            subdirs.push((name, path));
+                            subdirs.push((name, path, true));
                         }
                     }
                     Ok(_) => {}
@@ -163,18 +198,25 @@ impl Walk<'_> {
                 }
             }
         }
-        if is_skill {
-            out.skill_dirs.push(dir.to_path_buf());
+        if skill_file.is_some() {
+            subdirs.retain(|(name, _, _)| !RESOURCE_DIRS.iter().any(|r| name == *r));
+        }
+        if let Some(file) = skill_file {
+            out.skills.push(FoundSkill {
+                dir: dir.to_path_buf(),
+                skill_md: dir.join(file),
+                via_symlink,
+            });
         }
         subdirs.sort_by(|a, b| a.0.cmp(&b.0));
         let children: Vec<WalkOutcome> = subdirs
             .par_iter()
-            .map(|(_, path)| {
+            .map(|(_, path, linked)| {
                 let here = Ancestors {
                     path,
                     parent: Some(ancestors),
                 };
-                self.visit(path, depth + 1, &here)
+                self.visit(path, depth + 1, *linked, &here)
             })
             .collect();
         for child in children {

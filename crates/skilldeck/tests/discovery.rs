@@ -358,3 +358,26 @@ fn bundled_scope_provides_the_example_skills() {
     assert!(deck.get("skill-authoring").is_some());
     assert!(deck.skills().iter().all(|s| s.scope == Scope::Bundled));
 }
+
+#[test]
+fn a_skills_resource_folders_are_not_searched_for_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    let outer = write_skill(&r, "outer", "Use when testing.");
+    write_skill(
+        &outer.join("assets"),
+        "template",
+        "A template, not a skill.",
+    );
+    write_skill(
+        &outer.join("references"),
+        "example",
+        "An example, not a skill.",
+    );
+    write_skill(&outer.join("parts"), "nested", "Use when testing.");
+    // Outside a skill, a folder named assets is an ordinary folder.
+    write_skill(&r.join("assets"), "loose", "Use when testing.");
+    let deck = discover(&options(vec![root(&r, Scope::Extra)]));
+    let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, vec!["loose", "nested", "outer"]);
+}

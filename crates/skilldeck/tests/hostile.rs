@@ -166,7 +166,7 @@ fn fifo_named_skill_md_is_not_opened() {
     // The recursive walk lists it without blocking, and validation refuses it.
     let root = tmp.path().to_path_buf();
     let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
-    assert_eq!(found.skill_dirs, vec![dir]);
+    assert_eq!(found.skill_dirs(), vec![dir]);
 }
 
 #[test]
@@ -206,7 +206,7 @@ fn symlink_folder_loop_is_detected_by_the_walk() {
     .unwrap();
     let root = tmp.path().to_path_buf();
     let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
-    assert_eq!(found.skill_dirs, vec![tmp.path().join("a")]);
+    assert_eq!(found.skill_dirs(), vec![tmp.path().join("a")]);
     assert!(
         found
             .diagnostics
@@ -226,7 +226,7 @@ fn dangling_symlink_skill_md_is_reported() {
     // And found by the walk, so the user hears about it.
     let root = tmp.path().to_path_buf();
     let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
-    assert_eq!(found.skill_dirs, vec![dir]);
+    assert_eq!(found.skill_dirs(), vec![dir]);
 }
 
 #[test]
@@ -235,7 +235,7 @@ fn dangling_symlink_folder_in_a_tree_is_a_walk_warning() {
     symlink(tmp.path().join("gone"), tmp.path().join("link")).unwrap();
     let root = tmp.path().to_path_buf();
     let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
-    assert!(found.skill_dirs.is_empty());
+    assert!(found.skills.is_empty());
     assert_eq!(found.diagnostics[0].code, Code::BrokenSymlink);
     assert!(!found.diagnostics[0].is_error());
 }
@@ -287,7 +287,7 @@ fn walk_skips_git_and_node_modules() {
         std::fs::write(dir.join("SKILL.md"), "---\nname: x\ndescription: d\n---\n").unwrap();
     }
     let found = find_skill_dirs(tmp.path(), WalkLimits::default());
-    assert_eq!(found.skill_dirs, vec![tmp.path().join("real")]);
+    assert_eq!(found.skill_dirs(), vec![tmp.path().join("real")]);
 }
 
 #[test]
@@ -316,5 +316,5 @@ fn walk_follows_symlinked_skill_folders() {
     let root = skill_dir(&tmp, "root");
     symlink(&real, root.join("real-skill")).unwrap();
     let found = find_skill_dirs(&root, WalkLimits::default());
-    assert_eq!(found.skill_dirs, vec![root.join("real-skill")]);
+    assert_eq!(found.skill_dirs(), vec![root.join("real-skill")]);
 }
