@@ -725,7 +725,7 @@ impl<'a> Item<'a> {
             // skills-ref prints `Path(dir).resolve() / "SKILL.md"`.
             match skill.skill_md.file_name() {
                 Some(file) => {
-                    let dir = skill.real_dir.to_string_lossy();
+                    let dir = skill.real_dir().to_string_lossy();
                     let file = file.to_string_lossy();
                     let mut path = String::with_capacity(dir.len() + file.len() + 1);
                     path.push_str(&dir);

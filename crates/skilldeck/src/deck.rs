@@ -2,7 +2,6 @@
 //! skipped or shadowed. Loading returns an outcome, never an error: one bad
 //! skill never hides the others.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::diagnostic::Diagnostic;
@@ -23,7 +22,8 @@ pub struct Shadowed {
 #[derive(Debug, Clone, Default)]
 pub struct Deck {
     skills: Vec<Skill>,
-    index: HashMap<String, usize>,
+    /// Positions in `skills`, sorted by name (names are unique in a deck).
+    by_name: Vec<u32>,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<Diagnostic>,
 }
@@ -36,14 +36,13 @@ impl Deck {
         diagnostics: Vec<Diagnostic>,
     ) -> Self {
         skills.sort_by(|a, b| (a.scope, &a.name).cmp(&(b.scope, &b.name)));
-        let index = skills
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.clone(), i))
+        let mut by_name: Vec<u32> = (0..skills.len())
+            .filter_map(|i| u32::try_from(i).ok())
             .collect();
+        by_name.sort_by(|&a, &b| skills[a as usize].name.cmp(&skills[b as usize].name));
         Deck {
             skills,
-            index,
+            by_name,
             shadowed,
             diagnostics,
         }
@@ -56,7 +55,10 @@ impl Deck {
 
     /// The skill named `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
-        self.index.get(name).map(|&i| &self.skills[i])
+        self.by_name
+            .binary_search_by(|&i| self.skills[i as usize].name.as_str().cmp(name))
+            .ok()
+            .map(|pos| &self.skills[self.by_name[pos] as usize])
     }
 
     /// Skills that lost to a same-named skill of higher precedence.
@@ -67,6 +69,19 @@ impl Deck {
     /// Everything skipped, shadowed or worth a warning during discovery.
     pub fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
+    }
+
+    /// Bytes the deck holds on the heap for its skills (capacities; not
+    /// allocator overhead, shadowed skills or diagnostics).
+    pub fn heap_bytes(&self) -> usize {
+        self.skills.capacity() * std::mem::size_of::<Skill>()
+            + self.by_name.capacity() * std::mem::size_of::<u32>()
+            + self.skills.iter().map(Skill::heap_bytes).sum::<usize>()
+    }
+
+    /// Bytes of raw catalog text: names, descriptions and paths.
+    pub fn raw_bytes(&self) -> usize {
+        self.skills.iter().map(Skill::raw_bytes).sum()
     }
 
     /// Number of skills.

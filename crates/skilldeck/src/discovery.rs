@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -215,7 +216,7 @@ pub fn user_roots_for(home: Option<&Path>, config_dir: Option<&Path>) -> Vec<Pat
 /// A skill folder found, with where it came from.
 struct Candidate {
     dir: PathBuf,
-    root: PathBuf,
+    root: Arc<Path>,
     scope: Scope,
     /// Its skill file, when the walk saw it (explicit skills: looked up).
     skill_md: Option<PathBuf>,
@@ -235,7 +236,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         .iter()
         .map(|e| Candidate {
             dir: e.path.clone(),
-            root: e.path.clone(),
+            root: Arc::from(e.path.as_path()),
             scope: Scope::Explicit,
             skill_md: None,
             real_dir: None,
@@ -258,6 +259,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         diagnostics.extend(outcome.diagnostics);
         // One realpath per root instead of one per skill.
         let real_root = std::fs::canonicalize(&root.path).ok();
+        let shared_root: Arc<Path> = Arc::from(root.path.as_path());
         candidates.extend(outcome.skills.into_iter().map(|found| {
             let real_dir = match (&real_root, found.via_symlink) {
                 (Some(real), false) => found
@@ -269,7 +271,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             };
             Candidate {
                 dir: found.dir,
-                root: root.path.clone(),
+                root: Arc::clone(&shared_root),
                 scope: root.scope,
                 skill_md: Some(found.skill_md),
                 real_dir,
@@ -279,11 +281,11 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
     }
 
     let loaded: Vec<Result<Skill, Vec<Diagnostic>>> = candidates
-        .par_iter()
+        .into_par_iter()
         .map(|c| load_candidate(c, options))
         .collect();
 
-    let mut skills: Vec<Skill> = Vec::new();
+    let mut skills: Vec<Skill> = Vec::with_capacity(loaded.len());
     let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
     let mut shadowed = Vec::new();
@@ -292,7 +294,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             Err(ds) => diagnostics.extend(ds),
             Ok(skill) => {
                 // The same folder reached twice (a symlinked root): one skill.
-                if !seen_dirs.insert(skill.real_dir.clone()) {
+                if !seen_dirs.insert(skill.real_dir().to_path_buf()) {
                     continue;
                 }
                 if let Some(&winner) = by_name.get(&skill.name) {
@@ -344,12 +346,12 @@ fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
     walk::find_skill_dirs(&root.path, limits)
 }
 
-fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Vec<Diagnostic>> {
+fn load_candidate(mut c: Candidate, options: &DiscoveryOptions) -> Result<Skill, Vec<Diagnostic>> {
     let fail = |code: Code, message: String| {
         vec![Diagnostic::new(code, Severity::Error, message).in_file(&c.dir)]
     };
-    let skill_md = match &c.skill_md {
-        Some(found) => found.clone(),
+    let skill_md = match c.skill_md.take() {
+        Some(found) => found,
         None => {
             if !c.dir.is_dir() {
                 return Err(fail(
@@ -377,7 +379,7 @@ fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Ve
         .into_iter()
         .map(|d| d.in_file(&skill_md))
         .collect();
-    let Some(frontmatter) = checked.frontmatter else {
+    let Some(mut frontmatter) = checked.frontmatter else {
         return Err(diagnostics);
     };
     if diagnostics.iter().any(Diagnostic::is_error) {
@@ -388,8 +390,9 @@ fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Ve
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let name = frontmatter.name.clone().unwrap_or(folder);
-    let description = frontmatter.description.clone().unwrap_or_default();
+    // Moved, not copied: a deck of 10,000 skills holds each text once.
+    let name = frontmatter.name.take().unwrap_or(folder);
+    let description = frontmatter.description.take().unwrap_or_default();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
     if let Some((expected, explicit_mode)) = &c.expected {
         if *expected != name {
@@ -405,18 +408,28 @@ fn load_candidate(c: &Candidate, options: &DiscoveryOptions) -> Result<Skill, Ve
             mode = *m;
         }
     }
-    let real_dir = match &c.real_dir {
-        Some(known) => known.clone(),
+    let real_dir = match c.real_dir {
+        Some(known) => known,
         None => std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone()),
     };
+    // Hold each path once, at its length: a deck of 10,000 skills is mostly paths.
+    let mut dir = c.dir;
+    dir.shrink_to_fit();
+    let mut skill_md = skill_md;
+    skill_md.shrink_to_fit();
+    let resolved_dir = (real_dir != dir).then(|| {
+        let mut r = real_dir;
+        r.shrink_to_fit();
+        r
+    });
     Ok(Skill {
         name,
         description,
-        dir: c.dir.clone(),
-        real_dir,
+        dir,
+        resolved_dir,
         skill_md,
         scope: c.scope,
-        root: c.root.clone(),
+        root: c.root,
         mode,
         frontmatter,
     })

@@ -277,7 +277,7 @@ pub fn read_resource_capped(
         return Err(fail(ResourceProblem::Folder));
     }
     let path = parts.join("/");
-    let (size, bytes) = read_contained(&skill.real_dir, &path, cap).map_err(fail)?;
+    let (size, bytes) = read_contained(skill.real_dir(), &path, cap).map_err(fail)?;
     let content = match String::from_utf8(bytes) {
         Ok(text) if memchr::memchr(0, text.as_bytes()).is_none() => ResourceContent::Text(text),
         Ok(text) => ResourceContent::Binary(text.into_bytes()),
@@ -367,7 +367,7 @@ fn opened_path(
 /// [`MAX_RESOURCE_LIST_ENTRIES`]. When the file limit is reached, the files
 /// kept are the first in walk order (folder by folder, names sorted).
 pub fn list_resources(skill: &Skill) -> Result<ResourceList, Error> {
-    let root = skill.real_dir.as_path();
+    let root = skill.real_dir();
     let fail = |problem| Error::Resource {
         skill: skill.name.clone(),
         path: ".".to_owned(),

@@ -1,7 +1,8 @@
 //! A loaded skill: its catalog metadata, where it came from, and how the
 //! host may use it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -106,23 +107,32 @@ pub struct Skill {
     pub description: String,
     /// The skill folder, absolute, as found under its root (symlinks kept).
     pub dir: PathBuf,
-    /// The skill folder with every symlink resolved.
+    /// The skill folder with every symlink resolved, when that differs from
+    /// `dir` (`None`: `dir` is already real). Use [`Skill::real_dir`].
     #[serde(skip)]
-    pub real_dir: PathBuf,
+    pub resolved_dir: Option<PathBuf>,
     /// Its `SKILL.md`, absolute, as found.
     pub skill_md: PathBuf,
     /// Where it was found.
     pub scope: Scope,
-    /// The root it was found under (the skill folder itself for explicit skills).
-    pub root: PathBuf,
+    /// The root it was found under (the skill folder itself for explicit
+    /// skills); shared by every skill of that root.
+    pub root: Arc<Path>,
     /// How hosts should expose it.
     pub mode: SkillMode,
-    /// The whole typed frontmatter (host fields in `extra`).
+    /// The rest of the typed frontmatter (host fields in `extra`); its `name`
+    /// and `description` were moved into the fields above.
     #[serde(skip)]
     pub frontmatter: Frontmatter,
 }
 
 impl Skill {
+    /// The skill folder with every symlink resolved: the containment root
+    /// for resource reads.
+    pub fn real_dir(&self) -> &Path {
+        self.resolved_dir.as_deref().unwrap_or(&self.dir)
+    }
+
     fn extra_text(&self, key: &str) -> Option<&str> {
         self.frontmatter
             .extra
@@ -189,5 +199,43 @@ impl Skill {
                 .collect(),
             _ => Vec::new(),
         }
+    }
+}
+
+impl Skill {
+    /// Bytes this skill holds on the heap (string and list capacities, not
+    /// allocator overhead): what a deck of many skills costs.
+    pub fn heap_bytes(&self) -> usize {
+        let fm = &self.frontmatter;
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
+        self.name.capacity()
+            + self.description.capacity()
+            + self.dir.capacity()
+            + self.resolved_dir.as_ref().map_or(0, PathBuf::capacity)
+            + self.skill_md.capacity()
+            + opt(&fm.name)
+            + opt(&fm.description)
+            + opt(&fm.license)
+            + opt(&fm.compatibility)
+            + fm.metadata.capacity() * std::mem::size_of::<(String, String)>()
+            + fm.metadata
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity())
+                .sum::<usize>()
+            + fm.allowed_tools.capacity() * std::mem::size_of::<String>()
+            + fm.allowed_tools.iter().map(String::capacity).sum::<usize>()
+            + fm.extra.capacity() * std::mem::size_of::<(String, crate::yaml::Node)>()
+            + fm.extra
+                .iter()
+                .map(|(k, v)| k.capacity() + v.heap_bytes())
+                .sum::<usize>()
+    }
+
+    /// The raw text a catalog needs: name, description and the paths.
+    pub fn raw_bytes(&self) -> usize {
+        self.name.len()
+            + self.description.len()
+            + self.dir.as_os_str().len()
+            + self.skill_md.as_os_str().len()
     }
 }

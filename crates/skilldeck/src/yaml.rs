@@ -23,6 +23,27 @@ pub struct Node {
     pub pos: Pos,
 }
 
+impl Node {
+    /// Bytes this value holds on the heap (capacities, recursively).
+    pub fn heap_bytes(&self) -> usize {
+        match &self.kind {
+            NodeKind::Null => 0,
+            NodeKind::Scalar(s) => s.capacity(),
+            NodeKind::Seq(items) => {
+                items.capacity() * std::mem::size_of::<Node>()
+                    + items.iter().map(Node::heap_bytes).sum::<usize>()
+            }
+            NodeKind::Map(entries) => {
+                entries.capacity() * std::mem::size_of::<(Key, Node)>()
+                    + entries
+                        .iter()
+                        .map(|(k, v)| k.text.capacity() + v.heap_bytes())
+                        .sum::<usize>()
+            }
+        }
+    }
+}
+
 /// The shape of a YAML value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeKind {

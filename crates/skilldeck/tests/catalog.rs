@@ -15,11 +15,11 @@ fn skill(name: &str, description: &str) -> Skill {
     Skill {
         name: name.to_owned(),
         description: description.to_owned(),
-        real_dir: dir.clone(),
+        resolved_dir: None,
         skill_md: dir.join("SKILL.md"),
         dir,
         scope: Scope::Extra,
-        root: PathBuf::from("/skills"),
+        root: std::path::Path::new("/skills").into(),
         mode: SkillMode::Auto,
         frontmatter: Frontmatter::default(),
     }
@@ -139,7 +139,7 @@ fn xml_is_the_client_guide_block_with_two_space_indentation() {
 fn escaping_covers_all_five_characters_in_name_description_and_location() {
     let mut s = skill("a&b<c>d\"e'f", "x & y < z > w \" v ' u");
     s.skill_md = PathBuf::from("/p&q<r>s\"t'u/SKILL.md");
-    s.real_dir = PathBuf::from("/p&q<r>s\"t'u");
+    s.resolved_dir = Some(PathBuf::from("/p&q<r>s\"t'u"));
     let skills = [s];
 
     let xml = render(&skills, CatalogFormat::Xml, None).text;
@@ -203,7 +203,7 @@ fn skills_ref_empty_is_the_block_skills_ref_prints() {
 #[test]
 fn skills_ref_format_is_byte_identical_to_skills_ref_to_prompt() {
     let mut b = skill("beta", "  Tools for \"B\" & <b>; it's naïve.\n");
-    b.real_dir = PathBuf::from("/real/beta");
+    b.resolved_dir = Some(PathBuf::from("/real/beta"));
     let skills = [skill("alpha", "Alpha skill. Use when testing."), b];
     let expected = "<available_skills>\n\
                     <skill>\n<name>\nalpha\n</name>\n\

@@ -78,8 +78,8 @@ fn within_a_scope_the_earlier_root_wins() {
         root(&a, Scope::Extra),
         root(&b, Scope::Extra),
     ]));
-    assert_eq!(deck.get("x").unwrap().root, a);
-    assert_eq!(deck.shadowed()[0].skill.root, b);
+    assert_eq!(&*deck.get("x").unwrap().root, a.as_path());
+    assert_eq!(&*deck.shadowed()[0].skill.root, b.as_path());
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn stow_style_symlinked_skill_folders_are_found() {
     let deck = discover(&options(vec![root(&skills, Scope::User)]));
     let pdf = deck.get("pdf").unwrap();
     assert_eq!(pdf.dir, skills.join("pdf"));
-    assert_eq!(pdf.real_dir, std::fs::canonicalize(real).unwrap());
+    assert_eq!(pdf.real_dir(), std::fs::canonicalize(real).unwrap());
 }
 
 #[test]
