@@ -34,7 +34,7 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(&deck, &args.name)?;
+    let skill = skilldeck::search::require(deck, &args.name)?;
     if skill.mode == SkillMode::Off {
         return Err(CliError::Skill(format!(
             "skill '{}' is turned off (mode \"off\" in the config)",

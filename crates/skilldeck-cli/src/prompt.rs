@@ -63,7 +63,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let relevance = args
         .query
         .as_deref()
-        .map(|q| SearchIndex::from_deck(&deck).scores(q));
+        .map(|q| SearchIndex::from_deck(deck).scores(q));
     let catalog = skilldeck::render_catalog(deck.skills(), &options, relevance.as_ref())?;
     if args.explain {
         eprint!("{}", catalog.explanation);

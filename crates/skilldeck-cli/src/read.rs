@@ -30,7 +30,7 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(&deck, &args.name)?;
+    let skill = skilldeck::search::require(deck, &args.name)?;
     let resource = skilldeck::read_resource(skill, &args.path)?;
     let mut out = render::stdout();
     match args.format {

@@ -49,7 +49,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let index = if args.bodies {
         SearchIndex::with_bodies(deck.skills())
     } else {
-        SearchIndex::from_deck(&deck)
+        SearchIndex::from_deck(deck)
     };
     let mut query = SearchQuery::new(args.query.as_str()).limit(args.limit);
     if !args.scopes.is_empty() {
