@@ -74,7 +74,7 @@ pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
 
 /// Body lints. `dir` is the skill folder (link checks are skipped without it).
 pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Sink<'_>) {
-    let lines = body.lines().count();
+    let lines = lines(body).count();
     if lines > MAX_BODY_LINES {
         let over = body_line.saturating_add(u32::try_from(MAX_BODY_LINES).unwrap_or(u32::MAX));
         sink.push(
@@ -116,7 +116,7 @@ pub(crate) struct Link {
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
     let mut out = Vec::new();
     let mut fence: Option<&str> = None;
-    for (line_no, line) in text.lines().enumerate() {
+    for (line_no, line) in lines(text).enumerate() {
         let trimmed = line.trim_start();
         for marker in ["```", "~~~"] {
             if trimmed.starts_with(marker) {
@@ -126,6 +126,10 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
                     other => other,
                 };
             }
+        }
+        // Every link holds a `]` or a `/`: most lines have neither.
+        if memchr::memchr2(b']', b'/', line.as_bytes()).is_none() {
+            continue;
         }
         if fence.is_none() {
             markdown_links(line, line_no, &mut out);
@@ -137,14 +141,27 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
     out
 }
 
+/// `str::lines` with one SIMD `memchr` pass over the text instead of a
+/// searcher per line (linked reference files can be long).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        let end = ends.next().unwrap_or(text.len());
+        let line = &text[start..end];
+        start = end + 1;
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
 fn char_col(line: &str, byte: usize) -> usize {
     line[..byte].chars().count()
 }
 
 fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
-    if memchr::memchr(b']', line.as_bytes()).is_none() {
-        return;
-    }
     let mut rest = 0;
     while let Some(i) = line[rest..].find("](") {
         let start = rest + i + 2;
@@ -401,6 +418,17 @@ mod tests {
     fn markdown_links_in_fences_are_examples() {
         let t = "```md\n[guide](references/missing.md)\n```\n";
         assert!(targets(t).is_empty());
+    }
+
+    #[test]
+    fn lines_match_str_lines() {
+        for text in ["", "a", "a\n", "a\r\nb", "\n\nx\r\n", "x\ry\n"] {
+            assert_eq!(
+                lines(text).collect::<Vec<_>>(),
+                text.lines().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
