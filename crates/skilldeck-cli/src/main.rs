@@ -37,6 +37,11 @@ struct Cli {
     #[arg(long = "root", global = true, value_name = "DIR")]
     roots: Vec<PathBuf>,
 
+    /// Use the on-disk metadata index (also `[discovery] index = true`): a
+    /// second run skips reading unchanged SKILL.md files.
+    #[arg(long, global = true)]
+    index: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -83,6 +88,8 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
     let config = skilldeck::Config::discover(cli.config.as_deref())?
         .map(|(_, c)| c)
         .unwrap_or_default();
+    let mut config = config;
+    config.discovery.index |= cli.index;
     let ctx = context::Context::new(config, cli.roots)?;
     match cli.command {
         Command::Validate(args) => validate::run(&args, &ctx.config),

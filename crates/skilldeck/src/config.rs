@@ -78,6 +78,9 @@ pub struct DiscoveryConfig {
     pub max_depth: usize,
     /// Most folders visited per root.
     pub max_dirs: usize,
+    /// Keep an on-disk metadata index (a warm start that skips reading
+    /// unchanged `SKILL.md` files).
+    pub index: bool,
 }
 
 impl Default for DiscoveryConfig {
@@ -88,6 +91,7 @@ impl Default for DiscoveryConfig {
             bundled: true,
             max_depth: crate::limits::MAX_DISCOVERY_DEPTH,
             max_dirs: crate::limits::MAX_WALK_DIRS,
+            index: false,
         }
     }
 }

@@ -26,6 +26,7 @@ pub struct Deck {
     by_name: Vec<u32>,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<Diagnostic>,
+    index_stats: Option<crate::index::IndexStats>,
 }
 
 impl Deck {
@@ -45,7 +46,19 @@ impl Deck {
             by_name,
             shadowed,
             diagnostics,
+            index_stats: None,
         }
+    }
+
+    /// Records how discovery used the metadata index.
+    pub fn with_index_stats(mut self, stats: Option<crate::index::IndexStats>) -> Self {
+        self.index_stats = stats;
+        self
+    }
+
+    /// Hits and misses of the metadata index (`None`: no index was used).
+    pub fn index_stats(&self) -> Option<crate::index::IndexStats> {
+        self.index_stats
     }
 
     /// Every skill, by scope then name.

@@ -245,7 +245,7 @@ impl fmt::Display for Diagnostic {
 
 /// A position in a file: 1-based line and column (characters), and how many
 /// characters the problem spans on that line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Pos {
     /// 1-based line.
     pub line: u32,

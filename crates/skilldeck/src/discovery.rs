@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::config::Config;
 use crate::deck::{Deck, Shadowed};
 use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::index::MetadataIndex;
 use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
 use crate::skill::{Scope, Skill, SkillMode};
 use crate::validate::{self, ValidationOptions};
@@ -60,6 +61,11 @@ pub struct DiscoveryOptions {
     pub validation: ValidationOptions,
     /// Modes by skill name.
     pub modes: BTreeMap<String, SkillMode>,
+    /// The on-disk metadata index to use and update (`None`: off).
+    pub index: Option<PathBuf>,
+    /// Files changed this recently are not stored in the index
+    /// (default [`crate::index::RACY_WINDOW`]).
+    pub index_racy_window: std::time::Duration,
 }
 
 impl Default for DiscoveryOptions {
@@ -76,6 +82,8 @@ impl Default for DiscoveryOptions {
                 ..ValidationOptions::lenient()
             },
             modes: BTreeMap::new(),
+            index: None,
+            index_racy_window: crate::index::RACY_WINDOW,
         }
     }
 }
@@ -164,7 +172,20 @@ impl DiscoveryOptions {
             });
         }
         options.roots = roots;
+        if config.discovery.index {
+            options.use_default_index();
+        }
         options
+    }
+
+    /// Turns the metadata index on, in its default place for these roots.
+    pub fn use_default_index(&mut self) {
+        let paths = self
+            .roots
+            .iter()
+            .map(|r| r.path.as_path())
+            .chain(self.explicit.iter().map(|e| e.path.as_path()));
+        self.index = Some(crate::index::default_path(paths));
     }
 }
 
@@ -280,9 +301,13 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         }));
     }
 
+    let index = options
+        .index
+        .as_deref()
+        .map(|path| MetadataIndex::load(path, &options.validation, options.index_racy_window));
     let loaded: Vec<Result<Skill, Vec<Diagnostic>>> = candidates
         .into_par_iter()
-        .map(|c| load_candidate(c, options))
+        .map(|c| load_candidate(c, options, index.as_ref()))
         .collect();
 
     let mut skills: Vec<Skill> = Vec::with_capacity(loaded.len());
@@ -326,7 +351,18 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             }
         }
     }
-    Deck::new(skills, shadowed, diagnostics)
+    let mut index_stats = None;
+    if let Some(index) = &index {
+        if let Err(e) = index.save(skills.iter().chain(shadowed.iter().map(|s| &s.skill))) {
+            diagnostics.push(Diagnostic::new(
+                Code::ReadError,
+                Severity::Warning,
+                format!("metadata index not saved: {e}"),
+            ));
+        }
+        index_stats = Some(index.stats());
+    }
+    Deck::new(skills, shadowed, diagnostics).with_index_stats(index_stats)
 }
 
 fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
@@ -346,7 +382,11 @@ fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
     walk::find_skill_dirs(&root.path, limits)
 }
 
-fn load_candidate(mut c: Candidate, options: &DiscoveryOptions) -> Result<Skill, Vec<Diagnostic>> {
+fn load_candidate(
+    mut c: Candidate,
+    options: &DiscoveryOptions,
+    index: Option<&MetadataIndex>,
+) -> Result<Skill, Vec<Diagnostic>> {
     let fail = |code: Code, message: String| {
         vec![Diagnostic::new(code, Severity::Error, message).in_file(&c.dir)]
     };
@@ -371,20 +411,31 @@ fn load_candidate(mut c: Candidate, options: &DiscoveryOptions) -> Result<Skill,
                 })?
         }
     };
-    let prefix = load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
-        .map_err(|d| vec![d])?;
-    let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
-    let diagnostics: Vec<Diagnostic> = checked
-        .diagnostics
-        .into_iter()
-        .map(|d| d.in_file(&skill_md))
-        .collect();
-    let Some(mut frontmatter) = checked.frontmatter else {
-        return Err(diagnostics);
+    let cached = index.and_then(|ix| ix.lookup(&skill_md));
+    let mut frontmatter = match cached {
+        Some(frontmatter) => frontmatter,
+        None => {
+            let prefix =
+                load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
+                    .map_err(|d| vec![d])?;
+            let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
+            let diagnostics: Vec<Diagnostic> = checked
+                .diagnostics
+                .into_iter()
+                .map(|d| d.in_file(&skill_md))
+                .collect();
+            let Some(frontmatter) = checked.frontmatter else {
+                return Err(diagnostics);
+            };
+            if diagnostics.iter().any(Diagnostic::is_error) {
+                return Err(diagnostics);
+            }
+            if let Some(ix) = index {
+                ix.record(&skill_md);
+            }
+            frontmatter
+        }
     };
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(diagnostics);
-    }
     let folder = c
         .dir
         .file_name()

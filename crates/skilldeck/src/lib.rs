@@ -29,6 +29,7 @@ pub mod diagnostic;
 pub mod discovery;
 pub mod error;
 pub mod frontmatter;
+pub mod index;
 pub mod limits;
 mod lints;
 pub mod load;

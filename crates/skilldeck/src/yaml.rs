@@ -15,7 +15,7 @@ use crate::diagnostic::Pos;
 use crate::limits::{MAX_YAML_ALIASES, MAX_YAML_DEPTH, MAX_YAML_NODES};
 
 /// A YAML value with its position in the file.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Node {
     /// What the value is.
     pub kind: NodeKind,
@@ -45,7 +45,7 @@ impl Node {
 }
 
 /// The shape of a YAML value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum NodeKind {
     /// `null`, `~` or nothing.
     Null,
@@ -59,7 +59,7 @@ pub enum NodeKind {
 }
 
 /// A mapping key with its position.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Key {
     /// The key as text.
     pub text: String,

@@ -381,3 +381,92 @@ fn a_skills_resource_folders_are_not_searched_for_skills() {
     let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["loose", "nested", "outer"]);
 }
+
+fn indexed(roots: Vec<Root>, index: &Path) -> DiscoveryOptions {
+    DiscoveryOptions {
+        roots,
+        index: Some(index.to_path_buf()),
+        index_racy_window: std::time::Duration::ZERO,
+        ..DiscoveryOptions::default()
+    }
+}
+
+#[test]
+fn metadata_index_serves_unchanged_skills_without_reading_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    for i in 0..5 {
+        write_skill(&r, &format!("s{i}"), "Use when testing.");
+    }
+    let index = tmp.path().join("index.idx");
+    let cold = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+    assert_eq!(cold.index_stats().unwrap().misses, 5);
+    assert!(index.is_file());
+    let warm = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+    let stats = warm.index_stats().unwrap();
+    assert_eq!((stats.hits, stats.misses), (5, 0));
+    assert_eq!(cold.skills(), warm.skills());
+}
+
+#[test]
+fn metadata_index_rereads_a_changed_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    write_skill(&r, "a", "Old text. Use when testing.");
+    write_skill(&r, "b", "Use when testing.");
+    let index = tmp.path().join("index.idx");
+    discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+    // Same size, new content: the inode's ctime and mtime change.
+    std::fs::write(
+        r.join("a/SKILL.md"),
+        "---\nname: a\ndescription: New text. Use when testing.\n---\n# a\n",
+    )
+    .unwrap();
+    let deck = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+    assert_eq!(
+        deck.get("a").unwrap().description,
+        "New text. Use when testing."
+    );
+    let stats = deck.index_stats().unwrap();
+    assert_eq!((stats.hits, stats.misses), (1, 1));
+}
+
+#[test]
+fn corrupt_or_foreign_metadata_index_is_ignored_and_rewritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    write_skill(&r, "a", "Use when testing.");
+    let index = tmp.path().join("index.idx");
+    for garbage in [
+        &b"not an index"[..],
+        b"skilldeck-index 1 0 0\n[[\"x\"",
+        b"\xff\xfe\n{}",
+    ] {
+        std::fs::write(&index, garbage).unwrap();
+        let deck = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+        assert!(deck.get("a").is_some());
+        assert_eq!(deck.index_stats().unwrap().misses, 1);
+    }
+    // Truncating a good index is caught by its checksum.
+    let good = std::fs::read(&index).unwrap();
+    std::fs::write(&index, &good[..good.len() - 3]).unwrap();
+    let deck = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
+    assert_eq!(deck.index_stats().unwrap().misses, 1);
+    // Other validation options make the index stale.
+    let mut opts = indexed(vec![root(&r, Scope::Extra)], &index);
+    opts.validation.allowed_fields.push("author".into());
+    assert_eq!(discover(&opts).index_stats().unwrap().misses, 1);
+}
+
+#[test]
+fn metadata_index_does_not_store_files_changed_within_the_racy_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("root");
+    write_skill(&r, "a", "Use when testing.");
+    let index = tmp.path().join("index.idx");
+    let mut opts = indexed(vec![root(&r, Scope::Extra)], &index);
+    opts.index_racy_window = std::time::Duration::from_secs(3600);
+    discover(&opts);
+    // Just written: too recent to trust, so the next run reads it again.
+    assert_eq!(discover(&opts).index_stats().unwrap().misses, 1);
+}
