@@ -441,9 +441,13 @@ fn load_candidate(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // Moved, not copied: a deck of 10,000 skills holds each text once.
+    // Moved, not copied: a deck of 10,000 skills holds each text once, and
+    // each list at its length.
     let name = frontmatter.name.take().unwrap_or(folder);
     let description = frontmatter.description.take().unwrap_or_default();
+    frontmatter.metadata.shrink_to_fit();
+    frontmatter.allowed_tools.shrink_to_fit();
+    frontmatter.extra.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
     if let Some((expected, explicit_mode)) = &c.expected {
         if *expected != name {
