@@ -29,7 +29,12 @@ pub struct NameProblem {
 
 /// Normalises a name as the spec compares it: trimmed, then NFKC.
 pub fn normalize(name: &str) -> String {
-    name.trim().nfkc().collect()
+    let name = name.trim();
+    if name.is_ascii() {
+        // NFKC leaves ASCII unchanged; skip the per-character pass.
+        return name.to_owned();
+    }
+    name.nfkc().collect()
 }
 
 /// Checks a *normalised* name against every naming rule and returns all the
@@ -147,6 +152,17 @@ mod tests {
             .into_iter()
             .map(|p| p.code)
             .collect()
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_nfkc() {
+        for name in ["pdf-tools", "  Trim Me  ", "a\tb", "", "x\u{7f}"] {
+            assert_eq!(
+                normalize(name),
+                name.trim().nfkc().collect::<String>(),
+                "{name:?}"
+            );
+        }
     }
 
     #[test]
