@@ -208,18 +208,17 @@ impl ContentCache {
             .hasher
             .hash_one((skill.skill_md.as_os_str(), arguments));
         let mut stale = false;
-        if let Some(entry) = self.entries.get(&key) {
-            if entry.skill_md.as_os_str() == skill.skill_md.as_os_str()
-                && &*entry.arguments == arguments
-                && *entry.skill == *skill.name
-            {
-                match std::fs::metadata(&skill.skill_md) {
-                    Ok(meta) if FileStamp::of(&meta) == entry.stamp => {
-                        self.hits += 1;
-                        return Ok(Arc::clone(&entry.content));
-                    }
-                    _ => stale = true,
+        if let Some(entry) = self.entries.get(&key)
+            && entry.skill_md.as_os_str() == skill.skill_md.as_os_str()
+            && &*entry.arguments == arguments
+            && *entry.skill == *skill.name
+        {
+            match std::fs::metadata(&skill.skill_md) {
+                Ok(meta) if FileStamp::of(&meta) == entry.stamp => {
+                    self.hits += 1;
+                    return Ok(Arc::clone(&entry.content));
                 }
+                _ => stale = true,
             }
         }
         self.misses += 1;
