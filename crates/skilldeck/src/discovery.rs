@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::config::Config;
 use crate::deck::{Deck, Shadowed};
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::index::MetadataIndex;
+use crate::index::{MetadataIndex, Stamp};
 use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
 use crate::skill::{Scope, Skill, SkillMode};
 use crate::validate::{self, ValidationOptions};
@@ -411,7 +411,12 @@ fn load_candidate(
                 })?
         }
     };
-    let cached = index.and_then(|ix| ix.lookup(&skill_md));
+    // With an index: one stat, before any read, serves both the lookup and
+    // the entry recorded after a fresh parse.
+    let stamp = index.and_then(|_| Stamp::of(&skill_md));
+    let cached = index
+        .zip(stamp)
+        .and_then(|(ix, stamp)| ix.lookup(&skill_md, stamp));
     let mut frontmatter = match cached {
         Some(frontmatter) => frontmatter,
         None => {
@@ -430,8 +435,8 @@ fn load_candidate(
             if diagnostics.iter().any(Diagnostic::is_error) {
                 return Err(diagnostics);
             }
-            if let Some(ix) = index {
-                ix.record(&skill_md);
+            if let Some((ix, stamp)) = index.zip(stamp) {
+                ix.record(&skill_md, stamp);
             }
             frontmatter
         }

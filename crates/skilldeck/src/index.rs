@@ -198,11 +198,10 @@ impl MetadataIndex {
         self.ignored.as_deref()
     }
 
-    /// The frontmatter of `skill_md` if the index holds it and the file's
-    /// stamp is unchanged (one `stat`).
-    pub fn lookup(&self, skill_md: &Path) -> Option<Frontmatter> {
+    /// The frontmatter of `skill_md` if the index holds it with this stamp
+    /// (the caller's one `stat`, taken before any read).
+    pub fn lookup(&self, skill_md: &Path, stamp: Stamp) -> Option<Frontmatter> {
         let entry = lock(&self.entries).remove(skill_md)?;
-        let stamp = Stamp::of(skill_md)?;
         if stamp != entry.stamp {
             return None;
         }
@@ -211,12 +210,12 @@ impl MetadataIndex {
         Some(entry.into_frontmatter())
     }
 
-    /// Records that `skill_md` was read and parsed (its stamp is taken now).
-    pub fn record(&self, skill_md: &Path) {
+    /// Records that `skill_md` was read and parsed. `stamp` must be taken
+    /// before the read: if the file changed in between, the stored stamp is
+    /// the older one and the next run reads the file again.
+    pub fn record(&self, skill_md: &Path, stamp: Stamp) {
         self.misses.fetch_add(1, Ordering::Relaxed);
-        if let Some(stamp) = Stamp::of(skill_md) {
-            lock(&self.stamps).insert(skill_md.to_path_buf(), stamp);
-        }
+        lock(&self.stamps).insert(skill_md.to_path_buf(), stamp);
     }
 
     /// Hits and misses so far.
