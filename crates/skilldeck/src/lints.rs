@@ -331,17 +331,20 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
         if !seen.insert(link.target.clone()) {
             continue;
         }
-        if !path.exists() {
+        // One stat answers both "does it exist" and "is it a file".
+        let Ok(meta) = std::fs::metadata(&path) else {
             sink.push(
                 Code::BrokenLink,
                 Some(pos),
                 format!("'{}' is not a file in this skill", link.target),
             )
             .help = Some("fix the path, or add the file to the skill".to_owned());
-        } else if path
+            continue;
+        };
+        if path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-            && path.is_file()
+            && meta.is_file()
             && !path.ends_with("SKILL.md")
         {
             linked_md.push((path, link.target.clone(), pos));
