@@ -489,3 +489,49 @@ fn prompt_query_keeps_the_relevant_skill_when_the_budget_is_tight() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["name"], "zz-kubernetes", "{v}");
 }
+
+#[test]
+fn index_flag_keeps_a_metadata_index_and_lists_the_same_skills() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join("mine"), "alpha", "");
+    write_skill(&tmp.path().join("mine"), "beta", "");
+    let plain = skilldeck(&["list", "--format", "json", "--root", "mine"], tmp.path());
+    let first = skilldeck(
+        &["list", "--index", "--format", "json", "--root", "mine"],
+        tmp.path(),
+    );
+    let second = skilldeck(
+        &["list", "--index", "--format", "json", "--root", "mine"],
+        tmp.path(),
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(plain.stdout, first.stdout);
+    assert_eq!(first.stdout, second.stdout);
+    let index_dir = tmp.path().join("home/.cache/skilldeck/index");
+    assert_eq!(std::fs::read_dir(&index_dir).unwrap().count(), 1);
+}
+
+#[test]
+fn config_catalog_section_sets_the_prompt_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_skill(&tmp.path().join("mine"), "alpha", "");
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[catalog]\nformat = \"markdown\"\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["prompt", "--root", "mine"], tmp.path());
+    assert!(
+        stdout(&o).starts_with("## Available skills"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[catalog]\nformat = \"yaml\"\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["prompt", "--root", "mine"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("yaml"), "{}", stderr(&o));
+}
