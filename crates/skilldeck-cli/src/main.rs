@@ -9,6 +9,7 @@ mod prompt;
 mod read;
 mod render;
 mod search;
+mod serve;
 mod show;
 mod validate;
 
@@ -64,6 +65,8 @@ enum Command {
     Read(read::Args),
     /// Search skills by relevance (BM25 over names and descriptions).
     Search(search::Args),
+    /// Serve the skills to MCP clients (stdio, or streamable HTTP with --http).
+    Serve(serve::Args),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -100,6 +103,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Activate(args) => activate::run(&args, &ctx),
         Command::Prompt(args) => prompt::run(&args, &ctx),
         Command::Search(args) => search::run(&args, &ctx),
+        Command::Serve(args) => serve::run(&args, &ctx),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

@@ -178,6 +178,17 @@ impl ActivationTracker {
             .is_some_and(|c| c.skills.remove(skill).is_some())
     }
 
+    /// Forgets `skill` in every conversation (its instructions changed on
+    /// disk, so the next activation must send them again); returns in how
+    /// many conversations it was active.
+    pub fn forget_skill(&mut self, skill: &str) -> usize {
+        let mut forgotten = 0;
+        for (_, conversation) in self.conversations.iter_mut() {
+            forgotten += usize::from(conversation.skills.remove(skill).is_some());
+        }
+        forgotten
+    }
+
     /// Forgets a whole conversation; true when it was remembered.
     pub fn forget_conversation(&mut self, conversation: &str) -> bool {
         let key = self.key(conversation);
@@ -240,6 +251,11 @@ impl SharedActivationTracker {
     /// [`ActivationTracker::forget`].
     pub fn forget(&self, conversation: &str, skill: &str) -> bool {
         self.lock().forget(conversation, skill)
+    }
+
+    /// [`ActivationTracker::forget_skill`].
+    pub fn forget_skill(&self, skill: &str) -> usize {
+        self.lock().forget_skill(skill)
     }
 
     /// [`ActivationTracker::forget_conversation`].

@@ -101,8 +101,39 @@ pub fn parse(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
     parse_full(yaml, first_line)
 }
 
-/// The general path: serde-saphyr with budgets.
-fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
+/// The frontmatter `yaml` (first line = file line `first_line`) as a JSON
+/// object, typed the way a YAML 1.2 parser types it (`true` is a boolean,
+/// `1.0` a number, `"1.0"` a string): what the MCP Skills extension calls
+/// the verbatim frontmatter. Same budgets and duplicate-key rule as
+/// [`parse`]; a document that is not a mapping is an error.
+pub fn to_json(
+    yaml: &str,
+    first_line: u32,
+) -> Result<serde_json::Map<String, serde_json::Value>, YamlError> {
+    let offset = first_line.saturating_sub(1);
+    match serde_saphyr::from_str_with_options::<serde_json::Value>(yaml, parser_options()) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(serde_json::Value::Null) => Ok(serde_json::Map::new()),
+        Ok(_) => Err(YamlError {
+            message: "frontmatter is not a mapping".to_owned(),
+            pos: Pos::line(first_line),
+        }),
+        Err(err) => {
+            let pos = err
+                .location()
+                .map(|loc| to_pos(&loc, offset, 1))
+                .unwrap_or(Pos::line(first_line));
+            Err(YamlError {
+                message: clean_message(&err.without_snippet().to_string()),
+                pos,
+            })
+        }
+    }
+}
+
+/// serde-saphyr's options for frontmatter: YAML 1.2 booleans and the
+/// node, depth and alias budgets of [`crate::limits`].
+fn parser_options() -> Options {
     let mut options = Options::default();
     options.strict_booleans = true;
     options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
@@ -112,6 +143,12 @@ fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
     budget.max_depth = MAX_YAML_DEPTH;
     budget.max_aliases = MAX_YAML_ALIASES;
     options.budget = Some(budget);
+    options
+}
+
+/// The general path: serde-saphyr with budgets.
+fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
+    let options = parser_options();
     let offset = first_line.saturating_sub(1);
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(yaml, options) {
         Ok(raw) => Ok(convert(yaml, raw, offset)),

@@ -1,0 +1,75 @@
+//! `skilldeck serve`: the MCP server (see the `skilldeck-mcp` crate) over
+//! stdio, or streamable HTTP with `--http`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use skilldeck::{Budget, Encoding};
+use skilldeck_mcp::{HttpOptions, LogFormat, ServeOptions};
+
+use crate::EXIT_OK;
+use crate::context::Context;
+use crate::error::CliError;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) at /mcp,
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// A file whose first line is the bearer token HTTP clients must send
+    /// (`Authorization: Bearer <token>`); required off loopback.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Accept this `Host` header besides localhost (repeatable; DNS
+    /// rebinding protection stays on).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
+    /// Accept browser requests from this `Origin` (repeatable, e.g.
+    /// http://localhost:6274); other origins are refused.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    allowed_origins: Vec<String>,
+    /// Log line format on stderr (RUST_LOG filters; default info).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+    /// Do not watch the roots for changes.
+    #[arg(long)]
+    no_watch: bool,
+    /// Budget of the catalog in the activate_skill description, in tokens
+    /// (o200k); default: the config's [catalog] budget, else 32,000 characters.
+    #[arg(long, value_name = "N", conflicts_with = "budget_chars")]
+    budget_tokens: Option<usize>,
+    /// Same, in characters.
+    #[arg(long, value_name = "N")]
+    budget_chars: Option<usize>,
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let format: LogFormat = args.log_format.parse().map_err(CliError::Skill)?;
+    skilldeck_mcp::logging::init(format).map_err(|e| CliError::Skill(e.to_string()))?;
+    let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
+    if let Some(limit) = args.budget_tokens {
+        options.tool_catalog.budget = Some(Budget::Tokens {
+            limit,
+            encoding: Encoding::default(),
+        });
+    }
+    if let Some(limit) = args.budget_chars {
+        options.tool_catalog.budget = Some(Budget::Chars(limit));
+    }
+    if args.no_watch {
+        options.reload = None;
+    }
+    let result = match args.http {
+        None => skilldeck_mcp::serve_stdio(options),
+        Some(addr) => {
+            let mut http = HttpOptions::new(addr);
+            http.token_file = args.token_file.clone();
+            http.allowed_hosts = args.allowed_hosts.clone();
+            http.allowed_origins = args.allowed_origins.clone();
+            skilldeck_mcp::serve_http(options, http)
+        }
+    };
+    result.map_err(|e| CliError::Skill(e.to_string()))?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,54 @@
+//! Pagination cursors: `<generation>.<offset>`. A cursor from before a
+//! catalog change is refused (`-32602`), so a client never stitches pages
+//! of two different decks together; it lists again from the start, as the
+//! `list_changed` notification told it to.
+
+use rmcp::ErrorData;
+
+/// The offset a request's cursor points at (0 without a cursor).
+pub fn offset(cursor: Option<&str>, generation: u64) -> Result<usize, ErrorData> {
+    let Some(cursor) = cursor else { return Ok(0) };
+    let invalid =
+        |why: &str| ErrorData::invalid_params(format!("invalid cursor '{cursor}': {why}"), None);
+    let (g, o) = cursor
+        .split_once('.')
+        .ok_or_else(|| invalid("not a cursor this server issued"))?;
+    let g: u64 = g
+        .parse()
+        .map_err(|_| invalid("not a cursor this server issued"))?;
+    let o: usize = o
+        .parse()
+        .map_err(|_| invalid("not a cursor this server issued"))?;
+    if g != generation {
+        return Err(invalid("the list changed since; list again from the start"));
+    }
+    Ok(o)
+}
+
+/// The cursor of the page starting at `end`, when `end` is before `total`.
+pub fn next(end: usize, total: usize, generation: u64) -> Option<String> {
+    (end < total).then(|| format!("{generation}.{end}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_cursor_from_another_generation_is_refused() {
+        assert_eq!(offset(None, 3).unwrap(), 0);
+        assert_eq!(offset(Some("3.200"), 3).unwrap(), 200);
+        let stale = offset(Some("2.200"), 3).unwrap_err();
+        assert_eq!(stale.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(offset(Some("garbage"), 3).is_err());
+        assert!(offset(Some("3.-1"), 3).is_err());
+    }
+
+    #[test]
+    fn the_last_page_has_no_next_cursor() {
+        assert_eq!(next(100, 250, 1).as_deref(), Some("1.100"));
+        assert_eq!(next(250, 250, 1), None);
+    }
+}

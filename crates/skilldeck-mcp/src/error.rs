@@ -1,0 +1,57 @@
+//! The errors of starting and running the server. Errors of single requests
+//! are MCP errors ([`rmcp::ErrorData`]) or tool results with `isError`, and
+//! never stop the server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The async runtime could not be built.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The HTTP address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The token file could not be read, or holds no token.
+    #[error("token file {path}: {message}")]
+    TokenFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A non-loopback address without a token.
+    #[error(
+        "refusing to serve {addr} without authentication: it is not a loopback address; \
+         pass --token-file, or bind 127.0.0.1"
+    )]
+    Unauthenticated {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// The stdio or HTTP transport failed.
+    #[error("transport: {0}")]
+    Transport(String),
+    /// The roots could not be watched.
+    #[error("cannot watch {path}: {message}")]
+    Watch {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The catalog for the tool description could not be rendered.
+    #[error(transparent)]
+    Core(#[from] skilldeck::Error),
+    /// Logging could not be set up.
+    #[error("cannot set up logging: {0}")]
+    Logging(String),
+}

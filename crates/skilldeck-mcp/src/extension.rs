@@ -1,0 +1,177 @@
+//! The official MCP Skills extension (SEP-2640,
+//! `io.modelcontextprotocol/skills`): skill entries with the verbatim
+//! frontmatter and a complete `sha256:` manifest, for `skills/list` and
+//! `skills/get`.
+//!
+//! A skill gets an entry only when it can honour the extension's promises:
+//! its name can be a URI authority, its frontmatter is valid YAML with a
+//! string `name` and `description`, every file is listed (no listing limit
+//! hit), and it stays within [`MAX_SKILL_FILES`] files and
+//! [`MAX_SKILL_BYTES`] bytes. Other skills are still served as tools,
+//! prompts and resources; `skills/get` says why they have no entry.
+
+use rmcp::model::{Skill as SkillEntry, SkillFrontmatter, SkillResource, SkillResources};
+use skilldeck::Skill;
+
+use crate::engine::Engine;
+use crate::uri;
+
+/// Files per skill the extension lets a host refuse beyond (512).
+pub const MAX_SKILL_FILES: usize = 512;
+/// Total bytes per skill the extension lets a host refuse beyond (16 MiB).
+pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Why a skill has no extension entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// The skill cannot be served through the extension (see the module
+    /// documentation).
+    #[error("skill '{name}' is not served through the Skills extension: {reason}")]
+    NotServable {
+        /// The skill.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A file could not be read while building the manifest.
+    #[error("skill '{name}': {message}")]
+    Read {
+        /// The skill.
+        name: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+fn not_servable(skill: &Skill, reason: impl Into<String>) -> EntryError {
+    EntryError::NotServable {
+        name: skill.name.clone(),
+        reason: reason.into(),
+    }
+}
+
+/// The verbatim frontmatter of `skill_md` (its bytes) as the extension's
+/// object: `name` and `description` typed, every other field passed through.
+pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter, EntryError> {
+    let text =
+        std::str::from_utf8(skill_md).map_err(|_| not_servable(skill, "SKILL.md is not UTF-8"))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let split = skilldeck::frontmatter::split(text)
+        .map_err(|d| not_servable(skill, format!("SKILL.md: {}", d.message)))?;
+    let mut map = skilldeck::yaml::to_json(split.yaml, split.yaml_line).map_err(|e| {
+        not_servable(
+            skill,
+            format!(
+                "its frontmatter is not valid YAML ({}:{}: {})",
+                skill.skill_md.display(),
+                e.pos.line,
+                e.message
+            ),
+        )
+    })?;
+    let Some(serde_json::Value::String(name)) = map.remove("name") else {
+        return Err(not_servable(skill, "its frontmatter has no string `name`"));
+    };
+    if name != skill.name {
+        return Err(not_servable(
+            skill,
+            format!("its frontmatter name '{name}' is not the name it is served under"),
+        ));
+    }
+    let Some(serde_json::Value::String(description)) = map.remove("description") else {
+        return Err(not_servable(
+            skill,
+            "its frontmatter has no string `description`",
+        ));
+    };
+    let mut frontmatter = SkillFrontmatter::new(name, description);
+    frontmatter.extra = map;
+    Ok(frontmatter)
+}
+
+/// The extension's entry for `skill`: `skill://<name>/SKILL.md`, the
+/// verbatim frontmatter, and every file with its digest and size.
+pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
+    if !uri::name_fits_uri(&skill.name) {
+        return Err(not_servable(
+            skill,
+            "its name cannot be the authority of a skill:// URI",
+        ));
+    }
+    let read_error = |e: skilldeck::Error| EntryError::Read {
+        name: skill.name.clone(),
+        message: e.to_string(),
+    };
+    let listing = skilldeck::list_resources(skill).map_err(read_error)?;
+    if listing.truncated || listing.omitted > 0 {
+        return Err(not_servable(
+            skill,
+            format!(
+                "its files cannot all be listed ({} not listable: too deep, too many, or names \
+                 a URI path cannot carry)",
+                listing.omitted
+            ),
+        ));
+    }
+    if listing.files.len() > MAX_SKILL_FILES {
+        return Err(not_servable(
+            skill,
+            format!(
+                "it has {} files; the extension's limit is {MAX_SKILL_FILES}",
+                listing.files.len()
+            ),
+        ));
+    }
+    let listed_bytes: u64 = listing.files.iter().map(|f| f.size).sum();
+    if listed_bytes > MAX_SKILL_BYTES {
+        return Err(not_servable(
+            skill,
+            format!(
+                "its files total {listed_bytes} bytes; the extension's limit is {MAX_SKILL_BYTES}"
+            ),
+        ));
+    }
+    let skill_md = skilldeck::read_resource(skill, "SKILL.md").map_err(read_error)?;
+    let frontmatter = frontmatter_of(skill, skill_md.bytes())?;
+    let skill_md_uri = uri::skill_md_uri(&skill.name);
+    let mut files = Vec::with_capacity(listing.files.len());
+    let mut total = 0u64;
+    let mut has_skill_md = false;
+    for file in &listing.files {
+        let file_uri = uri::skill_uri(&skill.name, &file.path);
+        let (digest, size) = if file.path == "SKILL.md" {
+            has_skill_md = true;
+            let bytes = skill_md.bytes();
+            (rmcp::model::sha256_digest(bytes), bytes.len() as u64)
+        } else {
+            let (digest, size) = engine.digest(skill, &file.path).map_err(read_error)?;
+            (digest.to_string(), size)
+        };
+        total += size;
+        files.push(SkillResource::new(file_uri, digest, size));
+    }
+    if !has_skill_md {
+        // SKILL.md reached through a symlink the listing does not follow.
+        let bytes = skill_md.bytes();
+        total += bytes.len() as u64;
+        files.insert(
+            0,
+            SkillResource::new(
+                skill_md_uri.clone(),
+                rmcp::model::sha256_digest(bytes),
+                bytes.len() as u64,
+            ),
+        );
+    }
+    if total > MAX_SKILL_BYTES {
+        return Err(not_servable(
+            skill,
+            format!("its files total {total} bytes; the extension's limit is {MAX_SKILL_BYTES}"),
+        ));
+    }
+    Ok(SkillEntry::new(
+        skill_md_uri,
+        frontmatter,
+        SkillResources::Files(files),
+    ))
+}

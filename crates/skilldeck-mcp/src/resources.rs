@@ -1,0 +1,220 @@
+//! Skill files as MCP resources: `skill://<name>/<path>` for every file
+//! (SKILL.md as `text/markdown`, others by extension; text as text, the
+//! rest as base64 blobs), two resource templates, and directory reads
+//! (`skill://<name>` and its subfolders, `inode/directory`) for the Skills
+//! extension. Reads go through the core's safe read: a path that leaves
+//! the skill is refused whatever its spelling.
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    DIRECTORY_MIME_TYPE, ListResourceTemplatesResult, ListResourcesResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use skilldeck::{ResourceContent, ResourceProblem, Skill};
+
+use crate::cursor;
+use crate::engine::Snapshot;
+use crate::uri;
+
+/// The MCP resource describing a skill's `SKILL.md`.
+pub fn skill_md_resource(skill: &Skill, size: Option<u64>) -> Resource {
+    let mut r = Resource::new(uri::skill_md_uri(&skill.name), skill.name.clone())
+        .with_description(skill.description.clone())
+        .with_mime_type("text/markdown");
+    if let Some(size) = size {
+        r = r.with_size(size);
+    }
+    r
+}
+
+/// `resources/list`: every file of every served skill, a page of skills at
+/// a time (a skill's files never straddle pages).
+pub fn list(
+    snapshot: &Snapshot,
+    cursor_in: Option<&str>,
+    skills_per_page: usize,
+) -> Result<ListResourcesResult, ErrorData> {
+    let skills: Vec<&Skill> = snapshot
+        .served()
+        .filter(|s| uri::name_fits_uri(&s.name))
+        .collect();
+    let start = cursor::offset(cursor_in, snapshot.generation)?.min(skills.len());
+    let end = start
+        .saturating_add(skills_per_page.max(1))
+        .min(skills.len());
+    let mut items = Vec::new();
+    for skill in &skills[start..end] {
+        match skilldeck::list_resources(skill) {
+            Ok(listing) => {
+                for file in listing.files {
+                    if file.path == "SKILL.md" {
+                        items.push(skill_md_resource(skill, Some(file.size)));
+                    } else {
+                        let mime = skilldeck::resources::mime_for(&file.path, true);
+                        items.push(
+                            Resource::new(uri::skill_uri(&skill.name, &file.path), file.path)
+                                .with_mime_type(mime)
+                                .with_size(file.size),
+                        );
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(skill = %skill.name, error = %e, "cannot list skill files");
+                items.push(skill_md_resource(skill, None));
+            }
+        }
+    }
+    let mut result = ListResourcesResult::with_all_items(items);
+    result.next_cursor = cursor::next(end, skills.len(), snapshot.generation);
+    Ok(result)
+}
+
+/// `resources/templates/list`: a skill's SKILL.md, and any file of a skill.
+pub fn templates() -> ListResourceTemplatesResult {
+    let skill_md = ResourceTemplate::new("skill://{name}/SKILL.md", "skill-instructions")
+        .with_title("A skill's instructions")
+        .with_description("The SKILL.md of the skill named {name}: frontmatter and instructions.")
+        .with_mime_type("text/markdown");
+    let file = ResourceTemplate::new("skill://{name}/{+path}", "skill-file")
+        .with_title("A file of a skill")
+        .with_description(
+            "The file at {path} (relative, `/`-separated) in the folder of the skill named \
+             {name}. Paths that leave the skill folder are refused.",
+        );
+    ListResourceTemplatesResult::with_all_items(vec![skill_md, file])
+}
+
+fn unknown_resource(uri: &str, why: impl std::fmt::Display) -> ErrorData {
+    ErrorData::resource_not_found(format!("no resource at {uri}: {why}"), None)
+}
+
+/// The skill a `skill://` URI names, and the decoded path.
+fn resolve<'a>(snapshot: &'a Snapshot, uri_text: &str) -> Result<(&'a Skill, String), ErrorData> {
+    let parsed =
+        uri::parse(uri_text).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    let skill = snapshot
+        .get(&parsed.name)
+        .ok_or_else(|| unknown_resource(uri_text, snapshot.unknown_skill_message(&parsed.name)))?;
+    Ok((skill, parsed.path))
+}
+
+fn resource_error(uri_text: &str, error: skilldeck::Error) -> ErrorData {
+    match &error {
+        skilldeck::Error::Resource { problem, .. } => match problem {
+            ResourceProblem::NotFound => unknown_resource(uri_text, "no such file in the skill"),
+            ResourceProblem::Io(_) => ErrorData::internal_error(error.to_string(), None),
+            _ => ErrorData::invalid_params(format!("{uri_text}: {error}"), None),
+        },
+        _ => ErrorData::internal_error(error.to_string(), None),
+    }
+}
+
+/// `resources/read` of a skill file.
+pub fn read(snapshot: &Snapshot, uri_text: &str) -> Result<ResourceContents, ErrorData> {
+    let (skill, path) = resolve(snapshot, uri_text)?;
+    if path.is_empty() {
+        return Err(ErrorData::invalid_params(
+            format!("{uri_text} is a directory resource; read it with resources/directory/read"),
+            None,
+        ));
+    }
+    let resource =
+        skilldeck::read_resource(skill, &path).map_err(|e| resource_error(uri_text, e))?;
+    let mime = resource.mime;
+    Ok(match resource.content {
+        ResourceContent::Text(text) => ResourceContents::text(text, uri_text).with_mime_type(mime),
+        ResourceContent::Binary(bytes) => {
+            use base64::Engine as _;
+            let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
+            ResourceContents::blob(blob, uri_text).with_mime_type(mime)
+        }
+    })
+}
+
+/// `resources/directory/read`: the direct children of a skill folder or one
+/// of its subfolders (files with their metadata, subfolders as
+/// `inode/directory`), a page at a time.
+pub fn read_directory(
+    snapshot: &Snapshot,
+    uri_text: &str,
+    cursor_in: Option<&str>,
+    page: usize,
+) -> Result<ListResourcesResult, ErrorData> {
+    let not_directory =
+        || ErrorData::invalid_params(format!("{uri_text} is not a directory resource"), None);
+    let (skill, dir) = resolve(snapshot, uri_text).map_err(|e| {
+        if e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
+            ErrorData::invalid_params(e.message, None)
+        } else {
+            e
+        }
+    })?;
+    if !uri::name_fits_uri(&skill.name) {
+        return Err(not_directory());
+    }
+    let dir = if dir.is_empty() {
+        dir
+    } else {
+        skilldeck::resources::normalize_resource_path(&dir)
+            .map_err(|p| ErrorData::invalid_params(format!("{uri_text}: {p}"), None))?
+    };
+    let listing = skilldeck::list_resources(skill).map_err(|e| resource_error(uri_text, e))?;
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut children: Vec<Resource> = Vec::new();
+    let mut last_dir: Option<&str> = None;
+    let mut found = dir.is_empty();
+    for file in &listing.files {
+        let Some(rest) = file.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        found = true;
+        match rest.split_once('/') {
+            None if file.path == "SKILL.md" => {
+                children.push(skill_md_resource(skill, Some(file.size)));
+            }
+            None => children.push(
+                Resource::new(uri::skill_uri(&skill.name, &file.path), rest.to_owned())
+                    .with_mime_type(skilldeck::resources::mime_for(rest, true))
+                    .with_size(file.size),
+            ),
+            Some((sub, _)) => {
+                // Files are sorted by path, so a folder's files are adjacent.
+                if last_dir != Some(sub) {
+                    last_dir = Some(sub);
+                    let child = format!("{prefix}{sub}");
+                    children.push(
+                        Resource::new(uri::skill_uri(&skill.name, &child), sub.to_owned())
+                            .with_mime_type(DIRECTORY_MIME_TYPE),
+                    );
+                }
+            }
+        }
+    }
+    if !found && !is_empty_folder(skill, &dir) {
+        return Err(not_directory());
+    }
+    // Folders and files interleave by name in the listing order above; sort
+    // by name for a stable, readable page order.
+    children.sort_by(|a, b| a.name.cmp(&b.name));
+    children.dedup_by(|a, b| a.uri == b.uri);
+    let start = cursor::offset(cursor_in, snapshot.generation)?.min(children.len());
+    let end = start.saturating_add(page.max(1)).min(children.len());
+    let total = children.len();
+    let items: Vec<Resource> = children.drain(start..end).collect();
+    let mut result = ListResourcesResult::with_all_items(items);
+    result.next_cursor = cursor::next(end, total, snapshot.generation);
+    Ok(result)
+}
+
+/// True when `dir` is a folder inside the skill with no listable file (an
+/// empty folder is a directory resource with no children). Checked on the
+/// resolved path, which must stay inside the skill's real folder.
+fn is_empty_folder(skill: &Skill, dir: &str) -> bool {
+    let root = skill.real_dir();
+    std::fs::canonicalize(root.join(dir)).is_ok_and(|real| real.starts_with(root) && real.is_dir())
+}

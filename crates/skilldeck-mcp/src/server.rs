@@ -1,0 +1,524 @@
+//! [`SkillServer`]: the `rmcp` [`ServerHandler`] over an [`Engine`]. One
+//! value per MCP session (stdio: the process; HTTP: each `initialize`d
+//! session, or each request of a 2026-07-28 stateless client), all sharing
+//! one engine.
+//!
+//! Every request runs in a `request` span carrying `request_id`,
+//! `trace_id` (from a W3C `traceparent` in `_meta` when the client sends
+//! one, else a fresh id) and `method`, so each log line names its request.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio::sync::broadcast::error::RecvError;
+use tracing::Instrument as _;
+
+use crate::engine::{Change, Engine, Snapshot};
+use crate::extension::{self, EntryError};
+use crate::{cursor, prompts, resources, tools, uri};
+
+/// `_meta` key a client may set to name its conversation: activations are
+/// tracked per conversation instead of per MCP session (needed by
+/// 2026-07-28 clients, which have no sessions).
+pub const CONVERSATION_META_KEY: &str = "dev.skilldeck/conversation";
+
+/// How often an idle notification forwarder checks that its session is
+/// still open.
+const FORWARDER_POLL: Duration = Duration::from_secs(30);
+
+/// The MCP face of an [`Engine`]; cheap to clone (one per session).
+#[derive(Debug, Clone)]
+pub struct SkillServer {
+    engine: Arc<Engine>,
+    session: Arc<str>,
+}
+
+impl SkillServer {
+    /// A server for a new session over `engine`.
+    pub fn new(engine: Arc<Engine>) -> Self {
+        let session = Arc::from(engine.new_session_key());
+        SkillServer { engine, session }
+    }
+
+    /// The shared engine.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// The conversation key for activation tracking (see
+    /// [`CONVERSATION_META_KEY`]); else the HTTP session id; else this
+    /// session.
+    fn conversation(
+        &self,
+        meta: Option<&RequestMetaObject>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> String {
+        let from_meta = |m: &RequestMetaObject| {
+            m.get(CONVERSATION_META_KEY)
+                .and_then(|v| v.as_str())
+                .map(|s| format!("meta:{s}"))
+        };
+        if let Some(c) = meta.and_then(from_meta).or_else(|| from_meta(&ctx.meta)) {
+            return c;
+        }
+        if let Some(parts) = ctx.extensions.get::<http::request::Parts>()
+            && let Some(id) = parts
+                .headers
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+        {
+            return format!("http:{id}");
+        }
+        self.session.to_string()
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.engine.options().list_ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
+fn trace_id_from(meta: &RequestMetaObject) -> Option<String> {
+    let tp = meta.get("traceparent")?.as_str()?;
+    let mut parts = tp.split('-');
+    let (_version, trace) = (parts.next()?, parts.next()?);
+    (trace.len() == 32 && trace.bytes().all(|b| b.is_ascii_hexdigit()) && trace != "0".repeat(32))
+        .then(|| trace.to_ascii_lowercase())
+}
+
+fn fresh_trace_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let state = RandomState::new();
+    format!("{:016x}{:016x}", state.hash_one(n), state.hash_one(!n))
+}
+
+fn request_span(
+    method: &'static str,
+    ctx: &RequestContext<RoleServer>,
+    session: &str,
+) -> tracing::Span {
+    let trace_id = trace_id_from(&ctx.meta).unwrap_or_else(fresh_trace_id);
+    tracing::info_span!("request", request_id = %ctx.id, trace_id = %trace_id, method, session)
+}
+
+/// Runs blocking file work off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ErrorData> + Send + 'static,
+) -> Result<T, ErrorData> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("request task failed: {e}"), None))?
+}
+
+fn log_result<T>(result: &Result<T, ErrorData>) {
+    match result {
+        Ok(_) => tracing::debug!("ok"),
+        Err(e) if e.code == ErrorCode::INTERNAL_ERROR => {
+            tracing::error!(code = e.code.0, error = %e.message, "failed")
+        }
+        Err(e) => tracing::info!(code = e.code.0, error = %e.message, "refused"),
+    }
+}
+
+fn entry_error(e: EntryError) -> ErrorData {
+    match e {
+        EntryError::NotServable { .. } => ErrorData::invalid_params(e.to_string(), None),
+        EntryError::Read { .. } => ErrorData::internal_error(e.to_string(), None),
+    }
+}
+
+impl ServerHandler for SkillServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_skills_with_directory_read()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("skilldeck", env!("CARGO_PKG_VERSION"))
+                    .with_title("skilldeck")
+                    .with_description("Agent Skills: activate, read and search SKILL.md skills"),
+            )
+            .with_instructions(
+                "This server serves Agent Skills. Before a task, check the `activate_skill` \
+                 tool's catalog; when a skill matches, activate it and follow its instructions. \
+                 Skill files are also resources under skill://<name>/<path>.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let span = request_span("tools/list", &ctx, &self.session);
+        let _enter = span.enter();
+        let snapshot = self.engine.snapshot();
+        let tools = tools::definitions(&snapshot, self.engine.options());
+        tracing::debug!(tools = tools.len(), "listed");
+        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(self.ttl_ms()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = request_span("tools/call", &ctx, &self.session);
+        let conversation = self.conversation(request.meta.as_ref(), &ctx);
+        let engine = Arc::clone(&self.engine);
+        async move {
+            let snapshot = engine.snapshot();
+            let args = request.arguments.unwrap_or_default();
+            let name = request.name.to_string();
+            tracing::info!(tool = %name, "call");
+            let result: Result<CallToolResult, ErrorData> = if snapshot.is_empty() {
+                Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool '{name}': no skill is loaded, so no skill tools are offered"
+                    ),
+                    None,
+                ))
+            } else {
+                match name.as_str() {
+                    tools::ACTIVATE => {
+                        Ok(tools::activate(&engine, &snapshot, &conversation, &args))
+                    }
+                    tools::READ => blocking(move || Ok(tools::read(&snapshot, &args))).await,
+                    tools::SEARCH => Ok(tools::search(&snapshot, &args)),
+                    other => Err(ErrorData::invalid_params(
+                        format!(
+                            "unknown tool '{other}'; the tools are {}, {} and {}",
+                            tools::ACTIVATE,
+                            tools::READ,
+                            tools::SEARCH
+                        ),
+                        None,
+                    )),
+                }
+            };
+            if let Ok(r) = &result
+                && r.is_error == Some(true)
+            {
+                tracing::info!(tool = %name, "tool error");
+            }
+            log_result(&result);
+            result.map(CallToolResponse::from)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let span = request_span("prompts/list", &ctx, &self.session);
+        let _enter = span.enter();
+        let snapshot = self.engine.snapshot();
+        let result = prompts::list(
+            &snapshot,
+            request.as_ref().and_then(|r| r.cursor.as_deref()),
+        )
+        .map(|r| r.with_ttl_ms(self.ttl_ms()));
+        log_result(&result);
+        result
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let span = request_span("prompts/get", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        async move {
+            let snapshot = engine.snapshot();
+            tracing::info!(prompt = %request.name, "get");
+            let result = blocking(move || {
+                prompts::get(
+                    &engine,
+                    &snapshot,
+                    &request.name,
+                    request.arguments.as_ref(),
+                )
+            })
+            .await;
+            log_result(&result);
+            result.map(GetPromptResponse::from)
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let span = request_span("resources/list", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        let ttl = self.ttl_ms();
+        async move {
+            let snapshot = engine.snapshot();
+            let page = engine.options().page_size;
+            let cursor = request.and_then(|r| r.cursor);
+            let result = blocking(move || resources::list(&snapshot, cursor.as_deref(), page))
+                .await
+                .map(|r| r.with_ttl_ms(ttl));
+            log_result(&result);
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let span = request_span("resources/templates/list", &ctx, &self.session);
+        let _enter = span.enter();
+        Ok(resources::templates().with_ttl_ms(self.ttl_ms()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let span = request_span("resources/read", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        let ttl = self.ttl_ms();
+        async move {
+            let snapshot = engine.snapshot();
+            tracing::info!(uri = %request.uri, "read");
+            let result = blocking(move || resources::read(&snapshot, &request.uri)).await;
+            log_result(&result);
+            result.map(|contents| {
+                ReadResourceResult::new(vec![contents])
+                    .with_ttl_ms(ttl)
+                    .into()
+            })
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let span = request_span("resources/directory/read", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        async move {
+            let snapshot = engine.snapshot();
+            let page = engine.options().page_size;
+            tracing::info!(uri = %request.uri, "read directory");
+            let result = blocking(move || {
+                resources::read_directory(&snapshot, &request.uri, request.cursor.as_deref(), page)
+            })
+            .await;
+            log_result(&result);
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let span = request_span("skills/list", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        let ttl = self.ttl_ms();
+        async move {
+            let snapshot = engine.snapshot();
+            let cursor = request.and_then(|r| r.cursor);
+            let result = blocking(move || list_skills_page(&engine, &snapshot, cursor.as_deref()))
+                .await
+                .map(|r| r.with_ttl_ms(ttl));
+            log_result(&result);
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let span = request_span("skills/get", &ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        let ttl = self.ttl_ms();
+        async move {
+            let snapshot = engine.snapshot();
+            tracing::info!(uri = %request.uri, "get");
+            let result = blocking(move || {
+                let unknown = || {
+                    ErrorData::invalid_params(
+                        format!("No skill is served at {}", request.uri),
+                        None,
+                    )
+                };
+                let parsed = uri::parse(&request.uri).map_err(|_| unknown())?;
+                if parsed.path != "SKILL.md" || uri::skill_md_uri(&parsed.name) != request.uri {
+                    return Err(unknown());
+                }
+                let skill = snapshot.get(&parsed.name).ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "No skill is served at {}: {}",
+                            request.uri,
+                            snapshot.unknown_skill_message(&parsed.name)
+                        ),
+                        None,
+                    )
+                })?;
+                let entry = extension::entry(&engine, skill).map_err(entry_error)?;
+                let mut result = GetSkillResult::new(entry);
+                result.ttl_ms = Some(ttl);
+                Ok(result)
+            })
+            .await;
+            log_result(&result);
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
+        // Sessions opened with `initialize` (2025-11-25 and older) get
+        // list_changed notifications pushed; 2026-07-28 clients ask for
+        // them with subscriptions/listen (below).
+        let mut changes = self.engine.subscribe();
+        let peer = ctx.peer;
+        let session = Arc::clone(&self.session);
+        tracing::info!(%session, "client initialized");
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    () = tokio::time::sleep(FORWARDER_POLL) => {
+                        if peer.is_transport_closed() { break } else { continue }
+                    }
+                };
+                let change = match change {
+                    Ok(c) => c,
+                    // Missed some: tell everything.
+                    Err(RecvError::Lagged(_)) => Change::Catalog,
+                    Err(RecvError::Closed) => break,
+                };
+                let sent = match change {
+                    Change::Catalog => {
+                        let a = peer.notify_tool_list_changed().await;
+                        let b = peer.notify_prompt_list_changed().await;
+                        let c = peer.notify_resource_list_changed().await;
+                        a.and(b).and(c)
+                    }
+                    Change::Resources => peer.notify_resource_list_changed().await,
+                };
+                if sent.is_err() {
+                    tracing::debug!(%session, "session closed; notifications stop");
+                    break;
+                }
+                tracing::info!(%session, ?change, "list_changed sent");
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let offered = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .prompts_list_changed()
+            .resources_list_changed()
+            .build();
+        Some(requested.intersection(&offered))
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.engine.subscribe();
+        let accepted = subscription.accepted().clone();
+        let sink = subscription.sink();
+        loop {
+            let change = tokio::select! {
+                () = subscription.cancelled() => return Ok(()),
+                change = changes.recv() => change,
+            };
+            let change = match change {
+                Ok(c) => c,
+                Err(RecvError::Lagged(_)) => Change::Catalog,
+                Err(RecvError::Closed) => return Ok(()),
+            };
+            let catalog = change == Change::Catalog;
+            let mut result = Ok(());
+            if catalog && accepted.tools_list_changed == Some(true) {
+                result = result.and(sink.notify_tool_list_changed().await);
+            }
+            if catalog && accepted.prompts_list_changed == Some(true) {
+                result = result.and(sink.notify_prompt_list_changed().await);
+            }
+            if accepted.resources_list_changed == Some(true) {
+                result = result.and(sink.notify_resource_list_changed().await);
+            }
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "subscription closed");
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// One page of `skills/list`: skills without an entry (see
+/// [`crate::extension`]) are left out and logged.
+fn list_skills_page(
+    engine: &Engine,
+    snapshot: &Snapshot,
+    cursor_in: Option<&str>,
+) -> Result<ListSkillsResult, ErrorData> {
+    let skills: Vec<&skilldeck::Skill> = snapshot.served().collect();
+    let start = cursor::offset(cursor_in, snapshot.generation)?.min(skills.len());
+    let end = start
+        .saturating_add(engine.options().page_size.max(1))
+        .min(skills.len());
+    let mut entries = Vec::with_capacity(end - start);
+    for skill in &skills[start..end] {
+        match extension::entry(engine, skill) {
+            Ok(e) => entries.push(e),
+            Err(e) => tracing::info!(error = %e, "left out of skills/list"),
+        }
+    }
+    let mut result = ListSkillsResult::with_all_items(entries);
+    result.next_cursor = cursor::next(end, skills.len(), snapshot.generation);
+    Ok(result)
+}

@@ -1,0 +1,241 @@
+//! Running the server: over stdio (one client, the default) or streamable
+//! HTTP (many clients; `Host` and `Origin` validated against DNS rebinding;
+//! an optional bearer token). Both stop cleanly on Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::ServiceExt as _;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::options::{HttpOptions, ServeOptions};
+use crate::reload;
+use crate::server::SkillServer;
+
+/// The HTTP path the MCP endpoint is served at.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Host names always accepted in the `Host` header.
+pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::Runtime)
+}
+
+/// Discovers the deck (on a blocking thread), logs what was loaded, and
+/// starts the watcher when reload is on.
+async fn start(options: ServeOptions) -> Result<(Arc<Engine>, Option<reload::Watcher>), Error> {
+    let started = Instant::now();
+    let engine = tokio::task::spawn_blocking(move || Engine::new(options))
+        .await
+        .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
+    let engine = Arc::new(engine);
+    let snapshot = engine.snapshot();
+    let errors = snapshot
+        .deck
+        .diagnostics()
+        .iter()
+        .filter(|d| d.severity == skilldeck::Severity::Error)
+        .inspect(|d| tracing::warn!(diagnostic = %d, "skill not loaded"))
+        .count();
+    tracing::info!(
+        skills = snapshot.deck.len(),
+        skipped = errors,
+        shadowed = snapshot.deck.shadowed().len(),
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "skills loaded"
+    );
+    let watcher = match engine.options().reload {
+        Some(debounce) => Some(reload::watch(Arc::clone(&engine), debounce)?),
+        None => None,
+    };
+    Ok((engine, watcher))
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down");
+}
+
+/// Serves one client on stdin/stdout until it disconnects or a signal
+/// arrives. Lines longer than `options.max_request_bytes` are dropped
+/// (logged), and the server keeps reading.
+pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
+    runtime()?.block_on(async move {
+        let max = options.max_request_bytes;
+        let (engine, _watcher) = start(options).await?;
+        let transport = AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout())
+            .with_max_line_length(max);
+        let service = SkillServer::new(engine)
+            .serve(transport)
+            .await
+            .map_err(|e| Error::Transport(e.to_string()))?;
+        let cancel = service.cancellation_token();
+        tokio::select! {
+            quit = service.waiting() => {
+                tracing::info!(reason = ?quit, "client disconnected");
+            }
+            () = shutdown_signal() => cancel.cancel(),
+        }
+        Ok(())
+    })
+}
+
+/// Reads the bearer token from `path`: the first line, trimmed; empty is
+/// an error.
+fn read_token(path: &Path) -> Result<String, Error> {
+    let fail = |message: String| Error::TokenFile {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let token = text.lines().next().unwrap_or("").trim();
+    if token.is_empty() {
+        return Err(fail("holds no token".to_owned()));
+    }
+    if token.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(fail(
+            "the token must be one word of printable characters".to_owned(),
+        ));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(path)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            tracing::warn!(path = %path.display(), "token file is readable by other users (chmod 600 it)");
+        }
+    }
+    Ok(token.to_owned())
+}
+
+/// Compares without an early exit on the first differing byte.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => next.run(request).await,
+        _ => {
+            tracing::info!(path = %request.uri().path(), "refused: missing or wrong bearer token");
+            let mut response = (
+                StatusCode::UNAUTHORIZED,
+                "a valid bearer token is required\n",
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
+/// The HTTP router (the MCP endpoint at [`HTTP_PATH`]), for hosts that
+/// mount it in their own server. `token`: require `Authorization: Bearer`.
+pub fn router(
+    engine: Arc<Engine>,
+    http: &HttpOptions,
+    token: Option<String>,
+    cancel: CancellationToken,
+) -> axum::Router {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    hosts.extend(http.allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(http.allowed_origins.clone())
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(engine.options().max_request_bytes)
+        .with_cancellation_token(cancel);
+    let service = StreamableHttpService::new(
+        move || Ok(SkillServer::new(Arc::clone(&engine))),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let router = axum::Router::new().nest_service(HTTP_PATH, service);
+    match token {
+        Some(token) => router.layer(middleware::from_fn_with_state(
+            Arc::<str>::from(token),
+            require_bearer,
+        )),
+        None => router,
+    }
+}
+
+/// Serves streamable HTTP on `http.addr` until a signal arrives.
+pub fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+    let token = http.token_file.as_deref().map(read_token).transpose()?;
+    if token.is_none() && !http.addr.ip().is_loopback() {
+        return Err(Error::Unauthenticated { addr: http.addr });
+    }
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(http.addr)
+            .await
+            .map_err(|source| Error::Bind {
+                addr: http.addr,
+                source,
+            })?;
+        let local: SocketAddr = listener.local_addr().map_err(|source| Error::Bind {
+            addr: http.addr,
+            source,
+        })?;
+        let (engine, _watcher) = start(options).await?;
+        let cancel = CancellationToken::new();
+        let app = router(engine, &http, token, cancel.child_token());
+        tracing::info!(url = %format!("http://{local}{HTTP_PATH}"), "listening");
+        // The first line on stderr names the address (useful with port 0).
+        eprintln!("skilldeck serve: listening on http://{local}{HTTP_PATH}");
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                shutdown_signal().await;
+                cancel.cancel();
+            })
+            .await
+            .map_err(|e| Error::Transport(e.to_string()))
+    })
+}

@@ -1,0 +1,184 @@
+//! `skill://` URIs: `skill://<name>/<path>` for a file of the skill named
+//! `<name>`, `skill://<name>` for its folder (the Skills extension's
+//! directory resource). Path segments are percent-encoded where a URI needs
+//! it; the skill name is the URI's authority and is used as is (names with
+//! characters a URI cannot carry there get no URI: [`name_fits_uri`]).
+
+use std::fmt::Write as _;
+
+/// The URI scheme.
+pub const SCHEME: &str = "skill://";
+
+/// A parsed `skill://` URI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillUri {
+    /// The skill's name (the authority).
+    pub name: String,
+    /// The path inside the skill folder, decoded, `/`-separated; empty for
+    /// the folder itself.
+    pub path: String,
+}
+
+/// Why a URI is not a skill URI.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UriError {
+    /// Another scheme.
+    #[error("{0} is not a skill:// URI")]
+    Scheme(String),
+    /// `skill://` with nothing after it, or a query or fragment.
+    #[error("{0} is not a skill file or folder URI")]
+    Malformed(String),
+    /// A `%` escape that is not two hex digits or does not decode to UTF-8.
+    #[error("{0} has a malformed percent escape")]
+    Escape(String),
+}
+
+/// True when `name` can be a URI authority as is: letters, digits, `-`,
+/// `_`, `.` (spec-valid names are a subset).
+pub fn name_fits_uri(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// `skill://<name>/<path>`, or `skill://<name>` when `path` is empty.
+pub fn skill_uri(name: &str, path: &str) -> String {
+    let mut uri = String::with_capacity(SCHEME.len() + name.len() + 1 + path.len());
+    uri.push_str(SCHEME);
+    uri.push_str(name);
+    if !path.is_empty() {
+        uri.push('/');
+        encode_path(&mut uri, path);
+    }
+    uri
+}
+
+/// The URI of a skill's `SKILL.md`.
+pub fn skill_md_uri(name: &str) -> String {
+    skill_uri(name, "SKILL.md")
+}
+
+fn encode_path(out: &mut String, path: &str) {
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'/'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+            )
+        {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+}
+
+/// Parses a `skill://` URI. The path is percent-decoded but not otherwise
+/// checked: the core's resource rules (no `..`, no absolute paths, ...)
+/// apply when it is read.
+pub fn parse(uri: &str) -> Result<SkillUri, UriError> {
+    let rest = uri
+        .strip_prefix(SCHEME)
+        .ok_or_else(|| UriError::Scheme(uri.to_owned()))?;
+    if rest.contains(['?', '#']) {
+        return Err(UriError::Malformed(uri.to_owned()));
+    }
+    let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+    if name.is_empty() {
+        return Err(UriError::Malformed(uri.to_owned()));
+    }
+    let path =
+        decode(path.trim_end_matches('/')).ok_or_else(|| UriError::Escape(uri.to_owned()))?;
+    Ok(SkillUri {
+        name: name.to_owned(),
+        path,
+    })
+}
+
+fn decode(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_through_percent_encoding() {
+        let uri = skill_uri("pdf", "references/a file%.md");
+        assert_eq!(uri, "skill://pdf/references/a%20file%25.md");
+        assert_eq!(
+            parse(&uri).unwrap(),
+            SkillUri {
+                name: "pdf".into(),
+                path: "references/a file%.md".into()
+            }
+        );
+    }
+
+    #[test]
+    fn folder_uris_have_no_trailing_slash() {
+        assert_eq!(skill_uri("pdf", ""), "skill://pdf");
+        assert_eq!(parse("skill://pdf").unwrap().path, "");
+        assert_eq!(parse("skill://pdf/templates/").unwrap().path, "templates");
+    }
+
+    #[test]
+    fn other_schemes_queries_and_bad_escapes_are_refused() {
+        assert!(matches!(
+            parse("file:///etc/passwd"),
+            Err(UriError::Scheme(_))
+        ));
+        assert!(matches!(parse("skill://"), Err(UriError::Malformed(_))));
+        assert!(matches!(
+            parse("skill://a/b?x=1"),
+            Err(UriError::Malformed(_))
+        ));
+        assert!(matches!(parse("skill://a/%zz"), Err(UriError::Escape(_))));
+        assert!(matches!(parse("skill://a/%ff"), Err(UriError::Escape(_))));
+    }
+
+    #[test]
+    fn names_that_cannot_be_an_authority_get_no_uri() {
+        assert!(name_fits_uri("pdf-processing"));
+        assert!(name_fits_uri("données"));
+        assert!(!name_fits_uri("has space"));
+        assert!(!name_fits_uri("a/b"));
+        assert!(!name_fits_uri(""));
+    }
+}
