@@ -195,12 +195,19 @@ pub fn read_directory(
             }
         }
     }
-    if !found && !is_empty_folder(skill, &dir) {
+    // Folders holding no listable file (empty ones) are children too.
+    let subfolders = subfolders(skill, &dir);
+    if !found && subfolders.is_none() {
         return Err(not_directory());
     }
-    // Folders and files interleave by name in the listing order above; sort
-    // by name for a stable, readable page order.
-    children.sort_by(|a, b| a.name.cmp(&b.name));
+    for sub in subfolders.unwrap_or_default() {
+        let child = format!("{prefix}{sub}");
+        children.push(
+            Resource::new(uri::skill_uri(&skill.name, &child), sub)
+                .with_mime_type(DIRECTORY_MIME_TYPE),
+        );
+    }
+    children.sort_by(|a, b| a.uri.cmp(&b.uri));
     children.dedup_by(|a, b| a.uri == b.uri);
     let start = cursor::offset(cursor_in, snapshot.generation)?.min(children.len());
     let end = start.saturating_add(page.max(1)).min(children.len());
@@ -211,10 +218,30 @@ pub fn read_directory(
     Ok(result)
 }
 
-/// True when `dir` is a folder inside the skill with no listable file (an
-/// empty folder is a directory resource with no children). Checked on the
-/// resolved path, which must stay inside the skill's real folder.
-fn is_empty_folder(skill: &Skill, dir: &str) -> bool {
+/// The names of the folders directly in `dir` (relative to the skill
+/// folder), or `None` when `dir` is not a folder inside the skill. Resolved
+/// paths must stay inside the skill's real folder; `.git` and
+/// `node_modules` are skipped, as in the file listing.
+fn subfolders(skill: &Skill, dir: &str) -> Option<Vec<String>> {
     let root = skill.real_dir();
-    std::fs::canonicalize(root.join(dir)).is_ok_and(|real| real.starts_with(root) && real.is_dir())
+    let real = std::fs::canonicalize(root.join(dir)).ok()?;
+    if !real.starts_with(root) || !real.is_dir() {
+        return None;
+    }
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&real).ok()?.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if skilldeck::walk::SKIPPED_DIRS.contains(&name.as_str()) {
+            continue;
+        }
+        let inside =
+            std::fs::canonicalize(entry.path()).is_ok_and(|p| p.starts_with(root) && p.is_dir());
+        let plain = skilldeck::resources::normalize_resource_path(&name).is_ok_and(|n| n == name);
+        if inside && plain {
+            names.push(name);
+        }
+    }
+    Some(names)
 }
