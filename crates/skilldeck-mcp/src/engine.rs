@@ -9,7 +9,7 @@ use std::num::NonZeroUsize;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use lru::LruCache;
 use skilldeck::{
@@ -46,8 +46,9 @@ pub struct Snapshot {
     pub tool_description: String,
     /// Model-invocable skills, in deck order (the `name` enum).
     pub model_names: Vec<String>,
-    /// BM25 over names and descriptions.
-    pub search: SearchIndex,
+    /// BM25 over names and descriptions, built on the first search (it is
+    /// not needed to answer the first request).
+    search: OnceLock<SearchIndex>,
 }
 
 impl Snapshot {
@@ -61,15 +62,20 @@ impl Snapshot {
             .map(|s| s.name.clone())
             .collect();
         let tool_description = tool_description(&catalog.text, model_names.len());
-        let search = SearchIndex::new(deck.skills());
         Ok(Snapshot {
             generation,
             fingerprint: catalog_fingerprint(&deck),
             deck,
             tool_description,
             model_names,
-            search,
+            search: OnceLock::new(),
         })
+    }
+
+    /// The search index (built on first use).
+    pub fn search_index(&self) -> &SearchIndex {
+        self.search
+            .get_or_init(|| SearchIndex::new(self.deck.skills()))
     }
 
     /// The served skill named `name` (mode `off` skills are not served).

@@ -231,7 +231,7 @@ pub fn search(snapshot: &Snapshot, args: &JsonObject) -> CallToolResult {
             }
         };
         let hits = snapshot
-            .search
+            .search_index()
             .search(&SearchQuery::new(query).limit(limit));
         let mut text = String::new();
         let mut results = Vec::with_capacity(hits.len());

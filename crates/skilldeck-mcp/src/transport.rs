@@ -36,9 +36,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
         .map_err(Error::Runtime)
 }
 
+/// The watcher, being set up in the background (kept alive while held).
+type WatchTask = Option<tokio::task::JoinHandle<Result<reload::Watcher, Error>>>;
+
 /// Discovers the deck (on a blocking thread), logs what was loaded, and
-/// starts the watcher when reload is on.
-async fn start(options: ServeOptions) -> Result<(Arc<Engine>, Option<reload::Watcher>), Error> {
+/// starts the watcher when reload is on. Registering the watches walks
+/// every folder again, so it runs in the background: the first answer does
+/// not wait for it. Once watching, the deck is checked once more, so an
+/// edit made in between is not missed.
+async fn start(options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Error> {
     let started = Instant::now();
     let engine = tokio::task::spawn_blocking(move || Engine::new(options))
         .await
@@ -59,10 +65,21 @@ async fn start(options: ServeOptions) -> Result<(Arc<Engine>, Option<reload::Wat
         elapsed_ms = started.elapsed().as_millis() as u64,
         "skills loaded"
     );
-    let watcher = match engine.options().reload {
-        Some(debounce) => Some(reload::watch(Arc::clone(&engine), debounce)?),
-        None => None,
-    };
+    let watcher = engine.options().reload.map(|debounce| {
+        let engine = Arc::clone(&engine);
+        tokio::task::spawn_blocking(move || {
+            let watcher = reload::watch(Arc::clone(&engine), debounce);
+            match &watcher {
+                Ok(_) => {
+                    if let Err(e) = engine.reload() {
+                        tracing::error!(error = %e, "reload failed");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "hot reload is off"),
+            }
+            watcher
+        })
+    });
     Ok((engine, watcher))
 }
 
