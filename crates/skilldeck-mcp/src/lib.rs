@@ -34,6 +34,7 @@ pub mod prompts;
 pub mod reload;
 pub mod resources;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 pub mod transport;
 pub mod uri;

@@ -22,9 +22,13 @@ use crate::error::Error;
 use crate::options::{HttpOptions, ServeOptions};
 use crate::reload;
 use crate::server::SkillServer;
+use crate::stdio;
 
 /// The HTTP path the MCP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";
+
+/// How long shutdown waits for blocked reads before leaving them.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Host names always accepted in the `Host` header.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -112,11 +116,12 @@ async fn shutdown_signal() {
 /// arrives. Lines longer than `options.max_request_bytes` are dropped
 /// (logged), and the server keeps reading.
 pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
-    runtime()?.block_on(async move {
+    let runtime = runtime()?;
+    let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
-        let transport = AsyncRwTransport::new_server(tokio::io::stdin(), tokio::io::stdout())
-            .with_max_line_length(max);
+        let (read, write) = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
+        let transport = AsyncRwTransport::new_server(read, write);
         let service = SkillServer::new(engine)
             .serve(transport)
             .await
@@ -129,7 +134,10 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
             () = shutdown_signal() => cancel.cancel(),
         }
         Ok(())
-    })
+    });
+    // A stdin read may still be blocked on a thread; do not wait for it.
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
 }
 
 /// Reads the bearer token from `path`: the first line, trimmed; empty is
