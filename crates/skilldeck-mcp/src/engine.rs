@@ -115,8 +115,16 @@ impl Snapshot {
             return format!("skill '{name}' is not available: {problem}");
         }
         let mut message = format!("no skill named '{name}'");
-        if let Some(hint) = skilldeck::did_you_mean(name, self.served().map(|s| s.name.as_str())) {
-            message.push_str(&format!("; did you mean '{hint}'?"));
+        let quoted: Vec<String> = skilldeck::suggest(name, self.served().map(|s| s.name.as_str()))
+            .iter()
+            .map(|s| format!("'{s}'"))
+            .collect();
+        match quoted.as_slice() {
+            [] => {}
+            [one] => message.push_str(&format!("; did you mean {one}?")),
+            [rest @ .., last] => {
+                message.push_str(&format!("; did you mean {} or {last}?", rest.join(", ")));
+            }
         }
         message
     }

@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
-    PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
-    ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, GetSkillRequestParams, GetSkillResult,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestMetaObject, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -33,6 +33,27 @@ use crate::{cursor, prompts, resources, tools, uri};
 /// tracked per conversation instead of per MCP session (needed by
 /// 2026-07-28 clients, which have no sessions).
 pub const CONVERSATION_META_KEY: &str = "dev.skilldeck/conversation";
+
+/// Methods this server implements: a request for one of them that reaches
+/// the custom-request fallback had params that did not decode.
+const STANDARD_METHODS: [&str; 16] = [
+    "initialize",
+    "server/discover",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/directory/read",
+    "skills/list",
+    "skills/get",
+    "subscriptions/listen",
+    "completion/complete",
+    "logging/setLevel",
+];
 
 /// How often an idle notification forwarder checks that its session is
 /// still open.
@@ -412,6 +433,34 @@ impl ServerHandler for SkillServer {
         }
         .instrument(span)
         .await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let span = request_span("custom", &ctx, &self.session);
+        let _enter = span.enter();
+        // rmcp hands a standard method whose params did not decode to this
+        // fallback: that is a bad request, not an unknown method.
+        let error = if STANDARD_METHODS.contains(&request.method.as_str()) {
+            ErrorData::invalid_params(
+                format!(
+                    "invalid params for {}: they do not match the method's schema",
+                    request.method
+                ),
+                None,
+            )
+        } else {
+            ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {}", request.method),
+                None,
+            )
+        };
+        log_result::<()>(&Err(error.clone()));
+        Err(error)
     }
 
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {

@@ -6,6 +6,7 @@
 //! request) for a line over the size cap, both with `"id": null`, and the
 //! session goes on. Everything else passes through unchanged.
 
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
@@ -19,15 +20,46 @@ const OUTPUT_QUEUE: usize = 256;
 /// and writes responses to the second.
 pub type ServiceEnds = (DuplexStream, DuplexStream);
 
-fn error_line(code: i32, message: &str) -> Vec<u8> {
+fn error_line(code: i32, id: &Value, message: &str) -> Vec<u8> {
     let mut line = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": code, "message": message}
     }))
     .unwrap_or_default();
     line.push(b'\n');
     line
+}
+
+/// Why `message` is not a JSON-RPC 2.0 request, notification or response,
+/// with the id to answer under (the message's, when it has a valid one).
+fn envelope_problem(message: &Value) -> Option<(Value, &'static str)> {
+    let Value::Object(fields) = message else {
+        return Some((
+            Value::Null,
+            match message {
+                Value::Array(_) => "JSON-RPC batches are not supported",
+                _ => "a JSON-RPC message must be an object",
+            },
+        ));
+    };
+    let id = match fields.get("id") {
+        None => Value::Null,
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
+        Some(_) => return Some((Value::Null, "`id` must be a string, a number or null")),
+    };
+    if fields.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some((id, "`jsonrpc` must be \"2.0\""));
+    }
+    match fields.get("method") {
+        Some(Value::String(_)) => match fields.get("params") {
+            None | Some(Value::Object(_) | Value::Array(_)) => None,
+            Some(_) => Some((id, "`params` must be an object")),
+        },
+        Some(_) => Some((id, "`method` must be a string")),
+        None if fields.contains_key("result") || fields.contains_key("error") => None,
+        None => Some((id, "a request needs a `method`")),
+    }
 }
 
 /// Starts the guard over `input` and `output` (stdin and stdout in the
@@ -83,12 +115,24 @@ where
             if oversized {
                 tracing::warn!(max_bytes = max, "request over the size cap refused");
                 let message = format!("request too large: over {max} bytes");
-                if lines.send(error_line(-32600, &message)).await.is_err() {
+                if lines
+                    .send(error_line(-32600, &Value::Null, &message))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             } else if !line.iter().all(u8::is_ascii_whitespace) {
-                match serde_json::from_slice::<serde::de::IgnoredAny>(&line) {
-                    Ok(_) => {
+                match serde_json::from_slice::<Value>(&line) {
+                    Ok(message) => {
+                        if let Some((id, why)) = envelope_problem(&message) {
+                            tracing::warn!(reason = why, "invalid request refused");
+                            let text = format!("invalid request: {why}");
+                            if lines.send(error_line(-32600, &id, &text)).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         let mut line = line;
                         if line.last() != Some(&b'\n') {
                             line.push(b'\n');
@@ -100,7 +144,11 @@ where
                     Err(e) => {
                         tracing::warn!(error = %e, "unparsable request refused");
                         let message = format!("parse error: {e}");
-                        if lines.send(error_line(-32700, &message)).await.is_err() {
+                        if lines
+                            .send(error_line(-32700, &Value::Null, &message))
+                            .await
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -189,10 +237,13 @@ mod tests {
     #[tokio::test]
     async fn a_line_over_the_cap_gets_an_invalid_request_error_and_the_next_passes() {
         let mut input = vec![b'['; 5000];
-        input.extend_from_slice(b"\n{\"id\":2}\n");
+        input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
         let input: &'static [u8] = Box::leak(input.into_boxed_slice());
         let (passed, answered) = through_guard(input, 100).await;
-        assert_eq!(passed, b"{\"id\":2}\n");
+        assert_eq!(
+            passed,
+            b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n"
+        );
         let answer: serde_json::Value = serde_json::from_slice(&answered).unwrap();
         assert_eq!(answer["error"]["code"], -32600);
         assert!(
@@ -204,9 +255,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_message_that_is_not_json_rpc_gets_invalid_request_with_its_id() {
+        let (passed, answered) = through_guard(
+            b"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"x\",\"params\":\"s\"}\n\
+              {\"jsonrpc\":\"2.0\",\"id\":16}\n{\"jsonrpc\":\"1.0\",\"id\":\"a\",\"method\":\"x\"}\n\
+              [1]\n{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"x\"}\n",
+            1024,
+        )
+        .await;
+        assert!(passed.is_empty());
+        let ids: Vec<serde_json::Value> = answered
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice::<serde_json::Value>(l).unwrap())
+            .inspect(|a| assert_eq!(a["error"]["code"], -32600))
+            .map(|a| a["id"].clone())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                serde_json::json!(10),
+                serde_json::json!(16),
+                serde_json::json!("a"),
+                serde_json::Value::Null,
+                serde_json::Value::Null
+            ]
+        );
+    }
+
+    #[tokio::test]
     async fn a_last_line_without_newline_still_passes() {
-        let (passed, answered) = through_guard(b"{\"id\":3}", 100).await;
-        assert_eq!(passed, b"{\"id\":3}\n");
+        let (passed, answered) =
+            through_guard(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", 100).await;
+        assert_eq!(
+            passed,
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n"
+        );
         assert!(answered.is_empty());
     }
 }
