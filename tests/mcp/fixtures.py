@@ -24,12 +24,23 @@ FORMS_MD = (
 )
 
 
+# Text edge cases in csv-tools/data: bytes that are not UTF-8, a UTF-8 byte
+# order mark, and a name a URI must percent-encode. Whatever resources/read
+# makes of them, its bytes must match the manifest's digest and size.
+CSV_DATA = {
+    "latin1.csv": b"name,city\nJos\xe9,M\xfcnchen\n",
+    "bom.csv": b"\xef\xbb\xbfname,city\nAda,London\n",
+    "my file.csv": b"a,b\n1,2\n",
+}
+
+
 def make_skills(root: Path) -> Path:
     """The main fixture: six skills covering the cases the tests need.
 
     - pdf-tools: references/ (CRLF, non-ASCII), a nested folder, a script,
       a binary asset, metadata, `$ARGUMENTS` in the body;
-    - csv-tools: plain;
+    - csv-tools: data files that are not UTF-8, start with a BOM, or have a
+      space in their name;
     - internal-helper: `user-invocable: false` (model only, not a prompt);
     - deploy: `disable-model-invocation: true` (prompt only, not a tool name);
     - commit-message: `argument-hint`;
@@ -60,7 +71,7 @@ allowed-tools: Bash(python:*) Read
     (d / "assets").mkdir()
     (d / "assets" / "logo.png").write_bytes(BINARY_ASSET)
 
-    write_skill(
+    d = write_skill(
         root,
         "csv-tools",
         """
@@ -69,6 +80,9 @@ description: Clean and summarise CSV files. Use when the user mentions a spreads
 """,
         "# CSV tools\n\nRead the CSV, then summarise it.\n",
     )
+    (d / "data").mkdir()
+    for name, data in CSV_DATA.items():
+        (d / "data" / name).write_bytes(data)
     write_skill(
         root,
         "internal-helper",

@@ -16,6 +16,7 @@ import unittest
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types as types
@@ -351,6 +352,9 @@ class ServerTests:
                 "skill://pdf-tools/references/nested/deep.txt",
                 "skill://pdf-tools/scripts/extract.py",
                 "skill://pdf-tools/assets/logo.png",
+                "skill://csv-tools/data/latin1.csv",
+                "skill://csv-tools/data/bom.csv",
+                "skill://csv-tools/data/my%20file.csv",
             }
             self.assertEqual(set(uris), expected)
             skill_md = uris["skill://pdf-tools/SKILL.md"]
@@ -372,6 +376,13 @@ class ServerTests:
             data, contents = await self.read_bytes(c, "skill://pdf-tools/references/FORMS.md")
             self.assertIsInstance(contents, types.TextResourceContents)
             self.assertEqual(data, FORMS_MD.encode("utf-8"))
+
+            # Every listed file reads back byte for byte, and as its listed size.
+            for uri, resource in uris.items():
+                data, _ = await self.read_bytes(c, uri)
+                rel = unquote(uri[len("skill://") :])
+                self.assertEqual(data, (self.root / rel).read_bytes(), uri)
+                self.assertEqual(resource.size, len(data), uri)
 
     async def test_resource_templates(self) -> None:
         async with self.connect() as c:
@@ -405,7 +416,7 @@ class ServerTests:
         files = entry["resources"]
         self.assertIsInstance(files, list, entry)
         on_disk = {
-            f"skill://{name}/{p.relative_to(folder).as_posix()}" for p in folder.rglob("*") if p.is_file()
+            f"skill://{name}/{quote(p.relative_to(folder).as_posix())}" for p in folder.rglob("*") if p.is_file()
         }
         self.assertEqual({f["uri"] for f in files}, on_disk, name)
         for f in files:
@@ -413,7 +424,7 @@ class ServerTests:
             data, _ = await self.read_bytes(c, f["uri"])
             self.assertEqual(f["size"], len(data), f["uri"])
             self.assertEqual(f["digest"], sha256_digest(data), f["uri"])
-            self.assertEqual(data, (root / name / f["uri"][len(f"skill://{name}/") :]).read_bytes(), f["uri"])
+            self.assertEqual(data, (root / name / unquote(f["uri"][len(f"skill://{name}/") :])).read_bytes(), f["uri"])
 
     def check_result_type(self, result: dict[str, Any], cacheable: bool = False) -> None:
         """2026-07-28 results carry resultType "complete"; cacheable ones
@@ -505,8 +516,17 @@ class ServerTests:
             deep = await request(c, "resources/directory/read", {"uri": "skill://pdf-tools/references/nested"})
             self.assertEqual([r["uri"] for r in deep["resources"]], ["skill://pdf-tools/references/nested/deep.txt"])
 
-            one = await request(c, "resources/directory/read", {"uri": "skill://csv-tools"})
-            self.assertEqual([r["uri"] for r in one["resources"]], ["skill://csv-tools/SKILL.md"])
+            csv = await request(c, "resources/directory/read", {"uri": "skill://csv-tools"})
+            self.assertEqual(
+                {r["uri"] for r in csv["resources"]}, {"skill://csv-tools/SKILL.md", "skill://csv-tools/data"}
+            )
+            data = await request(c, "resources/directory/read", {"uri": "skill://csv-tools/data"})
+            self.assertEqual(
+                {r["uri"] for r in data["resources"]},
+                {f"skill://csv-tools/data/{n}" for n in ("latin1.csv", "bom.csv", "my%20file.csv")},
+            )
+            one = await request(c, "resources/directory/read", {"uri": "skill://internal-helper"})
+            self.assertEqual([r["uri"] for r in one["resources"]], ["skill://internal-helper/SKILL.md"])
 
     async def test_pagination(self) -> None:
         """More skills than one page (100): skills/list and resources/list
@@ -584,6 +604,8 @@ class ServerTests:
                 await self.after_description_edit(c, new_description)
 
     async def after_description_edit(self, c: Any, new_description: str) -> None:
+        # A cursor of the old catalog is refused: the list changed.
+        await expect_error(request(c, "skills/list", {"cursor": "0.1"}), INVALID_PARAMS, "cursor")
         tools = {t.name: t for t in (await c.list_tools()).tools}
         self.assertIn(new_description, tools["activate_skill"].description)
         self.assertNotIn("Original description of the editable skill", tools["activate_skill"].description)
@@ -632,6 +654,77 @@ class ServerTests:
             self.assertNotIn("ORIGINAL BODY MARKER", text_of(fresh))
             data, _ = await self.read_bytes(c, "skill://editable/SKILL.md")
             self.assertIn(b"NEW BODY MARKER", data)
+
+    async def test_broken_skill_is_withdrawn(self) -> None:
+        """A skill whose SKILL.md becomes invalid leaves the catalog (with a
+        list_changed), and is not served as if its last good version were
+        current; fixing it brings it back."""
+        root = self.reload_root()
+        skill_md = root / "editable" / "SKILL.md"
+        good = skill_md.read_text()
+        async with self.connect([root]) as c:
+            before = await c.call_tool("activate_skill", {"name": "editable"}, meta=self.meta())
+            self.assertIn("ORIGINAL BODY MARKER", text_of(before))
+            skill_md.write_text("---\nname: editable\ndescription: [unclosed\n---\nBROKEN BODY\n")
+            names = await self.wait_for_names(c, lambda names: "editable" not in names)
+            self.assertNotIn("editable", names)
+            gone = await c.call_tool("activate_skill", {"name": "editable"}, meta=self.meta())
+            text = self.assert_tool_error(gone, "editable")
+            self.assertNotIn("ORIGINAL BODY MARKER", text)
+            await expect_error(request(c, "skills/get", {"uri": "skill://editable/SKILL.md"}), INVALID_PARAMS)
+            skill_md.write_text(good)
+            await self.wait_for_names(c, lambda names: "editable" in names)
+            back = await c.call_tool("activate_skill", {"name": "editable"}, meta=self.meta())
+            self.assertIn("ORIGINAL BODY MARKER", text_of(back))
+
+    async def wait_for_names(self, c: Any, done: Any, timeout: float = 10) -> set[str]:
+        deadline = time.monotonic() + timeout
+        while True:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            names = set(tools["activate_skill"].input_schema["properties"]["name"].get("enum", []))
+            if done(names) or time.monotonic() > deadline:
+                return names
+            await asyncio.sleep(0.2)
+
+    async def test_new_file_changes_resources_only(self) -> None:
+        """A file added to a skill changes its manifest and the resource list,
+        not the catalog: resources/list_changed, and no tools/list_changed."""
+        root = self.reload_root()
+        seen: list[str] = []
+        resources_changed = anyio.Event()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                seen.append("tools")
+            if isinstance(message, types.ResourceListChangedNotification):
+                seen.append("resources")
+                resources_changed.set()
+
+        async with self.connect([root], message_handler=on_message) as c:
+            await c.list_tools()
+            before = (await request(c, "skills/get", {"uri": "skill://editable/SKILL.md"}))["skill"]
+            if self.mode == "legacy":
+                await asyncio.sleep(0.3)
+                (root / "editable" / "NOTES.md").write_text("new notes\n")
+                with anyio.fail_after(10):
+                    await resources_changed.wait()
+                await asyncio.sleep(1.0)
+                self.assertNotIn("tools", seen)
+            else:
+                async with c.listen(tools_list_changed=True, resources_list_changed=True) as sub:
+                    (root / "editable" / "NOTES.md").write_text("new notes\n")
+                    events = []
+                    with anyio.move_on_after(3):
+                        async for event in sub:
+                            events.append(type(event).__name__)
+                self.assertIn("ResourcesListChanged", events)
+                self.assertNotIn("ToolsListChanged", events)
+            after = (await request(c, "skills/get", {"uri": "skill://editable/SKILL.md"}))["skill"]
+            self.assertEqual(
+                {r["uri"] for r in after["resources"]},
+                {r["uri"] for r in before["resources"]} | {"skill://editable/NOTES.md"},
+            )
+            await self.check_manifest(c, after, root)
 
 
 def _make(transport: str, mode: str) -> type:
