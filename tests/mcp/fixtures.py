@@ -38,7 +38,7 @@ def make_skills(root: Path) -> Path:
     """The main fixture: six skills covering the cases the tests need.
 
     - pdf-tools: references/ (CRLF, non-ASCII), a nested folder, a script,
-      a binary asset, metadata, `$ARGUMENTS` in the body;
+      a binary asset, an empty folder, metadata, `$ARGUMENTS` in the body;
     - csv-tools: data files that are not UTF-8, start with a BOM, or have a
       space in their name;
     - internal-helper: `user-invocable: false` (model only, not a prompt);
@@ -68,6 +68,7 @@ allowed-tools: Bash(python:*) Read
     (d / "references" / "nested" / "deep.txt").write_text("deep file\n", encoding="utf-8")
     (d / "scripts").mkdir()
     (d / "scripts" / "extract.py").write_text("print('extract')\n", encoding="utf-8")
+    (d / "templates").mkdir()  # empty: a directory resource with no children
     (d / "assets").mkdir()
     (d / "assets" / "logo.png").write_bytes(BINARY_ASSET)
 

@@ -496,9 +496,9 @@ class ServerTests:
             children = {r["uri"]: r for r in top["resources"]}
             self.assertEqual(
                 set(children),
-                {f"skill://pdf-tools/{c}" for c in ("SKILL.md", "assets", "references", "scripts")},
+                {f"skill://pdf-tools/{c}" for c in ("SKILL.md", "assets", "references", "scripts", "templates")},
             )
-            for d in ("assets", "references", "scripts"):
+            for d in ("assets", "references", "scripts", "templates"):
                 self.assertEqual(children[f"skill://pdf-tools/{d}"]["mimeType"], "inode/directory")
                 self.assertEqual(children[f"skill://pdf-tools/{d}"]["name"], d)
             skill_md = children["skill://pdf-tools/SKILL.md"]
@@ -512,6 +512,10 @@ class ServerTests:
             self.assertEqual(kids["nested"]["mimeType"], "inode/directory")
             self.assertEqual(kids["FORMS.md"]["uri"], "skill://pdf-tools/references/FORMS.md")
             self.assertEqual(kids["FORMS.md"]["size"], len(FORMS_MD.encode("utf-8")))
+
+            empty = await request(c, "resources/directory/read", {"uri": "skill://pdf-tools/templates"})
+            self.assertEqual(empty["resources"], [])
+            self.assertNotIn("nextCursor", empty)
 
             deep = await request(c, "resources/directory/read", {"uri": "skill://pdf-tools/references/nested"})
             self.assertEqual([r["uri"] for r in deep["resources"]], ["skill://pdf-tools/references/nested/deep.txt"])
