@@ -15,15 +15,11 @@ from __future__ import annotations
 
 import atexit
 import base64
-import contextlib
 import hashlib
-import json
 import logging
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -264,23 +260,5 @@ def content_bytes(contents: Any) -> bytes:
     raise AssertionError(f"unexpected resource contents {contents!r}")
 
 
-def raw_content_bytes(contents: dict[str, Any]) -> bytes:
-    if "text" in contents:
-        return contents["text"].encode("utf-8")
-    return base64.b64decode(contents["blob"], validate=True)
-
-
 def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def copy_tree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst, symlinks=True)
-    return dst
-

@@ -12,7 +12,6 @@ import json
 import os
 import select
 import socket
-import subprocess
 import time
 import unittest
 from pathlib import Path

@@ -41,7 +41,6 @@ from common import (
     frontmatter_of,
     make_many_skills,
     make_skills,
-    raw_content_bytes,
     request,
     sha256_digest,
     text_of,
