@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,8 +93,24 @@ def stop_process(p: subprocess.Popen[bytes]) -> None:
         _live.remove(p)
 
 
+_made: list[Path] = []
+
+
 def new_tmp(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=_TMP_BASE))
+    """A temporary folder: under SKILLDECK_TEST_TMP (the script removes it),
+    else in the system's, removed when the tests exit."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=_TMP_BASE))
+    _made.append(path)
+    return path
+
+
+def _remove_tmp() -> None:
+    for path in _made:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+if _TMP_BASE is None:
+    atexit.register(_remove_tmp)
 
 
 # ---------------------------------------------------------------------------
