@@ -105,6 +105,7 @@ def new_tmp(prefix: str) -> Path:
 
 
 def _remove_tmp() -> None:
+    _stop_all()  # servers first: they may still be writing there
     for path in _made:
         shutil.rmtree(path, ignore_errors=True)
 
