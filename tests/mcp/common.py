@@ -69,7 +69,7 @@ _live: list[subprocess.Popen[bytes]] = []
 
 
 def _stop_all() -> None:
-    for p in _live:
+    for p in list(_live):
         stop_process(p)
 
 
