@@ -160,7 +160,8 @@ class StdioRobustness(unittest.TestCase):
             if code != -32602:
                 wrong.append(f"{json.dumps(bad)} -> {json.dumps(answer)}")
         s.still_serving(20)
-        self.assertEqual(wrong, [], "expected -32602 Invalid params")
+        if wrong:
+            self.fail("expected -32602 Invalid params:\n" + "\n".join(wrong))
 
     def test_invalid_request_keeps_id(self) -> None:
         """A message that is JSON but not a valid request is -32600, and the
@@ -186,7 +187,8 @@ class StdioRobustness(unittest.TestCase):
             ):
                 wrong.append(f"{json.dumps(bad)} -> {json.dumps(answer)}")
         s.still_serving(20)
-        self.assertEqual(wrong, [], "expected -32600 responses with an id member")
+        if wrong:
+            self.fail("expected -32600 responses with an id member:\n" + "\n".join(wrong))
 
     def test_unknown_method(self) -> None:
         s = self.server
