@@ -211,7 +211,7 @@ impl ServerHandler for SkillServer {
             let snapshot = engine.snapshot();
             let args = request.arguments.unwrap_or_default();
             let name = request.name.to_string();
-            tracing::info!(tool = %name, "call");
+            tracing::debug!(tool = %name, "call");
             let result: Result<CallToolResult, ErrorData> = if snapshot.is_empty() {
                 Err(ErrorData::invalid_params(
                     format!(
@@ -275,7 +275,7 @@ impl ServerHandler for SkillServer {
         let engine = Arc::clone(&self.engine);
         async move {
             let snapshot = engine.snapshot();
-            tracing::info!(prompt = %request.name, "get");
+            tracing::debug!(prompt = %request.name, "get");
             let result = blocking(move || {
                 prompts::get(
                     &engine,
@@ -334,7 +334,7 @@ impl ServerHandler for SkillServer {
         let ttl = self.ttl_ms();
         async move {
             let snapshot = engine.snapshot();
-            tracing::info!(uri = %request.uri, "read");
+            tracing::debug!(uri = %request.uri, "read");
             let result = blocking(move || resources::read(&snapshot, &request.uri)).await;
             log_result(&result);
             result.map(|contents| {
@@ -357,7 +357,7 @@ impl ServerHandler for SkillServer {
         async move {
             let snapshot = engine.snapshot();
             let page = engine.options().page_size;
-            tracing::info!(uri = %request.uri, "read directory");
+            tracing::debug!(uri = %request.uri, "read directory");
             let result = blocking(move || {
                 resources::read_directory(&snapshot, &request.uri, request.cursor.as_deref(), page)
             })
@@ -400,7 +400,7 @@ impl ServerHandler for SkillServer {
         let ttl = self.ttl_ms();
         async move {
             let snapshot = engine.snapshot();
-            tracing::info!(uri = %request.uri, "get");
+            tracing::debug!(uri = %request.uri, "get");
             let result = blocking(move || {
                 let unknown = || {
                     ErrorData::invalid_params(

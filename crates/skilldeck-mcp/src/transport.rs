@@ -33,11 +33,16 @@ const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200
 /// Host names always accepted in the `Host` header.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(Error::Runtime)
+/// HTTP serves many clients on every core; stdio serves one client, whose
+/// requests gain nothing from crossing threads (file work still goes to
+/// the blocking pool).
+fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, Error> {
+    let mut builder = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build().map_err(Error::Runtime)
 }
 
 /// The watcher, being set up in the background (kept alive while held).
@@ -116,7 +121,7 @@ async fn shutdown_signal() {
 /// arrives. Lines longer than `options.max_request_bytes` are dropped
 /// (logged), and the server keeps reading.
 pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
-    let runtime = runtime()?;
+    let runtime = runtime(false)?;
     let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
@@ -238,7 +243,7 @@ pub fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), Error>
     if token.is_none() && !http.addr.ip().is_loopback() {
         return Err(Error::Unauthenticated { addr: http.addr });
     }
-    runtime()?.block_on(async move {
+    runtime(true)?.block_on(async move {
         let listener = tokio::net::TcpListener::bind(http.addr)
             .await
             .map_err(|source| Error::Bind {
