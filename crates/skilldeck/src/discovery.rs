@@ -18,7 +18,7 @@ use crate::deck::{Deck, Shadowed};
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::index::{MetadataIndex, Stamp};
 use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
-use crate::skill::{Scope, Skill, SkillMode};
+use crate::skill::{HostFields, Scope, Skill, SkillMode};
 use crate::validate::{self, ValidationOptions};
 use crate::walk::{self, WalkLimits};
 
@@ -417,8 +417,8 @@ fn load_candidate(
     let cached = index
         .zip(stamp)
         .and_then(|(ix, stamp)| ix.lookup(&skill_md, stamp));
-    let mut frontmatter = match cached {
-        Some(frontmatter) => frontmatter,
+    let (name, description, host) = match cached {
+        Some(cached) => (cached.name, cached.description, cached.host),
         None => {
             let prefix =
                 load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
@@ -438,21 +438,24 @@ fn load_candidate(
             if let Some((ix, stamp)) = index.zip(stamp) {
                 ix.record(&skill_md, stamp);
             }
-            frontmatter
+            // Only what hosts act on is kept; the rest of the frontmatter
+            // is read again on demand (`Skill::frontmatter`).
+            let host = HostFields::from_frontmatter(&frontmatter);
+            (frontmatter.name, frontmatter.description, host)
         }
     };
-    let folder = c
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Moved, not copied: a deck of 10,000 skills holds each text once, and
-    // each list at its length.
-    let name = frontmatter.name.take().unwrap_or(folder);
-    let description = frontmatter.description.take().unwrap_or_default();
-    frontmatter.metadata.shrink_to_fit();
-    frontmatter.allowed_tools.shrink_to_fit();
-    frontmatter.extra.shrink_to_fit();
+    let folder = || {
+        c.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    // Moved, not copied: a deck of 10,000 skills holds each text once, at
+    // its length.
+    let mut name = name.unwrap_or_else(folder);
+    name.shrink_to_fit();
+    let mut description = description.unwrap_or_default();
+    description.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
     if let Some((expected, explicit_mode)) = &c.expected {
         if *expected != name {
@@ -491,6 +494,6 @@ fn load_candidate(
         scope: c.scope,
         root: c.root,
         mode,
-        frontmatter,
+        host,
     })
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use skilldeck::catalog::{
     self, Budget, CatalogFormat, CatalogOptions, Encoding, Outcome, Reason, count_tokens,
 };
+use skilldeck::skill::HostFields;
 use skilldeck::yaml::{Node, NodeKind};
 use skilldeck::{DiscoveryOptions, Error, Frontmatter, Pos, Scope, Skill, SkillMode, discover};
 
@@ -21,7 +22,7 @@ fn skill(name: &str, description: &str) -> Skill {
         scope: Scope::Extra,
         root: std::path::Path::new("/skills").into(),
         mode: SkillMode::Auto,
-        frontmatter: Frontmatter::default(),
+        host: HostFields::default(),
     }
 }
 
@@ -31,13 +32,15 @@ fn with_mode(mut s: Skill, mode: SkillMode) -> Skill {
 }
 
 fn with_field(mut s: Skill, key: &str, value: &str) -> Skill {
-    s.frontmatter.extra.push((
+    let mut fm = Frontmatter::default();
+    fm.extra.push((
         key.to_owned(),
         Node {
             kind: NodeKind::Scalar(value.to_owned()),
             pos: Pos::default(),
         },
     ));
+    s.host = HostFields::from_frontmatter(&fm);
     s
 }
 
