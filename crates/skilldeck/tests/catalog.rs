@@ -52,7 +52,7 @@ fn options(format: CatalogFormat, budget: Option<Budget>) -> CatalogOptions {
     }
 }
 
-fn render(skills: &[Skill], format: CatalogFormat, budget: Option<Budget>) -> catalog::Catalog {
+fn render(skills: &[Skill], format: CatalogFormat, budget: Option<Budget>) -> catalog::Catalog<'_> {
     catalog::render(skills, &options(format, budget), None).unwrap()
 }
 
@@ -273,7 +273,7 @@ fn disable_model_invocation_and_modes_manual_and_off_are_left_out() {
             .skills
             .iter()
             .filter(|s| s.outcome == Outcome::Excluded)
-            .map(|s| (s.name.as_str(), s.reason))
+            .map(|s| (s.name, s.reason))
             .collect();
         assert_eq!(
             reasons,
@@ -324,7 +324,7 @@ fn name_only_mode_renders_without_description() {
     ));
     let terse = &xml.explanation.skills[1];
     assert_eq!(
-        (terse.name.as_str(), terse.outcome, terse.reason),
+        (terse.name, terse.outcome, terse.reason),
         ("terse", Outcome::NameOnly, Reason::ModeNameOnly)
     );
 
@@ -556,7 +556,7 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
         .skills
         .iter()
         .filter(|s| s.outcome == Outcome::Dropped)
-        .map(|s| s.name.as_str())
+        .map(|s| s.name)
         .collect();
     assert_eq!(dropped, ["delta", "beta"]);
 }
