@@ -241,6 +241,8 @@ struct Candidate {
     scope: Scope,
     /// Its skill file, when the walk saw it (explicit skills: looked up).
     skill_md: Option<PathBuf>,
+    /// The walk's listing typed the skill file as a regular file.
+    listed_regular: bool,
     /// Its real location when known without resolving (the canonical root
     /// plus the relative path, for folders reached without symlinks).
     real_dir: Option<PathBuf>,
@@ -260,6 +262,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             root: Arc::from(e.path.as_path()),
             scope: Scope::Explicit,
             skill_md: None,
+            listed_regular: false,
             real_dir: None,
             expected: Some((e.name.clone(), e.mode)),
         })
@@ -295,6 +298,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
                 root: Arc::clone(&shared_root),
                 scope: root.scope,
                 skill_md: Some(found.skill_md),
+                listed_regular: found.listed_regular,
                 real_dir,
                 expected: None,
             }
@@ -420,9 +424,13 @@ fn load_candidate(
     let (name, description, host) = match cached {
         Some(cached) => (cached.name, cached.description, cached.host),
         None => {
-            let prefix =
-                load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
-                    .map_err(|d| vec![d])?;
+            let cap = options.validation.max_skill_md_bytes;
+            let prefix = if c.listed_regular {
+                load::read_listed_frontmatter_prefix(&skill_md, cap)
+            } else {
+                load::read_frontmatter_prefix(&skill_md, cap)
+            }
+            .map_err(|d| vec![d])?;
             let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
             let diagnostics: Vec<Diagnostic> = checked
                 .diagnostics

@@ -114,9 +114,25 @@ pub(crate) struct Link {
 /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
 /// collected everywhere, since that is how commands name them.
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut fence: Option<&str> = None;
-    for (line_no, line) in lines(text).enumerate() {
+    let mut start = 0;
+    let mut line_no = 0;
+    // Line by line, as `str::lines` splits them; one search per line finds
+    // its end or its first `]` or `/` (every link holds one; most lines
+    // have neither, and need only the fence check).
+    while start < bytes.len() {
+        let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
+            Some(i) if bytes[start + i] == b'\n' => (start + i, false),
+            Some(i) => (
+                memchr::memchr(b'\n', &bytes[start + i..]).map_or(bytes.len(), |j| start + i + j),
+                true,
+            ),
+            None => (bytes.len(), false),
+        };
+        let raw = &text[start..end];
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
         // Most lines start with a visible ASCII character: nothing to trim.
         let trimmed = match line.as_bytes().first() {
             Some(&b) if b > b' ' && b < 0x80 => line,
@@ -131,14 +147,14 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
                 };
             }
         }
-        // Every link holds a `]` or a `/`: most lines have neither.
-        if memchr::memchr2(b']', b'/', line.as_bytes()).is_none() {
-            continue;
+        if has_link_bytes {
+            if fence.is_none() {
+                markdown_links(line, trimmed, line_no, &mut out);
+            }
+            bare_paths(line, line_no, &mut out);
         }
-        if fence.is_none() {
-            markdown_links(line, trimmed, line_no, &mut out);
-        }
-        bare_paths(line, line_no, &mut out);
+        start = end + 1;
+        line_no += 1;
     }
     out.sort_by_key(|l| (l.line, l.column));
     out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
@@ -469,6 +485,23 @@ mod tests {
     fn markdown_links_in_fences_are_examples() {
         let t = "```md\n[guide](references/missing.md)\n```\n";
         assert!(targets(t).is_empty());
+    }
+
+    #[test]
+    fn links_keep_their_lines_across_crlf_blank_and_last_lines() {
+        let t = "a\r\n\r\n[x](scripts/a.sh)\r\n```\n[y](references/b.md) scripts/c.sh\n```\nassets/d.png";
+        let found: Vec<(String, usize)> = extract_links(t)
+            .into_iter()
+            .map(|l| (l.target, l.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("scripts/a.sh".to_owned(), 2),
+                ("scripts/c.sh".to_owned(), 4),
+                ("assets/d.png".to_owned(), 6)
+            ]
+        );
     }
 
     #[test]
