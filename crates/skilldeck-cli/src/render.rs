@@ -22,9 +22,13 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
 
 /// [`stdout`] with ANSI colours kept on a terminal and stripped elsewhere
 /// (and with `NO_COLOR`).
-pub fn colored_stdout() -> io::BufWriter<anstream::AutoStream<io::StdoutLock<'static>>> {
+/// The buffer sits under the colour stripper: stripping splits the text at
+/// every escape, and over the line-buffered stdout each piece with a newline
+/// was a `write` call (7,833 for the corpus's diagnostics).
+pub fn colored_stdout() -> anstream::AutoStream<Box<dyn Write>> {
     let choice = anstream::AutoStream::choice(&io::stdout());
-    io::BufWriter::new(anstream::AutoStream::new(io::stdout().lock(), choice))
+    let buffered: Box<dyn Write> = Box::new(stdout());
+    anstream::AutoStream::new(buffered, choice)
 }
 
 /// Writes all reports as one JSON array.

@@ -45,6 +45,13 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let body = skilldeck::frontmatter::split(text.trim_start_matches('\u{feff}'))
         .map(|s| s.body)
         .unwrap_or_default();
+    // The deck keeps only the host fields; the rest is read on demand. Name
+    // and description are the top-level fields, not repeated here.
+    let mut frontmatter = skill
+        .frontmatter()
+        .map_err(|e| CliError::Skill(e.to_string()))?;
+    frontmatter.name = None;
+    frontmatter.description = None;
     let files = skilldeck::list_resources(skill)?;
     let mut out = render::stdout();
     match args.format {
@@ -52,14 +59,14 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             &mut out,
             &Shown {
                 skill: SkillRow::new(skill),
-                frontmatter: &skill.frontmatter,
+                frontmatter: &frontmatter,
                 body,
                 files: &files.files,
                 files_omitted: files.omitted,
             },
         )?,
         Format::Md => {
-            let fm = &skill.frontmatter;
+            let fm = &frontmatter;
             writeln!(out, "# {}\n", skill.name)?;
             writeln!(out, "{}\n", skill.description.trim())?;
             writeln!(out, "| | |\n|---|---|")?;

@@ -9,10 +9,11 @@ fn main() {
     let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([dir.into()]));
     let (held, raw) = (deck.heap_bytes(), deck.raw_bytes());
     println!(
-        "{} skills: {:.1} MB held, {:.1} MB raw names/descriptions/paths, {:.2}x",
+        "{} skills: {:.1} MB held, {:.1} MB raw names/descriptions/paths, {:.2}x ({}-byte Skill)",
         deck.len(),
         held as f64 / 1e6,
         raw as f64 / 1e6,
-        held as f64 / raw.max(1) as f64
+        held as f64 / raw.max(1) as f64,
+        std::mem::size_of::<skilldeck::Skill>()
     );
 }

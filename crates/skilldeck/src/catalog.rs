@@ -350,11 +350,11 @@ impl CatalogOptions {
 
 /// A rendered catalog and what happened to each skill.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Catalog {
+pub struct Catalog<'a> {
     /// The text for the system prompt.
     pub text: String,
     /// What was kept, shortened and dropped, and why.
-    pub explanation: Explanation,
+    pub explanation: Explanation<'a>,
 }
 
 /// What happened to one skill.
@@ -401,9 +401,9 @@ pub enum Reason {
 
 /// One skill in an [`Explanation`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExplainedSkill {
-    /// Its name.
-    pub name: String,
+pub struct ExplainedSkill<'a> {
+    /// Its name (borrowed from the skill: no copy per skill).
+    pub name: &'a str,
     /// Its scope.
     pub scope: Scope,
     /// Its mode.
@@ -421,7 +421,7 @@ pub struct ExplainedSkill {
 
 /// What [`render`] did, for `--explain`. `Display` prints a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Explanation {
+pub struct Explanation<'a> {
     /// The format rendered.
     pub format: CatalogFormat,
     /// The budget, if any.
@@ -436,10 +436,10 @@ pub struct Explanation {
     /// True when the text exceeds the budget (only ever because of pinned skills).
     pub over_budget: bool,
     /// Every skill given: in rank order, then the excluded ones in input order.
-    pub skills: Vec<ExplainedSkill>,
+    pub skills: Vec<ExplainedSkill<'a>>,
 }
 
-impl Explanation {
+impl Explanation<'_> {
     /// How many skills had `outcome` (shortened ones counted whatever their sizes).
     pub fn count(&self, outcome: Outcome) -> usize {
         self.skills
@@ -449,7 +449,7 @@ impl Explanation {
     }
 }
 
-impl fmt::Display for Explanation {
+impl fmt::Display for Explanation<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let unit = self.budget.map_or("characters", Budget::unit);
         write!(
@@ -570,18 +570,18 @@ pub fn render<'a, I>(
     skills: I,
     options: &CatalogOptions,
     relevance: Option<&HashMap<String, f64>>,
-) -> Result<Catalog, Error>
+) -> Result<Catalog<'a>, Error>
 where
     I: IntoIterator<Item = &'a Skill>,
 {
     let format = options.format;
     let floor = options.floor_chars.max(CATALOG_MIN_FLOOR_CHARS);
     let mut items: Vec<Item<'a>> = Vec::new();
-    let mut excluded: Vec<ExplainedSkill> = Vec::new();
+    let mut excluded: Vec<ExplainedSkill<'a>> = Vec::new();
     for (input, skill) in skills.into_iter().enumerate() {
         if !skill.model_invocable() {
             excluded.push(ExplainedSkill {
-                name: skill.name.clone(),
+                name: &skill.name,
                 scope: skill.scope,
                 mode: skill.mode,
                 rank: None,
@@ -672,7 +672,7 @@ where
             View::Dropped => (Outcome::Dropped, Reason::Budget),
         };
         explained.push(ExplainedSkill {
-            name: item.skill.name.clone(),
+            name: &item.skill.name,
             scope: item.skill.scope,
             mode: item.skill.mode,
             rank: Some(position + 1),
@@ -735,10 +735,10 @@ impl<'a> Item<'a> {
                     path.push_str(&file);
                     Cow::Owned(path)
                 }
-                None => skill.skill_md.to_string_lossy(),
+                None => path_text(&skill.skill_md),
             }
         } else {
-            skill.skill_md.to_string_lossy()
+            path_text(&skill.skill_md)
         };
         let relevance = relevance.map(|scores| {
             scores
@@ -769,9 +769,23 @@ impl<'a> Item<'a> {
     }
 }
 
+/// A path as text: borrowed when it is UTF-8 (`to_str` validates with the
+/// standard library's ASCII fast path, `to_string_lossy` chunk by chunk).
+fn path_text(path: &std::path::Path) -> Cow<'_, str> {
+    match path.to_str() {
+        Some(text) => Cow::Borrowed(text),
+        None => path.to_string_lossy(),
+    }
+}
+
 /// Python's `str.strip()`: Unicode whitespace plus the ASCII separators
 /// U+001C–U+001F, which Rust's `trim` keeps.
 fn python_strip(s: &str) -> &str {
+    // Most descriptions start and end with a visible ASCII character.
+    let visible = |b: Option<&u8>| b.is_some_and(|&b| b > b' ' && b < 0x7f);
+    if visible(s.as_bytes().first()) && visible(s.as_bytes().last()) {
+        return s;
+    }
     s.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 
@@ -973,18 +987,90 @@ fn push_escaped_searching(
     out.push_str(&s[start..]);
 }
 
-/// Escapes by looking every byte up in the table.
+/// Escapes short texts: eight bytes at a time while no word holds a special
+/// byte (SWAR, see [`word_may_hold_special`]), the table from the first word
+/// that does. The last word overlaps the one before it, so no byte is left
+/// for the table unless the text is shorter than a word.
 fn push_escaped_scanning(out: &mut String, s: &str, esc: Esc) {
-    let special = special_bytes(esc);
     let bytes = s.as_bytes();
+    let clean_until = match esc {
+        Esc::MarkdownName => 0,
+        _ => clean_prefix(bytes, esc),
+    };
+    if clean_until == bytes.len() {
+        out.push_str(s);
+        return;
+    }
+    let special = special_bytes(esc);
     let mut start = 0;
-    while let Some(offset) = bytes[start..].iter().position(|&b| special[usize::from(b)]) {
-        let at = start + offset;
+    let mut i = clean_until;
+    while let Some(offset) = bytes[i..].iter().position(|&b| special[usize::from(b)]) {
+        let at = i + offset;
         out.push_str(&s[start..at]);
         out.push_str(escape_byte(esc, bytes[at]).unwrap_or_default());
         start = at + 1;
+        i = start;
     }
     out.push_str(&s[start..]);
+}
+
+/// How many leading bytes certainly need no escape, in steps of eight
+/// bytes (all of them when no word holds a special byte).
+fn clean_prefix(bytes: &[u8], esc: Esc) -> usize {
+    let word_at = |i: usize| {
+        bytes
+            .get(i..i + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_le_bytes)
+    };
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        if word_at(i).is_some_and(|w| word_may_hold_special(esc, w)) {
+            return i;
+        }
+        i += 8;
+    }
+    if i == bytes.len() {
+        return i;
+    }
+    // The tail: one last word ending at the end, when there is one.
+    match bytes.len().checked_sub(8).and_then(word_at) {
+        Some(w) if !word_may_hold_special(esc, w) => bytes.len(),
+        _ => i,
+    }
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte lane of `word` that is zero, and possibly in
+/// lanes above a zero lane: nonzero exactly when some byte of `word` is zero.
+#[inline]
+fn zero_lanes(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & HIGH_BITS
+}
+
+/// True when some byte of `word` may need escaping under `esc` (exact for
+/// the XML, HTML and JSON sets; always true for the larger Markdown set, which
+/// the table scan handles alone). Pairs of special bytes one bit apart share
+/// one test: `&` and `'` are 0x26 and 0x27, `<` and `>` are 0x3c and 0x3e.
+#[inline]
+fn word_may_hold_special(esc: Esc, w: u64) -> bool {
+    let lanes = |b: u8| LOW_BITS * u64::from(b);
+    let amp_apos = zero_lanes((w & !lanes(0x01)) ^ lanes(b'&'));
+    let angles = zero_lanes((w & !lanes(0x02)) ^ lanes(b'<'));
+    let quote = zero_lanes(w ^ lanes(b'"'));
+    match esc {
+        Esc::Raw => false,
+        Esc::Xml | Esc::Html => amp_apos | angles | quote != 0,
+        Esc::Json => {
+            // A byte below 0x20 (a control character), or a backslash.
+            let control = w.wrapping_sub(lanes(0x20)) & !w & HIGH_BITS;
+            let backslash = zero_lanes(w ^ lanes(b'\\'));
+            amp_apos | angles | quote | control | backslash != 0
+        }
+        Esc::MarkdownName => true,
+    }
 }
 
 /// Escaped size of `c`: (bytes, characters).
@@ -1563,6 +1649,49 @@ mod tests {
                     "byte {b}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn word_tests_agree_with_the_tables() {
+        for esc in [Esc::Xml, Esc::Html, Esc::Json, Esc::Raw] {
+            for b in 0..=255u8 {
+                for lane in 0..8 {
+                    let mut word = *b"abcdefgh";
+                    word[lane] = b;
+                    let w = u64::from_le_bytes(word);
+                    assert_eq!(
+                        word_may_hold_special(esc, w),
+                        special_bytes(esc)[usize::from(b)],
+                        "byte {b} lane {lane}"
+                    );
+                }
+            }
+        }
+        let cases = [
+            ("0123456789<abcdefgh>'\"\u{1}é&", Esc::Json),
+            ("0123456789abcdefghi&", Esc::Xml),
+            ("0123456789abcdefghij", Esc::Xml),
+            ("ab<", Esc::Xml),
+            ("", Esc::Xml),
+            ("é'é", Esc::Html),
+            ("abcdefgh", Esc::Json),
+            ("abcdefg\\", Esc::Json),
+            ("a_b*c", Esc::MarkdownName),
+        ];
+        for (text, esc) in cases {
+            let mut fast = String::new();
+            push_escaped_scanning(&mut fast, text, esc);
+            let slow: String = text
+                .chars()
+                .map(
+                    |c| match u8::try_from(c).ok().and_then(|b| escape_byte(esc, b)) {
+                        Some(rep) => rep.to_owned(),
+                        None => c.to_string(),
+                    },
+                )
+                .collect();
+            assert_eq!(fast, slow, "{text:?}");
         }
     }
 

@@ -18,7 +18,7 @@ use crate::deck::{Deck, Shadowed};
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::index::{MetadataIndex, Stamp};
 use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
-use crate::skill::{Scope, Skill, SkillMode};
+use crate::skill::{HostFields, Scope, Skill, SkillMode};
 use crate::validate::{self, ValidationOptions};
 use crate::walk::{self, WalkLimits};
 
@@ -241,6 +241,8 @@ struct Candidate {
     scope: Scope,
     /// Its skill file, when the walk saw it (explicit skills: looked up).
     skill_md: Option<PathBuf>,
+    /// The walk's listing typed the skill file as a regular file.
+    listed_regular: bool,
     /// Its real location when known without resolving (the canonical root
     /// plus the relative path, for folders reached without symlinks).
     real_dir: Option<PathBuf>,
@@ -260,6 +262,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             root: Arc::from(e.path.as_path()),
             scope: Scope::Explicit,
             skill_md: None,
+            listed_regular: false,
             real_dir: None,
             expected: Some((e.name.clone(), e.mode)),
         })
@@ -295,6 +298,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
                 root: Arc::clone(&shared_root),
                 scope: root.scope,
                 skill_md: Some(found.skill_md),
+                listed_regular: found.listed_regular,
                 real_dir,
                 expected: None,
             }
@@ -417,12 +421,16 @@ fn load_candidate(
     let cached = index
         .zip(stamp)
         .and_then(|(ix, stamp)| ix.lookup(&skill_md, stamp));
-    let mut frontmatter = match cached {
-        Some(frontmatter) => frontmatter,
+    let (name, description, host) = match cached {
+        Some(cached) => (cached.name, cached.description, cached.host),
         None => {
-            let prefix =
-                load::read_frontmatter_prefix(&skill_md, options.validation.max_skill_md_bytes)
-                    .map_err(|d| vec![d])?;
+            let cap = options.validation.max_skill_md_bytes;
+            let prefix = if c.listed_regular {
+                load::read_listed_frontmatter_prefix(&skill_md, cap)
+            } else {
+                load::read_frontmatter_prefix(&skill_md, cap)
+            }
+            .map_err(|d| vec![d])?;
             let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
             let diagnostics: Vec<Diagnostic> = checked
                 .diagnostics
@@ -438,21 +446,24 @@ fn load_candidate(
             if let Some((ix, stamp)) = index.zip(stamp) {
                 ix.record(&skill_md, stamp);
             }
-            frontmatter
+            // Only what hosts act on is kept; the rest of the frontmatter
+            // is read again on demand (`Skill::frontmatter`).
+            let host = HostFields::from_frontmatter(&frontmatter);
+            (frontmatter.name, frontmatter.description, host)
         }
     };
-    let folder = c
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Moved, not copied: a deck of 10,000 skills holds each text once, and
-    // each list at its length.
-    let name = frontmatter.name.take().unwrap_or(folder);
-    let description = frontmatter.description.take().unwrap_or_default();
-    frontmatter.metadata.shrink_to_fit();
-    frontmatter.allowed_tools.shrink_to_fit();
-    frontmatter.extra.shrink_to_fit();
+    let folder = || {
+        c.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    // Moved, not copied: a deck of 10,000 skills holds each text once, at
+    // its length.
+    let mut name = name.unwrap_or_else(folder);
+    name.shrink_to_fit();
+    let mut description = description.unwrap_or_default();
+    description.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
     if let Some((expected, explicit_mode)) = &c.expected {
         if *expected != name {
@@ -491,6 +502,6 @@ fn load_candidate(
         scope: c.scope,
         root: c.root,
         mode,
-        frontmatter,
+        host,
     })
 }

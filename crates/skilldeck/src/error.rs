@@ -62,6 +62,15 @@ pub enum Error {
         /// What went wrong, located in the file.
         diagnostic: Box<crate::diagnostic::Diagnostic>,
     },
+    /// A skill's frontmatter could not be read again from its `SKILL.md`
+    /// ([`crate::Skill::frontmatter`]).
+    #[error("cannot read the frontmatter of skill '{name}': {diagnostic}")]
+    Frontmatter {
+        /// The skill.
+        name: String,
+        /// What went wrong, located in the file.
+        diagnostic: Box<crate::diagnostic::Diagnostic>,
+    },
     /// The argument string passed to an activation is over its limit.
     #[error("arguments for skill '{name}' are {len} bytes; the limit is {limit}")]
     ArgumentsTooLong {

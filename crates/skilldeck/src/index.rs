@@ -1,8 +1,8 @@
 //! The optional on-disk metadata index: a warm start beyond the I/O floor.
 //!
-//! For each `SKILL.md` discovery loaded, the index keeps its parsed
-//! frontmatter keyed by the file's path and its `(inode, size, mtime, ctime)`.
-//! On the next discovery, a skill whose file still has the same stamp is
+//! For each `SKILL.md` discovery loaded, the index keeps what the deck keeps
+//! of its frontmatter (name, description, host fields), keyed by the file's
+//! path and its `(inode, size, mtime, ctime)`. On the next discovery, a skill whose file still has the same stamp is
 //! rebuilt from the index after one `stat`, instead of open, read, parse and
 //! close. Anything doubtful is re-read:
 //!
@@ -26,14 +26,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::skill::Skill;
-use crate::validate::{Frontmatter, ValidationOptions};
-use crate::yaml::Node;
+use crate::skill::{HostFields, Skill};
+use crate::validate::ValidationOptions;
 
 /// First bytes of an index file.
 pub const MAGIC: &str = "skilldeck-index";
 /// Format version; a file of another version is ignored.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Entries changed this close to the time the index is written are not stored.
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// Largest index file read (bytes); a larger one is ignored.
@@ -61,45 +60,35 @@ impl Stamp {
     }
 }
 
-/// What is stored for one skill: the parsed frontmatter.
+/// What is stored for one skill: what the deck keeps of its frontmatter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Entry {
     stamp: Stamp,
     name: Option<String>,
     description: Option<String>,
-    license: Option<String>,
-    compatibility: Option<String>,
-    metadata: Vec<(String, String)>,
-    allowed_tools: Vec<String>,
-    extra: Vec<(String, Node)>,
+    host: HostFields,
 }
 
 impl Entry {
     fn of_skill(stamp: Stamp, skill: &Skill) -> Self {
-        let fm = &skill.frontmatter;
         Entry {
             stamp,
             name: Some(skill.name.clone()),
             description: Some(skill.description.clone()),
-            license: fm.license.clone(),
-            compatibility: fm.compatibility.clone(),
-            metadata: fm.metadata.clone(),
-            allowed_tools: fm.allowed_tools.clone(),
-            extra: fm.extra.clone(),
+            host: skill.host.clone(),
         }
     }
+}
 
-    fn into_frontmatter(self) -> Frontmatter {
-        Frontmatter {
-            name: self.name,
-            description: self.description,
-            license: self.license,
-            compatibility: self.compatibility,
-            metadata: self.metadata,
-            allowed_tools: self.allowed_tools,
-            extra: self.extra,
-        }
-    }
+/// A skill's frontmatter as the index holds it: the fields the deck keeps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cached {
+    /// `name`.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// The host fields.
+    pub host: HostFields,
 }
 
 /// Counters of one discovery's use of the index.
@@ -198,16 +187,20 @@ impl MetadataIndex {
         self.ignored.as_deref()
     }
 
-    /// The frontmatter of `skill_md` if the index holds it with this stamp
+    /// What the index holds for `skill_md` if it holds it with this stamp
     /// (the caller's one `stat`, taken before any read).
-    pub fn lookup(&self, skill_md: &Path, stamp: Stamp) -> Option<Frontmatter> {
+    pub fn lookup(&self, skill_md: &Path, stamp: Stamp) -> Option<Cached> {
         let entry = lock(&self.entries).remove(skill_md)?;
         if stamp != entry.stamp {
             return None;
         }
         self.hits.fetch_add(1, Ordering::Relaxed);
         lock(&self.stamps).insert(skill_md.to_path_buf(), stamp);
-        Some(entry.into_frontmatter())
+        Some(Cached {
+            name: entry.name,
+            description: entry.description,
+            host: entry.host,
+        })
     }
 
     /// Records that `skill_md` was read and parsed. `stamp` must be taken

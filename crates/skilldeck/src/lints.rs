@@ -2,7 +2,7 @@
 //! skill does not contain, reference chains deeper than one level, and
 //! descriptions that never say when to use the skill.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
@@ -114,10 +114,30 @@ pub(crate) struct Link {
 /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
 /// collected everywhere, since that is how commands name them.
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
+    let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut fence: Option<&str> = None;
-    for (line_no, line) in lines(text).enumerate() {
-        let trimmed = line.trim_start();
+    let mut start = 0;
+    let mut line_no = 0;
+    // Line by line, as `str::lines` splits them; one search per line finds
+    // its end or its first `]` or `/` (every link holds one; most lines
+    // have neither, and need only the fence check).
+    while start < bytes.len() {
+        let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
+            Some(i) if bytes[start + i] == b'\n' => (start + i, false),
+            Some(i) => (
+                memchr::memchr(b'\n', &bytes[start + i..]).map_or(bytes.len(), |j| start + i + j),
+                true,
+            ),
+            None => (bytes.len(), false),
+        };
+        let raw = &text[start..end];
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        // Most lines start with a visible ASCII character: nothing to trim.
+        let trimmed = match line.as_bytes().first() {
+            Some(&b) if b > b' ' && b < 0x80 => line,
+            _ => line.trim_start(),
+        };
         for marker in ["```", "~~~"] {
             if trimmed.starts_with(marker) {
                 fence = match fence {
@@ -127,14 +147,14 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
                 };
             }
         }
-        // Every link holds a `]` or a `/`: most lines have neither.
-        if memchr::memchr2(b']', b'/', line.as_bytes()).is_none() {
-            continue;
+        if has_link_bytes {
+            if fence.is_none() {
+                markdown_links(line, trimmed, line_no, &mut out);
+            }
+            bare_paths(line, line_no, &mut out);
         }
-        if fence.is_none() {
-            markdown_links(line, line_no, &mut out);
-        }
-        bare_paths(line, line_no, &mut out);
+        start = end + 1;
+        line_no += 1;
     }
     out.sort_by_key(|l| (l.line, l.column));
     out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
@@ -161,10 +181,25 @@ fn char_col(line: &str, byte: usize) -> usize {
     line[..byte].chars().count()
 }
 
-fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
+/// The first `]` followed by `next` at or after `from` (a `memchr` for
+/// the `]`, instead of building a substring searcher per line).
+fn find_bracket_then(bytes: &[u8], from: usize, next: u8) -> Option<usize> {
+    let mut i = from;
+    while let Some(j) = memchr::memchr(b']', bytes.get(i..)?) {
+        let at = i + j;
+        if bytes.get(at + 1) == Some(&next) {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// `trimmed` is `line` without its leading whitespace.
+fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>) {
     let mut rest = 0;
-    while let Some(i) = line[rest..].find("](") {
-        let start = rest + i + 2;
+    while let Some(at) = find_bracket_then(line.as_bytes(), rest, b'(') {
+        let start = at + 2;
         let tail = &line[start..];
         let (target, _) = if let Some(inner) = tail.strip_prefix('<') {
             match inner.find('>') {
@@ -185,9 +220,9 @@ fn markdown_links(line: &str, line_no: usize, out: &mut Vec<Link>) {
         rest = start;
     }
     // Reference definitions: `[id]: path`.
-    let t = line.trim_start();
+    let t = trimmed;
     if t.starts_with('[')
-        && let Some(close) = t.find("]:")
+        && let Some(close) = find_bracket_then(t.as_bytes(), 0, b':')
     {
         let target = t[close + 2..].split_whitespace().next().unwrap_or("");
         if let Some(found) = local_target(target) {
@@ -305,7 +340,25 @@ fn resolve_inside(dir: &Path, from: &Path, target: &str) -> Option<PathBuf> {
     Some(parts.iter().fold(dir.to_path_buf(), |p, c| p.join(c)))
 }
 
+/// `stat` results of one skill's lint run, by path: a file linked from
+/// `SKILL.md` and again from its references is looked up once.
+#[derive(Default)]
+struct Stats(HashMap<PathBuf, Option<bool>>);
+
+impl Stats {
+    /// `None`: nothing there (or unreadable); `Some(is_file)` otherwise.
+    fn get(&mut self, path: &Path) -> Option<bool> {
+        if let Some(&known) = self.0.get(path) {
+            return known;
+        }
+        let found = std::fs::metadata(path).ok().map(|m| m.is_file());
+        self.0.insert(path.to_path_buf(), found);
+        found
+    }
+}
+
 fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
+    let mut stats = Stats::default();
     let mut seen = HashSet::new();
     let mut linked_md: Vec<(PathBuf, String, Pos)> = Vec::new();
     for link in extract_links(body) {
@@ -332,7 +385,7 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
             continue;
         }
         // One stat answers both "does it exist" and "is it a file".
-        let Ok(meta) = std::fs::metadata(&path) else {
+        let Some(is_file) = stats.get(&path) else {
             sink.push(
                 Code::BrokenLink,
                 Some(pos),
@@ -344,35 +397,46 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
         if path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-            && meta.is_file()
+            && is_file
             && !path.ends_with("SKILL.md")
         {
             linked_md.push((path, link.target.clone(), pos));
         }
     }
-    nested_references(dir, &linked_md, sink);
+    nested_references(dir, &linked_md, &mut stats, sink);
+}
+
+/// The start of a linked file (at most [`MAX_LINT_LINKED_FILE_BYTES`]), read
+/// into a buffer sized from the handle's `fstat`: one `read` for most files,
+/// not a doubling series.
+fn read_linked(path: &Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len().min(MAX_LINT_LINKED_FILE_BYTES);
+    let mut bytes = Vec::with_capacity(usize::try_from(len).ok()?.saturating_add(1));
+    file.take(MAX_LINT_LINKED_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Spec: keep file references one level deep from SKILL.md.
-fn nested_references(dir: &Path, linked: &[(PathBuf, String, Pos)], sink: &mut Sink<'_>) {
+fn nested_references(
+    dir: &Path,
+    linked: &[(PathBuf, String, Pos)],
+    stats: &mut Stats,
+    sink: &mut Sink<'_>,
+) {
     for (path, target, pos) in linked.iter().take(MAX_LINT_LINKED_FILES) {
-        let Ok(file) = std::fs::File::open(path) else {
+        let Some(text) = read_linked(path) else {
             continue;
         };
-        let mut text = String::new();
-        if file
-            .take(MAX_LINT_LINKED_FILE_BYTES)
-            .read_to_string(&mut text)
-            .is_err()
-        {
-            continue;
-        }
         let from = Path::new(target).parent().unwrap_or(Path::new(""));
         let onward: Vec<String> = extract_links(&text)
             .into_iter()
             .filter_map(|l| {
                 let p = resolve_inside(dir, from, &l.target)?;
-                (p != *path && !p.ends_with("SKILL.md") && p.is_file()).then_some(l.target)
+                (p != *path && !p.ends_with("SKILL.md") && stats.get(&p) == Some(true))
+                    .then_some(l.target)
             })
             .collect();
         if let Some(first) = onward.first() {
@@ -421,6 +485,23 @@ mod tests {
     fn markdown_links_in_fences_are_examples() {
         let t = "```md\n[guide](references/missing.md)\n```\n";
         assert!(targets(t).is_empty());
+    }
+
+    #[test]
+    fn links_keep_their_lines_across_crlf_blank_and_last_lines() {
+        let t = "a\r\n\r\n[x](scripts/a.sh)\r\n```\n[y](references/b.md) scripts/c.sh\n```\nassets/d.png";
+        let found: Vec<(String, usize)> = extract_links(t)
+            .into_iter()
+            .map(|l| (l.target, l.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("scripts/a.sh".to_owned(), 2),
+                ("scripts/c.sh".to_owned(), 4),
+                ("assets/d.png".to_owned(), 6)
+            ]
+        );
     }
 
     #[test]

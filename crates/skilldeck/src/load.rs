@@ -264,14 +264,48 @@ pub(crate) fn open_regular_file(file: &Path, cap: u64) -> Result<(File, Metadata
     Ok((handle, meta))
 }
 
+/// [`open_regular_file`] for a file its folder listing typed as a regular
+/// file (`d_type`): that listing stands in for the `stat` before opening.
+/// The open does not follow symlinks and does not block, and the handle is
+/// checked as before, so a FIFO or device swapped in after the listing is
+/// refused on the handle, and a symlink swapped in fails the open. Any
+/// failure to open falls back to [`open_regular_file`], which reports it.
+pub(crate) fn open_listed_regular_file(
+    file: &Path,
+    cap: u64,
+) -> Result<(File, Metadata), OpenFailure> {
+    let Ok(handle) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
+        .open(file)
+    else {
+        return open_regular_file(file, cap);
+    };
+    let meta = handle.metadata().map_err(OpenFailure::Open)?;
+    if let Some(kind) = non_regular_kind(&meta) {
+        return Err(OpenFailure::NotRegular(kind));
+    }
+    if meta.len() > cap {
+        return Err(OpenFailure::TooLarge {
+            size: meta.len(),
+            cap,
+        });
+    }
+    Ok((handle, meta))
+}
+
 /// [`open_regular_file`] with its failures as `SKILL.md` diagnostics.
 pub(crate) fn open_regular(file: &Path, cap: u64) -> Result<(File, Metadata), Diagnostic> {
-    open_regular_file(file, cap).map_err(|failure| match failure {
+    open_regular_file(file, cap).map_err(|failure| open_diagnostic(file, failure))
+}
+
+fn open_diagnostic(file: &Path, failure: OpenFailure) -> Diagnostic {
+    match failure {
         OpenFailure::Stat(e) => symlink_diagnostic(file, &e),
         OpenFailure::NotRegular(kind) => not_a_file(kind),
         OpenFailure::TooLarge { cap, .. } => too_large(cap),
         OpenFailure::Open(e) => io_diagnostic(file, &e),
-    })
+    }
 }
 
 /// Reads the start of a `SKILL.md` up to the end of its closing `---` line
@@ -279,19 +313,50 @@ pub(crate) fn open_regular(file: &Path, cap: u64) -> Result<(File, Metadata), Di
 /// frontmatter limit plus one chunk: discovery's read, which never loads
 /// the body.
 pub fn read_frontmatter_prefix(file: &Path, cap: u64) -> Result<String, Diagnostic> {
-    use crate::limits::{FRONTMATTER_READ_CHUNK, MAX_FRONTMATTER_BYTES};
     let (handle, _) = open_regular(file, cap).map_err(|d| d.in_file(file))?;
+    read_prefix_from(file, handle)
+}
+
+/// [`read_frontmatter_prefix`] for a file the folder listing typed as a
+/// regular file: no `stat` before the open (see [`open_listed_regular_file`]).
+pub fn read_listed_frontmatter_prefix(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    let (handle, _) = open_listed_regular_file(file, cap)
+        .map_err(|failure| open_diagnostic(file, failure).in_file(file))?;
+    read_prefix_from(file, handle)
+}
+
+thread_local! {
+    /// Each thread's read buffer for [`read_prefix_from`]: zeroed once, not
+    /// once per file (a 4 KiB `memset` and `malloc` per skill otherwise).
+    static READ_CHUNK: std::cell::RefCell<Box<[u8]>> = std::cell::RefCell::new(
+        vec![0; crate::limits::FRONTMATTER_READ_CHUNK].into_boxed_slice(),
+    );
+}
+
+fn read_prefix_from(file: &Path, handle: File) -> Result<String, Diagnostic> {
+    READ_CHUNK.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut chunk) => read_prefix_into(file, handle, &mut chunk),
+        Err(_) => read_prefix_into(
+            file,
+            handle,
+            &mut vec![0; crate::limits::FRONTMATTER_READ_CHUNK],
+        ),
+    })
+}
+
+/// Reads chunks into `chunk` and keeps only what is needed: up to the end of
+/// the closing delimiter line.
+fn read_prefix_into(file: &Path, handle: File, chunk: &mut [u8]) -> Result<String, Diagnostic> {
+    use crate::limits::{FRONTMATTER_READ_CHUNK, MAX_FRONTMATTER_BYTES};
     let limit = MAX_FRONTMATTER_BYTES + 2 * FRONTMATTER_READ_CHUNK;
-    let mut bytes = Vec::with_capacity(FRONTMATTER_READ_CHUNK);
+    let mut bytes = Vec::new();
     let mut reader = handle.take(u64::try_from(limit).unwrap_or(u64::MAX));
     let mut scanned = 0;
     loop {
-        let start = bytes.len();
-        bytes.resize(start + FRONTMATTER_READ_CHUNK, 0);
         let n = reader
-            .read(&mut bytes[start..])
+            .read(chunk)
             .map_err(|e| io_diagnostic(file, &e).in_file(file))?;
-        bytes.truncate(start + n);
+        bytes.extend_from_slice(&chunk[..n]);
         if let Some(end) = closing_delimiter_end(&bytes, &mut scanned) {
             bytes.truncate(end);
             break;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::validate::Frontmatter;
+use crate::error::Error;
+use crate::validate::{Frontmatter, ValidationOptions};
 use crate::yaml::NodeKind;
 
 /// Where a skill was found. Declaration order is precedence: when two skills
@@ -98,7 +99,10 @@ impl SkillMode {
     }
 }
 
-/// One discovered skill: metadata only (the body is read on activation).
+/// One discovered skill: what hosts need on the hot path (catalog, lookup,
+/// activation), nothing more. The rest of the frontmatter (`license`,
+/// `compatibility`, `metadata`, `allowed-tools`, other fields) is read from
+/// the file on demand with [`Skill::frontmatter`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Skill {
     /// The skill's name (frontmatter `name`, else its folder name).
@@ -120,69 +124,92 @@ pub struct Skill {
     pub root: Arc<Path>,
     /// How hosts should expose it.
     pub mode: SkillMode,
-    /// The rest of the typed frontmatter (host fields in `extra`); its `name`
-    /// and `description` were moved into the fields above.
+    /// The frontmatter fields hosts act on (`disable-model-invocation`,
+    /// `user-invocable`, `argument-hint`, `arguments`), packed: read them
+    /// with [`Skill::model_invocable`], [`Skill::user_invocable`],
+    /// [`Skill::argument_hint`] and [`Skill::argument_names`].
     #[serde(skip)]
-    pub frontmatter: Frontmatter,
+    pub host: HostFields,
 }
 
-impl Skill {
-    /// The skill folder with every symlink resolved: the containment root
-    /// for resource reads.
-    pub fn real_dir(&self) -> &Path {
-        self.resolved_dir.as_deref().unwrap_or(&self.dir)
-    }
+/// The host fields of a skill's frontmatter, compact: two flags inline, and
+/// the rarely present argument hint and names behind one pointer (a skill
+/// without them costs no allocation).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostFields {
+    /// [`HostFields::NO_MODEL`] | [`HostFields::NO_USER`].
+    flags: u8,
+    /// `argument-hint` and `arguments`, when either is present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    args: Option<Box<HostArgs>>,
+}
 
-    fn extra_text(&self, key: &str) -> Option<&str> {
-        self.frontmatter
-            .extra
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| match &v.kind {
-                NodeKind::Scalar(s) => Some(s.as_str()),
-                _ => None,
-            })
-    }
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct HostArgs {
+    hint: Option<Box<str>>,
+    names: Box<[Box<str>]>,
+}
 
-    fn extra_bool(&self, key: &str) -> Option<bool> {
-        match self.extra_text(key)? {
-            "true" | "True" | "TRUE" => Some(true),
-            "false" | "False" | "FALSE" => Some(false),
-            _ => None,
+impl HostFields {
+    /// `disable-model-invocation: true`.
+    const NO_MODEL: u8 = 1;
+    /// `user-invocable: false`.
+    const NO_USER: u8 = 2;
+
+    /// The host fields of a parsed frontmatter (its `extra` fields).
+    pub fn from_frontmatter(fm: &Frontmatter) -> Self {
+        let mut flags = 0;
+        if extra_bool(fm, "disable-model-invocation") == Some(true) {
+            flags |= Self::NO_MODEL;
         }
+        if extra_bool(fm, "user-invocable") == Some(false) {
+            flags |= Self::NO_USER;
+        }
+        let hint = extra_text(fm, "argument-hint").map(Box::from);
+        let names: Box<[Box<str>]> = argument_names_of(fm).into_iter().map(Box::from).collect();
+        let args =
+            (hint.is_some() || !names.is_empty()).then(|| Box::new(HostArgs { hint, names }));
+        HostFields { flags, args }
     }
 
-    /// False when the frontmatter says `disable-model-invocation: true` or the
-    /// mode keeps it out of the catalog (`manual`, `off`).
-    pub fn model_invocable(&self) -> bool {
-        self.extra_bool("disable-model-invocation") != Some(true)
-            && !matches!(self.mode, SkillMode::Manual | SkillMode::Off)
+    /// Bytes held on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.args.as_ref().map_or(0, |a| {
+            std::mem::size_of::<HostArgs>()
+                + a.hint.as_ref().map_or(0, |h| h.len())
+                + a.names.len() * std::mem::size_of::<Box<str>>()
+                + a.names.iter().map(|n| n.len()).sum::<usize>()
+        })
     }
+}
 
-    /// False when the frontmatter says `user-invocable: false` or the mode is `off`.
-    pub fn user_invocable(&self) -> bool {
-        self.extra_bool("user-invocable") != Some(false) && self.mode != SkillMode::Off
+fn extra_text<'a>(fm: &'a Frontmatter, key: &str) -> Option<&'a str> {
+    fm.extra
+        .iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| match &v.kind {
+            NodeKind::Scalar(s) => Some(s.as_str()),
+            _ => None,
+        })
+}
+
+fn extra_bool(fm: &Frontmatter, key: &str) -> Option<bool> {
+    match extra_text(fm, key)? {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
     }
+}
 
-    /// The `argument-hint` field, if any.
-    pub fn argument_hint(&self) -> Option<&str> {
-        self.extra_text("argument-hint")
-    }
-
-    /// Names from an `arguments` field (a list, or a space-separated string):
-    /// each becomes a `$name` placeholder on activation.
-    pub fn argument_names(&self) -> Vec<String> {
-        let Some((_, node)) = self
-            .frontmatter
-            .extra
-            .iter()
-            .find(|(k, _)| k == "arguments")
-        else {
-            return Vec::new();
-        };
-        match &node.kind {
-            NodeKind::Scalar(s) => s.split_whitespace().map(str::to_owned).collect(),
-            NodeKind::Seq(items) => items
+/// Names from an `arguments` field (a list, or a space-separated string).
+fn argument_names_of(fm: &Frontmatter) -> Vec<String> {
+    let Some((_, node)) = fm.extra.iter().find(|(k, _)| k == "arguments") else {
+        return Vec::new();
+    };
+    match &node.kind {
+        NodeKind::Scalar(s) => s.split_whitespace().map(str::to_owned).collect(),
+        NodeKind::Seq(items) => {
+            items
                 .iter()
                 .filter_map(|i| match &i.kind {
                     NodeKind::Scalar(s) => Some(s.trim().to_owned()),
@@ -196,39 +223,102 @@ impl Skill {
                     _ => None,
                 })
                 .filter(|s| !s.is_empty())
-                .collect(),
-            _ => Vec::new(),
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+impl Skill {
+    /// The skill folder with every symlink resolved: the containment root
+    /// for resource reads.
+    pub fn real_dir(&self) -> &Path {
+        self.resolved_dir.as_deref().unwrap_or(&self.dir)
+    }
+
+    /// False when the frontmatter says `disable-model-invocation: true` or the
+    /// mode keeps it out of the catalog (`manual`, `off`).
+    pub fn model_invocable(&self) -> bool {
+        self.host.flags & HostFields::NO_MODEL == 0
+            && !matches!(self.mode, SkillMode::Manual | SkillMode::Off)
+    }
+
+    /// False when the frontmatter says `user-invocable: false` or the mode is `off`.
+    pub fn user_invocable(&self) -> bool {
+        self.host.flags & HostFields::NO_USER == 0 && self.mode != SkillMode::Off
+    }
+
+    /// The `argument-hint` field, if any.
+    pub fn argument_hint(&self) -> Option<&str> {
+        self.host.args.as_ref()?.hint.as_deref()
+    }
+
+    /// Names from an `arguments` field (a list, or a space-separated string):
+    /// each becomes a `$name` placeholder on activation.
+    pub fn argument_names(&self) -> Vec<String> {
+        self.host.args.as_ref().map_or_else(Vec::new, |a| {
+            a.names.iter().map(|n| n.to_string()).collect()
+        })
+    }
+
+    /// The whole typed frontmatter, read again from `SKILL.md` (the deck
+    /// keeps only the fields hosts act on): `license`, `compatibility`,
+    /// `metadata`, `allowed-tools` and every other field. Parsed leniently,
+    /// as discovery loads skills; reflects the file as it is now.
+    pub fn frontmatter(&self) -> Result<Frontmatter, Error> {
+        self.frontmatter_with(&ValidationOptions {
+            lints: false,
+            ..ValidationOptions::lenient()
+        })
+    }
+
+    /// [`Skill::frontmatter`] parsed with `options` (its mode and size cap;
+    /// lints are never run). Reads through the same bounded, non-blocking
+    /// reader as discovery, and only up to the end of the frontmatter.
+    pub fn frontmatter_with(&self, options: &ValidationOptions) -> Result<Frontmatter, Error> {
+        let fail = |d: crate::diagnostic::Diagnostic| Error::Frontmatter {
+            name: self.name.clone(),
+            diagnostic: Box::new(d),
+        };
+        let prefix =
+            crate::load::read_frontmatter_prefix(&self.skill_md, options.max_skill_md_bytes)
+                .map_err(fail)?;
+        let options = ValidationOptions {
+            lints: false,
+            ..options.clone()
+        };
+        let checked = crate::validate::check_text(&prefix, Some(&self.dir), &options);
+        match checked.frontmatter {
+            Some(fm) => Ok(fm),
+            None => {
+                let d = checked
+                    .diagnostics
+                    .into_iter()
+                    .find(crate::diagnostic::Diagnostic::is_error)
+                    .unwrap_or_else(|| {
+                        crate::diagnostic::Diagnostic::new(
+                            crate::diagnostic::Code::InvalidYaml,
+                            crate::diagnostic::Severity::Error,
+                            "the frontmatter could not be read",
+                        )
+                    });
+                Err(fail(d.in_file(&self.skill_md)))
+            }
         }
     }
 }
 
 impl Skill {
     /// Bytes this skill holds on the heap (string and list capacities, not
-    /// allocator overhead): what a deck of many skills costs.
+    /// allocator overhead): what a deck of many skills costs. The struct
+    /// itself is counted by [`crate::Deck::heap_bytes`].
     pub fn heap_bytes(&self) -> usize {
-        let fm = &self.frontmatter;
-        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::capacity);
         self.name.capacity()
             + self.description.capacity()
             + self.dir.capacity()
             + self.resolved_dir.as_ref().map_or(0, PathBuf::capacity)
             + self.skill_md.capacity()
-            + opt(&fm.name)
-            + opt(&fm.description)
-            + opt(&fm.license)
-            + opt(&fm.compatibility)
-            + fm.metadata.capacity() * std::mem::size_of::<(String, String)>()
-            + fm.metadata
-                .iter()
-                .map(|(k, v)| k.capacity() + v.capacity())
-                .sum::<usize>()
-            + fm.allowed_tools.capacity() * std::mem::size_of::<String>()
-            + fm.allowed_tools.iter().map(String::capacity).sum::<usize>()
-            + fm.extra.capacity() * std::mem::size_of::<(String, crate::yaml::Node)>()
-            + fm.extra
-                .iter()
-                .map(|(k, v)| k.capacity() + v.heap_bytes())
-                .sum::<usize>()
+            + self.host.heap_bytes()
     }
 
     /// The raw text a catalog needs: name, description and the paths.

@@ -56,6 +56,11 @@ pub struct FoundSkill {
     /// True when the path from the root to it crosses a symlinked folder,
     /// so its real location is not simply the root's plus the relative path.
     pub via_symlink: bool,
+    /// True when the folder listing said the skill file is a regular file
+    /// (the directory entry's type, not a symlink, FIFO or device): the
+    /// reader may then open it without following links and check the open
+    /// handle, instead of a `stat` before opening.
+    pub listed_regular: bool,
 }
 
 /// What a walk found: skill folders, in sorted order, and the problems met on
@@ -148,6 +153,9 @@ impl Walk<'_> {
         };
         // The skill file's name, if any: SKILL.md wins over skill.md.
         let mut skill_file: Option<&str> = None;
+        // Whether the listing typed SKILL.md (or skill.md) as a regular file.
+        let mut upper_regular = false;
+        let mut lower_regular = false;
         // (name, path, reached through a symlink)
         let mut subdirs: Vec<(OsString, PathBuf, bool)> = Vec::new();
         for entry in entries {
@@ -155,11 +163,14 @@ impl Walk<'_> {
             let name = entry.file_name();
             if name == SKILL_MD {
                 // Whatever it is (file, link, FIFO): validation reports it.
+                // The type comes with the listing (no system call on Linux).
                 skill_file = Some(SKILL_MD);
+                upper_regular = entry.file_type().is_ok_and(|t| t.is_file());
                 continue;
             }
             if name == SKILL_MD_LOWERCASE {
                 skill_file = skill_file.or(Some(SKILL_MD_LOWERCASE));
+                lower_regular = entry.file_type().is_ok_and(|t| t.is_file());
                 continue;
             }
             let Ok(file_type) = entry.file_type() else {
@@ -206,6 +217,11 @@ impl Walk<'_> {
                 dir: dir.to_path_buf(),
                 skill_md: dir.join(file),
                 via_symlink,
+                listed_regular: if file == SKILL_MD {
+                    upper_regular
+                } else {
+                    lower_regular
+                },
             });
         }
         subdirs.sort_by(|a, b| a.0.cmp(&b.0));

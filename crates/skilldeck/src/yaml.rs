@@ -325,7 +325,7 @@ pub fn parse_simple(yaml: &str, first_line: u32) -> Option<Node> {
     let lines: Vec<&str> = yaml.split('\n').collect();
     for (i, raw) in lines.iter().enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        if line.contains('\t') || line.contains('\r') {
+        if memchr::memchr2(b'\t', b'\r', line.as_bytes()).is_some() {
             return None;
         }
         let trimmed = line.trim_end_matches(' ');
@@ -461,22 +461,22 @@ fn simple_entry(content: &str, line: u32, indent: usize) -> Option<(Key, Option<
 fn simple_scalar(v: &str) -> Option<NodeKind> {
     if let Some(inner) = v.strip_prefix('"') {
         let inner = inner.strip_suffix('"')?;
-        if inner.contains(['"', '\\']) {
+        if memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_some() {
             return None;
         }
         return Some(NodeKind::Scalar(inner.to_owned()));
     }
     if let Some(inner) = v.strip_prefix('\'') {
         let inner = inner.strip_suffix('\'')?;
-        if inner.contains('\'') {
+        if memchr::memchr(b'\'', inner.as_bytes()).is_some() {
             return None;
         }
         return Some(NodeKind::Scalar(inner.to_owned()));
     }
     if v.starts_with([
         '-', '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`',
-    ]) || v.contains(": ")
-        || v.contains(" #")
+    ]) || has_pair(v.as_bytes(), b':', b' ')
+        || memchr::memchr_iter(b'#', v.as_bytes()).any(|i| i > 0 && v.as_bytes()[i - 1] == b' ')
         || v.ends_with(':')
     {
         return None;
@@ -486,10 +486,19 @@ fn simple_scalar(v: &str) -> Option<NodeKind> {
     }
     // Numbers and booleans keep their source text, as on the full path;
     // special floats go to the full parser (it rejects or converts them).
-    if v.starts_with('.') || v.contains(['\u{feff}']) {
+    let bom = "\u{feff}".as_bytes();
+    if v.starts_with('.')
+        || memchr::memchr_iter(bom[0], v.as_bytes()).any(|i| v.as_bytes()[i..].starts_with(bom))
+    {
         return None;
     }
     Some(NodeKind::Scalar(v.to_owned()))
+}
+
+/// True when `first` is directly followed by `second` somewhere in `bytes`
+/// (`str::contains` with a two-byte pattern, without building a searcher).
+fn has_pair(bytes: &[u8], first: u8, second: u8) -> bool {
+    memchr::memchr_iter(first, bytes).any(|i| bytes.get(i + 1) == Some(&second))
 }
 
 /// A line changed by [`repair_unquoted_colons`].

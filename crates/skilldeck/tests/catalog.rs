@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use skilldeck::catalog::{
     self, Budget, CatalogFormat, CatalogOptions, Encoding, Outcome, Reason, count_tokens,
 };
+use skilldeck::skill::HostFields;
 use skilldeck::yaml::{Node, NodeKind};
 use skilldeck::{DiscoveryOptions, Error, Frontmatter, Pos, Scope, Skill, SkillMode, discover};
 
@@ -21,7 +22,7 @@ fn skill(name: &str, description: &str) -> Skill {
         scope: Scope::Extra,
         root: std::path::Path::new("/skills").into(),
         mode: SkillMode::Auto,
-        frontmatter: Frontmatter::default(),
+        host: HostFields::default(),
     }
 }
 
@@ -31,13 +32,15 @@ fn with_mode(mut s: Skill, mode: SkillMode) -> Skill {
 }
 
 fn with_field(mut s: Skill, key: &str, value: &str) -> Skill {
-    s.frontmatter.extra.push((
+    let mut fm = Frontmatter::default();
+    fm.extra.push((
         key.to_owned(),
         Node {
             kind: NodeKind::Scalar(value.to_owned()),
             pos: Pos::default(),
         },
     ));
+    s.host = HostFields::from_frontmatter(&fm);
     s
 }
 
@@ -49,7 +52,7 @@ fn options(format: CatalogFormat, budget: Option<Budget>) -> CatalogOptions {
     }
 }
 
-fn render(skills: &[Skill], format: CatalogFormat, budget: Option<Budget>) -> catalog::Catalog {
+fn render(skills: &[Skill], format: CatalogFormat, budget: Option<Budget>) -> catalog::Catalog<'_> {
     catalog::render(skills, &options(format, budget), None).unwrap()
 }
 
@@ -270,7 +273,7 @@ fn disable_model_invocation_and_modes_manual_and_off_are_left_out() {
             .skills
             .iter()
             .filter(|s| s.outcome == Outcome::Excluded)
-            .map(|s| (s.name.as_str(), s.reason))
+            .map(|s| (s.name, s.reason))
             .collect();
         assert_eq!(
             reasons,
@@ -321,7 +324,7 @@ fn name_only_mode_renders_without_description() {
     ));
     let terse = &xml.explanation.skills[1];
     assert_eq!(
-        (terse.name.as_str(), terse.outcome, terse.reason),
+        (terse.name, terse.outcome, terse.reason),
         ("terse", Outcome::NameOnly, Reason::ModeNameOnly)
     );
 
@@ -553,7 +556,7 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
         .skills
         .iter()
         .filter(|s| s.outcome == Outcome::Dropped)
-        .map(|s| s.name.as_str())
+        .map(|s| s.name)
         .collect();
     assert_eq!(dropped, ["delta", "beta"]);
 }

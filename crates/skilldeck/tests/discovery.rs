@@ -470,3 +470,60 @@ fn metadata_index_does_not_store_files_changed_within_the_racy_window() {
     // Just written: too recent to trust, so the next run reads it again.
     assert_eq!(discover(&opts).index_stats().unwrap().misses, 1);
 }
+
+#[test]
+fn the_deck_keeps_host_fields_and_reads_the_rest_of_the_frontmatter_on_demand() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().join("full");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("SKILL.md"),
+        "---\nname: full\ndescription: Full. Use when testing.\nlicense: MIT\n\
+         compatibility: Requires git\nmetadata:\n  author: me\n  version: \"1.0\"\n\
+         allowed-tools: Bash Read\nargument-hint: '[file] [mode]'\narguments: [file, mode]\n\
+         disable-model-invocation: true\nuser-invocable: false\n---\n# Full\n",
+    )
+    .unwrap();
+    let plain = write_skill(tmp.path(), "plain", "Plain. Use when testing.");
+    for index in [false, true] {
+        let mut opts = options(vec![root(tmp.path(), Scope::Extra)]);
+        if index {
+            opts.index = Some(tmp.path().join("index.idx"));
+            opts.index_racy_window = std::time::Duration::ZERO;
+        }
+        // Twice with the index: the second run serves both skills from it.
+        for run in 0..1 + usize::from(index) {
+            let deck = discover(&opts);
+            if run == 1 {
+                assert_eq!(deck.index_stats().unwrap().hits, 2);
+            }
+            let full = deck.get("full").unwrap();
+            assert!(!full.model_invocable());
+            assert!(!full.user_invocable());
+            assert_eq!(full.argument_hint(), Some("[file] [mode]"));
+            assert_eq!(full.argument_names(), ["file", "mode"]);
+            let fm = full.frontmatter().unwrap();
+            assert_eq!(fm.name.as_deref(), Some("full"));
+            assert_eq!(fm.license.as_deref(), Some("MIT"));
+            assert_eq!(fm.compatibility.as_deref(), Some("Requires git"));
+            assert_eq!(
+                fm.metadata,
+                [
+                    ("author".to_owned(), "me".to_owned()),
+                    ("version".to_owned(), "1.0".to_owned())
+                ]
+            );
+            assert_eq!(fm.allowed_tools, ["Bash", "Read"]);
+            let p = deck.get("plain").unwrap();
+            assert!(p.model_invocable() && p.user_invocable());
+            assert_eq!(p.argument_hint(), None);
+            assert!(p.argument_names().is_empty());
+            assert!(p.frontmatter().unwrap().license.is_none());
+        }
+    }
+    // The file gone: a clear error naming the skill, not a panic.
+    let deck = discover(&options(vec![root(tmp.path(), Scope::Extra)]));
+    std::fs::remove_file(plain.join("SKILL.md")).unwrap();
+    let err = deck.get("plain").unwrap().frontmatter().unwrap_err();
+    assert!(matches!(err, skilldeck::Error::Frontmatter { ref name, .. } if name == "plain"));
+}

@@ -318,3 +318,59 @@ fn walk_follows_symlinked_skill_folders() {
     let found = find_skill_dirs(&root, WalkLimits::default());
     assert_eq!(found.skill_dirs(), vec![root.join("real-skill")]);
 }
+
+#[test]
+fn the_listed_regular_reader_refuses_fifos_devices_and_loops_and_follows_links() {
+    use skilldeck::load::read_listed_frontmatter_prefix;
+    // The listing said "regular file", then the entry was swapped: the reader
+    // must still refuse what is there now, without blocking.
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo.md");
+    mkfifo(&fifo);
+    let r = within_deadline(move || read_listed_frontmatter_prefix(&fifo, 1 << 20));
+    assert_eq!(r.unwrap_err().code, Code::NotAFile);
+    let device = tmp.path().join("device.md");
+    symlink("/dev/zero", &device).unwrap();
+    let r = within_deadline(move || read_listed_frontmatter_prefix(&device, 1 << 20));
+    assert_eq!(r.unwrap_err().code, Code::NotAFile);
+    let looped = tmp.path().join("loop.md");
+    symlink("loop.md", &looped).unwrap();
+    assert_eq!(
+        read_listed_frontmatter_prefix(&looped, 1 << 20)
+            .unwrap_err()
+            .code,
+        Code::SymlinkLoop
+    );
+    // A symlink to a regular file is read (through the checked fallback).
+    let real = tmp.path().join("real.md");
+    std::fs::write(&real, "---\nname: x\ndescription: y\n---\nbody\n").unwrap();
+    let link = tmp.path().join("link.md");
+    symlink(&real, &link).unwrap();
+    assert_eq!(
+        read_listed_frontmatter_prefix(&link, 1 << 20).unwrap(),
+        "---\nname: x\ndescription: y\n---\n"
+    );
+    // Over the cap: refused on the handle's size.
+    assert_eq!(
+        read_listed_frontmatter_prefix(&real, 4).unwrap_err().code,
+        Code::FileTooLarge
+    );
+}
+
+#[test]
+fn discovery_of_a_fifo_or_device_skill_md_does_not_hang() {
+    let tmp = tempfile::tempdir().unwrap();
+    mkfifo(&skill_dir(&tmp, "fifo").join("SKILL.md"));
+    symlink("/dev/zero", skill_dir(&tmp, "device").join("SKILL.md")).unwrap();
+    let root = tmp.path().to_path_buf();
+    let deck = within_deadline(move || {
+        skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root]))
+    });
+    assert!(deck.is_empty());
+    let not_files = deck
+        .diagnostics()
+        .iter()
+        .filter(|d| d.code == Code::NotAFile)
+        .count();
+    assert_eq!(not_files, 2);
+}
