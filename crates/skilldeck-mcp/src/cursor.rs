@@ -5,8 +5,9 @@
 
 use rmcp::ErrorData;
 
-/// The offset a request's cursor points at (0 without a cursor).
-pub fn offset(cursor: Option<&str>, generation: u64) -> Result<usize, ErrorData> {
+/// The offset a request's cursor points at (0 without a cursor), into a
+/// list of `len` items; a cursor past the end was not issued by this server.
+pub fn offset(cursor: Option<&str>, generation: u64, len: usize) -> Result<usize, ErrorData> {
     let Some(cursor) = cursor else { return Ok(0) };
     let invalid =
         |why: &str| ErrorData::invalid_params(format!("invalid cursor '{cursor}': {why}"), None);
@@ -21,6 +22,9 @@ pub fn offset(cursor: Option<&str>, generation: u64) -> Result<usize, ErrorData>
         .map_err(|_| invalid("not a cursor this server issued"))?;
     if g != generation {
         return Err(invalid("the list changed since; list again from the start"));
+    }
+    if o == 0 || o >= len {
+        return Err(invalid("not a cursor this server issued"));
     }
     Ok(o)
 }
@@ -38,12 +42,19 @@ mod tests {
 
     #[test]
     fn a_cursor_from_another_generation_is_refused() {
-        assert_eq!(offset(None, 3).unwrap(), 0);
-        assert_eq!(offset(Some("3.200"), 3).unwrap(), 200);
-        let stale = offset(Some("2.200"), 3).unwrap_err();
+        assert_eq!(offset(None, 3, 500).unwrap(), 0);
+        assert_eq!(offset(Some("3.200"), 3, 500).unwrap(), 200);
+        let stale = offset(Some("2.200"), 3, 500).unwrap_err();
         assert_eq!(stale.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        assert!(offset(Some("garbage"), 3).is_err());
-        assert!(offset(Some("3.-1"), 3).is_err());
+        assert!(offset(Some("garbage"), 3, 500).is_err());
+        assert!(offset(Some("3.-1"), 3, 500).is_err());
+    }
+
+    #[test]
+    fn a_cursor_past_the_end_is_refused() {
+        assert!(offset(Some("3.500"), 3, 500).is_err());
+        assert!(offset(Some("3.99999"), 3, 500).is_err());
+        assert!(offset(Some("3.0"), 3, 500).is_err());
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub fn list(
         .served()
         .filter(|s| uri::name_fits_uri(&s.name))
         .collect();
-    let start = cursor::offset(cursor_in, snapshot.generation)?.min(skills.len());
+    let start = cursor::offset(cursor_in, snapshot.generation, skills.len())?;
     let end = start
         .saturating_add(skills_per_page.max(1))
         .min(skills.len());
@@ -209,7 +209,7 @@ pub fn read_directory(
     }
     children.sort_by(|a, b| a.uri.cmp(&b.uri));
     children.dedup_by(|a, b| a.uri == b.uri);
-    let start = cursor::offset(cursor_in, snapshot.generation)?.min(children.len());
+    let start = cursor::offset(cursor_in, snapshot.generation, children.len())?;
     let end = start.saturating_add(page.max(1)).min(children.len());
     let total = children.len();
     let items: Vec<Resource> = children.drain(start..end).collect();

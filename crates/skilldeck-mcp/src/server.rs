@@ -556,7 +556,7 @@ fn list_skills_page(
     cursor_in: Option<&str>,
 ) -> Result<ListSkillsResult, ErrorData> {
     let skills: Vec<&skilldeck::Skill> = snapshot.served().collect();
-    let start = cursor::offset(cursor_in, snapshot.generation)?.min(skills.len());
+    let start = cursor::offset(cursor_in, snapshot.generation, skills.len())?;
     let end = start
         .saturating_add(engine.options().page_size.max(1))
         .min(skills.len());
