@@ -98,6 +98,12 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
             "its name cannot be the authority of a skill:// URI",
         ));
     }
+    if crate::resources::instructions_file(skill) != "SKILL.md" {
+        return Err(not_servable(
+            skill,
+            "its instructions file is not named SKILL.md, which the extension requires",
+        ));
+    }
     let read_error = |e: skilldeck::Error| EntryError::Read {
         name: skill.name.clone(),
         message: e.to_string(),

@@ -16,11 +16,24 @@ use crate::cursor;
 use crate::engine::Snapshot;
 use crate::uri;
 
+/// The name of the skill's instructions file in its folder: `SKILL.md`, or
+/// `skill.md` for skills that only have that (lenient discovery).
+pub fn instructions_file(skill: &Skill) -> &str {
+    skill
+        .skill_md
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("SKILL.md")
+}
+
 /// The MCP resource describing a skill's `SKILL.md`.
 pub fn skill_md_resource(skill: &Skill, size: Option<u64>) -> Resource {
-    let mut r = Resource::new(uri::skill_md_uri(&skill.name), skill.name.clone())
-        .with_description(skill.description.clone())
-        .with_mime_type("text/markdown");
+    let mut r = Resource::new(
+        uri::skill_uri(&skill.name, instructions_file(skill)),
+        skill.name.clone(),
+    )
+    .with_description(skill.description.clone())
+    .with_mime_type("text/markdown");
     if let Some(size) = size {
         r = r.with_size(size);
     }
@@ -47,7 +60,7 @@ pub fn list(
         match skilldeck::list_resources(skill) {
             Ok(listing) => {
                 for file in listing.files {
-                    if file.path == "SKILL.md" {
+                    if file.path == instructions_file(skill) {
                         items.push(skill_md_resource(skill, Some(file.size)));
                     } else {
                         let mime = skilldeck::resources::mime_for(&file.path, true);
@@ -174,7 +187,7 @@ pub fn read_directory(
         };
         found = true;
         match rest.split_once('/') {
-            None if file.path == "SKILL.md" => {
+            None if file.path == instructions_file(skill) => {
                 children.push(skill_md_resource(skill, Some(file.size)));
             }
             None => children.push(

@@ -455,3 +455,24 @@ fn skills_turned_off_are_not_served() {
             .all(|p| p.name != "pdf")
     );
 }
+
+#[test]
+fn a_lowercase_skill_md_is_served_under_its_own_name_but_has_no_extension_entry() {
+    let tmp = fixture();
+    write(
+        &tmp.path().join("lower/skill.md"),
+        "---\nname: lower\ndescription: Lowercase file.\n---\nBody.\n",
+    );
+    let engine = engine(tmp.path());
+    let snap = engine.snapshot();
+    let skill = snap
+        .get("lower")
+        .expect("lenient discovery accepts a lowercase skill.md");
+    assert_eq!(
+        resources::skill_md_resource(skill, None).uri,
+        "skill://lower/skill.md"
+    );
+    assert!(resources::read(&snap, "skill://lower/skill.md").is_ok());
+    let err = extension::entry(&engine, skill).unwrap_err();
+    assert!(err.to_string().contains("SKILL.md"), "{err}");
+}
