@@ -3,11 +3,13 @@
 //! of two different decks together; it lists again from the start, as the
 //! `list_changed` notification told it to.
 
+use std::ops::Range;
+
 use rmcp::ErrorData;
 
 /// The offset a request's cursor points at (0 without a cursor), into a
 /// list of `len` items; a cursor past the end was not issued by this server.
-pub fn offset(cursor: Option<&str>, generation: u64, len: usize) -> Result<usize, ErrorData> {
+fn offset(cursor: Option<&str>, generation: u64, len: usize) -> Result<usize, ErrorData> {
     let Some(cursor) = cursor else { return Ok(0) };
     let invalid =
         |why: &str| ErrorData::invalid_params(format!("invalid cursor '{cursor}': {why}"), None);
@@ -30,8 +32,21 @@ pub fn offset(cursor: Option<&str>, generation: u64, len: usize) -> Result<usize
 }
 
 /// The cursor of the page starting at `end`, when `end` is before `total`.
-pub fn next(end: usize, total: usize, generation: u64) -> Option<String> {
+fn next(end: usize, total: usize, generation: u64) -> Option<String> {
     (end < total).then(|| format!("{generation}.{end}"))
+}
+
+/// One page of a list of `len` items: the range of items the request's
+/// cursor asks for (at most `size`, at least 1), and the next page's cursor.
+pub fn page(
+    cursor: Option<&str>,
+    generation: u64,
+    len: usize,
+    size: usize,
+) -> Result<(Range<usize>, Option<String>), ErrorData> {
+    let start = offset(cursor, generation, len)?;
+    let end = start.saturating_add(size.max(1)).min(len);
+    Ok((start..end, next(end, len, generation)))
 }
 
 #[cfg(test)]
@@ -59,7 +74,10 @@ mod tests {
 
     #[test]
     fn the_last_page_has_no_next_cursor() {
-        assert_eq!(next(100, 250, 1).as_deref(), Some("1.100"));
-        assert_eq!(next(250, 250, 1), None);
+        let (range, cursor) = page(None, 1, 250, 100).unwrap();
+        assert_eq!((range, cursor.as_deref()), (0..100, Some("1.100")));
+        let (range, cursor) = page(Some("1.200"), 1, 250, 100).unwrap();
+        assert_eq!((range, cursor), (200..250, None));
+        assert_eq!(page(None, 1, 0, 100).unwrap(), (0..0, None));
     }
 }

@@ -39,12 +39,15 @@ fn prompt_for(skill: &skilldeck::Skill) -> Prompt {
 /// `prompts/list`, a page at a time.
 pub fn list(snapshot: &Snapshot, cursor_in: Option<&str>) -> Result<ListPromptsResult, ErrorData> {
     let skills: Vec<&skilldeck::Skill> = snapshot.served().filter(|s| s.user_invocable()).collect();
-    let start = cursor::offset(cursor_in, snapshot.generation, skills.len())?;
-    let end = start.saturating_add(PROMPT_PAGE_SIZE).min(skills.len());
-    let mut result = ListPromptsResult::with_all_items(
-        skills[start..end].iter().map(|s| prompt_for(s)).collect(),
-    );
-    result.next_cursor = cursor::next(end, skills.len(), snapshot.generation);
+    let (range, next) = cursor::page(
+        cursor_in,
+        snapshot.generation,
+        skills.len(),
+        PROMPT_PAGE_SIZE,
+    )?;
+    let mut result =
+        ListPromptsResult::with_all_items(skills[range].iter().map(|s| prompt_for(s)).collect());
+    result.next_cursor = next;
     Ok(result)
 }
 

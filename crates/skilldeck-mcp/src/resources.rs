@@ -51,12 +51,14 @@ pub fn list(
         .served()
         .filter(|s| uri::name_fits_uri(&s.name))
         .collect();
-    let start = cursor::offset(cursor_in, snapshot.generation, skills.len())?;
-    let end = start
-        .saturating_add(skills_per_page.max(1))
-        .min(skills.len());
+    let (range, next) = cursor::page(
+        cursor_in,
+        snapshot.generation,
+        skills.len(),
+        skills_per_page,
+    )?;
     let mut items = Vec::new();
-    for skill in &skills[start..end] {
+    for skill in &skills[range] {
         match skilldeck::list_resources(skill) {
             Ok(listing) => {
                 for file in listing.files {
@@ -79,7 +81,7 @@ pub fn list(
         }
     }
     let mut result = ListResourcesResult::with_all_items(items);
-    result.next_cursor = cursor::next(end, skills.len(), snapshot.generation);
+    result.next_cursor = next;
     Ok(result)
 }
 
@@ -222,12 +224,10 @@ pub fn read_directory(
     }
     children.sort_by(|a, b| a.uri.cmp(&b.uri));
     children.dedup_by(|a, b| a.uri == b.uri);
-    let start = cursor::offset(cursor_in, snapshot.generation, children.len())?;
-    let end = start.saturating_add(page.max(1)).min(children.len());
-    let total = children.len();
-    let items: Vec<Resource> = children.drain(start..end).collect();
+    let (range, next) = cursor::page(cursor_in, snapshot.generation, children.len(), page)?;
+    let items: Vec<Resource> = children.drain(range).collect();
     let mut result = ListResourcesResult::with_all_items(items);
-    result.next_cursor = cursor::next(end, total, snapshot.generation);
+    result.next_cursor = next;
     Ok(result)
 }
 

@@ -105,6 +105,30 @@ impl SkillServer {
         self.session.to_string()
     }
 
+    /// Runs `work` on the current snapshot, on a blocking thread (it reads
+    /// files), inside the request's span, and logs how it ended.
+    async fn handle<T, F>(
+        &self,
+        method: &'static str,
+        ctx: &RequestContext<RoleServer>,
+        work: F,
+    ) -> Result<T, ErrorData>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<Engine>, Arc<Snapshot>) -> Result<T, ErrorData> + Send + 'static,
+    {
+        let span = request_span(method, ctx, &self.session);
+        let engine = Arc::clone(&self.engine);
+        async move {
+            let snapshot = engine.snapshot();
+            let result = blocking(move || work(engine, snapshot)).await;
+            log_result(&result);
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.engine.options().list_ttl.as_millis()).unwrap_or(u64::MAX)
     }
@@ -254,16 +278,12 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let span = request_span("prompts/list", &ctx, &self.session);
-        let _enter = span.enter();
-        let snapshot = self.engine.snapshot();
-        let result = prompts::list(
-            &snapshot,
-            request.as_ref().and_then(|r| r.cursor.as_deref()),
-        )
-        .map(|r| r.with_ttl_ms(self.ttl_ms()));
-        log_result(&result);
-        result
+        let ttl = self.ttl_ms();
+        self.handle("prompts/list", &ctx, move |_, snapshot| {
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            prompts::list(&snapshot, cursor).map(|r| r.with_ttl_ms(ttl))
+        })
+        .await
     }
 
     async fn get_prompt(
@@ -271,24 +291,16 @@ impl ServerHandler for SkillServer {
         request: GetPromptRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let span = request_span("prompts/get", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
-        async move {
-            let snapshot = engine.snapshot();
+        self.handle("prompts/get", &ctx, move |engine, snapshot| {
             tracing::debug!(prompt = %request.name, "get");
-            let result = blocking(move || {
-                prompts::get(
-                    &engine,
-                    &snapshot,
-                    &request.name,
-                    request.arguments.as_ref(),
-                )
-            })
-            .await;
-            log_result(&result);
-            result.map(GetPromptResponse::from)
-        }
-        .instrument(span)
+            prompts::get(
+                &engine,
+                &snapshot,
+                &request.name,
+                request.arguments.as_ref(),
+            )
+            .map(GetPromptResponse::from)
+        })
         .await
     }
 
@@ -297,20 +309,12 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let span = request_span("resources/list", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
         let ttl = self.ttl_ms();
-        async move {
-            let snapshot = engine.snapshot();
-            let page = engine.options().page_size;
-            let cursor = request.and_then(|r| r.cursor);
-            let result = blocking(move || resources::list(&snapshot, cursor.as_deref(), page))
-                .await
-                .map(|r| r.with_ttl_ms(ttl));
-            log_result(&result);
-            result
-        }
-        .instrument(span)
+        self.handle("resources/list", &ctx, move |engine, snapshot| {
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            resources::list(&snapshot, cursor, engine.options().page_size)
+                .map(|r| r.with_ttl_ms(ttl))
+        })
         .await
     }
 
@@ -329,21 +333,15 @@ impl ServerHandler for SkillServer {
         request: ReadResourceRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let span = request_span("resources/read", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
         let ttl = self.ttl_ms();
-        async move {
-            let snapshot = engine.snapshot();
+        self.handle("resources/read", &ctx, move |_, snapshot| {
             tracing::debug!(uri = %request.uri, "read");
-            let result = blocking(move || resources::read(&snapshot, &request.uri)).await;
-            log_result(&result);
-            result.map(|contents| {
+            resources::read(&snapshot, &request.uri).map(|contents| {
                 ReadResourceResult::new(vec![contents])
                     .with_ttl_ms(ttl)
                     .into()
             })
-        }
-        .instrument(span)
+        })
         .await
     }
 
@@ -352,20 +350,11 @@ impl ServerHandler for SkillServer {
         request: ReadResourceDirectoryRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        let span = request_span("resources/directory/read", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
-        async move {
-            let snapshot = engine.snapshot();
-            let page = engine.options().page_size;
+        self.handle("resources/directory/read", &ctx, move |engine, snapshot| {
             tracing::debug!(uri = %request.uri, "read directory");
-            let result = blocking(move || {
-                resources::read_directory(&snapshot, &request.uri, request.cursor.as_deref(), page)
-            })
-            .await;
-            log_result(&result);
-            result
-        }
-        .instrument(span)
+            let page = engine.options().page_size;
+            resources::read_directory(&snapshot, &request.uri, request.cursor.as_deref(), page)
+        })
         .await
     }
 
@@ -374,19 +363,11 @@ impl ServerHandler for SkillServer {
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let span = request_span("skills/list", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
         let ttl = self.ttl_ms();
-        async move {
-            let snapshot = engine.snapshot();
-            let cursor = request.and_then(|r| r.cursor);
-            let result = blocking(move || list_skills_page(&engine, &snapshot, cursor.as_deref()))
-                .await
-                .map(|r| r.with_ttl_ms(ttl));
-            log_result(&result);
-            result
-        }
-        .instrument(span)
+        self.handle("skills/list", &ctx, move |engine, snapshot| {
+            let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+            list_skills_page(&engine, &snapshot, cursor).map(|r| r.with_ttl_ms(ttl))
+        })
         .await
     }
 
@@ -395,43 +376,14 @@ impl ServerHandler for SkillServer {
         request: GetSkillRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        let span = request_span("skills/get", &ctx, &self.session);
-        let engine = Arc::clone(&self.engine);
         let ttl = self.ttl_ms();
-        async move {
-            let snapshot = engine.snapshot();
+        self.handle("skills/get", &ctx, move |engine, snapshot| {
             tracing::debug!(uri = %request.uri, "get");
-            let result = blocking(move || {
-                let unknown = || {
-                    ErrorData::invalid_params(
-                        format!("No skill is served at {}", request.uri),
-                        None,
-                    )
-                };
-                let parsed = uri::parse(&request.uri).map_err(|_| unknown())?;
-                if parsed.path != "SKILL.md" || uri::skill_md_uri(&parsed.name) != request.uri {
-                    return Err(unknown());
-                }
-                let skill = snapshot.get(&parsed.name).ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        format!(
-                            "No skill is served at {}: {}",
-                            request.uri,
-                            snapshot.unknown_skill_message(&parsed.name)
-                        ),
-                        None,
-                    )
-                })?;
-                let entry = extension::entry(&engine, skill).map_err(entry_error)?;
-                let mut result = GetSkillResult::new(entry);
-                result.ttl_ms = Some(ttl);
-                Ok(result)
-            })
-            .await;
-            log_result(&result);
-            result
-        }
-        .instrument(span)
+            let mut result =
+                GetSkillResult::new(get_skill_entry(&engine, &snapshot, &request.uri)?);
+            result.ttl_ms = Some(ttl);
+            Ok(result)
+        })
         .await
     }
 
@@ -556,18 +508,44 @@ fn list_skills_page(
     cursor_in: Option<&str>,
 ) -> Result<ListSkillsResult, ErrorData> {
     let skills: Vec<&skilldeck::Skill> = snapshot.served().collect();
-    let start = cursor::offset(cursor_in, snapshot.generation, skills.len())?;
-    let end = start
-        .saturating_add(engine.options().page_size.max(1))
-        .min(skills.len());
-    let mut entries = Vec::with_capacity(end - start);
-    for skill in &skills[start..end] {
+    let (range, next) = cursor::page(
+        cursor_in,
+        snapshot.generation,
+        skills.len(),
+        engine.options().page_size,
+    )?;
+    let mut entries = Vec::with_capacity(range.len());
+    for skill in &skills[range] {
         match extension::entry(engine, skill) {
             Ok(e) => entries.push(e),
             Err(e) => tracing::info!(error = %e, "left out of skills/list"),
         }
     }
     let mut result = ListSkillsResult::with_all_items(entries);
-    result.next_cursor = cursor::next(end, skills.len(), snapshot.generation);
+    result.next_cursor = next;
     Ok(result)
+}
+
+/// The extension entry for the skill whose `SKILL.md` is at `uri`.
+fn get_skill_entry(
+    engine: &Engine,
+    snapshot: &Snapshot,
+    uri_text: &str,
+) -> Result<rmcp::model::Skill, ErrorData> {
+    let unknown = |why: Option<String>| {
+        let mut message = format!("No skill is served at {uri_text}");
+        if let Some(why) = why {
+            message.push_str(": ");
+            message.push_str(&why);
+        }
+        ErrorData::invalid_params(message, None)
+    };
+    let parsed = uri::parse(uri_text).map_err(|_| unknown(None))?;
+    if parsed.path != "SKILL.md" || uri::skill_md_uri(&parsed.name) != uri_text {
+        return Err(unknown(None));
+    }
+    let skill = snapshot
+        .get(&parsed.name)
+        .ok_or_else(|| unknown(Some(snapshot.unknown_skill_message(&parsed.name))))?;
+    extension::entry(engine, skill).map_err(entry_error)
 }

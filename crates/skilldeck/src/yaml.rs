@@ -110,7 +110,6 @@ pub fn to_json(
     yaml: &str,
     first_line: u32,
 ) -> Result<serde_json::Map<String, serde_json::Value>, YamlError> {
-    let offset = first_line.saturating_sub(1);
     match serde_saphyr::from_str_with_options::<serde_json::Value>(yaml, parser_options()) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
         Ok(serde_json::Value::Null) => Ok(serde_json::Map::new()),
@@ -118,16 +117,20 @@ pub fn to_json(
             message: "frontmatter is not a mapping".to_owned(),
             pos: Pos::line(first_line),
         }),
-        Err(err) => {
-            let pos = err
-                .location()
-                .map(|loc| to_pos(&loc, offset, 1))
-                .unwrap_or(Pos::line(first_line));
-            Err(YamlError {
-                message: clean_message(&err.without_snippet().to_string()),
-                pos,
-            })
-        }
+        Err(err) => Err(yaml_error(&err, first_line)),
+    }
+}
+
+/// A serde-saphyr error, positioned in the file.
+fn yaml_error(err: &serde_saphyr::Error, first_line: u32) -> YamlError {
+    let offset = first_line.saturating_sub(1);
+    let pos = err
+        .location()
+        .map(|loc| to_pos(&loc, offset, 1))
+        .unwrap_or(Pos::line(first_line));
+    YamlError {
+        message: clean_message(&err.without_snippet().to_string()),
+        pos,
     }
 }
 
@@ -152,16 +155,7 @@ fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
     let offset = first_line.saturating_sub(1);
     match serde_saphyr::from_str_with_options::<Spanned<Raw>>(yaml, options) {
         Ok(raw) => Ok(convert(yaml, raw, offset)),
-        Err(err) => {
-            let pos = err
-                .location()
-                .map(|loc| to_pos(&loc, offset, 1))
-                .unwrap_or(Pos::line(first_line));
-            Err(YamlError {
-                message: clean_message(&err.without_snippet().to_string()),
-                pos,
-            })
-        }
+        Err(err) => Err(yaml_error(&err, first_line)),
     }
 }
 
@@ -761,5 +755,32 @@ mod tests {
     fn block_scalars_are_not_repaired() {
         let yaml = "description: |\n  Use when: x\nname: a\n";
         assert!(repair_unquoted_colons(yaml, 2).is_none());
+    }
+
+    #[test]
+    fn frontmatter_as_json_keeps_yaml_types() {
+        let yaml = "name: a\nversion: 1.0\nquoted: \"1.0\"\nflag: yes\non: true\nlist: [x, 2]\nmetadata:\n  k: v\n";
+        let map = to_json(yaml, 2).unwrap();
+        assert_eq!(
+            serde_json::Value::Object(map),
+            serde_json::json!({
+                "name": "a",
+                "version": 1.0,
+                "quoted": "1.0",
+                "flag": "yes",
+                "on": true,
+                "list": ["x", 2],
+                "metadata": {"k": "v"}
+            })
+        );
+    }
+
+    #[test]
+    fn frontmatter_as_json_refuses_duplicates_and_non_mappings_with_a_line() {
+        let err = to_json("name: a\nname: b\n", 2).unwrap_err();
+        assert_eq!(err.pos.line, 3, "{err:?}");
+        let err = to_json("- a\n- b\n", 2).unwrap_err();
+        assert!(err.message.contains("not a mapping"));
+        assert!(to_json("", 2).unwrap().is_empty());
     }
 }
