@@ -239,3 +239,81 @@ fn new_refuses_to_overwrite() {
     );
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn serve_refuses_a_non_loopback_address_without_a_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["serve", "--http", "0.0.0.0:0"], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("without authentication"), "{err}");
+}
+
+#[test]
+fn serve_refuses_an_empty_token_file_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let token = tmp.path().join("token");
+    std::fs::write(&token, "\n").unwrap();
+    let o = skilldeck(
+        &[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("token file") && err.contains("holds no token"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_answers_initialize_over_stdio_with_the_bundled_skills() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args(["serve", "--no-watch"])
+        .current_dir(tmp.path())
+        .env("HOME", tmp.path())
+        .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list"}}"#).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["result"]["serverInfo"]["name"], "skilldeck");
+    let tools = lines[1]["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 3);
+    assert!(
+        tools[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("code-review")
+    );
+}

@@ -5,7 +5,13 @@
 //! `-32700` (parse error) for a line that is not JSON, `-32600` (invalid
 //! request) for a line over the size cap, both with `"id": null`, and the
 //! session goes on. Everything else passes through unchanged.
+//!
+//! When stdin ends, the guard waits (up to [`DRAIN_TIMEOUT`]) for the
+//! answers to the requests already passed on before it closes the service's
+//! input: a client that writes its requests and closes the pipe still gets
+//! every answer.
 
+use serde::Deserialize as _;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
@@ -16,9 +22,74 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// Lines waiting to be written to stdout.
 const OUTPUT_QUEUE: usize = 256;
 
-/// The service's ends of the two pipes: it reads requests from the first
-/// and writes responses to the second.
-pub type ServiceEnds = (DuplexStream, DuplexStream);
+/// After stdin ends, the longest wait for outstanding answers.
+pub const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Ids of the requests passed on and not answered yet.
+#[derive(Debug, Default)]
+struct Outstanding {
+    ids: std::sync::Mutex<std::collections::HashSet<String>>,
+    answered: tokio::sync::Notify,
+    /// The service closed its output: nothing more will be answered.
+    service_gone: std::sync::atomic::AtomicBool,
+}
+
+impl Outstanding {
+    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn remove(&self, id: &Value) {
+        if self.ids().remove(&id.to_string()) {
+            self.answered.notify_waiters();
+        }
+    }
+
+    fn service_gone(&self) {
+        self.service_gone
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.answered.notify_waiters();
+    }
+
+    async fn drained(&self) {
+        loop {
+            let notified = self.answered.notified();
+            if self.ids().is_empty() || self.service_gone.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// The parts of a message the guard tracks; the rest is skipped unread.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<CancelParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct CancelParams {
+    #[serde(rename = "requestId")]
+    request_id: Option<Value>,
+}
+
+/// The service's ends of the two pipes, and the writer to wait for.
+#[derive(Debug)]
+pub struct Guard {
+    /// The service reads requests here.
+    pub requests: DuplexStream,
+    /// The service writes responses here.
+    pub responses: DuplexStream,
+    /// Ends once every line has been written out (after the service closed
+    /// `responses` and input ended): await it before the process exits.
+    pub written: tokio::task::JoinHandle<()>,
+}
 
 fn error_line(code: i32, id: &Value, message: &str) -> Vec<u8> {
     let mut line = serde_json::to_vec(&serde_json::json!({
@@ -64,7 +135,7 @@ fn envelope_problem(message: &Value) -> Option<(Value, &'static str)> {
 
 /// Starts the guard over `input` and `output` (stdin and stdout in the
 /// server) and returns the service's ends. `max` caps a request line.
-pub fn spawn<R, W>(input: R, output: W, max: usize) -> ServiceEnds
+pub fn spawn<R, W>(input: R, output: W, max: usize) -> Guard
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -74,7 +145,7 @@ where
     let (lines, mut queue) = mpsc::channel::<Vec<u8>>(OUTPUT_QUEUE);
 
     // One writer, so guard errors and service responses never interleave.
-    tokio::spawn(async move {
+    let written = tokio::spawn(async move {
         let mut output = output;
         while let Some(line) = queue.recv().await {
             if output.write_all(&line).await.is_err() {
@@ -86,7 +157,9 @@ where
         }
     });
 
+    let outstanding = std::sync::Arc::new(Outstanding::default());
     let service_lines = lines.clone();
+    let answered = std::sync::Arc::clone(&outstanding);
     tokio::spawn(async move {
         let mut reader = BufReader::new(from_service);
         loop {
@@ -94,12 +167,22 @@ where
             match reader.read_until(b'\n', &mut line).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
+                    // A response (an id and no method) answers a request.
+                    if let Ok(Envelope {
+                        id: Some(id),
+                        method: None,
+                        ..
+                    }) = serde_json::from_slice::<Envelope>(&line)
+                    {
+                        answered.remove(&id);
+                    }
                     if service_lines.send(line).await.is_err() {
                         break;
                     }
                 }
             }
         }
+        answered.service_gone();
     });
 
     tokio::spawn(async move {
@@ -133,6 +216,7 @@ where
                             }
                             continue;
                         }
+                        track(&outstanding, &message);
                         let mut line = line;
                         if line.last() != Some(&b'\n') {
                             line.push(b'\n');
@@ -158,11 +242,41 @@ where
                 break;
             }
         }
-        // Closing the pipe ends the session, as stdin's end does.
+        // Closing the pipe ends the session, as stdin's end does; first let
+        // the requests already passed on be answered.
+        if tokio::time::timeout(DRAIN_TIMEOUT, outstanding.drained())
+            .await
+            .is_err()
+        {
+            tracing::warn!("input ended; gave up waiting for outstanding answers");
+        }
         let _ = to_service.shutdown().await;
     });
 
-    (service_in, service_out)
+    Guard {
+        requests: service_in,
+        responses: service_out,
+        written,
+    }
+}
+
+/// Notes a request passed on (it will be answered), or a cancellation
+/// (it will not).
+fn track(outstanding: &Outstanding, message: &Value) {
+    let Ok(envelope) = Envelope::deserialize(message) else {
+        return;
+    };
+    match (envelope.method.as_deref(), envelope.id) {
+        (Some("notifications/cancelled"), _) => {
+            if let Some(id) = envelope.params.and_then(|p| p.request_id) {
+                outstanding.remove(&id);
+            }
+        }
+        (Some(_), Some(id)) if !id.is_null() => {
+            outstanding.ids().insert(id.to_string());
+        }
+        _ => {}
+    }
 }
 
 /// Reads one line (with its `\n`) of at most `max` bytes. Returns the line
@@ -206,13 +320,15 @@ mod tests {
     async fn through_guard(input: &'static [u8], max: usize) -> (Vec<u8>, Vec<u8>) {
         let (client_out, guard_in) = tokio::io::duplex(1 << 20);
         let (guard_out, mut client_in) = tokio::io::duplex(1 << 20);
-        let (mut service_in, service_out) = spawn(guard_in, guard_out, max);
+        let guard = spawn(guard_in, guard_out, max);
+        let (mut service_in, service_out) = (guard.requests, guard.responses);
+        // A service that answers nothing and is gone: nothing to wait for.
+        drop(service_out);
         let mut client_out = client_out;
         client_out.write_all(input).await.unwrap();
         drop(client_out);
         let mut passed = Vec::new();
         service_in.read_to_end(&mut passed).await.unwrap();
-        drop(service_out);
         let mut answered = Vec::new();
         client_in.read_to_end(&mut answered).await.unwrap();
         (passed, answered)
@@ -292,5 +408,34 @@ mod tests {
             b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n"
         );
         assert!(answered.is_empty());
+    }
+
+    #[tokio::test]
+    async fn answers_to_requests_sent_before_input_ends_are_still_delivered() {
+        let (mut client_out, guard_in) = tokio::io::duplex(1 << 16);
+        let (guard_out, mut client_in) = tokio::io::duplex(1 << 16);
+        let guard = spawn(guard_in, guard_out, 1024);
+        let (service_in, mut service_out) = (guard.requests, guard.responses);
+        client_out
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        drop(client_out);
+        let mut service_in = BufReader::new(service_in);
+        let mut request = Vec::new();
+        service_in.read_until(b'\n', &mut request).await.unwrap();
+        // The service answers late; its input must still be open.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        service_out
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n")
+            .await
+            .unwrap();
+        let mut rest = Vec::new();
+        service_in.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+        drop(service_out);
+        let mut answered = Vec::new();
+        client_in.read_to_end(&mut answered).await.unwrap();
+        assert_eq!(answered, b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
     }
 }

@@ -27,8 +27,9 @@ use crate::stdio;
 /// The HTTP path the MCP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";
 
-/// How long shutdown waits for blocked reads before leaving them.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+/// How long shutdown waits for stdout to drain, and for blocked reads
+/// before leaving them.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Host names always accepted in the `Host` header.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -125,8 +126,8 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
-        let (read, write) = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
-        let transport = AsyncRwTransport::new_server(read, write);
+        let guard = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
+        let transport = AsyncRwTransport::new_server(guard.requests, guard.responses);
         let service = SkillServer::new(engine)
             .serve(transport)
             .await
@@ -137,6 +138,13 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
                 tracing::info!(reason = ?quit, "client disconnected");
             }
             () = shutdown_signal() => cancel.cancel(),
+        }
+        // Every answer out before the process ends.
+        if tokio::time::timeout(SHUTDOWN_GRACE, guard.written)
+            .await
+            .is_err()
+        {
+            tracing::warn!("stdout did not drain before shutdown");
         }
         Ok(())
     });
