@@ -272,6 +272,8 @@ fn track(outstanding: &Outstanding, message: &Value) {
                 outstanding.remove(&id);
             }
         }
+        // A subscription is answered only when it ends: not worth waiting for.
+        (Some("subscriptions/listen"), _) => {}
         (Some(_), Some(id)) if !id.is_null() => {
             outstanding.ids().insert(id.to_string());
         }

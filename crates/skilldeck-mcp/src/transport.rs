@@ -27,9 +27,13 @@ use crate::stdio;
 /// The HTTP path the MCP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";
 
-/// How long shutdown waits for stdout to drain, and for blocked reads
-/// before leaving them.
-const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+/// After the client closed stdin: how long the last answers may take to
+/// reach stdout.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// After a signal: how long to let output finish, and blocked stdin reads
+/// be, before the process leaves them.
+const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Host names always accepted in the `Host` header.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -133,23 +137,24 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
             .await
             .map_err(|e| Error::Transport(e.to_string()))?;
         let cancel = service.cancellation_token();
-        tokio::select! {
+        let grace = tokio::select! {
             quit = service.waiting() => {
                 tracing::info!(reason = ?quit, "client disconnected");
+                DRAIN_GRACE
             }
-            () = shutdown_signal() => cancel.cancel(),
-        }
+            () = shutdown_signal() => {
+                cancel.cancel();
+                SIGNAL_GRACE
+            }
+        };
         // Every answer out before the process ends.
-        if tokio::time::timeout(SHUTDOWN_GRACE, guard.written)
-            .await
-            .is_err()
-        {
-            tracing::warn!("stdout did not drain before shutdown");
+        if tokio::time::timeout(grace, guard.written).await.is_err() {
+            tracing::debug!("stdout not drained before shutdown");
         }
         Ok(())
     });
     // A stdin read may still be blocked on a thread; do not wait for it.
-    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    runtime.shutdown_timeout(SIGNAL_GRACE);
     result
 }
 
