@@ -22,13 +22,15 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
 
 /// [`stdout`] with ANSI colours kept on a terminal and stripped elsewhere
 /// (and with `NO_COLOR`).
-/// The buffer sits under the colour stripper: stripping splits the text at
-/// every escape, and over the line-buffered stdout each piece with a newline
-/// was a `write` call (7,833 for the corpus's diagnostics).
-pub fn colored_stdout() -> anstream::AutoStream<Box<dyn Write>> {
+/// Buffered on both sides of the colour stripper: above it, so many small
+/// writes (serde's) reach it in large chunks; below it, because stripping
+/// splits the text at every escape, and over the line-buffered stdout each
+/// piece with a newline was a `write` call (7,833 for the corpus's
+/// diagnostics).
+pub fn colored_stdout() -> io::BufWriter<anstream::AutoStream<Box<dyn Write>>> {
     let choice = anstream::AutoStream::choice(&io::stdout());
     let buffered: Box<dyn Write> = Box::new(stdout());
-    anstream::AutoStream::new(buffered, choice)
+    io::BufWriter::new(anstream::AutoStream::new(buffered, choice))
 }
 
 /// Writes all reports as one JSON array.

@@ -631,7 +631,15 @@ where
     let (text, size, cap) = match options.budget {
         None => {
             let text = render_text(format, &items, &output, &views);
-            let size = text.chars().count();
+            // Everything but the skills' own text is ASCII; when that is
+            // ASCII too, characters are bytes (a cheap check per skill
+            // instead of counting the whole catalog's characters).
+            let ascii = items.iter().all(|item| item.ascii);
+            let size = if ascii {
+                text.len()
+            } else {
+                text.chars().count()
+            };
             (text, size, None)
         }
         Some(budget) => {
@@ -705,6 +713,8 @@ struct Item<'a> {
     /// The description as rendered (stripped; one line for markdown).
     desc: Cow<'a, str>,
     location: Cow<'a, str>,
+    /// Name, description and location are all ASCII.
+    ascii: bool,
     relevance: Option<f64>,
 }
 
@@ -747,11 +757,13 @@ impl<'a> Item<'a> {
                 .filter(|s| !s.is_nan())
                 .unwrap_or(0.0)
         });
+        let ascii = all_ascii(&skill.name) && all_ascii(&desc) && all_ascii(&location);
         Item {
             skill,
             input,
             desc,
             location,
+            ascii,
             relevance,
         }
     }
@@ -767,6 +779,20 @@ impl<'a> Item<'a> {
     fn score(&self) -> f64 {
         self.relevance.unwrap_or(0.0)
     }
+}
+
+/// `str::is_ascii` as a branch-free OR of whole words (the standard one
+/// stops at the first non-ASCII byte and cost ~1 instruction per byte here;
+/// a byte-wise fold was no better).
+fn all_ascii(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let high = words
+        .by_ref()
+        .map(|w| <[u8; 8]>::try_from(w).map_or(HIGH_BITS, u64::from_le_bytes))
+        .fold(0, |acc, w| acc | w)
+        & HIGH_BITS;
+    high == 0 && words.remainder().iter().all(u8::is_ascii)
 }
 
 /// A path as text: borrowed when it is UTF-8 (`to_str` validates with the
@@ -1692,6 +1718,21 @@ mod tests {
                 )
                 .collect();
             assert_eq!(fast, slow, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn all_ascii_matches_is_ascii() {
+        for s in [
+            "",
+            "a",
+            "abcdefgh",
+            "abcdefghé",
+            "é",
+            "abcdefgh12345678x",
+            "1234567é12345678",
+        ] {
+            assert_eq!(all_ascii(s), s.is_ascii(), "{s:?}");
         }
     }
 

@@ -745,3 +745,19 @@ fn count_tokens_counts_special_token_markers_as_text() {
     assert!(n > 1);
     assert_eq!(count_tokens("", Encoding::Cl100kBase).unwrap(), 0);
 }
+
+#[test]
+fn unbudgeted_size_counts_characters_for_ascii_and_non_ascii_skills() {
+    for skills in [
+        vec![skill("plain", "Plain text. Use when testing.")],
+        vec![
+            skill("plain", "Plain text. Use when testing."),
+            skill("accents", "Résumé café — naïve. Use when testing."),
+        ],
+    ] {
+        for format in CatalogFormat::ALL {
+            let c = render(&skills, format, None);
+            assert_eq!(c.explanation.size, c.text.chars().count(), "{format}");
+        }
+    }
+}
