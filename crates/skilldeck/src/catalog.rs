@@ -715,7 +715,68 @@ struct Item<'a> {
     location: Cow<'a, str>,
     /// Name, description and location are all ASCII.
     ascii: bool,
+    /// Which of name, description and location need no escaping in this
+    /// format ([`PLAIN_NAME`], [`PLAIN_DESC`], [`PLAIN_LOCATION`]).
+    plain: u8,
     relevance: Option<f64>,
+}
+
+const PLAIN_NAME: u8 = 1;
+const PLAIN_DESC: u8 = 2;
+const PLAIN_LOCATION: u8 = 4;
+
+/// What every render would otherwise check in each skill's texts, checked
+/// once by [`crate::Deck::new`] and kept in [`crate::skill::HostFields`]
+/// (see [`hints_of`]). Bits of a `u16`.
+mod hint {
+    /// The hints were computed (0: nothing is known).
+    pub const KNOWN: u16 = 1;
+    /// `python_strip` leaves the description as it is.
+    pub const DESC_STRIPPED: u16 = 1 << 1;
+    /// `collapse_whitespace` leaves the stripped description as it is.
+    pub const DESC_ONE_LINE: u16 = 1 << 2;
+    /// Per text, shifted by `NAME`, `DESC` or `LOCATION`: ASCII.
+    pub const ASCII: u16 = 1;
+    /// No byte that `Esc::Xml`/`Esc::Html` replace.
+    pub const XML: u16 = 2;
+    /// No byte that `Esc::Json` replaces.
+    pub const JSON: u16 = 4;
+    pub const NAME: u32 = 3;
+    /// The stripped description.
+    pub const DESC: u32 = 6;
+    /// `SKILL.md` as text (nothing is known when it is not UTF-8).
+    pub const LOCATION: u32 = 9;
+}
+
+/// The catalog hints of `skill`'s current texts.
+pub(crate) fn hints_of(skill: &Skill) -> u16 {
+    let text = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut bits = 0;
+        if bytes.is_ascii() {
+            bits |= hint::ASCII;
+        }
+        if !bytes.iter().any(|&b| XML_SPECIAL[usize::from(b)]) {
+            bits |= hint::XML;
+        }
+        if !bytes.iter().any(|&b| JSON_SPECIAL[usize::from(b)]) {
+            bits |= hint::JSON;
+        }
+        bits
+    };
+    let stripped = python_strip(&skill.description);
+    let mut hints =
+        hint::KNOWN | (text(&skill.name) << hint::NAME) | (text(stripped) << hint::DESC);
+    if stripped.len() == skill.description.len() {
+        hints |= hint::DESC_STRIPPED;
+    }
+    if matches!(collapse_whitespace(stripped), Cow::Borrowed(_)) {
+        hints |= hint::DESC_ONE_LINE;
+    }
+    if let Some(location) = skill.skill_md.to_str() {
+        hints |= text(location) << hint::LOCATION;
+    }
+    hints
 }
 
 impl<'a> Item<'a> {
@@ -725,8 +786,14 @@ impl<'a> Item<'a> {
         format: CatalogFormat,
         relevance: Option<&HashMap<String, f64>>,
     ) -> Self {
-        let stripped = python_strip(&skill.description);
-        let desc = if format == CatalogFormat::Markdown {
+        let hints = skill.host.catalog_hints();
+        let has = |bits: u16| hints & bits == bits;
+        let stripped = if has(hint::DESC_STRIPPED) {
+            skill.description.as_str()
+        } else {
+            python_strip(&skill.description)
+        };
+        let desc = if format == CatalogFormat::Markdown && !has(hint::DESC_ONE_LINE) {
             collapse_whitespace(stripped)
         } else {
             Cow::Borrowed(stripped)
@@ -757,13 +824,44 @@ impl<'a> Item<'a> {
                 .filter(|s| !s.is_nan())
                 .unwrap_or(0.0)
         });
-        let ascii = all_ascii(&skill.name) && all_ascii(&desc) && all_ascii(&location);
+        // What the hints say of each text (all zero when there are none).
+        let known = |text: u32, bits: u16| has(hint::KNOWN | (bits << text));
+        let ascii = if has(hint::KNOWN) {
+            known(hint::NAME, hint::ASCII)
+                && known(hint::DESC, hint::ASCII)
+                && if format == CatalogFormat::SkillsRef {
+                    all_ascii(&location)
+                } else {
+                    known(hint::LOCATION, hint::ASCII)
+                }
+        } else {
+            all_ascii(&skill.name) && all_ascii(&desc) && all_ascii(&location)
+        };
+        let (name_bit, desc_bit, location_bit) = match format {
+            CatalogFormat::Xml => (hint::XML, hint::XML, hint::XML),
+            // Raw locations are never escaped; Markdown names and code
+            // spans have their own escapes (0: never plain).
+            CatalogFormat::SkillsRef => (hint::XML, hint::XML, 0),
+            CatalogFormat::Markdown => (0, hint::XML, 0),
+            CatalogFormat::Json => (hint::JSON, hint::JSON, hint::JSON),
+        };
+        let mut plain = 0;
+        if name_bit != 0 && known(hint::NAME, name_bit) {
+            plain |= PLAIN_NAME;
+        }
+        if desc_bit != 0 && known(hint::DESC, desc_bit) {
+            plain |= PLAIN_DESC;
+        }
+        if location_bit != 0 && known(hint::LOCATION, location_bit) {
+            plain |= PLAIN_LOCATION;
+        }
         Item {
             skill,
             input,
             desc,
             location,
             ascii,
+            plain,
             relevance,
         }
     }
@@ -962,6 +1060,16 @@ fn special_bytes(esc: Esc) -> &'static [bool; 256] {
     }
 }
 
+/// `s`, escaped unless `plain` says it needs no escape.
+#[inline]
+fn push_text(out: &mut String, s: &str, esc: Esc, plain: bool) {
+    if plain {
+        out.push_str(s);
+    } else {
+        push_escaped(out, s, esc);
+    }
+}
+
 fn push_escaped(out: &mut String, s: &str, esc: Esc) {
     let bytes = s.as_bytes();
     match esc {
@@ -1149,11 +1257,18 @@ fn write_entry(
     desc: Option<DescPart>,
 ) -> Option<(usize, usize)> {
     let name = item.skill.name.as_str();
+    let plain_name = item.plain & PLAIN_NAME != 0;
+    let plain_location = item.plain & PLAIN_LOCATION != 0;
     let mut range = None;
     let mut write_desc = |out: &mut String| {
         if let Some(part) = desc {
             let start = out.len();
-            push_escaped(out, &item.desc[..part.end], desc_esc(format));
+            push_text(
+                out,
+                &item.desc[..part.end],
+                desc_esc(format),
+                item.plain & PLAIN_DESC != 0,
+            );
             range = Some((start, out.len()));
             if part.shortened {
                 out.push_str(ELLIPSIS);
@@ -1163,7 +1278,7 @@ fn write_entry(
     match format {
         CatalogFormat::Xml => {
             out.push_str("  <skill>\n    <name>");
-            push_escaped(out, name, Esc::Xml);
+            push_text(out, name, Esc::Xml, plain_name);
             out.push_str("</name>\n");
             if desc.is_some() {
                 out.push_str("    <description>");
@@ -1171,12 +1286,12 @@ fn write_entry(
                 out.push_str("</description>\n");
             }
             out.push_str("    <location>");
-            push_escaped(out, &item.location, Esc::Xml);
+            push_text(out, &item.location, Esc::Xml, plain_location);
             out.push_str("</location>\n  </skill>\n");
         }
         CatalogFormat::SkillsRef => {
             out.push_str("<skill>\n<name>\n");
-            push_escaped(out, name, Esc::Html);
+            push_text(out, name, Esc::Html, plain_name);
             out.push_str("\n</name>\n");
             if desc.is_some() {
                 out.push_str("<description>\n");
@@ -1201,7 +1316,7 @@ fn write_entry(
         }
         CatalogFormat::Json => {
             out.push_str("  {\"name\":\"");
-            push_escaped(out, name, Esc::Json);
+            push_text(out, name, Esc::Json, plain_name);
             out.push_str("\",\"description\":");
             if desc.is_some() {
                 out.push('"');
@@ -1211,7 +1326,7 @@ fn write_entry(
                 out.push_str("null");
             }
             out.push_str(",\"location\":\"");
-            push_escaped(out, &item.location, Esc::Json);
+            push_text(out, &item.location, Esc::Json, plain_location);
             out.push_str("\",\"scope\":\"");
             out.push_str(item.skill.scope.as_str());
             out.push_str("\",\"mode\":\"");
