@@ -599,17 +599,23 @@ where
     }
 
     // Rank order: pinned first, then relevance, scope, name, input order.
-    let mut ranked: Vec<usize> = (0..items.len()).collect();
+    // The keys sit side by side (no pointer chasing per comparison).
+    let mut keys: Vec<RankKey<'a>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| RankKey {
+            unpinned: !item.pinned(),
+            score: std::cmp::Reverse(total_order(item.score())),
+            scope: item.skill.scope,
+            name: &item.skill.name,
+            input: item.input,
+            item: i,
+        })
+        .collect();
     // Unstable is deterministic here: the input position breaks every tie.
-    ranked.sort_unstable_by(|&a, &b| {
-        let (x, y) = (&items[a], &items[b]);
-        y.pinned()
-            .cmp(&x.pinned())
-            .then_with(|| y.score().total_cmp(&x.score()))
-            .then_with(|| x.skill.scope.cmp(&y.skill.scope))
-            .then_with(|| x.skill.name.cmp(&y.skill.name))
-            .then_with(|| x.input.cmp(&y.input))
-    });
+    keys.sort_unstable();
+    let ranked: Vec<usize> = keys.iter().map(|k| k.item).collect();
+    drop(keys);
     // Output order: the caller's for skills-ref, the rank otherwise.
     let output: Vec<usize> = if format == CatalogFormat::SkillsRef {
         (0..items.len()).collect()
@@ -703,6 +709,24 @@ where
             skills: explained,
         },
     })
+}
+
+/// An item's place in the rank order (compared field by field).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct RankKey<'a> {
+    unpinned: bool,
+    score: std::cmp::Reverse<i64>,
+    scope: Scope,
+    name: &'a str,
+    input: usize,
+    /// Its position in the items (the same order as `input`).
+    item: usize,
+}
+
+/// `x` as an integer ordered as `f64::total_cmp` orders floats.
+fn total_order(x: f64) -> i64 {
+    let bits = x.to_bits().cast_signed();
+    bits ^ (((bits >> 63).cast_unsigned() >> 1).cast_signed())
 }
 
 /// One skill that may appear in the catalog, prepared for rendering.
@@ -1260,32 +1284,19 @@ fn write_entry(
     let plain_name = item.plain & PLAIN_NAME != 0;
     let plain_location = item.plain & PLAIN_LOCATION != 0;
     let mut range = None;
-    let mut write_desc = |out: &mut String| {
-        if let Some(part) = desc {
-            let start = out.len();
-            push_text(
-                out,
-                &item.desc[..part.end],
-                desc_esc(format),
-                item.plain & PLAIN_DESC != 0,
-            );
-            range = Some((start, out.len()));
-            if part.shortened {
-                out.push_str(ELLIPSIS);
-            }
-        }
-    };
+    let mut write_desc = |out: &mut String| range = write_desc(out, format, item, desc);
     match format {
         CatalogFormat::Xml => {
+            // Fixed text between values goes in one piece.
             out.push_str("  <skill>\n    <name>");
             push_text(out, name, Esc::Xml, plain_name);
-            out.push_str("</name>\n");
             if desc.is_some() {
-                out.push_str("    <description>");
+                out.push_str("</name>\n    <description>");
                 write_desc(out);
-                out.push_str("</description>\n");
+                out.push_str("</description>\n    <location>");
+            } else {
+                out.push_str("</name>\n    <location>");
             }
-            out.push_str("    <location>");
             push_text(out, &item.location, Esc::Xml, plain_location);
             out.push_str("</location>\n  </skill>\n");
         }
@@ -1339,6 +1350,30 @@ fn write_entry(
             });
             out.push_str("},\n");
         }
+    }
+    range
+}
+
+/// Appends the description part (escaped, with `…` when shortened) and
+/// returns the byte range of its escaped text.
+#[inline(always)]
+fn write_desc(
+    out: &mut String,
+    format: CatalogFormat,
+    item: &Item<'_>,
+    desc: Option<DescPart>,
+) -> Option<(usize, usize)> {
+    let part = desc?;
+    let start = out.len();
+    push_text(
+        out,
+        &item.desc[..part.end],
+        desc_esc(format),
+        item.plain & PLAIN_DESC != 0,
+    );
+    let range = Some((start, out.len()));
+    if part.shortened {
+        out.push_str(ELLIPSIS);
     }
     range
 }
