@@ -576,9 +576,11 @@ where
 {
     let format = options.format;
     let floor = options.floor_chars.max(CATALOG_MIN_FLOOR_CHARS);
-    let mut items: Vec<Item<'a>> = Vec::new();
+    let skills = skills.into_iter();
+    // Sized once (a deck's slice knows its length): no regrowth copies.
+    let mut items: Vec<Item<'a>> = Vec::with_capacity(skills.size_hint().0);
     let mut excluded: Vec<ExplainedSkill<'a>> = Vec::new();
-    for (input, skill) in skills.into_iter().enumerate() {
+    for (input, skill) in skills.enumerate() {
         if !skill.model_invocable() {
             excluded.push(ExplainedSkill {
                 name: &skill.name,
