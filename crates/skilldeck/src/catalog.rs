@@ -576,9 +576,11 @@ where
 {
     let format = options.format;
     let floor = options.floor_chars.max(CATALOG_MIN_FLOOR_CHARS);
-    let mut items: Vec<Item<'a>> = Vec::new();
+    let skills = skills.into_iter();
+    // Sized once (a deck's slice knows its length): no regrowth copies.
+    let mut items: Vec<Item<'a>> = Vec::with_capacity(skills.size_hint().0);
     let mut excluded: Vec<ExplainedSkill<'a>> = Vec::new();
-    for (input, skill) in skills.into_iter().enumerate() {
+    for (input, skill) in skills.enumerate() {
         if !skill.model_invocable() {
             excluded.push(ExplainedSkill {
                 name: &skill.name,
@@ -599,17 +601,23 @@ where
     }
 
     // Rank order: pinned first, then relevance, scope, name, input order.
-    let mut ranked: Vec<usize> = (0..items.len()).collect();
+    // The keys sit side by side (no pointer chasing per comparison).
+    let mut keys: Vec<RankKey<'a>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| RankKey {
+            unpinned: !item.pinned(),
+            score: std::cmp::Reverse(total_order(item.score())),
+            scope: item.skill.scope,
+            name: &item.skill.name,
+            input: item.input,
+            item: i,
+        })
+        .collect();
     // Unstable is deterministic here: the input position breaks every tie.
-    ranked.sort_unstable_by(|&a, &b| {
-        let (x, y) = (&items[a], &items[b]);
-        y.pinned()
-            .cmp(&x.pinned())
-            .then_with(|| y.score().total_cmp(&x.score()))
-            .then_with(|| x.skill.scope.cmp(&y.skill.scope))
-            .then_with(|| x.skill.name.cmp(&y.skill.name))
-            .then_with(|| x.input.cmp(&y.input))
-    });
+    keys.sort_unstable();
+    let ranked: Vec<usize> = keys.iter().map(|k| k.item).collect();
+    drop(keys);
     // Output order: the caller's for skills-ref, the rank otherwise.
     let output: Vec<usize> = if format == CatalogFormat::SkillsRef {
         (0..items.len()).collect()
@@ -705,6 +713,24 @@ where
     })
 }
 
+/// An item's place in the rank order (compared field by field).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct RankKey<'a> {
+    unpinned: bool,
+    score: std::cmp::Reverse<i64>,
+    scope: Scope,
+    name: &'a str,
+    input: usize,
+    /// Its position in the items (the same order as `input`).
+    item: usize,
+}
+
+/// `x` as an integer ordered as `f64::total_cmp` orders floats.
+fn total_order(x: f64) -> i64 {
+    let bits = x.to_bits().cast_signed();
+    bits ^ (((bits >> 63).cast_unsigned() >> 1).cast_signed())
+}
+
 /// One skill that may appear in the catalog, prepared for rendering.
 struct Item<'a> {
     skill: &'a Skill,
@@ -715,7 +741,73 @@ struct Item<'a> {
     location: Cow<'a, str>,
     /// Name, description and location are all ASCII.
     ascii: bool,
+    /// Which of name, description and location need no escaping in this
+    /// format ([`PLAIN_NAME`], [`PLAIN_DESC`], [`PLAIN_LOCATION`]).
+    plain: u8,
     relevance: Option<f64>,
+}
+
+const PLAIN_NAME: u8 = 1;
+const PLAIN_DESC: u8 = 2;
+const PLAIN_LOCATION: u8 = 4;
+
+/// What every render would otherwise check in each skill's texts, checked
+/// once by [`crate::Deck::new`] and kept in [`crate::skill::HostFields`]
+/// (see [`hints_of`]). Bits of a `u16`.
+mod hint {
+    /// The hints were computed (0: nothing is known).
+    pub const KNOWN: u16 = 1;
+    /// `python_strip` leaves the description as it is.
+    pub const DESC_STRIPPED: u16 = 1 << 1;
+    /// `collapse_whitespace` leaves the stripped description as it is.
+    pub const DESC_ONE_LINE: u16 = 1 << 2;
+    /// Per text, shifted by `NAME`, `DESC` or `LOCATION`: ASCII.
+    pub const ASCII: u16 = 1;
+    /// No byte that `Esc::Xml`/`Esc::Html` replace.
+    pub const XML: u16 = 2;
+    /// No byte that `Esc::Json` replaces.
+    pub const JSON: u16 = 4;
+    pub const NAME: u32 = 3;
+    /// The stripped description.
+    pub const DESC: u32 = 6;
+    /// `SKILL.md` as text (nothing is known when it is not UTF-8).
+    pub const LOCATION: u32 = 9;
+}
+
+/// The catalog hints of `skill`'s current texts.
+pub(crate) fn hints_of(skill: &Skill) -> u16 {
+    // SIMD searches and a vectorized fold: this runs for every skill a
+    // deck loads (a byte-table fold cost ~3,300 instructions per skill).
+    let text = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut bits = 0;
+        if all_ascii(s) {
+            bits |= hint::ASCII;
+        }
+        let xml = memchr::memchr3(b'&', b'<', b'>', bytes).is_none()
+            && memchr::memchr2(b'"', b'\'', bytes).is_none();
+        if xml {
+            bits |= hint::XML;
+            let control = bytes.iter().fold(false, |any, &b| any | (b < 0x20));
+            if !control && memchr::memchr(b'\\', bytes).is_none() {
+                bits |= hint::JSON;
+            }
+        }
+        bits
+    };
+    let stripped = python_strip(&skill.description);
+    let mut hints =
+        hint::KNOWN | (text(&skill.name) << hint::NAME) | (text(stripped) << hint::DESC);
+    if stripped.len() == skill.description.len() {
+        hints |= hint::DESC_STRIPPED;
+    }
+    if is_one_line(stripped) {
+        hints |= hint::DESC_ONE_LINE;
+    }
+    if let Some(location) = skill.skill_md.to_str() {
+        hints |= text(location) << hint::LOCATION;
+    }
+    hints
 }
 
 impl<'a> Item<'a> {
@@ -725,8 +817,14 @@ impl<'a> Item<'a> {
         format: CatalogFormat,
         relevance: Option<&HashMap<String, f64>>,
     ) -> Self {
-        let stripped = python_strip(&skill.description);
-        let desc = if format == CatalogFormat::Markdown {
+        let hints = skill.host.catalog_hints();
+        let has = |bits: u16| hints & bits == bits;
+        let stripped = if has(hint::DESC_STRIPPED) {
+            skill.description.as_str()
+        } else {
+            python_strip(&skill.description)
+        };
+        let desc = if format == CatalogFormat::Markdown && !has(hint::DESC_ONE_LINE) {
             collapse_whitespace(stripped)
         } else {
             Cow::Borrowed(stripped)
@@ -757,13 +855,44 @@ impl<'a> Item<'a> {
                 .filter(|s| !s.is_nan())
                 .unwrap_or(0.0)
         });
-        let ascii = all_ascii(&skill.name) && all_ascii(&desc) && all_ascii(&location);
+        // What the hints say of each text (all zero when there are none).
+        let known = |text: u32, bits: u16| has(hint::KNOWN | (bits << text));
+        let ascii = if has(hint::KNOWN) {
+            known(hint::NAME, hint::ASCII)
+                && known(hint::DESC, hint::ASCII)
+                && if format == CatalogFormat::SkillsRef {
+                    all_ascii(&location)
+                } else {
+                    known(hint::LOCATION, hint::ASCII)
+                }
+        } else {
+            all_ascii(&skill.name) && all_ascii(&desc) && all_ascii(&location)
+        };
+        let (name_bit, desc_bit, location_bit) = match format {
+            CatalogFormat::Xml => (hint::XML, hint::XML, hint::XML),
+            // Raw locations are never escaped; Markdown names and code
+            // spans have their own escapes (0: never plain).
+            CatalogFormat::SkillsRef => (hint::XML, hint::XML, 0),
+            CatalogFormat::Markdown => (0, hint::XML, 0),
+            CatalogFormat::Json => (hint::JSON, hint::JSON, hint::JSON),
+        };
+        let mut plain = 0;
+        if name_bit != 0 && known(hint::NAME, name_bit) {
+            plain |= PLAIN_NAME;
+        }
+        if desc_bit != 0 && known(hint::DESC, desc_bit) {
+            plain |= PLAIN_DESC;
+        }
+        if location_bit != 0 && known(hint::LOCATION, location_bit) {
+            plain |= PLAIN_LOCATION;
+        }
         Item {
             skill,
             input,
             desc,
             location,
             ascii,
+            plain,
             relevance,
         }
     }
@@ -817,12 +946,23 @@ fn python_strip(s: &str) -> &str {
 
 /// Every whitespace run as one space.
 fn collapse_whitespace(s: &str) -> Cow<'_, str> {
+    if is_one_line(s) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// True when [`collapse_whitespace`] leaves `s` as it is.
+fn is_one_line(s: &str) -> bool {
     let bytes = s.as_bytes();
-    let clean = if bytes.is_ascii() {
-        !bytes
+    if bytes.is_ascii() {
+        // ASCII whitespace other than the space is U+0009–U+000D; a
+        // branch-free fold (vectorized) instead of a byte-by-byte search.
+        let breaks = bytes
             .iter()
-            .any(|&b| b.is_ascii_whitespace() && b != b' ' || b == 0x0b)
-            && memchr::memmem::find(bytes, b"  ").is_none()
+            .fold(false, |any, &b| any | (b.wrapping_sub(0x09) < 5));
+        !breaks && memchr::memmem::find(bytes, b"  ").is_none()
     } else {
         let mut prev_space = false;
         s.chars().all(|c| {
@@ -830,11 +970,6 @@ fn collapse_whitespace(s: &str) -> Cow<'_, str> {
             prev_space = c == ' ';
             ok
         })
-    };
-    if clean {
-        Cow::Borrowed(s)
-    } else {
-        Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "))
     }
 }
 
@@ -959,6 +1094,16 @@ fn special_bytes(esc: Esc) -> &'static [bool; 256] {
         Esc::MarkdownName => &MARKDOWN_NAME_SPECIAL,
         Esc::Json => &JSON_SPECIAL,
         Esc::Raw => &NO_SPECIAL,
+    }
+}
+
+/// `s`, escaped unless `plain` says it needs no escape.
+#[inline]
+fn push_text(out: &mut String, s: &str, esc: Esc, plain: bool) {
+    if plain {
+        out.push_str(s);
+    } else {
+        push_escaped(out, s, esc);
     }
 }
 
@@ -1149,34 +1294,28 @@ fn write_entry(
     desc: Option<DescPart>,
 ) -> Option<(usize, usize)> {
     let name = item.skill.name.as_str();
+    let plain_name = item.plain & PLAIN_NAME != 0;
+    let plain_location = item.plain & PLAIN_LOCATION != 0;
     let mut range = None;
-    let mut write_desc = |out: &mut String| {
-        if let Some(part) = desc {
-            let start = out.len();
-            push_escaped(out, &item.desc[..part.end], desc_esc(format));
-            range = Some((start, out.len()));
-            if part.shortened {
-                out.push_str(ELLIPSIS);
-            }
-        }
-    };
+    let mut write_desc = |out: &mut String| range = write_desc(out, format, item, desc);
     match format {
         CatalogFormat::Xml => {
+            // Fixed text between values goes in one piece.
             out.push_str("  <skill>\n    <name>");
-            push_escaped(out, name, Esc::Xml);
-            out.push_str("</name>\n");
+            push_text(out, name, Esc::Xml, plain_name);
             if desc.is_some() {
-                out.push_str("    <description>");
+                out.push_str("</name>\n    <description>");
                 write_desc(out);
-                out.push_str("</description>\n");
+                out.push_str("</description>\n    <location>");
+            } else {
+                out.push_str("</name>\n    <location>");
             }
-            out.push_str("    <location>");
-            push_escaped(out, &item.location, Esc::Xml);
+            push_text(out, &item.location, Esc::Xml, plain_location);
             out.push_str("</location>\n  </skill>\n");
         }
         CatalogFormat::SkillsRef => {
             out.push_str("<skill>\n<name>\n");
-            push_escaped(out, name, Esc::Html);
+            push_text(out, name, Esc::Html, plain_name);
             out.push_str("\n</name>\n");
             if desc.is_some() {
                 out.push_str("<description>\n");
@@ -1201,7 +1340,7 @@ fn write_entry(
         }
         CatalogFormat::Json => {
             out.push_str("  {\"name\":\"");
-            push_escaped(out, name, Esc::Json);
+            push_text(out, name, Esc::Json, plain_name);
             out.push_str("\",\"description\":");
             if desc.is_some() {
                 out.push('"');
@@ -1211,7 +1350,7 @@ fn write_entry(
                 out.push_str("null");
             }
             out.push_str(",\"location\":\"");
-            push_escaped(out, &item.location, Esc::Json);
+            push_text(out, &item.location, Esc::Json, plain_location);
             out.push_str("\",\"scope\":\"");
             out.push_str(item.skill.scope.as_str());
             out.push_str("\",\"mode\":\"");
@@ -1224,6 +1363,30 @@ fn write_entry(
             });
             out.push_str("},\n");
         }
+    }
+    range
+}
+
+/// Appends the description part (escaped, with `…` when shortened) and
+/// returns the byte range of its escaped text.
+#[inline(always)]
+fn write_desc(
+    out: &mut String,
+    format: CatalogFormat,
+    item: &Item<'_>,
+    desc: Option<DescPart>,
+) -> Option<(usize, usize)> {
+    let part = desc?;
+    let start = out.len();
+    push_text(
+        out,
+        &item.desc[..part.end],
+        desc_esc(format),
+        item.plain & PLAIN_DESC != 0,
+    );
+    let range = Some((start, out.len()));
+    if part.shortened {
+        out.push_str(ELLIPSIS);
     }
     range
 }

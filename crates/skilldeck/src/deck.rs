@@ -19,7 +19,7 @@ pub struct Shadowed {
 }
 
 /// Discovered skills.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Deck {
     skills: Vec<Skill>,
     /// Positions in `skills`, sorted by name (names are unique in a deck).
@@ -27,6 +27,24 @@ pub struct Deck {
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<Diagnostic>,
     index_stats: Option<crate::index::IndexStats>,
+}
+
+impl Clone for Deck {
+    fn clone(&self) -> Self {
+        let mut skills = self.skills.clone();
+        // Cloning a skill drops its catalog hints (a clone may be edited);
+        // these clones stay inside a deck, so they keep them.
+        for (copy, skill) in skills.iter_mut().zip(&self.skills) {
+            copy.host.set_catalog_hints(skill.host.catalog_hints());
+        }
+        Deck {
+            skills,
+            by_name: self.by_name.clone(),
+            shadowed: self.shadowed.clone(),
+            diagnostics: self.diagnostics.clone(),
+            index_stats: self.index_stats,
+        }
+    }
 }
 
 impl Deck {
@@ -41,6 +59,12 @@ impl Deck {
             .filter_map(|i| u32::try_from(i).ok())
             .collect();
         by_name.sort_by(|&a, &b| skills[a as usize].name.cmp(&skills[b as usize].name));
+        // The deck hands its skills out read-only from here on, so what
+        // every catalog render would check can be checked once.
+        for skill in &mut skills {
+            let hints = crate::catalog::hints_of(skill);
+            skill.host.set_catalog_hints(hints);
+        }
         Deck {
             skills,
             by_name,

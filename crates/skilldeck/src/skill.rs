@@ -135,10 +135,20 @@ pub struct Skill {
 /// The host fields of a skill's frontmatter, compact: two flags inline, and
 /// the rarely present argument hint and names behind one pointer (a skill
 /// without them costs no allocation).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// It also carries what the catalog would otherwise recompute on every
+/// render (see `catalog::CatalogHints`): set only by [`crate::Deck::new`],
+/// which then hands its skills out read-only. They are not serialized,
+/// compared or cloned (a clone may be edited, so it starts without them and
+/// renders through the checking path), and they fit in the struct's
+/// padding: no extra bytes per skill.
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct HostFields {
     /// [`HostFields::NO_MODEL`] | [`HostFields::NO_USER`].
     flags: u8,
+    /// Catalog hints of this skill's texts; 0 = none (check everything).
+    #[serde(skip)]
+    catalog: u16,
     /// `argument-hint` and `arguments`, when either is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     args: Option<Box<HostArgs>>,
@@ -150,7 +160,36 @@ struct HostArgs {
     names: Box<[Box<str>]>,
 }
 
+impl Clone for HostFields {
+    fn clone(&self) -> Self {
+        HostFields {
+            flags: self.flags,
+            // A clone's texts may be edited: its hints would go stale.
+            catalog: 0,
+            args: self.args.clone(),
+        }
+    }
+}
+
+impl PartialEq for HostFields {
+    fn eq(&self, other: &Self) -> bool {
+        self.flags == other.flags && self.args == other.args
+    }
+}
+
+impl Eq for HostFields {}
+
 impl HostFields {
+    /// The catalog hints (0 when not computed).
+    pub(crate) fn catalog_hints(&self) -> u16 {
+        self.catalog
+    }
+
+    /// Sets the catalog hints: only for skills that can no longer change.
+    pub(crate) fn set_catalog_hints(&mut self, hints: u16) {
+        self.catalog = hints;
+    }
+
     /// `disable-model-invocation: true`.
     const NO_MODEL: u8 = 1;
     /// `user-invocable: false`.
@@ -169,7 +208,11 @@ impl HostFields {
         let names: Box<[Box<str>]> = argument_names_of(fm).into_iter().map(Box::from).collect();
         let args =
             (hint.is_some() || !names.is_empty()).then(|| Box::new(HostArgs { hint, names }));
-        HostFields { flags, args }
+        HostFields {
+            flags,
+            catalog: 0,
+            args,
+        }
     }
 
     /// Bytes held on the heap.

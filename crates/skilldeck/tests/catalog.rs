@@ -761,3 +761,43 @@ fn unbudgeted_size_counts_characters_for_ascii_and_non_ascii_skills() {
         }
     }
 }
+
+#[test]
+fn deck_skills_render_as_fresh_copies_do() {
+    // A deck checks its skills' texts once (catalog hints); clones start
+    // without hints and take the checking path, which must agree.
+    let mut tricky = vec![
+        skill("plain", "Plain ASCII text with nothing to escape."),
+        skill("amp", "Tom & Jerry <b>\"quoted\"</b> it's"),
+        skill("unicode", "Café résumé naïve — “quotes” €"),
+        skill("spaced", "  \u{1c}padded and\n\ttabbed  text \u{1f}\n"),
+        skill("json-ctl", "back\\slash and \u{7} bell"),
+        skill("md_name*", "[link](x) `code` *em*"),
+        skill("quote'name", "desc"),
+        with_mode(skill("only-name", "never shown"), SkillMode::NameOnly),
+        with_mode(skill("pinned", "Pinned & kept"), SkillMode::Pinned),
+    ];
+    let mut odd = skill("odd-path", "Path with specials");
+    odd.skill_md = PathBuf::from("/skills/a&b <c>/\"q\"'s/`tick`/SKILL.md");
+    tricky.push(odd);
+    tricky.extend(many(30));
+    let deck = skilldeck::Deck::new(tricky, Vec::new(), Vec::new());
+    let copies: Vec<Skill> = deck.skills().to_vec();
+    for format in CatalogFormat::ALL {
+        for budget in [None, Some(Budget::Chars(2_000)), tokens(600)] {
+            let held = render(deck.skills(), format, budget);
+            let fresh = render(&copies, format, budget);
+            assert_eq!(held, fresh, "{format} {budget:?}");
+        }
+    }
+    // An edited clone is escaped by what it holds now.
+    let mut edited = deck.get("plain").unwrap().clone();
+    edited.description = "Now <b>bold</b> & 'quoted'".to_owned();
+    let text = render(std::slice::from_ref(&edited), CatalogFormat::Xml, None).text;
+    assert!(text.contains("Now &lt;b&gt;bold&lt;/b&gt; &amp; &apos;quoted&apos;"));
+    let cloned = deck.clone();
+    assert_eq!(
+        render(cloned.skills(), CatalogFormat::Json, None),
+        render(&copies, CatalogFormat::Json, None)
+    );
+}
