@@ -250,8 +250,12 @@ pub fn router(
     }
 }
 
-/// Serves streamable HTTP on `http.addr` until a signal arrives.
-pub fn serve_http(options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+/// Serves streamable HTTP on `http.addr` until a signal arrives. The tool
+/// catalog leaves out the skills' paths: an HTTP client's model cannot read
+/// the server's files (it uses `read_skill_resource`), and should not learn
+/// the server's folder layout.
+pub fn serve_http(mut options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+    options.tool_catalog.locations = false;
     let token = http.token_file.as_deref().map(read_token).transpose()?;
     if token.is_none() && !http.addr.ip().is_loopback() {
         return Err(Error::Unauthenticated { addr: http.addr });

@@ -79,7 +79,7 @@
 //! |---|---|---|
 //! | `name` | string | the skill's name |
 //! | `description` | string or `null` | the description (shortened with `…` if `shortened`); `null` for name-only entries |
-//! | `location` | string | absolute path of its `SKILL.md` |
+//! | `location` | string | absolute path of its `SKILL.md` (left out when [`CatalogOptions::locations`] is off) |
 //! | `scope` | string | `explicit`, `project`, `user`, `extra` or `bundled` |
 //! | `mode` | string | `pinned`, `auto` or `name-only` |
 //! | `shortened` | boolean | the budget shortened the description |
@@ -307,6 +307,11 @@ pub struct CatalogOptions {
     /// Descriptions are not shortened below this many characters (default
     /// [`CATALOG_DESCRIPTION_FLOOR_CHARS`], at least [`CATALOG_MIN_FLOOR_CHARS`]).
     pub floor_chars: usize,
+    /// Show each skill's `SKILL.md` path (default true). Off for a model
+    /// that cannot read the host's files (a remote MCP client): the paths
+    /// would be useless to it and tell it the host's folder layout. The
+    /// `skills-ref` format always carries them (its format requires them).
+    pub locations: bool,
 }
 
 impl Default for CatalogOptions {
@@ -315,6 +320,7 @@ impl Default for CatalogOptions {
             format: CatalogFormat::Xml,
             budget: None,
             floor_chars: CATALOG_DESCRIPTION_FLOOR_CHARS,
+            locations: true,
         }
     }
 }
@@ -597,7 +603,13 @@ where
             });
             continue;
         }
-        items.push(Item::new(skill, input, format, relevance));
+        items.push(Item::new(
+            skill,
+            input,
+            format,
+            relevance,
+            options.locations,
+        ));
     }
 
     // Rank order: pinned first, then relevance, scope, name, input order.
@@ -816,6 +828,7 @@ impl<'a> Item<'a> {
         input: usize,
         format: CatalogFormat,
         relevance: Option<&HashMap<String, f64>>,
+        locations: bool,
     ) -> Self {
         let hints = skill.host.catalog_hints();
         let has = |bits: u16| hints & bits == bits;
@@ -829,7 +842,10 @@ impl<'a> Item<'a> {
         } else {
             Cow::Borrowed(stripped)
         };
-        let location = if format == CatalogFormat::SkillsRef {
+        // Empty: not shown (a real path is never empty).
+        let location = if !locations && format != CatalogFormat::SkillsRef {
+            Cow::Borrowed("")
+        } else if format == CatalogFormat::SkillsRef {
             // skills-ref prints `Path(dir).resolve() / "SKILL.md"`.
             match skill.skill_md.file_name() {
                 Some(file) => {
@@ -1306,12 +1322,16 @@ fn write_entry(
             if desc.is_some() {
                 out.push_str("</name>\n    <description>");
                 write_desc(out);
-                out.push_str("</description>\n    <location>");
+                out.push_str("</description>\n");
             } else {
-                out.push_str("</name>\n    <location>");
+                out.push_str("</name>\n");
             }
-            push_text(out, &item.location, Esc::Xml, plain_location);
-            out.push_str("</location>\n  </skill>\n");
+            if !item.location.is_empty() {
+                out.push_str("    <location>");
+                push_text(out, &item.location, Esc::Xml, plain_location);
+                out.push_str("</location>\n");
+            }
+            out.push_str("  </skill>\n");
         }
         CatalogFormat::SkillsRef => {
             out.push_str("<skill>\n<name>\n");
@@ -1334,9 +1354,12 @@ fn write_entry(
                 out.push_str(": ");
                 write_desc(out);
             }
-            out.push_str(" (");
-            push_code_span(out, &item.location);
-            out.push_str(")\n");
+            if !item.location.is_empty() {
+                out.push_str(" (");
+                push_code_span(out, &item.location);
+                out.push(')');
+            }
+            out.push('\n');
         }
         CatalogFormat::Json => {
             out.push_str("  {\"name\":\"");
@@ -1349,9 +1372,12 @@ fn write_entry(
             } else {
                 out.push_str("null");
             }
-            out.push_str(",\"location\":\"");
-            push_text(out, &item.location, Esc::Json, plain_location);
-            out.push_str("\",\"scope\":\"");
+            if !item.location.is_empty() {
+                out.push_str(",\"location\":\"");
+                push_text(out, &item.location, Esc::Json, plain_location);
+                out.push('"');
+            }
+            out.push_str(",\"scope\":\"");
             out.push_str(item.skill.scope.as_str());
             out.push_str("\",\"mode\":\"");
             out.push_str(item.skill.mode.as_str());

@@ -801,3 +801,56 @@ fn deck_skills_render_as_fresh_copies_do() {
         render(&copies, CatalogFormat::Json, None)
     );
 }
+
+#[test]
+fn without_locations_no_format_but_skills_ref_shows_a_path() {
+    let skills = vec![
+        skill("pdf", "Extract PDF text."),
+        skill("csv", "Read CSV files."),
+    ];
+    for format in [
+        CatalogFormat::Xml,
+        CatalogFormat::Markdown,
+        CatalogFormat::Json,
+    ] {
+        let options = CatalogOptions {
+            locations: false,
+            ..options(format, None)
+        };
+        let hidden = catalog::render(&skills, &options, None).unwrap();
+        assert!(
+            !hidden.text.contains("/skills/"),
+            "{format:?}: {}",
+            hidden.text
+        );
+        assert!(
+            !hidden.text.contains("location"),
+            "{format:?}: {}",
+            hidden.text
+        );
+        assert!(hidden.text.contains("Extract PDF text."));
+        let shown = render(&skills, format, None);
+        assert!(shown.text.contains("/skills/pdf/SKILL.md"), "{format:?}");
+    }
+    let json = catalog::render(
+        &skills,
+        &CatalogOptions {
+            locations: false,
+            ..options(CatalogFormat::Json, None)
+        },
+        None,
+    )
+    .unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&json.text).unwrap();
+    assert_eq!(parsed[0]["scope"], "extra");
+    let skills_ref = catalog::render(
+        &skills,
+        &CatalogOptions {
+            locations: false,
+            ..options(CatalogFormat::SkillsRef, None)
+        },
+        None,
+    )
+    .unwrap();
+    assert!(skills_ref.text.contains("<location>"));
+}
