@@ -243,15 +243,7 @@ pub(crate) enum OpenFailure {
 /// `fstat` refuses it.
 pub(crate) fn open_regular_file(file: &Path, cap: u64) -> Result<(File, Metadata), OpenFailure> {
     let meta = std::fs::metadata(file).map_err(OpenFailure::Stat)?;
-    if let Some(kind) = non_regular_kind(&meta) {
-        return Err(OpenFailure::NotRegular(kind));
-    }
-    if meta.len() > cap {
-        return Err(OpenFailure::TooLarge {
-            size: meta.len(),
-            cap,
-        });
-    }
+    regular_within(&meta, cap)?;
     let handle: File = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -282,7 +274,13 @@ pub(crate) fn open_listed_regular_file(
         return open_regular_file(file, cap);
     };
     let meta = handle.metadata().map_err(OpenFailure::Open)?;
-    if let Some(kind) = non_regular_kind(&meta) {
+    regular_within(&meta, cap)?;
+    Ok((handle, meta))
+}
+
+/// A regular file of at most `cap` bytes, or why not.
+fn regular_within(meta: &Metadata, cap: u64) -> Result<(), OpenFailure> {
+    if let Some(kind) = non_regular_kind(meta) {
         return Err(OpenFailure::NotRegular(kind));
     }
     if meta.len() > cap {
@@ -291,7 +289,7 @@ pub(crate) fn open_listed_regular_file(
             cap,
         });
     }
-    Ok((handle, meta))
+    Ok(())
 }
 
 /// [`open_regular_file`] with its failures as `SKILL.md` diagnostics.
