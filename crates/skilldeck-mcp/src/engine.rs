@@ -114,18 +114,9 @@ impl Snapshot {
         if let Some(problem) = self.problem_for(name) {
             return format!("skill '{name}' is not available: {problem}");
         }
+        let suggestions = skilldeck::suggest(name, self.served().map(|s| s.name.as_str()));
         let mut message = format!("no skill named '{name}'");
-        let quoted: Vec<String> = skilldeck::suggest(name, self.served().map(|s| s.name.as_str()))
-            .iter()
-            .map(|s| format!("'{s}'"))
-            .collect();
-        match quoted.as_slice() {
-            [] => {}
-            [one] => message.push_str(&format!("; did you mean {one}?")),
-            [rest @ .., last] => {
-                message.push_str(&format!("; did you mean {} or {last}?", rest.join(", ")));
-            }
-        }
+        message.push_str(&skilldeck::search::did_you_mean_suffix(&suggestions));
         message
     }
 }

@@ -235,7 +235,8 @@ pub fn search(snapshot: &Snapshot, args: &JsonObject) -> CallToolResult {
             .search(&SearchQuery::new(query).limit(limit));
         let mut text = String::new();
         let mut results = Vec::with_capacity(hits.len());
-        for hit in hits.iter().filter(|h| snapshot.get(&h.name).is_some()) {
+        for hit in &hits {
+            // Skills turned off are indexed but not served.
             let Some(skill) = snapshot.get(&hit.name) else {
                 continue;
             };

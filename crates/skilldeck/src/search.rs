@@ -665,8 +665,9 @@ where
     ))
 }
 
-/// `"; did you mean 'a', 'b' or 'c'?"`, or nothing without suggestions.
-pub(crate) fn did_you_mean_suffix(suggestions: &[String]) -> String {
+/// `"; did you mean 'a', 'b' or 'c'?"`, or nothing without suggestions:
+/// the tail hosts append to their own "not found" messages.
+pub fn did_you_mean_suffix(suggestions: &[String]) -> String {
     let quoted: Vec<String> = suggestions.iter().map(|s| format!("'{s}'")).collect();
     match quoted.as_slice() {
         [] => String::new(),
