@@ -53,19 +53,10 @@ fn fingerprint() -> String {
     format!("{:016x}", h.finish())
 }
 
-fn cache_base() -> PathBuf {
-    std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("skilldeck")
-}
-
 /// The folder holding the bundled skills on disk, written on first use.
 pub fn materialize() -> Result<PathBuf, Error> {
     let name = format!("bundled-{}-{}", env!("CARGO_PKG_VERSION"), fingerprint());
-    match materialize_in(&cache_base(), &name) {
+    match materialize_in(&crate::fs::dirs::cache_dir(), &name) {
         Ok(path) => Ok(path),
         // Read-only home or cache: fall back to the temp folder.
         Err(_) => materialize_in(&std::env::temp_dir().join("skilldeck"), &name),

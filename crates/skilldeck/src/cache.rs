@@ -16,9 +16,7 @@
 //! the bodies kept ([`CONTENT_CACHE_MAX_BYTES`]). Not thread-safe by itself
 //! (`&mut self`); share it behind a `Mutex`.
 
-use std::fs::Metadata;
 use std::hash::{BuildHasher, RandomState};
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -26,6 +24,7 @@ use lru::LruCache;
 
 use crate::activation::{Activation, ActivationFormat, ActivationOptions, activate_stamped};
 use crate::error::Error;
+use crate::fs::stamp::FileStamp;
 use crate::limits::{CONTENT_CACHE_CAPACITY, CONTENT_CACHE_MAX_BYTES};
 use crate::skill::Skill;
 
@@ -58,28 +57,6 @@ impl CachedActivation {
             ActivationFormat::Json => &self.rendered[2],
         };
         slot.get_or_init(|| self.activation.render(format))
-    }
-}
-
-/// What identifies one version of a file, from one `stat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    mtime: i64,
-    mtime_nsec: i64,
-    size: u64,
-    ino: u64,
-    dev: u64,
-}
-
-impl FileStamp {
-    fn of(meta: &Metadata) -> Self {
-        FileStamp {
-            mtime: meta.mtime(),
-            mtime_nsec: meta.mtime_nsec(),
-            size: meta.size(),
-            ino: meta.ino(),
-            dev: meta.dev(),
-        }
     }
 }
 

@@ -184,7 +184,7 @@ impl Config {
             return Config::load(path).map(|c| Some((path.to_path_buf(), c)));
         }
         let mut candidates = vec![PathBuf::from(CONFIG_FILE)];
-        if let Some(dir) = user_config_dir() {
+        if let Some(dir) = crate::fs::dirs::config_home() {
             candidates.push(dir.join("skilldeck").join("config.toml"));
         }
         for path in candidates {
@@ -213,14 +213,6 @@ impl Config {
             ..ValidationOptions::default()
         }
     }
-}
-
-/// `$XDG_CONFIG_HOME`, else `~/.config`.
-pub fn user_config_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
 }
 
 fn line_col(text: &str, offset: usize) -> (u32, u32) {

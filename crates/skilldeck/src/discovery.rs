@@ -16,7 +16,8 @@ use rayon::prelude::*;
 use crate::config::Config;
 use crate::deck::{Deck, Shadowed};
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::index::{MetadataIndex, Stamp};
+use crate::fs::stamp::FileStamp;
+use crate::index::MetadataIndex;
 use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
 use crate::skill::{HostFields, Scope, Skill, SkillMode};
 use crate::validate::{self, ValidationOptions};
@@ -218,7 +219,7 @@ pub fn user_roots() -> Vec<PathBuf> {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
-    user_roots_for(home.as_deref(), crate::config::user_config_dir().as_deref())
+    user_roots_for(home.as_deref(), crate::fs::dirs::config_home().as_deref())
 }
 
 /// User roots for a given home and config folder.
@@ -417,7 +418,7 @@ fn load_candidate(
     };
     // With an index: one stat, before any read, serves both the lookup and
     // the entry recorded after a fresh parse.
-    let stamp = index.and_then(|_| Stamp::of(&skill_md));
+    let stamp = index.and_then(|_| FileStamp::read(&skill_md));
     let cached = index
         .zip(stamp)
         .and_then(|(ix, stamp)| ix.lookup(&skill_md, stamp));

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,51 +25,30 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+use crate::fs::stamp::FileStamp;
 use crate::skill::{HostFields, Skill};
 use crate::validate::ValidationOptions;
 
 /// First bytes of an index file.
 pub const MAGIC: &str = "skilldeck-index";
 /// Format version; a file of another version is ignored.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Entries changed this close to the time the index is written are not stored.
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// Largest index file read (bytes); a larger one is ignored.
 pub const MAX_INDEX_BYTES: u64 = 256 * 1024 * 1024;
 
-/// A file's identity and version as `stat` sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp {
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl Stamp {
-    /// The stamp of `path` (symlinks followed).
-    pub fn of(path: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(path).ok()?;
-        Some(Stamp {
-            ino: m.ino(),
-            size: m.size(),
-            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
-            ctime_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()),
-        })
-    }
-}
-
 /// What is stored for one skill: what the deck keeps of its frontmatter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Entry {
-    stamp: Stamp,
+    stamp: FileStamp,
     name: Option<String>,
     description: Option<String>,
     host: HostFields,
 }
 
 impl Entry {
-    fn of_skill(stamp: Stamp, skill: &Skill) -> Self {
+    fn of_skill(stamp: FileStamp, skill: &Skill) -> Self {
         Entry {
             stamp,
             name: Some(skill.name.clone()),
@@ -110,7 +88,7 @@ pub struct MetadataIndex {
     /// How many entries the file held.
     loaded: usize,
     /// The stamp of every `SKILL.md` this discovery loaded.
-    stamps: Mutex<HashMap<PathBuf, Stamp>>,
+    stamps: Mutex<HashMap<PathBuf, FileStamp>>,
     hits: AtomicUsize,
     misses: AtomicUsize,
     /// Why the file on disk was not used, if it was not.
@@ -189,7 +167,7 @@ impl MetadataIndex {
 
     /// What the index holds for `skill_md` if it holds it with this stamp
     /// (the caller's one `stat`, taken before any read).
-    pub fn lookup(&self, skill_md: &Path, stamp: Stamp) -> Option<Cached> {
+    pub fn lookup(&self, skill_md: &Path, stamp: FileStamp) -> Option<Cached> {
         let entry = lock(&self.entries).remove(skill_md)?;
         if stamp != entry.stamp {
             return None;
@@ -206,7 +184,7 @@ impl MetadataIndex {
     /// Records that `skill_md` was read and parsed. `stamp` must be taken
     /// before the read: if the file changed in between, the stored stamp is
     /// the older one and the next run reads the file again.
-    pub fn record(&self, skill_md: &Path, stamp: Stamp) {
+    pub fn record(&self, skill_md: &Path, stamp: FileStamp) {
         self.misses.fetch_add(1, Ordering::Relaxed);
         lock(&self.stamps).insert(skill_md.to_path_buf(), stamp);
     }
@@ -236,7 +214,7 @@ impl MetadataIndex {
             .into_iter()
             .filter_map(|skill| {
                 let stamp = *stamps.get(&skill.skill_md)?;
-                (now_ns - stamp.ctime_ns > racy)
+                (now_ns - stamp.ctime_ns() > racy)
                     .then(|| (skill.skill_md.as_path(), Entry::of_skill(stamp, skill)))
             })
             .collect();
@@ -278,11 +256,7 @@ pub fn default_path<'a>(roots: impl IntoIterator<Item = &'a Path>) -> PathBuf {
     for r in roots {
         r.hash(&mut h);
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("skilldeck/index")
+    crate::fs::dirs::cache_dir()
+        .join("index")
         .join(format!("{:016x}.idx", h.finish()))
 }

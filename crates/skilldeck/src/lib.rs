@@ -29,6 +29,7 @@ pub mod diagnostic;
 pub mod discovery;
 pub mod error;
 pub mod frontmatter;
+mod fs;
 pub mod index;
 pub mod limits;
 mod lints;
@@ -54,6 +55,8 @@ pub use deck::{Deck, Shadowed};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use discovery::{DiscoveryOptions, ExplicitSkill, Root, discover};
 pub use error::{Error, ResourceProblem};
+pub use fs::dirs;
+pub use fs::stamp::FileStamp;
 pub use load::{SkillReport, validate_dir, validate_path};
 pub use name::{NameCharset, SkillName};
 pub use resources::{
