@@ -43,17 +43,22 @@ pub enum Error {
         /// What is wrong.
         problem: ResourceProblem,
     },
-    /// No skill has this name.
-    #[error(
-        "unknown skill '{name}'{}",
-        crate::search::did_you_mean_suffix(suggestions)
-    )]
+    /// No skill has this name. The message says why when discovery skipped
+    /// a folder of that name (its error, with file and line), else offers
+    /// close names ("did you mean ...?"). This is the one unknown-skill
+    /// message every face shows.
+    #[error("{}", unknown_skill_message(name, reason.as_deref(), suggestions))]
     UnknownSkill {
         /// The name as given.
         name: String,
+        /// The error that kept a skill folder of this name out of the deck.
+        reason: Option<Box<crate::diagnostic::Diagnostic>>,
         /// Close names, best first (may be empty).
         suggestions: Vec<String>,
     },
+    /// The skill exists but its mode is `off`: it is not served.
+    #[error("skill '{0}' is turned off (mode \"off\" in the config)")]
+    SkillOff(String),
     /// A skill's `SKILL.md` could not be read or split on activation.
     #[error("cannot activate skill '{name}': {diagnostic}")]
     Activation {
@@ -198,4 +203,25 @@ pub enum ResourceProblem {
     /// Reading failed (permissions, symlink loop, I/O error).
     #[error("cannot read: {0}")]
     Io(#[source] std::io::Error),
+}
+
+fn unknown_skill_message(
+    name: &str,
+    reason: Option<&crate::diagnostic::Diagnostic>,
+    suggestions: &[String],
+) -> String {
+    match reason {
+        Some(problem) => format!("skill '{name}' is not available: {problem}"),
+        None => format!("unknown skill '{name}'{}", did_you_mean_suffix(suggestions)),
+    }
+}
+
+/// `"; did you mean 'a', 'b' or 'c'?"`, or nothing without suggestions.
+pub(crate) fn did_you_mean_suffix(suggestions: &[String]) -> String {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("'{s}'")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [rest @ .., last] => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
 }

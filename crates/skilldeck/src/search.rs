@@ -576,16 +576,51 @@ pub fn lookup<'a>(deck: &'a Deck, name: &str) -> Lookup<'a> {
     Lookup::Suggestions(suggest(name, deck.skills().iter().map(|s| s.name.as_str())))
 }
 
-/// [`lookup`], with an unknown name as [`Error::UnknownSkill`] (whose
-/// message says "did you mean ...?" when something is close).
+/// [`lookup`], with an unknown name as [`Error::UnknownSkill`] (see
+/// [`unknown_skill`]).
 pub fn require<'a>(deck: &'a Deck, name: &str) -> Result<&'a Skill, Error> {
     match lookup(deck, name) {
         Lookup::Exact(skill) => Ok(skill),
-        Lookup::Suggestions(suggestions) => Err(Error::UnknownSkill {
-            name: name.to_owned(),
-            suggestions,
-        }),
+        Lookup::Suggestions(suggestions) => Err(unknown(deck, name, suggestions)),
     }
+}
+
+/// The error for `name`, which is not among `candidates` (the names a host
+/// serves): the error that kept a folder of that name out of `deck` when
+/// discovery reported one, else the names in `candidates` close to it.
+pub fn unknown_skill<'c, I>(deck: &Deck, name: &str, candidates: I) -> Error
+where
+    I: IntoIterator<Item = &'c str>,
+{
+    unknown(deck, name, suggest(name, candidates))
+}
+
+fn unknown(deck: &Deck, name: &str, suggestions: Vec<String>) -> Error {
+    Error::UnknownSkill {
+        name: name.to_owned(),
+        reason: skipped_because(deck, name).map(|d| Box::new(d.clone())),
+        suggestions,
+    }
+}
+
+/// The error that kept a skill folder named `name` out of `deck`, if
+/// discovery reported one.
+pub fn skipped_because<'d>(deck: &'d Deck, name: &str) -> Option<&'d Diagnostic> {
+    deck.diagnostics().iter().find(|d| {
+        d.is_error()
+            && d.file.as_deref().is_some_and(|f| {
+                let dir = if f
+                    .file_name()
+                    .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"))
+                {
+                    f.parent()
+                } else {
+                    Some(f)
+                };
+                dir.and_then(std::path::Path::file_name)
+                    .is_some_and(|n| n == name)
+            })
+    })
 }
 
 /// Up to [`MAX_SUGGESTIONS`] names from `candidates` close to `name`, best
@@ -659,21 +694,18 @@ where
     if suggestions.is_empty() {
         return None;
     }
-    Some(format!(
-        "unknown skill '{name}'{}",
-        did_you_mean_suffix(&suggestions)
-    ))
+    let error = Error::UnknownSkill {
+        name: name.to_owned(),
+        reason: None,
+        suggestions,
+    };
+    Some(error.to_string())
 }
 
 /// `"; did you mean 'a', 'b' or 'c'?"`, or nothing without suggestions:
 /// the tail hosts append to their own "not found" messages.
 pub fn did_you_mean_suffix(suggestions: &[String]) -> String {
-    let quoted: Vec<String> = suggestions.iter().map(|s| format!("'{s}'")).collect();
-    match quoted.as_slice() {
-        [] => String::new(),
-        [one] => format!("; did you mean {one}?"),
-        [rest @ .., last] => format!("; did you mean {} or {last}?", rest.join(", ")),
-    }
+    crate::error::did_you_mean_suffix(suggestions)
 }
 
 fn name_key(name: &str) -> String {
