@@ -24,24 +24,22 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     if args.ascii_names {
         charset = NameCharset::Ascii;
     }
-    Ok(
-        match skilldeck::scaffold::new_skill(&args.dir, &args.name, charset) {
-            Ok(path) => {
-                println!("created {}", path.join("SKILL.md").display());
-                println!(
-                    "next: edit its description, then run `skilldeck validate {}`",
-                    path.display()
-                );
-                EXIT_OK
+    Ok(match skilldeck::new_skill(&args.dir, &args.name, charset) {
+        Ok(path) => {
+            println!("created {}", path.join("SKILL.md").display());
+            println!(
+                "next: edit its description, then run `skilldeck validate {}`",
+                path.display()
+            );
+            EXIT_OK
+        }
+        Err(Error::InvalidName { name, problems }) => {
+            for p in problems {
+                eprintln!("error[{}]: {}", p.code, p.message);
             }
-            Err(Error::InvalidName { name, problems }) => {
-                for p in problems {
-                    eprintln!("error[{}]: {}", p.code, p.message);
-                }
-                eprintln!("refusing to create a skill named '{name}'");
-                EXIT_INVALID
-            }
-            Err(e) => return Err(e.into()),
-        },
-    )
+            eprintln!("refusing to create a skill named '{name}'");
+            EXIT_INVALID
+        }
+        Err(e) => return Err(e.into()),
+    })
 }

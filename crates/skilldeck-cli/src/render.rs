@@ -145,7 +145,7 @@ struct Sources {
 impl Sources {
     fn line(&mut self, file: &Path, line: u32) -> Option<String> {
         let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {
-            skilldeck::load::read_skill_md_capped(file, self.cap)
+            skilldeck::fs::read_skill_md_capped(file, self.cap)
                 .ok()
                 .map(|t| t.lines().map(str::to_owned).collect())
         });

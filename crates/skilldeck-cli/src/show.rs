@@ -40,9 +40,9 @@ struct Shown<'a> {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let skill = skilldeck::search::require(deck, &args.name)?;
-    let text = skilldeck::load::read_skill_md(&skill.skill_md)
+    let text = skilldeck::fs::read_skill_md(&skill.skill_md)
         .map_err(|d| CliError::Skill(d.to_string()))?;
-    let body = skilldeck::frontmatter::split(text.trim_start_matches('\u{feff}'))
+    let body = skilldeck::spec::split_frontmatter(text.trim_start_matches('\u{feff}'))
         .map(|s| s.body)
         .unwrap_or_default();
     // The deck keeps only the host fields; the rest is read on demand. Name

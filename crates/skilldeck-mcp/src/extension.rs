@@ -56,9 +56,9 @@ pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter
     let text =
         std::str::from_utf8(skill_md).map_err(|_| not_servable(skill, "SKILL.md is not UTF-8"))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let split = skilldeck::frontmatter::split(text)
+    let split = skilldeck::spec::split_frontmatter(text)
         .map_err(|d| not_servable(skill, format!("SKILL.md: {}", d.message)))?;
-    let mut map = skilldeck::yaml::to_json(split.yaml, split.yaml_line).map_err(|e| {
+    let mut map = skilldeck::spec::to_json(split.yaml, split.yaml_line).map_err(|e| {
         not_servable(
             skill,
             format!(

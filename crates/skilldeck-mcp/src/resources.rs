@@ -246,7 +246,7 @@ fn subfolders(skill: &Skill, dir: &str) -> Option<Vec<String>> {
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
             continue;
         };
-        if skilldeck::walk::SKIPPED_DIRS.contains(&name.as_str()) {
+        if skilldeck::fs::SKIPPED_DIRS.contains(&name.as_str()) {
             continue;
         }
         let inside =

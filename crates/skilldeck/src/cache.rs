@@ -22,7 +22,9 @@ use std::sync::{Arc, OnceLock};
 
 use lru::LruCache;
 
-use crate::activation::{Activation, ActivationFormat, ActivationOptions, activate_stamped};
+use crate::activation::activate::{
+    Activation, ActivationFormat, ActivationOptions, activate_stamped,
+};
 use crate::error::Error;
 use crate::fs::stamp::FileStamp;
 use crate::limits::{CONTENT_CACHE_CAPACITY, CONTENT_CACHE_MAX_BYTES};
@@ -94,7 +96,7 @@ impl Default for ContentCacheOptions {
 impl ContentCacheOptions {
     /// Options from a config file's `[cache]` (and `[validate]`'s SKILL.md
     /// size cap); unset values keep their defaults.
-    pub fn from_config(config: &crate::config::Config) -> Self {
+    pub fn from_config(config: &crate::deck::config::Config) -> Self {
         let mut options = ContentCacheOptions::default();
         if let Some(capacity) = config.cache.capacity {
             options.capacity = capacity;

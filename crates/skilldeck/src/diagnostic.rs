@@ -257,7 +257,7 @@ pub struct Pos {
 
 impl Pos {
     /// A position at `line`:`column`, covering `len` characters.
-    pub fn new(line: u32, column: u32, len: u32) -> Self {
+    pub const fn new(line: u32, column: u32, len: u32) -> Self {
         Pos { line, column, len }
     }
 

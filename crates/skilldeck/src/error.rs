@@ -3,7 +3,14 @@
 
 use std::path::PathBuf;
 
-use crate::name::NameProblem;
+/// One broken name rule: its code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameProblem {
+    /// Stable code (`name-too-long`, ...).
+    pub code: crate::diagnostic::Code,
+    /// Message in the reference validator's wording.
+    pub message: String,
+}
 
 /// Everything that can fail in the core library.
 #[derive(Debug, thiserror::Error)]

@@ -19,65 +19,43 @@
 //! assert_eq!(checked.frontmatter.unwrap().name.as_deref(), Some("demo"));
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod activation;
-pub mod bundled;
 pub mod cache;
 pub mod catalog;
-pub mod config;
 pub mod deck;
-pub mod diagnostic;
-pub mod discovery;
-pub mod error;
-pub mod frontmatter;
-mod fs;
-pub mod index;
+mod diagnostic;
+mod error;
+pub mod fs;
 pub mod limits;
-mod lints;
-pub mod load;
-pub mod name;
 pub mod resources;
-pub mod scaffold;
+mod scaffold;
 pub mod search;
-pub mod skill;
+mod skill;
+pub mod spec;
 pub mod tracker;
-pub mod validate;
-pub mod walk;
-pub mod yaml;
 
 pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use catalog::{
-    Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, count_tokens,
-    render as render_catalog,
+    Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, OwnedCatalog,
+    count_tokens, render as render_catalog,
 };
-pub use config::Config;
-pub use deck::{Deck, Shadowed};
+pub use deck::{Config, Deck, DiscoveryOptions, ExplicitSkill, Root, Shadowed, discover};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
-pub use discovery::{DiscoveryOptions, ExplicitSkill, Root, discover};
 pub use error::{Error, ResourceProblem};
-pub use fs::dirs;
-pub use fs::stamp::FileStamp;
-pub use load::{SkillReport, validate_dir, validate_path};
-pub use name::{NameCharset, SkillName};
+pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};
 pub use resources::{
     Resource, ResourceContent, ResourceEntry, ResourceList, list_resources, read_resource,
 };
+pub use scaffold::{new_skill, skill_md_template};
 pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
-pub use skill::{Scope, Skill, SkillMode};
+pub use skill::{HostFields, Scope, Skill, SkillMode};
+pub use spec::{
+    Checked, Frontmatter, Mode, NameCharset, SkillName, SkillReport, ValidationOptions, check_text,
+    validate_dir, validate_many, validate_path,
+};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };
-pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
-pub use walk::{FoundSkill, WalkLimits, WalkOutcome, find_skill_dirs};
-
-use std::path::PathBuf;
-
-use rayon::prelude::*;
-
-/// Validates many skill folders in parallel; reports come back in the order
-/// of `dirs`.
-pub fn validate_many(dirs: &[PathBuf], options: &ValidationOptions) -> Vec<SkillReport> {
-    dirs.par_iter()
-        .map(|dir| validate_dir(dir, options))
-        .collect()
-}

@@ -18,7 +18,7 @@
 //!    folders on the way may point anywhere *inside* the skill but not out.
 //!    The file is then opened (non-blocking; FIFOs, sockets and devices are
 //!    refused on `stat` and again on the handle, see
-//!    [`crate::load`]), and containment is checked **again on the open
+//!    [`crate::spec::folder`]), and containment is checked **again on the open
 //!    handle**: the kernel's name for the opened file
 //!    (`/proc/self/fd/N`) must lie in the skill folder. Whatever was swapped
 //!    in between the check and the `open`, the bytes returned come from the
@@ -34,24 +34,22 @@
 //! folder *is* a file of the skill (making one needs write access to the
 //! folder), so it is read like any other file.
 
-use std::fs::{File, Metadata};
-use std::io::{self, Read};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::io::{self};
+use std::path::Path;
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::error::Error;
 pub use crate::error::ResourceProblem;
+pub use crate::fs::contain::normalize_resource_path;
+use crate::fs::contain::not_found_or_io;
+use crate::fs::contain::{components, read_contained};
+use crate::fs::walk::SKIPPED_DIRS;
 use crate::limits::{
-    MAX_RESOURCE_BYTES, MAX_RESOURCE_LIST_DEPTH, MAX_RESOURCE_LIST_ENTRIES,
-    MAX_RESOURCE_LIST_FILES, MAX_RESOURCE_PATH_BYTES,
+    MAX_RESOURCE_BYTES, MAX_RESOURCE_LIST_DEPTH, MAX_RESOURCE_LIST_ENTRIES, MAX_RESOURCE_LIST_FILES,
 };
-use crate::load::{self, OpenFailure};
 use crate::skill::Skill;
-use crate::walk::SKIPPED_DIRS;
 
 /// One file read from a skill folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,54 +203,6 @@ pub fn mime_for(path: &str, is_text: bool) -> &'static str {
     }
 }
 
-/// Checks a requested path lexically (stage 1 in the module docs) and
-/// returns its normalised form: `/`-separated components with `.` and
-/// empty components dropped. The result is empty for `.` or `./`, which
-/// name the skill folder itself.
-pub fn normalize_resource_path(path: &str) -> Result<String, ResourceProblem> {
-    components(path).map(|parts| parts.join("/"))
-}
-
-fn components(path: &str) -> Result<Vec<&str>, ResourceProblem> {
-    if path.is_empty() {
-        return Err(ResourceProblem::Empty);
-    }
-    if path.len() > MAX_RESOURCE_PATH_BYTES {
-        return Err(ResourceProblem::PathTooLong {
-            len: path.len(),
-            limit: MAX_RESOURCE_PATH_BYTES,
-        });
-    }
-    let bytes = path.as_bytes();
-    if bytes.contains(&0) {
-        return Err(ResourceProblem::NulByte);
-    }
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
-        return Err(ResourceProblem::DrivePath);
-    }
-    if bytes.contains(&b'\\') {
-        return Err(ResourceProblem::Backslash);
-    }
-    if bytes
-        .windows(3)
-        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
-    {
-        return Err(ResourceProblem::PercentEncoded);
-    }
-    if path.starts_with('/') {
-        return Err(ResourceProblem::Absolute);
-    }
-    let mut parts = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err(ResourceProblem::ParentComponent),
-            _ => parts.push(part),
-        }
-    }
-    Ok(parts)
-}
-
 /// Reads the file at `relative_path` in `skill`'s folder, refusing anything
 /// that leaves the folder (see the module docs), anything but a regular
 /// file, and files over [`MAX_RESOURCE_BYTES`]. `SKILL.md` itself may be
@@ -290,74 +240,6 @@ pub fn read_resource_capped(
         content,
         mime,
     })
-}
-
-/// Stage 2: resolve, check, open, check the handle, read.
-fn read_contained(root: &Path, path: &str, cap: u64) -> Result<(u64, Vec<u8>), ResourceProblem> {
-    let full = root.join(path);
-    let resolved = std::fs::canonicalize(&full).map_err(not_found_or_io)?;
-    if !resolved.starts_with(root) {
-        return Err(ResourceProblem::Escapes {
-            resolved,
-            root: root.to_path_buf(),
-        });
-    }
-    if std::fs::metadata(&resolved).is_ok_and(|m| m.is_dir()) {
-        return Err(ResourceProblem::Folder);
-    }
-    let (handle, meta) = load::open_regular_file(&resolved, cap).map_err(|f| match f {
-        OpenFailure::Stat(e) => not_found_or_io(e),
-        OpenFailure::NotRegular(kind) => ResourceProblem::NotRegular(kind),
-        OpenFailure::TooLarge { size, cap } => ResourceProblem::TooLarge { size, limit: cap },
-        OpenFailure::Open(e) => ResourceProblem::Io(e),
-    })?;
-    let opened = opened_path(&handle, &resolved, &meta)?;
-    if !opened.starts_with(root) {
-        return Err(ResourceProblem::Escapes {
-            resolved: opened,
-            root: root.to_path_buf(),
-        });
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
-    handle
-        .take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(ResourceProblem::Io)?;
-    let size = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
-    if size > cap {
-        return Err(ResourceProblem::TooLarge { size, limit: cap });
-    }
-    Ok((size, bytes))
-}
-
-fn not_found_or_io(e: io::Error) -> ResourceProblem {
-    if e.kind() == io::ErrorKind::NotFound {
-        ResourceProblem::NotFound
-    } else {
-        ResourceProblem::Io(e)
-    }
-}
-
-/// Where the file behind `handle` really is: the kernel's own name for the
-/// open file descriptor. Without `/proc`, `resolved` is resolved again and
-/// must name the same file (device and inode) as the handle.
-fn opened_path(
-    handle: &File,
-    resolved: &Path,
-    meta: &Metadata,
-) -> Result<PathBuf, ResourceProblem> {
-    let fd_link = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
-    if let Ok(path) = std::fs::read_link(&fd_link)
-        && path.is_absolute()
-    {
-        return Ok(path);
-    }
-    let again = std::fs::canonicalize(resolved).map_err(|_| ResourceProblem::Changed)?;
-    let now = std::fs::metadata(&again).map_err(|_| ResourceProblem::Changed)?;
-    if (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
-        return Err(ResourceProblem::Changed);
-    }
-    Ok(again)
 }
 
 /// Lists every regular file in `skill`'s folder: relative `/` paths, sorted,
@@ -461,23 +343,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn containment_is_checked_on_the_open_handle() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("skill");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("inside.md"), "in").unwrap();
-        std::fs::write(tmp.path().join("outside.md"), "out").unwrap();
-        let root = std::fs::canonicalize(&root).unwrap();
-        // A handle to an outside file, with a path that claims to be inside
-        // (what a swap after the path check would produce).
-        let outside = std::fs::canonicalize(tmp.path().join("outside.md")).unwrap();
-        let (handle, meta) = load::open_regular_file(&outside, 1024).unwrap();
-        let opened = opened_path(&handle, &root.join("inside.md"), &meta).unwrap();
-        assert_eq!(opened, outside);
-        assert!(!opened.starts_with(&root));
-    }
-
-    #[test]
     fn mime_types_follow_the_extension() {
         assert_eq!(mime_for("references/a.md", true), "text/markdown");
         assert_eq!(mime_for("scripts/x.PY", true), "text/x-python");
@@ -486,14 +351,5 @@ mod tests {
         assert_eq!(mime_for("LICENSE", true), "text/plain");
         assert_eq!(mime_for("blob", false), "application/octet-stream");
         assert_eq!(mime_for(".bashrc", true), "text/plain");
-    }
-
-    #[test]
-    fn normalisation_drops_dot_and_empty_components() {
-        assert_eq!(
-            normalize_resource_path("./scripts//x.py").unwrap(),
-            "scripts/x.py"
-        );
-        assert_eq!(normalize_resource_path("./").unwrap(), "");
     }
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::name::{NameCharset, SkillName};
+use crate::spec::name::{NameCharset, SkillName};
 
 /// The `SKILL.md` written for a new skill.
 pub fn skill_md_template(name: &SkillName) -> String {

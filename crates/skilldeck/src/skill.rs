@@ -7,8 +7,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::validate::{Frontmatter, ValidationOptions};
-use crate::yaml::NodeKind;
+use crate::fs::read::read_frontmatter_prefix;
+use crate::spec::fields::Frontmatter;
+use crate::spec::options::ValidationOptions;
+use crate::spec::yaml::NodeKind;
 
 /// Where a skill was found. Declaration order is precedence: when two skills
 /// share a name, the one with the smaller scope wins.
@@ -324,13 +326,12 @@ impl Skill {
             diagnostic: Box::new(d),
         };
         let prefix =
-            crate::load::read_frontmatter_prefix(&self.skill_md, options.max_skill_md_bytes)
-                .map_err(fail)?;
+            read_frontmatter_prefix(&self.skill_md, options.max_skill_md_bytes).map_err(fail)?;
         let options = ValidationOptions {
             lints: false,
             ..options.clone()
         };
-        let checked = crate::validate::check_text(&prefix, Some(&self.dir), &options);
+        let checked = crate::spec::validate::check_text(&prefix, Some(&self.dir), &options);
         match checked.frontmatter {
             Some(fm) => Ok(fm),
             None => {

@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use lru::LruCache;
 
-use crate::activation::{TEXT_HEADER, XML_OPEN_TAG, escape_xml};
+use crate::activation::activate::{TEXT_HEADER, XML_OPEN_TAG};
+use crate::activation::envelope::escape_xml;
 use crate::limits::{TRACKER_CONVERSATIONS, TRACKER_SKILLS_PER_CONVERSATION, TRACKER_TTL};
 
 /// Whether a conversation had already received a skill.

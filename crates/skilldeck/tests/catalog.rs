@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use skilldeck::HostFields;
 use skilldeck::catalog::{
     self, Budget, CatalogFormat, CatalogOptions, Encoding, Outcome, Reason, count_tokens,
 };
-use skilldeck::skill::HostFields;
-use skilldeck::yaml::{Node, NodeKind};
+use skilldeck::spec::{Node, NodeKind};
 use skilldeck::{DiscoveryOptions, Error, Frontmatter, Pos, Scope, Skill, SkillMode, discover};
 
 fn skill(name: &str, description: &str) -> Skill {
@@ -273,7 +273,7 @@ fn disable_model_invocation_and_modes_manual_and_off_are_left_out() {
             .skills
             .iter()
             .filter(|s| s.outcome == Outcome::Excluded)
-            .map(|s| (s.name, s.reason))
+            .map(|s| (&*s.name, s.reason))
             .collect();
         assert_eq!(
             reasons,
@@ -324,7 +324,7 @@ fn name_only_mode_renders_without_description() {
     ));
     let terse = &xml.explanation.skills[1];
     assert_eq!(
-        (terse.name, terse.outcome, terse.reason),
+        (&*terse.name, terse.outcome, terse.reason),
         ("terse", Outcome::NameOnly, Reason::ModeNameOnly)
     );
 
@@ -556,7 +556,7 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
         .skills
         .iter()
         .filter(|s| s.outcome == Outcome::Dropped)
-        .map(|s| s.name)
+        .map(|s| &*s.name)
         .collect();
     assert_eq!(dropped, ["delta", "beta"]);
 }
@@ -717,7 +717,7 @@ fn formats_and_encodings_parse_and_print_their_names() {
 
 #[test]
 fn config_section_gives_options_and_refuses_two_budgets() {
-    let mut config = skilldeck::config::CatalogConfig {
+    let mut config = skilldeck::deck::CatalogConfig {
         format: Some("markdown".to_owned()),
         budget_tokens: Some(8_000),
         encoding: Some("cl100k_base".to_owned()),

@@ -6,7 +6,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use skilldeck::discovery::{PROJECT_ROOT_NAMES, project_roots, user_roots_for};
+use skilldeck::deck::{PROJECT_ROOT_NAMES, project_roots, user_roots_for};
 use skilldeck::{Code, Config, DiscoveryOptions, ExplicitSkill, Root, Scope, SkillMode, discover};
 
 fn write_skill(dir: &Path, name: &str, description: &str) -> PathBuf {
@@ -353,7 +353,7 @@ fn discovery_is_deterministic() {
 
 #[test]
 fn bundled_scope_provides_the_example_skills() {
-    let dir = skilldeck::bundled::materialize().unwrap();
+    let dir = skilldeck::deck::materialize_bundled().unwrap();
     let deck = discover(&options(vec![root(&dir, Scope::Bundled)]));
     assert!(deck.get("skill-authoring").is_some());
     assert!(deck.skills().iter().all(|s| s.scope == Scope::Bundled));

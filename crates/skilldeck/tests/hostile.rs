@@ -321,7 +321,7 @@ fn walk_follows_symlinked_skill_folders() {
 
 #[test]
 fn the_listed_regular_reader_refuses_fifos_devices_and_loops_and_follows_links() {
-    use skilldeck::load::read_listed_frontmatter_prefix;
+    use skilldeck::fs::read_listed_frontmatter_prefix;
     // The listing said "regular file", then the entry was swapped: the reader
     // must still refuse what is there now, without blocking.
     let tmp = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use proptest::prelude::*;
-use skilldeck::{ValidationOptions, check_text, frontmatter, yaml};
+use skilldeck::{ValidationOptions, check_text, spec};
 
 /// YAML-flavoured text: the characters that drive the scanner into its
 /// corners (indicators, quotes, anchors, tags, colons, newlines, tabs).
@@ -95,7 +95,7 @@ proptest! {
 
     #[test]
     fn repair_keeps_the_line_count(yaml in yamlish()) {
-        if let Some((fixed, repairs)) = yaml::repair_unquoted_colons(&yaml, 2) {
+        if let Some((fixed, repairs)) = spec::repair_unquoted_colons(&yaml, 2) {
             prop_assert_eq!(fixed.split('\n').count(), yaml.split('\n').count());
             prop_assert!(!repairs.is_empty());
         }
@@ -107,7 +107,7 @@ proptest! {
         body in "[a-z \\n-]{0,80}",
     ) {
         let text = format!("---\n{fm}\n---\n{body}");
-        if let Ok(split) = frontmatter::split(&text) {
+        if let Ok(split) = spec::split_frontmatter(&text) {
             let skipped: usize = (split.body_line - 1) as usize;
             let expected: String = text.split_inclusive('\n').skip(skipped).collect();
             prop_assert_eq!(split.body, expected.as_str());

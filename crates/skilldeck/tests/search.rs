@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use skilldeck::discovery::Root;
+use skilldeck::deck::Root;
 use skilldeck::search::tokenize;
 use skilldeck::{
     Deck, DiscoveryOptions, Error, Lookup, Scope, SearchIndex, SearchQuery, did_you_mean, discover,

@@ -1,5 +1,18 @@
-//! The filesystem, safely: bounded reads, containment, the walk, file
-//! stamps and skilldeck's own folders.
+//! The filesystem, safely: bounded non-blocking reads ([`read`]),
+//! containment of paths inside a skill folder ([`contain`]), the walk that
+//! finds skill folders ([`walk`]), file stamps ([`stamp`]) and skilldeck's
+//! own folders ([`dirs`]).
 
+pub(crate) mod contain;
 pub mod dirs;
-pub mod stamp;
+pub(crate) mod read;
+pub(crate) mod stamp;
+pub(crate) mod walk;
+
+pub use contain::normalize_resource_path;
+pub use read::{
+    SKILL_MD, SKILL_MD_LOWERCASE, read_frontmatter_prefix, read_listed_frontmatter_prefix,
+    read_skill_md, read_skill_md_capped,
+};
+pub use stamp::FileStamp;
+pub use walk::{FoundSkill, RESOURCE_DIRS, SKIPPED_DIRS, WalkLimits, WalkOutcome, find_skill_dirs};

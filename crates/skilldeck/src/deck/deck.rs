@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::catalog::hints::hints_of;
 use crate::diagnostic::Diagnostic;
 use crate::skill::{Scope, Skill};
 
@@ -26,7 +27,7 @@ pub struct Deck {
     by_name: Vec<u32>,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<Diagnostic>,
-    index_stats: Option<crate::index::IndexStats>,
+    index_stats: Option<crate::deck::index::IndexStats>,
 }
 
 impl Clone for Deck {
@@ -62,7 +63,7 @@ impl Deck {
         // The deck hands its skills out read-only from here on, so what
         // every catalog render would check can be checked once.
         for skill in &mut skills {
-            let hints = crate::catalog::hints_of(skill);
+            let hints = hints_of(skill);
             skill.host.set_catalog_hints(hints);
         }
         Deck {
@@ -75,13 +76,13 @@ impl Deck {
     }
 
     /// Records how discovery used the metadata index.
-    pub fn with_index_stats(mut self, stats: Option<crate::index::IndexStats>) -> Self {
+    pub fn with_index_stats(mut self, stats: Option<crate::deck::index::IndexStats>) -> Self {
         self.index_stats = stats;
         self
     }
 
     /// Hits and misses of the metadata index (`None`: no index was used).
-    pub fn index_stats(&self) -> Option<crate::index::IndexStats> {
+    pub fn index_stats(&self) -> Option<crate::deck::index::IndexStats> {
         self.index_stats
     }
 

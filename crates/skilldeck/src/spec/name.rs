@@ -5,6 +5,7 @@ use std::fmt;
 use unicode_normalization::UnicodeNormalization;
 
 use crate::diagnostic::Code;
+pub use crate::error::NameProblem;
 use crate::limits::MAX_NAME_CHARS;
 
 /// Which characters a name may use.
@@ -16,15 +17,6 @@ pub enum NameCharset {
     Unicode,
     /// Only `a-z`, `0-9` and `-` (`--ascii-names`).
     Ascii,
-}
-
-/// One broken name rule: its code and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NameProblem {
-    /// Stable code (`name-too-long`, ...).
-    pub code: Code,
-    /// Message in the reference validator's wording.
-    pub message: String,
 }
 
 /// Normalises a name as the spec compares it: trimmed, then NFKC.
@@ -100,18 +92,18 @@ pub struct SkillName(String);
 
 impl SkillName {
     /// Normalises and validates `name` with the default (Unicode) charset.
-    pub fn new(name: &str) -> Result<Self, crate::Error> {
+    pub fn new(name: &str) -> Result<Self, crate::error::Error> {
         Self::with_charset(name, NameCharset::Unicode)
     }
 
     /// Normalises and validates `name` with the given charset.
-    pub fn with_charset(name: &str, charset: NameCharset) -> Result<Self, crate::Error> {
+    pub fn with_charset(name: &str, charset: NameCharset) -> Result<Self, crate::error::Error> {
         let normalized = normalize(name);
         let problems = check(&normalized, charset);
         if problems.is_empty() {
             Ok(SkillName(normalized))
         } else {
-            Err(crate::Error::InvalidName {
+            Err(crate::error::Error::InvalidName {
                 name: name.to_owned(),
                 problems,
             })
@@ -137,7 +129,7 @@ impl AsRef<str> for SkillName {
 }
 
 impl std::str::FromStr for SkillName {
-    type Err = crate::Error;
+    type Err = crate::error::Error;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         SkillName::new(s)
     }

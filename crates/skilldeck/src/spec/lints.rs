@@ -11,7 +11,7 @@ use crate::limits::{
     CHARS_PER_TOKEN_ESTIMATE, MAX_BODY_LINES, MAX_BODY_TOKENS, MAX_LINT_LINKED_FILE_BYTES,
     MAX_LINT_LINKED_FILES,
 };
-use crate::validate::Sink;
+use crate::spec::options::Sink;
 
 /// Folders the spec names; bare mentions like `scripts/run.py` are checked.
 const RESOURCE_DIRS: [&str; 3] = ["scripts/", "references/", "assets/"];

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::fs::stamp::FileStamp;
 use crate::skill::{HostFields, Skill};
-use crate::validate::ValidationOptions;
+use crate::spec::options::ValidationOptions;
 
 /// First bytes of an index file.
 pub const MAGIC: &str = "skilldeck-index";

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::load::{SKILL_MD, SKILL_MD_LOWERCASE};
+use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
 
 /// Folder names never descended into.
 pub const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];

@@ -13,15 +13,16 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::config::Config;
-use crate::deck::{Deck, Shadowed};
+use crate::deck::config::Config;
+use crate::deck::deck::{Deck, Shadowed};
+use crate::deck::index::MetadataIndex;
 use crate::diagnostic::{Code, Diagnostic, Severity};
+use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
 use crate::fs::stamp::FileStamp;
-use crate::index::MetadataIndex;
-use crate::load::{self, SKILL_MD, SKILL_MD_LOWERCASE};
+use crate::fs::walk::{self, WalkLimits};
 use crate::skill::{HostFields, Scope, Skill, SkillMode};
-use crate::validate::{self, ValidationOptions};
-use crate::walk::{self, WalkLimits};
+use crate::spec::options::ValidationOptions;
+use crate::spec::validate;
 
 /// Project root folder names, searched in this order in each folder.
 pub const PROJECT_ROOT_NAMES: [&str; 3] = [".agents/skills", ".claude/skills", ".skills"];
@@ -65,7 +66,7 @@ pub struct DiscoveryOptions {
     /// The on-disk metadata index to use and update (`None`: off).
     pub index: Option<PathBuf>,
     /// Files changed this recently are not stored in the index
-    /// (default [`crate::index::RACY_WINDOW`]).
+    /// (default [`crate::deck::index::RACY_WINDOW`]).
     pub index_racy_window: std::time::Duration,
 }
 
@@ -84,7 +85,7 @@ impl Default for DiscoveryOptions {
             },
             modes: BTreeMap::new(),
             index: None,
-            index_racy_window: crate::index::RACY_WINDOW,
+            index_racy_window: crate::deck::index::RACY_WINDOW,
         }
     }
 }
@@ -165,7 +166,8 @@ impl DiscoveryOptions {
         }));
         if override_roots.is_none() && config.discovery.bundled {
             // If the bundle cannot be written anywhere, discovery reports it.
-            let path = crate::bundled::materialize().unwrap_or_else(|_| PathBuf::from("<bundled>"));
+            let path =
+                crate::deck::bundled::materialize().unwrap_or_else(|_| PathBuf::from("<bundled>"));
             roots.push(Root {
                 path,
                 scope: Scope::Bundled,
@@ -186,7 +188,7 @@ impl DiscoveryOptions {
             .iter()
             .map(|r| r.path.as_path())
             .chain(self.explicit.iter().map(|e| e.path.as_path()));
-        self.index = Some(crate::index::default_path(paths));
+        self.index = Some(crate::deck::index::default_path(paths));
     }
 }
 
@@ -427,9 +429,9 @@ fn load_candidate(
         None => {
             let cap = options.validation.max_skill_md_bytes;
             let prefix = if c.listed_regular {
-                load::read_listed_frontmatter_prefix(&skill_md, cap)
+                crate::fs::read::read_listed_frontmatter_prefix(&skill_md, cap)
             } else {
-                load::read_frontmatter_prefix(&skill_md, cap)
+                crate::fs::read::read_frontmatter_prefix(&skill_md, cap)
             }
             .map_err(|d| vec![d])?;
             let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);

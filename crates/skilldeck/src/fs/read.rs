@@ -1,198 +1,19 @@
-//! Reading one skill from disk, safely, into a [`SkillReport`].
-//!
-//! Hostile folders are expected: a FIFO or device named `SKILL.md` is never
-//! opened for a blocking read, symlinks to nothing or to themselves are
-//! reported, and no more than [`MAX_SKILL_MD_BYTES`] is ever read.
+//! Bounded, non-blocking reads of skill files: a FIFO or device named
+//! `SKILL.md` is never opened for a blocking read, symlinks to nothing or to
+//! themselves are reported, and no more than the cap is ever read.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::diagnostic::{Code, Diagnostic, Pos, Severity};
 use crate::limits::MAX_SKILL_MD_BYTES;
-use crate::validate::{self, Frontmatter, ValidationOptions};
 
 /// The file every skill must have.
 pub const SKILL_MD: &str = "SKILL.md";
 /// Accepted with a warning (the reference validator accepts it too).
 pub const SKILL_MD_LOWERCASE: &str = "skill.md";
-
-/// Everything known about one skill after validation.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SkillReport {
-    /// The skill folder.
-    pub path: PathBuf,
-    /// Its `SKILL.md`, when there is one.
-    #[serde(skip)]
-    pub skill_md: Option<PathBuf>,
-    /// The skill's name (from the frontmatter, else the folder).
-    pub name: Option<String>,
-    /// True when there is no error.
-    pub valid: bool,
-    /// The typed frontmatter, when the YAML could be read.
-    #[serde(skip)]
-    pub frontmatter: Option<Frontmatter>,
-    /// File line where the body starts.
-    #[serde(skip)]
-    pub body_line: u32,
-    /// Every problem found, in file order.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl SkillReport {
-    fn failed(path: PathBuf, skill_md: Option<PathBuf>, d: Diagnostic) -> Self {
-        let name = folder_name(&path);
-        let mut r = SkillReport {
-            path,
-            skill_md,
-            name,
-            valid: false,
-            frontmatter: None,
-            body_line: 0,
-            diagnostics: vec![d],
-        };
-        r.valid = !r.has_errors();
-        r
-    }
-
-    /// True when any diagnostic is an error.
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-
-    /// Number of warnings.
-    pub fn warning_count(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count()
-    }
-}
-
-fn folder_name(path: &Path) -> Option<String> {
-    path.file_name().map(|n| n.to_string_lossy().into_owned())
-}
-
-/// Validates the skill at `path`: a skill folder or its `SKILL.md`.
-pub fn validate_path(path: &Path, options: &ValidationOptions) -> SkillReport {
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) => {
-            let d = if e.kind() == io::ErrorKind::NotFound {
-                Diagnostic::new(
-                    Code::PathNotFound,
-                    Severity::Error,
-                    format!("Path does not exist: {}", path.display()),
-                )
-            } else {
-                io_diagnostic(path, &e)
-            };
-            return SkillReport::failed(path.to_path_buf(), None, d.in_file(path));
-        }
-    };
-    let meta = if meta.file_type().is_symlink() {
-        match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                let d = symlink_diagnostic(path, &e).in_file(path);
-                return SkillReport::failed(path.to_path_buf(), None, d);
-            }
-        }
-    } else {
-        meta
-    };
-    if meta.is_dir() {
-        return validate_dir(path, options);
-    }
-    let is_skill_md = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case(SKILL_MD));
-    if is_skill_md {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        return validate_file(&dir, path, options, Vec::new());
-    }
-    SkillReport::failed(
-        path.to_path_buf(),
-        None,
-        Diagnostic::new(
-            Code::NotADirectory,
-            Severity::Error,
-            format!("Not a directory: {}", path.display()),
-        )
-        .in_file(path)
-        .with_help("pass a skill folder or its SKILL.md"),
-    )
-}
-
-/// Validates a skill folder.
-pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
-    let upper = dir.join(SKILL_MD);
-    if std::fs::symlink_metadata(&upper).is_ok() {
-        return validate_file(dir, &upper, options, Vec::new());
-    }
-    let lower = dir.join(SKILL_MD_LOWERCASE);
-    if std::fs::symlink_metadata(&lower).is_ok() {
-        let warn = Diagnostic::new(
-            Code::SkillMdLowercase,
-            Severity::Warning,
-            "skill file is named skill.md; the spec names it SKILL.md",
-        )
-        .in_file(&lower)
-        .with_help("rename it to SKILL.md");
-        return validate_file(dir, &lower, options, vec![warn]);
-    }
-    SkillReport::failed(
-        dir.to_path_buf(),
-        None,
-        Diagnostic::new(
-            Code::MissingSkillMd,
-            Severity::Error,
-            "Missing required file: SKILL.md",
-        )
-        .in_file(dir)
-        .with_help(
-            "create SKILL.md with `name` and `description` frontmatter (`skilldeck new NAME`)",
-        ),
-    )
-}
-
-fn validate_file(
-    dir: &Path,
-    file: &Path,
-    options: &ValidationOptions,
-    mut diagnostics: Vec<Diagnostic>,
-) -> SkillReport {
-    let text = match read_skill_md_capped(file, options.max_skill_md_bytes) {
-        Ok(text) => text,
-        Err(d) => {
-            let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
-            diagnostics.append(&mut r.diagnostics);
-            r.diagnostics = diagnostics;
-            return r;
-        }
-    };
-    let checked = validate::check_text(&text, Some(dir), options);
-    diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
-    let name = checked
-        .frontmatter
-        .as_ref()
-        .and_then(|f| f.name.clone())
-        .or_else(|| folder_name(dir));
-    let valid = !diagnostics.iter().any(Diagnostic::is_error);
-    SkillReport {
-        path: dir.to_path_buf(),
-        skill_md: Some(file.to_path_buf()),
-        name,
-        valid,
-        frontmatter: checked.frontmatter,
-        body_line: checked.body_line,
-        diagnostics,
-    }
-}
 
 /// Reads a `SKILL.md` with every safety check: regular file only (checked on
 /// the open handle, so a swap after the first check is caught), at most
@@ -463,7 +284,7 @@ fn too_large(cap: u64) -> Diagnostic {
 }
 
 /// The error of following a symlink (or of `stat` in general).
-fn symlink_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
+pub(crate) fn symlink_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     if is_link && e.kind() == io::ErrorKind::NotFound {
         let target = std::fs::read_link(path)
@@ -488,7 +309,7 @@ fn symlink_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
     io_diagnostic(path, e)
 }
 
-fn io_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
+pub(crate) fn io_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
     if e.raw_os_error() == Some(libc::ELOOP) {
         return symlink_diagnostic(path, e);
     }

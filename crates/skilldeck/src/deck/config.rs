@@ -11,9 +11,10 @@ use serde::Deserialize;
 
 use crate::skill::SkillMode;
 
+use crate::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
 use crate::error::Error;
-use crate::name::NameCharset;
-use crate::validate::{Mode, ValidationOptions};
+use crate::spec::name::NameCharset;
+use crate::spec::options::{Mode, ValidationOptions};
 
 /// The project config file name.
 pub const CONFIG_FILE: &str = "skilldeck.toml";
@@ -225,6 +226,35 @@ fn line_col(text: &str, offset: usize) -> (u32, u32) {
     )
 }
 
+impl CatalogOptions {
+    /// The options a config file's `[catalog]` section asks for.
+    pub fn from_config(config: &CatalogConfig) -> Result<Self, Error> {
+        let format = match &config.format {
+            Some(f) => f.parse()?,
+            None => CatalogFormat::default(),
+        };
+        let encoding = match &config.encoding {
+            Some(e) => e.parse()?,
+            None => Encoding::default(),
+        };
+        let budget = match (config.budget_chars, config.budget_tokens) {
+            (Some(_), Some(_)) => {
+                return Err(Error::ConflictingOptions(
+                    "[catalog]: set budget-chars or budget-tokens, not both".to_owned(),
+                ));
+            }
+            (Some(n), None) => Some(Budget::Chars(n)),
+            (None, Some(limit)) => Some(Budget::Tokens { limit, encoding }),
+            (None, None) => None,
+        };
+        Ok(CatalogOptions {
+            format,
+            budget,
+            ..CatalogOptions::default()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,7 +314,10 @@ capacity = 64
         assert_eq!(c.discovery.max_depth, 3);
         assert_eq!(c.catalog.budget_tokens, Some(2000));
         assert_eq!(c.cache.capacity, Some(64));
-        assert_eq!(crate::ContentCacheOptions::from_config(&c).capacity, 64);
+        assert_eq!(
+            crate::cache::ContentCacheOptions::from_config(&c).capacity,
+            64
+        );
     }
 
     #[test]

@@ -1,132 +1,13 @@
-//! The rule set: from `SKILL.md` text to a typed [`Frontmatter`] plus every
-//! problem found. One rule set, two modes: `strict` (the specification) and
-//! `lenient` (how hosts should load skills).
+//! The frontmatter's field rules, one function per field: from the parsed
+//! YAML to a typed [`Frontmatter`], with a diagnostic for every problem. A
+//! new field gets its own `check_*` function here and a line in
+//! [`check_fields`].
 
-use std::path::Path;
-
-use crate::diagnostic::{Code, Diagnostic, Pos, Severity};
-use crate::frontmatter;
-use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_SKILL_MD_BYTES};
-use crate::lints;
-use crate::name::{self, NameCharset};
-use crate::yaml::{self, Key, Node, NodeKind};
-
-/// The six fields the specification defines.
-pub const SPEC_FIELDS: [&str; 6] = [
-    "allowed-tools",
-    "compatibility",
-    "description",
-    "license",
-    "metadata",
-    "name",
-];
-
-/// Fields that well-known hosts (Claude Code and others) define on top of the
-/// spec. Lenient mode loads them without a warning; strict mode reports them
-/// unless admitted with `--allow-field` or the config's `allow-fields`.
-pub const KNOWN_HOST_FIELDS: &[&str] = &[
-    "argument-hint",
-    "arguments",
-    "disable-model-invocation",
-    "user-invocable",
-    "model",
-    "effort",
-    "context",
-    "agent",
-    "hooks",
-    "paths",
-];
-
-/// Validation mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// The specification, exactly: any deviation is an error.
-    #[default]
-    Strict,
-    /// How hosts load: only unusable files and a missing/empty description
-    /// are errors; everything else is a warning.
-    Lenient,
-}
-
-/// Options shared by every validation entry point.
-#[derive(Debug, Clone)]
-pub struct ValidationOptions {
-    /// Strict or lenient.
-    pub mode: Mode,
-    /// Unicode letters allowed in names, or ASCII only.
-    pub charset: NameCharset,
-    /// Extra frontmatter fields admitted in strict mode.
-    pub allowed_fields: Vec<String>,
-    /// Largest `SKILL.md` read, in bytes (default [`MAX_SKILL_MD_BYTES`]).
-    pub max_skill_md_bytes: u64,
-    /// Run the advisory lints (body size, links, description). Discovery
-    /// turns them off: it reads the frontmatter only.
-    pub lints: bool,
-}
-
-impl Default for ValidationOptions {
-    fn default() -> Self {
-        ValidationOptions {
-            mode: Mode::default(),
-            charset: NameCharset::default(),
-            allowed_fields: Vec::new(),
-            max_skill_md_bytes: MAX_SKILL_MD_BYTES,
-            lints: true,
-        }
-    }
-}
-
-impl ValidationOptions {
-    /// Strict mode with defaults.
-    pub fn strict() -> Self {
-        Self::default()
-    }
-
-    /// Lenient mode with defaults.
-    pub fn lenient() -> Self {
-        ValidationOptions {
-            mode: Mode::Lenient,
-            ..Self::default()
-        }
-    }
-
-    /// The severity of `code` in this mode.
-    pub fn severity(&self, code: Code) -> Severity {
-        use Code::*;
-        match code {
-            // Unusable in any mode.
-            PathNotFound
-            | NotADirectory
-            | MissingSkillMd
-            | NotAFile
-            | BrokenSymlink
-            | SymlinkLoop
-            | ReadError
-            | FileTooLarge
-            | NotUtf8
-            | NulByte
-            | NoFrontmatter
-            | UnclosedFrontmatter
-            | FrontmatterTooLarge
-            | InvalidYaml
-            | FrontmatterNotMapping
-            | DescriptionMissing
-            | DescriptionEmpty
-            | DescriptionNotString => Severity::Error,
-            // Advisory in any mode.
-            Bom | SkillMdLowercase | YamlRecovered | WalkLimit | BodyTooLong
-            | BodyTooManyTokens | BrokenLink | NestedReference | DescriptionNoTrigger => {
-                Severity::Warning
-            }
-            // Spec violations: errors in strict, warnings in lenient.
-            _ => match self.mode {
-                Mode::Strict => Severity::Error,
-                Mode::Lenient => Severity::Warning,
-            },
-        }
-    }
-}
+use crate::diagnostic::{Code, Pos};
+use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
+use crate::spec::name;
+use crate::spec::options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, Sink, help};
+use crate::spec::yaml::{Key, Node, NodeKind};
 
 /// The frontmatter, typed. In lenient mode fields of the wrong type are
 /// coerced where the intent is clear (a list of tools) and dropped otherwise.
@@ -162,202 +43,19 @@ fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Resul
     map.end()
 }
 
-/// What [`check_text`] found.
-#[derive(Debug, Clone, Default)]
-pub struct Checked {
-    /// The typed frontmatter, when the YAML could be read.
-    pub frontmatter: Option<Frontmatter>,
-    /// File line where the body starts (0 if there is no body).
-    pub body_line: u32,
-    /// Every problem, in file order.
-    pub diagnostics: Vec<Diagnostic>,
-}
+/// The field `name` of a mapping, if present.
+type Field<'n> = Option<&'n (Key, Node)>;
 
-/// Collects diagnostics, giving each its severity for the mode.
-pub(crate) struct Sink<'o> {
-    pub(crate) options: &'o ValidationOptions,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-}
+/// Where a missing field is reported: the opening `---`.
+const OPENING: Pos = Pos::new(1, 1, 3);
 
-impl<'o> Sink<'o> {
-    pub(crate) fn new(options: &'o ValidationOptions) -> Self {
-        Sink {
-            options,
-            diagnostics: Vec::new(),
-        }
-    }
-
-    pub(crate) fn push(
-        &mut self,
-        code: Code,
-        pos: Option<Pos>,
-        message: String,
-    ) -> &mut Diagnostic {
-        let mut d = Diagnostic::new(code, self.options.severity(code), message);
-        if let Some(pos) = pos {
-            d = d.at(pos);
-        }
-        self.diagnostics.push(d);
-        let last = self.diagnostics.len() - 1;
-        &mut self.diagnostics[last]
-    }
-
-    pub(crate) fn add(&mut self, mut d: Diagnostic) {
-        d.severity = self.options.severity(d.code);
-        self.diagnostics.push(d);
-    }
-}
-
-fn help(d: &mut Diagnostic, text: impl Into<String>) {
-    d.help = Some(text.into());
-}
-
-/// Checks the text of a `SKILL.md` in `dir` (the skill folder, used for the
-/// folder-name rule and the link lints; `None` skips both).
-pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -> Checked {
-    let mut sink = Sink::new(options);
-    let mut text = text;
-    if let Some(rest) = text.strip_prefix('\u{FEFF}') {
-        text = rest;
-        sink.push(
-            Code::Bom,
-            Some(Pos::new(1, 1, 1)),
-            "SKILL.md starts with a UTF-8 byte order mark".to_owned(),
-        )
-        .help = Some("save the file as UTF-8 without BOM".to_owned());
-    }
-    if let Some(offset) = memchr::memchr(0, text.as_bytes()) {
-        let pos = pos_of_offset(text, offset);
-        sink.push(
-            Code::NulByte,
-            Some(pos),
-            "SKILL.md contains a NUL byte; it is not a text file".to_owned(),
-        );
-        return finish(sink, None, 0);
-    }
-    let split = match frontmatter::split(text) {
-        Ok(split) => split,
-        Err(d) => {
-            sink.add(d);
-            return finish(sink, None, 0);
-        }
-    };
-    let root = match parse_yaml(split.yaml, split.yaml_line, &mut sink) {
-        Some(root) => root,
-        None => return finish(sink, None, split.body_line),
-    };
-    let dir_name = dir.and_then(folder_name);
-    let fm = check_fields(&root, dir_name.as_deref(), &mut sink);
-    if options.lints {
-        if let Some(description) = &fm.description {
-            lints::description(description, description_pos(&root), &mut sink);
-        }
-        lints::body(split.body, split.body_line, dir, &mut sink);
-    }
-    finish(sink, Some(fm), split.body_line)
-}
-
-fn finish(sink: Sink<'_>, frontmatter: Option<Frontmatter>, body_line: u32) -> Checked {
-    let mut diagnostics = sink.diagnostics;
-    diagnostics.sort_by_key(|d| (d.line.unwrap_or(0), d.column.unwrap_or(0)));
-    Checked {
-        frontmatter,
-        body_line,
-        diagnostics,
-    }
-}
-
-/// The folder's name as the spec compares it (NFKC). `None` when the path has
-/// no final component even after resolving (`/`).
-fn folder_name(dir: &Path) -> Option<String> {
-    let owned;
-    let dir = if dir.file_name().is_none() {
-        owned = std::fs::canonicalize(dir).ok()?;
-        owned.as_path()
-    } else {
-        dir
-    };
-    dir.file_name()
-        .map(|n| name::normalize(&n.to_string_lossy()))
-}
-
-fn pos_of_offset(text: &str, offset: usize) -> Pos {
-    let before = &text.as_bytes()[..offset];
-    let line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    Pos::new(
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-        1,
-    )
-}
-
-/// Parses the YAML, retrying once with unquoted `: ` values repaired.
-fn parse_yaml(yaml_text: &str, first_line: u32, sink: &mut Sink<'_>) -> Option<Node> {
-    let err = match yaml::parse(yaml_text, first_line) {
-        Ok(root) => return Some(root),
-        Err(err) => err,
-    };
-    let repaired = yaml::repair_unquoted_colons(yaml_text, first_line)
-        .and_then(|(fixed, repairs)| yaml::parse(&fixed, first_line).ok().map(|r| (r, repairs)));
-    let message = format!("Invalid YAML in frontmatter: {}", err.message);
-    match (repaired, sink.options.mode) {
-        (Some((root, repairs)), Mode::Lenient) => {
-            for repair in repairs {
-                let d = sink.push(
-                    Code::YamlRecovered,
-                    Some(Pos::line(repair.line)),
-                    format!(
-                        "the value of '{}' contains ': ' and must be quoted; loaded it as a quoted string",
-                        repair.key
-                    ),
-                );
-                help(d, format!("quote the value: {}", repair.suggestion));
-            }
-            Some(root)
-        }
-        (Some((root, repairs)), Mode::Strict) => {
-            let d = sink.push(Code::InvalidYaml, Some(err.pos), message);
-            let fixes: Vec<String> = repairs
-                .iter()
-                .map(|r| format!("line {}: {}", r.line, r.suggestion))
-                .collect();
-            help(
-                d,
-                format!("a value holding ': ' must be quoted; {}", fixes.join("; ")),
-            );
-            // Report the other problems too, from the repaired text.
-            Some(root)
-        }
-        (None, _) => {
-            let d = sink.push(Code::InvalidYaml, Some(err.pos), message);
-            if err.message.contains("budget") {
-                help(
-                    d,
-                    "the frontmatter expands to too many nodes, aliases or levels; write it out plainly",
-                );
-            }
-            None
-        }
-    }
-}
-
-fn description_pos(root: &Node) -> Option<Pos> {
-    match &root.kind {
-        NodeKind::Map(entries) => entries
-            .iter()
-            .find(|(k, _)| k.text == "description")
-            .map(|(_, v)| v.pos),
-        _ => None,
-    }
-}
-
-/// The frontmatter's field rules.
-fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Frontmatter {
+/// Checks every field of the frontmatter `root`; `dir_name` is the skill
+/// folder's name (for the name rule).
+pub(crate) fn check_fields(
+    root: &Node,
+    dir_name: Option<&str>,
+    sink: &mut Sink<'_>,
+) -> Frontmatter {
     let mut fm = Frontmatter::default();
     let entries: &[(Key, Node)] = match &root.kind {
         NodeKind::Map(entries) => entries,
@@ -377,9 +75,19 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
         }
     };
     let field = |name: &str| entries.iter().find(|(k, _)| k.text == name);
-    let opening = Pos::new(1, 1, 3);
+    check_unknown_fields(entries, sink, &mut fm);
+    check_name(field("name"), dir_name, sink, &mut fm);
+    check_description(field("description"), sink, &mut fm);
+    check_compatibility(field("compatibility"), sink, &mut fm);
+    check_license(field("license"), sink, &mut fm);
+    check_metadata(field("metadata"), sink, &mut fm);
+    check_allowed_tools(field("allowed-tools"), sink, &mut fm);
+    fm
+}
 
-    // Unknown fields, one diagnostic each so each has its line.
+/// Fields the specification does not define: one diagnostic each, so each
+/// has its line (unless admitted, or a known host field in lenient mode).
+fn check_unknown_fields(entries: &[(Key, Node)], sink: &mut Sink<'_>, fm: &mut Frontmatter) {
     for (key, value) in entries {
         let k = key.text.as_str();
         if SPEC_FIELDS.contains(&k) {
@@ -404,9 +112,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             format!("move it under `metadata:`, remove it, or admit it with `--allow-field {k}`"),
         );
     }
+}
 
-    // name
-    match field("name") {
+/// `name`: required; the naming rules; equal to the folder's name.
+fn check_name(field: Field<'_>, dir_name: Option<&str>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    match field {
         None
         | Some((
             _,
@@ -415,7 +125,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
                 ..
             },
         )) => {
-            let pos = field("name").map_or(opening, |(k, _)| k.pos);
+            let pos = field.map_or(OPENING, |(k, _)| k.pos);
             sink.push(
                 Code::NameMissing,
                 Some(pos),
@@ -462,9 +172,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         },
     }
+}
 
-    // description
-    match field("description") {
+/// `description`: required, non-empty, at most the character limit.
+fn check_description(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    match field {
         None
         | Some((
             _,
@@ -473,7 +185,7 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
                 ..
             },
         )) => {
-            let pos = field("description").map_or(opening, |(k, _)| k.pos);
+            let pos = field.map_or(OPENING, |(k, _)| k.pos);
             sink.push(
                 Code::DescriptionMissing,
                 Some(pos),
@@ -516,9 +228,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         },
     }
+}
 
-    // compatibility
-    if let Some((key, value)) = field("compatibility") {
+/// `compatibility`: optional; 1 to the character limit when present.
+fn check_compatibility(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    if let Some((key, value)) = field {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) if text.trim().is_empty() => {
@@ -554,9 +268,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         }
     }
+}
 
-    // license
-    if let Some((key, value)) = field("license") {
+/// `license`: optional string.
+fn check_license(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    if let Some((key, value)) = field {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) => fm.license = Some(text.clone()),
@@ -580,9 +296,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         }
     }
+}
 
-    // metadata
-    if let Some((key, value)) = field("metadata") {
+/// `metadata`: optional map of strings to strings.
+fn check_metadata(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    if let Some((key, value)) = field {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Map(entries) => {
@@ -621,9 +339,11 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         }
     }
+}
 
-    // allowed-tools
-    if let Some((key, value)) = field("allowed-tools") {
+/// `allowed-tools`: optional space-separated string.
+fn check_allowed_tools(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    if let Some((key, value)) = field {
         match &value.kind {
             NodeKind::Null => {}
             NodeKind::Scalar(text) => {
@@ -646,7 +366,6 @@ fn check_fields(root: &Node, dir_name: Option<&str>, sink: &mut Sink<'_>) -> Fro
             }
         }
     }
-    fm
 }
 
 /// The scalar items of a list (one level).
@@ -668,7 +387,12 @@ fn spec_fields_list() -> String {
     format!("[{}]", quoted.join(", "))
 }
 
-/// True when `checked` has no errors.
-pub fn is_valid(checked: &Checked) -> bool {
-    !checked.diagnostics.iter().any(Diagnostic::is_error)
+pub(crate) fn description_pos(root: &Node) -> Option<Pos> {
+    match &root.kind {
+        NodeKind::Map(entries) => entries
+            .iter()
+            .find(|(k, _)| k.text == "description")
+            .map(|(_, v)| v.pos),
+        _ => None,
+    }
 }

@@ -1,0 +1,184 @@
+//! [`render`]: from skills and options to a [`Catalog`].
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::catalog::budget::Cost;
+use crate::catalog::budget::Planner;
+use crate::catalog::entry::View;
+use crate::catalog::entry::render_text;
+use crate::catalog::explain::Catalog;
+use crate::catalog::explain::ExplainedSkill;
+use crate::catalog::explain::Explanation;
+use crate::catalog::explain::Outcome;
+use crate::catalog::explain::Reason;
+use crate::catalog::format::CatalogFormat;
+use crate::catalog::item::Item;
+use crate::catalog::options::Budget;
+use crate::catalog::options::CatalogOptions;
+use crate::catalog::rank::RankKey;
+use crate::catalog::rank::total_order;
+use crate::catalog::text::cut_end;
+use crate::catalog::tokens::Meter;
+use crate::error::Error;
+use crate::limits::CATALOG_MIN_FLOOR_CHARS;
+use crate::skill::{Skill, SkillMode};
+
+/// Renders the catalog of `skills` (a deck's skills, for example).
+///
+/// `relevance` maps skill names to scores (higher is more relevant; missing
+/// is 0), for example BM25 scores for the user's query; without it skills
+/// rank by scope and name. See the [module documentation](self) for the
+/// formats and the budget rules. Fails only if the tokenizer cannot be built.
+pub fn render<'a, I>(
+    skills: I,
+    options: &CatalogOptions,
+    relevance: Option<&HashMap<String, f64>>,
+) -> Result<Catalog<'a>, Error>
+where
+    I: IntoIterator<Item = &'a Skill>,
+{
+    let format = options.format;
+    let floor = options.floor_chars.max(CATALOG_MIN_FLOOR_CHARS);
+    let skills = skills.into_iter();
+    // Sized once (a deck's slice knows its length): no regrowth copies.
+    let mut items: Vec<Item<'a>> = Vec::with_capacity(skills.size_hint().0);
+    let mut excluded: Vec<ExplainedSkill<'a>> = Vec::new();
+    for (input, skill) in skills.enumerate() {
+        if !skill.model_invocable() {
+            excluded.push(ExplainedSkill {
+                name: Cow::Borrowed(&skill.name),
+                scope: skill.scope,
+                mode: skill.mode,
+                rank: None,
+                relevance: None,
+                outcome: Outcome::Excluded,
+                reason: match skill.mode {
+                    SkillMode::Manual => Reason::ModeManual,
+                    SkillMode::Off => Reason::ModeOff,
+                    _ => Reason::DisableModelInvocation,
+                },
+            });
+            continue;
+        }
+        items.push(Item::new(
+            skill,
+            input,
+            format,
+            relevance,
+            options.locations,
+        ));
+    }
+
+    // Rank order: pinned first, then relevance, scope, name, input order.
+    // The keys sit side by side (no pointer chasing per comparison).
+    let mut keys: Vec<RankKey<'a>> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| RankKey {
+            unpinned: !item.pinned(),
+            score: std::cmp::Reverse(total_order(item.score())),
+            scope: item.skill.scope,
+            name: &item.skill.name,
+            input: item.input,
+            item: i,
+        })
+        .collect();
+    // Unstable is deterministic here: the input position breaks every tie.
+    keys.sort_unstable();
+    let ranked: Vec<usize> = keys.iter().map(|k| k.item).collect();
+    drop(keys);
+    // Output order: the caller's for skills-ref, the rank otherwise.
+    let output: Vec<usize> = if format == CatalogFormat::SkillsRef {
+        (0..items.len()).collect()
+    } else {
+        ranked.clone()
+    };
+
+    let mut views: Vec<View> = items
+        .iter()
+        .map(|item| {
+            if item.name_only() {
+                View::NameOnly
+            } else {
+                View::Full
+            }
+        })
+        .collect();
+
+    let (text, size, cap) = match options.budget {
+        None => {
+            let text = render_text(format, &items, &output, &views);
+            // Everything but the skills' own text is ASCII; when that is
+            // ASCII too, characters are bytes (a cheap check per skill
+            // instead of counting the whole catalog's characters).
+            let ascii = items.iter().all(|item| item.ascii);
+            let size = if ascii {
+                text.len()
+            } else {
+                text.chars().count()
+            };
+            (text, size, None)
+        }
+        Some(budget) => {
+            let meter = match budget {
+                Budget::Chars(_) => Meter::Chars,
+                Budget::Tokens { encoding, .. } => Meter::Tokens(encoding.bpe()?),
+            };
+            let mut planner = Planner {
+                format,
+                items: &items,
+                meter,
+                floor,
+                costs: items.iter().map(|_| Cost::default()).collect(),
+                scratch: String::new(),
+            };
+            planner.fit(budget.limit(), &ranked, &output, &mut views)
+        }
+    };
+
+    let mut explained = Vec::with_capacity(items.len() + excluded.len());
+    for (position, &i) in ranked.iter().enumerate() {
+        let item = &items[i];
+        let (outcome, reason) = match views[i] {
+            View::Full if item.pinned() => (Outcome::Kept, Reason::Pinned),
+            View::Full => (Outcome::Kept, Reason::Fits),
+            View::Cut(cap) => match cut_end(&item.desc, cap) {
+                Some(end) => (
+                    Outcome::Shortened {
+                        from: item.desc.chars().count(),
+                        to: item.desc[..end].chars().count() + 1,
+                    },
+                    Reason::Budget,
+                ),
+                None => (Outcome::Kept, Reason::Fits),
+            },
+            View::NameOnly if item.name_only() => (Outcome::NameOnly, Reason::ModeNameOnly),
+            View::NameOnly => (Outcome::NameOnly, Reason::Budget),
+            View::Dropped => (Outcome::Dropped, Reason::Budget),
+        };
+        explained.push(ExplainedSkill {
+            name: Cow::Borrowed(&item.skill.name),
+            scope: item.skill.scope,
+            mode: item.skill.mode,
+            rank: Some(position + 1),
+            relevance: relevance.map(|_| item.score()),
+            outcome,
+            reason,
+        });
+    }
+    explained.append(&mut excluded);
+    let over_budget = options.budget.is_some_and(|b| size > b.limit());
+    Ok(Catalog {
+        text,
+        explanation: Explanation {
+            format,
+            budget: options.budget,
+            size,
+            cap,
+            floor,
+            over_budget,
+            skills: explained,
+        },
+    })
+}

@@ -1,0 +1,24 @@
+//! The deck: discovering skills under their roots ([`discovery`]), the
+//! config file ([`config`]), the metadata index that makes a second
+//! discovery cheap ([`index`]), the bundled example skills ([`bundled`]),
+//! and the [`Deck`] itself: every loaded skill plus what was skipped or
+//! shadowed.
+
+pub(crate) mod bundled;
+pub(crate) mod config;
+#[allow(clippy::module_inception)]
+pub(crate) mod deck;
+pub(crate) mod discovery;
+pub(crate) mod index;
+
+pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
+pub use config::{
+    CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig, ExplicitSkillConfig,
+    MAX_CONFIG_BYTES, ValidateConfig,
+};
+pub use deck::{Deck, Shadowed};
+pub use discovery::{
+    DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots, user_roots,
+    user_roots_for,
+};
+pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};

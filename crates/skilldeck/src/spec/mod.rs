@@ -1,0 +1,24 @@
+//! The specification's rules: splitting the frontmatter ([`frontmatter`]),
+//! reading its YAML with positions ([`yaml`]), the naming rules ([`name`]),
+//! one check per field ([`fields`]), the advisory lints ([`lints`]), the
+//! mode and options ([`options`]), the whole rule set over one text
+//! ([`validate`]) and over one folder ([`folder`]).
+
+pub(crate) mod fields;
+pub(crate) mod folder;
+pub(crate) mod frontmatter;
+pub(crate) mod lints;
+pub(crate) mod name;
+pub(crate) mod options;
+pub(crate) mod validate;
+pub(crate) mod yaml;
+
+pub use fields::Frontmatter;
+pub use folder::{SkillReport, validate_dir, validate_many, validate_path};
+pub use frontmatter::{Split, split as split_frontmatter};
+pub use name::{
+    NameCharset, NameProblem, SkillName, check as check_name, normalize as normalize_name,
+};
+pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
+pub use validate::{Checked, check_text, is_valid};
+pub use yaml::{Key, Node, NodeKind, Repair, YamlError, repair_unquoted_colons, to_json};

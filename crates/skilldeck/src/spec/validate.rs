@@ -1,0 +1,168 @@
+//! The rule set: from `SKILL.md` text to a typed [`Frontmatter`] plus every
+//! problem found. One rule set, two modes: `strict` (the specification) and
+//! `lenient` (how hosts should load skills).
+
+use std::path::Path;
+
+use crate::diagnostic::{Code, Diagnostic, Pos};
+use crate::spec::fields::Frontmatter;
+use crate::spec::fields::check_fields;
+use crate::spec::fields::description_pos;
+use crate::spec::frontmatter;
+use crate::spec::lints;
+use crate::spec::name::{self};
+use crate::spec::options::Mode;
+use crate::spec::options::Sink;
+use crate::spec::options::ValidationOptions;
+use crate::spec::options::help;
+use crate::spec::yaml::{self, Node};
+
+/// What [`check_text`] found.
+#[derive(Debug, Clone, Default)]
+pub struct Checked {
+    /// The typed frontmatter, when the YAML could be read.
+    pub frontmatter: Option<Frontmatter>,
+    /// File line where the body starts (0 if there is no body).
+    pub body_line: u32,
+    /// Every problem, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Checks the text of a `SKILL.md` in `dir` (the skill folder, used for the
+/// folder-name rule and the link lints; `None` skips both).
+pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -> Checked {
+    let mut sink = Sink::new(options);
+    let mut text = text;
+    if let Some(rest) = text.strip_prefix('\u{FEFF}') {
+        text = rest;
+        sink.push(
+            Code::Bom,
+            Some(Pos::new(1, 1, 1)),
+            "SKILL.md starts with a UTF-8 byte order mark".to_owned(),
+        )
+        .help = Some("save the file as UTF-8 without BOM".to_owned());
+    }
+    if let Some(offset) = memchr::memchr(0, text.as_bytes()) {
+        let pos = pos_of_offset(text, offset);
+        sink.push(
+            Code::NulByte,
+            Some(pos),
+            "SKILL.md contains a NUL byte; it is not a text file".to_owned(),
+        );
+        return finish(sink, None, 0);
+    }
+    let split = match frontmatter::split(text) {
+        Ok(split) => split,
+        Err(d) => {
+            sink.add(d);
+            return finish(sink, None, 0);
+        }
+    };
+    let root = match parse_yaml(split.yaml, split.yaml_line, &mut sink) {
+        Some(root) => root,
+        None => return finish(sink, None, split.body_line),
+    };
+    let dir_name = dir.and_then(folder_name);
+    let fm = check_fields(&root, dir_name.as_deref(), &mut sink);
+    if options.lints {
+        if let Some(description) = &fm.description {
+            lints::description(description, description_pos(&root), &mut sink);
+        }
+        lints::body(split.body, split.body_line, dir, &mut sink);
+    }
+    finish(sink, Some(fm), split.body_line)
+}
+
+fn finish(sink: Sink<'_>, frontmatter: Option<Frontmatter>, body_line: u32) -> Checked {
+    let mut diagnostics = sink.diagnostics;
+    diagnostics.sort_by_key(|d| (d.line.unwrap_or(0), d.column.unwrap_or(0)));
+    Checked {
+        frontmatter,
+        body_line,
+        diagnostics,
+    }
+}
+
+/// The folder's name as the spec compares it (NFKC). `None` when the path has
+/// no final component even after resolving (`/`).
+fn folder_name(dir: &Path) -> Option<String> {
+    let owned;
+    let dir = if dir.file_name().is_none() {
+        owned = std::fs::canonicalize(dir).ok()?;
+        owned.as_path()
+    } else {
+        dir
+    };
+    dir.file_name()
+        .map(|n| name::normalize(&n.to_string_lossy()))
+}
+
+fn pos_of_offset(text: &str, offset: usize) -> Pos {
+    let before = &text.as_bytes()[..offset];
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    Pos::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+        1,
+    )
+}
+
+/// Parses the YAML, retrying once with unquoted `: ` values repaired.
+fn parse_yaml(yaml_text: &str, first_line: u32, sink: &mut Sink<'_>) -> Option<Node> {
+    let err = match yaml::parse(yaml_text, first_line) {
+        Ok(root) => return Some(root),
+        Err(err) => err,
+    };
+    let repaired = yaml::repair_unquoted_colons(yaml_text, first_line)
+        .and_then(|(fixed, repairs)| yaml::parse(&fixed, first_line).ok().map(|r| (r, repairs)));
+    let message = format!("Invalid YAML in frontmatter: {}", err.message);
+    match (repaired, sink.options.mode) {
+        (Some((root, repairs)), Mode::Lenient) => {
+            for repair in repairs {
+                let d = sink.push(
+                    Code::YamlRecovered,
+                    Some(Pos::line(repair.line)),
+                    format!(
+                        "the value of '{}' contains ': ' and must be quoted; loaded it as a quoted string",
+                        repair.key
+                    ),
+                );
+                help(d, format!("quote the value: {}", repair.suggestion));
+            }
+            Some(root)
+        }
+        (Some((root, repairs)), Mode::Strict) => {
+            let d = sink.push(Code::InvalidYaml, Some(err.pos), message);
+            let fixes: Vec<String> = repairs
+                .iter()
+                .map(|r| format!("line {}: {}", r.line, r.suggestion))
+                .collect();
+            help(
+                d,
+                format!("a value holding ': ' must be quoted; {}", fixes.join("; ")),
+            );
+            // Report the other problems too, from the repaired text.
+            Some(root)
+        }
+        (None, _) => {
+            let d = sink.push(Code::InvalidYaml, Some(err.pos), message);
+            if err.message.contains("budget") {
+                help(
+                    d,
+                    "the frontmatter expands to too many nodes, aliases or levels; write it out plainly",
+                );
+            }
+            None
+        }
+    }
+}
+
+/// True when `checked` has no errors.
+pub fn is_valid(checked: &Checked) -> bool {
+    !checked.diagnostics.iter().any(Diagnostic::is_error)
+}
