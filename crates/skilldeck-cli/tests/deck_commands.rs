@@ -6,14 +6,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn write_skill(root: &Path, name: &str, extra: &str) {
-    let d = root.join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {name} does things. Use when testing.\n{extra}---\n# {name}\n\nBody of {name}.\n"),
-    )
-    .unwrap();
+/// The skill `name` in `root` as these tests list it: a description and a
+/// body that both name it. Frontmatter lines added to the builder follow the
+/// description.
+fn listed_skill(root: &Path, name: &str) -> skilldeck_testkit::Skill {
+    skilldeck_testkit::skill(root, name)
+        .description(format!("{name} does things. Use when testing."))
+        .body(format!("# {name}\n\nBody of {name}.\n"))
 }
 
 fn skilldeck(args: &[&str], cwd: &Path) -> Output {
@@ -53,8 +52,8 @@ fn list_with_no_setup_shows_the_bundled_skills() {
 #[test]
 fn list_json_is_stable_and_ordered_by_scope_then_name() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join(".skills"), "zeta", "");
-    write_skill(&tmp.path().join("home/.agents/skills"), "alpha", "");
+    listed_skill(&tmp.path().join(".skills"), "zeta").write();
+    listed_skill(&tmp.path().join("home/.agents/skills"), "alpha").write();
     let o = skilldeck(&["list", "--format", "json"], tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -87,8 +86,8 @@ fn list_json_is_stable_and_ordered_by_scope_then_name() {
 #[test]
 fn list_shadowed_shows_the_losers_and_a_note_says_how_many() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join(".claude/skills"), "dup", "");
-    write_skill(&tmp.path().join("home/.claude/skills"), "dup", "");
+    listed_skill(&tmp.path().join(".claude/skills"), "dup").write();
+    listed_skill(&tmp.path().join("home/.claude/skills"), "dup").write();
     let o = skilldeck(&["list", "--scope", "project"], tmp.path());
     assert!(
         stderr(&o).contains("note: 1 shadowed skill"),
@@ -104,8 +103,8 @@ fn list_shadowed_shows_the_losers_and_a_note_says_how_many() {
 #[test]
 fn root_flag_replaces_default_roots() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join(".skills"), "project-one", "");
-    write_skill(&tmp.path().join("mine"), "mine-one", "");
+    listed_skill(&tmp.path().join(".skills"), "project-one").write();
+    listed_skill(&tmp.path().join("mine"), "mine-one").write();
     let o = skilldeck(&["list", "--root", "mine", "--format", "json"], tmp.path());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let names: Vec<&str> = v
@@ -120,14 +119,10 @@ fn root_flag_replaces_default_roots() {
 #[test]
 fn skipped_skills_are_reported_with_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let bad = tmp.path().join("mine/bad");
-    std::fs::create_dir_all(&bad).unwrap();
-    std::fs::write(
-        bad.join("SKILL.md"),
-        "---\nname: bad\ndescription: [unclosed\n---\n",
-    )
-    .unwrap();
-    write_skill(&tmp.path().join("mine"), "good", "");
+    skilldeck_testkit::skill(tmp.path().join("mine"), "bad")
+        .description("[unclosed")
+        .write();
+    listed_skill(&tmp.path().join("mine"), "good").write();
     let o = skilldeck(&["list", "--root", "mine"], tmp.path());
     assert_eq!(o.status.code(), Some(0));
     assert!(stdout(&o).contains("good"));
@@ -139,7 +134,7 @@ fn skipped_skills_are_reported_with_file_and_line() {
 #[test]
 fn config_modes_show_in_list() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join("mine"), "pinned-one", "");
+    listed_skill(&tmp.path().join("mine"), "pinned-one").write();
     std::fs::write(
         tmp.path().join("skilldeck.toml"),
         "[modes]\npinned-one = \"pinned\"\n",
@@ -165,9 +160,9 @@ fn completions_are_generated_for_bash() {
 fn read_prints_a_skill_file_and_refuses_traversal() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("mine");
-    write_skill(&root, "docs", "");
-    std::fs::create_dir_all(root.join("docs/references")).unwrap();
-    std::fs::write(root.join("docs/references/guide.md"), "# Guide\n").unwrap();
+    listed_skill(&root, "docs")
+        .file("references/guide.md", "# Guide\n")
+        .write();
     let o = skilldeck(
         &["read", "docs", "references/guide.md", "--root", "mine"],
         tmp.path(),
@@ -205,7 +200,7 @@ fn read_prints_a_skill_file_and_refuses_traversal() {
 #[test]
 fn unknown_skill_names_get_a_did_you_mean() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join("mine"), "pdf-tools", "");
+    listed_skill(&tmp.path().join("mine"), "pdf-tools").write();
     for cmd in [
         vec!["show", "pdf-tols"],
         vec!["read", "pdf-tols", "SKILL.md"],
@@ -240,13 +235,10 @@ fn search_ranks_by_relevance_with_filters() {
             "Summarise git history. Use when asked what changed.",
         ),
     ] {
-        let d = root.join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
-            d.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {desc}\n---\nBody\n"),
-        )
-        .unwrap();
+        skilldeck_testkit::skill(&root, name)
+            .description(desc)
+            .body("Body\n")
+            .write();
     }
     let o = skilldeck(
         &["search", "pdf tables", "--root", "mine", "--format", "json"],
@@ -272,9 +264,10 @@ fn search_ranks_by_relevance_with_filters() {
 fn show_prints_metadata_body_and_files() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("mine");
-    write_skill(&root, "docs", "license: MIT\nmetadata:\n  version: 1.0\n");
-    std::fs::create_dir_all(root.join("docs/scripts")).unwrap();
-    std::fs::write(root.join("docs/scripts/run.sh"), "echo hi\n").unwrap();
+    listed_skill(&root, "docs")
+        .frontmatter_raw("license: MIT\nmetadata:\n  version: 1.0\n")
+        .file("scripts/run.sh", "echo hi\n")
+        .write();
     let o = skilldeck(&["show", "docs", "--root", "mine"], tmp.path());
     let out = stdout(&o);
     assert!(out.starts_with("# docs\n"), "{out}");
@@ -290,24 +283,13 @@ fn show_prints_metadata_body_and_files() {
     assert!(v["body"].as_str().unwrap().contains("Body of docs."));
 }
 
-fn write_body_skill(root: &Path, name: &str, body: &str) {
-    let d = root.join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: Use when testing.\n---\n{body}"),
-    )
-    .unwrap();
-}
-
 #[test]
 fn activate_joins_words_shell_quoted_so_dollar_one_is_a_group() {
     let tmp = tempfile::tempdir().unwrap();
-    write_body_skill(
-        &tmp.path().join("mine"),
-        "x",
-        "first=$0 second=$1 all=$ARGUMENTS\n",
-    );
+    skilldeck_testkit::skill(tmp.path().join("mine"), "x")
+        .description("Use when testing.")
+        .body("first=$0 second=$1 all=$ARGUMENTS\n")
+        .write();
     let o = skilldeck(
         &[
             "activate", "x", "a", "b c", "--root", "mine", "--format", "json",
@@ -322,7 +304,10 @@ fn activate_joins_words_shell_quoted_so_dollar_one_is_a_group() {
 #[test]
 fn activate_wraps_the_body_in_the_client_guide_envelope() {
     let tmp = tempfile::tempdir().unwrap();
-    write_body_skill(&tmp.path().join("mine"), "x", "Review code\n");
+    skilldeck_testkit::skill(tmp.path().join("mine"), "x")
+        .description("Use when testing.")
+        .body("Review code\n")
+        .write();
     let o = skilldeck(
         &["activate", "x", "def foo()", "--root", "mine"],
         tmp.path(),
@@ -343,7 +328,10 @@ fn activate_wraps_the_body_in_the_client_guide_envelope() {
 #[test]
 fn activate_in_the_same_conversation_twice_gives_the_notice() {
     let tmp = tempfile::tempdir().unwrap();
-    write_body_skill(&tmp.path().join("mine"), "x", "Body\n");
+    skilldeck_testkit::skill(tmp.path().join("mine"), "x")
+        .description("Use when testing.")
+        .body("Body\n")
+        .write();
     let args = [
         "activate",
         "x",
@@ -374,7 +362,10 @@ fn activate_in_the_same_conversation_twice_gives_the_notice() {
 #[test]
 fn activate_refuses_skills_turned_off() {
     let tmp = tempfile::tempdir().unwrap();
-    write_body_skill(&tmp.path().join("mine"), "x", "Body\n");
+    skilldeck_testkit::skill(tmp.path().join("mine"), "x")
+        .description("Use when testing.")
+        .body("Body\n")
+        .write();
     std::fs::write(tmp.path().join("skilldeck.toml"), "[modes]\nx = \"off\"\n").unwrap();
     let o = skilldeck(&["activate", "x", "--root", "mine"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
@@ -385,9 +376,11 @@ fn activate_refuses_skills_turned_off() {
 fn prompt_prints_the_catalog_and_leaves_out_hidden_skills() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("mine");
-    write_skill(&root, "visible", "");
-    write_skill(&root, "hidden", "disable-model-invocation: true\n");
-    write_skill(&root, "manual-one", "");
+    listed_skill(&root, "visible").write();
+    listed_skill(&root, "hidden")
+        .frontmatter_raw("disable-model-invocation: true\n")
+        .write();
+    listed_skill(&root, "manual-one").write();
     std::fs::write(
         tmp.path().join("skilldeck.toml"),
         "[modes]\nmanual-one = \"manual\"\n",
@@ -419,7 +412,7 @@ fn prompt_budget_is_respected_and_explained_on_stderr() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("mine");
     for i in 0..30 {
-        write_skill(&root, &format!("skill-{i:02}"), "");
+        listed_skill(&root, &format!("skill-{i:02}")).write();
     }
     let o = skilldeck(
         &[
@@ -463,15 +456,12 @@ fn prompt_query_keeps_the_relevant_skill_when_the_budget_is_tight() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("mine");
     for i in 0..20 {
-        write_skill(&root, &format!("filler-{i:02}"), "");
+        listed_skill(&root, &format!("filler-{i:02}")).write();
     }
-    let d = root.join("zz-kubernetes");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        "---\nname: zz-kubernetes\ndescription: Deploy services to kubernetes clusters. Use when deploying.\n---\nBody\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(&root, "zz-kubernetes")
+        .description("Deploy services to kubernetes clusters. Use when deploying.")
+        .body("Body\n")
+        .write();
     let o = skilldeck(
         &[
             "prompt",
@@ -493,8 +483,8 @@ fn prompt_query_keeps_the_relevant_skill_when_the_budget_is_tight() {
 #[test]
 fn index_flag_keeps_a_metadata_index_and_lists_the_same_skills() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join("mine"), "alpha", "");
-    write_skill(&tmp.path().join("mine"), "beta", "");
+    listed_skill(&tmp.path().join("mine"), "alpha").write();
+    listed_skill(&tmp.path().join("mine"), "beta").write();
     let plain = skilldeck(&["list", "--format", "json", "--root", "mine"], tmp.path());
     let first = skilldeck(
         &["list", "--index", "--format", "json", "--root", "mine"],
@@ -514,7 +504,7 @@ fn index_flag_keeps_a_metadata_index_and_lists_the_same_skills() {
 #[test]
 fn config_catalog_section_sets_the_prompt_format() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(&tmp.path().join("mine"), "alpha", "");
+    listed_skill(&tmp.path().join("mine"), "alpha").write();
     std::fs::write(
         tmp.path().join("skilldeck.toml"),
         "[catalog]\nformat = \"markdown\"\n",

@@ -12,52 +12,36 @@ use skilldeck::DiscoveryOptions;
 use skilldeck_mcp::engine::Activated;
 use skilldeck_mcp::{Engine, ServeOptions, extension, prompts, resources, tools};
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn skill(root: &Path, name: &str, extra: &str, body: &str) {
-    write(
-        &root.join(name).join("SKILL.md"),
-        &format!("---\nname: {name}\ndescription: Does {name} things.\n{extra}---\n{body}\n"),
-    );
-}
-
 /// A root with four skills: `pdf` (a reference, a binary asset, an empty
 /// folder), `manual-only` (disable-model-invocation), `hidden`
 /// (user-invocable: false) and `greet` (argument-hint, $ARGUMENTS).
 fn fixture() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    skill(
-        root,
-        "pdf",
-        "license: MIT\nmetadata:\n  version: \"1.0\"\n  count: 3\n",
-        "# PDF\nSee references/FORMS.md.",
-    );
-    write(&root.join("pdf/references/FORMS.md"), "# Forms\n");
-    std::fs::create_dir_all(root.join("pdf/assets")).unwrap();
-    std::fs::write(root.join("pdf/assets/logo.bin"), [0u8, 159, 146, 150]).unwrap();
-    std::fs::create_dir_all(root.join("pdf/empty")).unwrap();
-    skill(
-        root,
-        "manual-only",
-        "disable-model-invocation: true\n",
-        "Manual.",
-    );
-    skill(
-        root,
-        "hidden",
-        "user-invocable: false\n",
-        "Hidden from the user.",
-    );
-    skill(
-        root,
-        "greet",
-        "argument-hint: \"[who]\"\n",
-        "Hello, $ARGUMENTS!",
-    );
+    skilldeck_testkit::skill(root, "pdf")
+        .description("Does pdf things.")
+        .field("license", "MIT")
+        .frontmatter_raw("metadata:\n  version: \"1.0\"\n  count: 3\n")
+        .body("# PDF\nSee references/FORMS.md.\n")
+        .file("references/FORMS.md", "# Forms\n")
+        .file("assets/logo.bin", [0u8, 159, 146, 150])
+        .dir("empty")
+        .write();
+    skilldeck_testkit::skill(root, "manual-only")
+        .description("Does manual-only things.")
+        .field("disable-model-invocation", "true")
+        .body("Manual.\n")
+        .write();
+    skilldeck_testkit::skill(root, "hidden")
+        .description("Does hidden things.")
+        .field("user-invocable", "false")
+        .body("Hidden from the user.\n")
+        .write();
+    skilldeck_testkit::skill(root, "greet")
+        .description("Does greet things.")
+        .field("argument-hint", "\"[who]\"")
+        .body("Hello, $ARGUMENTS!\n")
+        .write();
     tmp
 }
 
@@ -300,7 +284,7 @@ fn the_frontmatter_is_passed_through_verbatim_with_its_types() {
 fn a_skill_over_the_extension_file_limit_has_no_entry() {
     let tmp = fixture();
     for i in 0..extension::MAX_SKILL_FILES {
-        write(&tmp.path().join(format!("greet/many/{i:04}.txt")), "x");
+        skilldeck_testkit::file(tmp.path().join(format!("greet/many/{i:04}.txt")), "x");
     }
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
@@ -421,11 +405,10 @@ fn a_skill_edited_on_disk_is_sent_again_in_a_session_that_had_it() {
 fn a_skill_that_becomes_invalid_is_not_served_and_says_why() {
     let tmp = fixture();
     let engine = engine(tmp.path());
-    std::fs::write(
-        tmp.path().join("pdf/SKILL.md"),
-        "---\nname: pdf\ndescription: [unclosed\n---\nbody\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(tmp.path(), "pdf")
+        .description("[unclosed")
+        .body("body\n")
+        .write();
     assert!(engine.reload().unwrap());
     let snap = engine.snapshot();
     assert!(snap.get("pdf").is_none());
@@ -459,10 +442,11 @@ fn skills_turned_off_are_not_served() {
 #[test]
 fn a_lowercase_skill_md_is_served_under_its_own_name_but_has_no_extension_entry() {
     let tmp = fixture();
-    write(
-        &tmp.path().join("lower/skill.md"),
-        "---\nname: lower\ndescription: Lowercase file.\n---\nBody.\n",
-    );
+    skilldeck_testkit::skill(tmp.path(), "lower")
+        .file_name("skill.md")
+        .description("Lowercase file.")
+        .body("Body.\n")
+        .write();
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
     let skill = snap

@@ -3,25 +3,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use skilldeck::{
     ActivationFormat, ContentCache, ContentCacheOptions, DiscoveryOptions, Error, Skill, discover,
 };
-
-fn write_skill(root: &Path, name: &str, body: &str) -> PathBuf {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let md = dir.join("SKILL.md");
-    std::fs::write(
-        &md,
-        format!("---\nname: {name}\ndescription: Test skill. Use when testing.\n---\n{body}"),
-    )
-    .unwrap();
-    md
-}
 
 fn load(root: &Path, name: &str) -> Skill {
     let deck = discover(&DiscoveryOptions::with_roots([root.to_path_buf()]));
@@ -40,7 +28,10 @@ fn set_mtime(file: &Path, t: SystemTime) {
 #[test]
 fn second_activation_is_a_hit_with_the_same_content() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "Hello $ARGUMENTS");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Hello $ARGUMENTS")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     let a = cache.activate(&skill, "world").unwrap();
@@ -54,7 +45,10 @@ fn second_activation_is_a_hit_with_the_same_content() {
 #[test]
 fn different_arguments_are_different_entries() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "Hello $ARGUMENTS");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Hello $ARGUMENTS")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     assert_eq!(
@@ -72,7 +66,10 @@ fn different_arguments_are_different_entries() {
 #[test]
 fn renderings_are_built_once_per_entry() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "Body");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Body")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     let first = cache.activate(&skill, "").unwrap();
@@ -87,14 +84,21 @@ fn renderings_are_built_once_per_entry() {
 #[test]
 fn edited_skill_md_is_reloaded() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = write_skill(tmp.path(), "s", "short");
+    let md = skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("short")
+        .write()
+        .join("SKILL.md");
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     assert_eq!(
         cache.activate(&skill, "").unwrap().activation().body,
         "short"
     );
-    write_skill(tmp.path(), "s", "a longer body");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("a longer body")
+        .write();
     set_mtime(&md, SystemTime::now() + Duration::from_secs(5));
     assert_eq!(
         cache.activate(&skill, "").unwrap().activation().body,
@@ -109,7 +113,11 @@ fn edited_skill_md_is_reloaded() {
 #[test]
 fn same_size_edit_with_a_new_mtime_is_reloaded() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = write_skill(tmp.path(), "s", "AAAA");
+    let md = skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("AAAA")
+        .write()
+        .join("SKILL.md");
     let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     set_mtime(&md, base);
     let skill = load(tmp.path(), "s");
@@ -122,7 +130,10 @@ fn same_size_edit_with_a_new_mtime_is_reloaded() {
         cache.activate(&skill, "").unwrap().activation().body,
         "AAAA"
     );
-    write_skill(tmp.path(), "s", "BBBB");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("BBBB")
+        .write();
     set_mtime(&md, base + Duration::from_secs(1));
     assert_eq!(
         cache.activate(&skill, "").unwrap().activation().body,
@@ -135,7 +146,11 @@ fn same_size_edit_with_a_new_mtime_is_reloaded() {
 #[test]
 fn replaced_skill_md_with_a_new_inode_is_reloaded() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = write_skill(tmp.path(), "s", "AAAA");
+    let md = skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("AAAA")
+        .write()
+        .join("SKILL.md");
     let base = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     set_mtime(&md, base);
     let skill = load(tmp.path(), "s");
@@ -162,7 +177,11 @@ fn replaced_skill_md_with_a_new_inode_is_reloaded() {
 #[test]
 fn deleted_skill_md_is_an_error_and_drops_the_entry() {
     let tmp = tempfile::tempdir().unwrap();
-    let md = write_skill(tmp.path(), "s", "Body");
+    let md = skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Body")
+        .write()
+        .join("SKILL.md");
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     cache.activate(&skill, "").unwrap();
@@ -178,7 +197,10 @@ fn deleted_skill_md_is_an_error_and_drops_the_entry() {
 #[test]
 fn least_recently_used_entry_is_evicted_at_capacity() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "$ARGUMENTS");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("$ARGUMENTS")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::new(2);
     cache.activate(&skill, "a").unwrap();
@@ -197,7 +219,10 @@ fn least_recently_used_entry_is_evicted_at_capacity() {
 #[test]
 fn byte_budget_evicts_and_oversized_bodies_are_not_kept() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "$ARGUMENTS");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("$ARGUMENTS")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::with_options(ContentCacheOptions {
         max_bytes: 10,
@@ -217,7 +242,10 @@ fn byte_budget_evicts_and_oversized_bodies_are_not_kept() {
 #[test]
 fn stats_count_hits_misses_bytes_and_hit_rate() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "12345");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("12345")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     assert_eq!(cache.stats().hit_rate, 0.0);
@@ -232,7 +260,10 @@ fn stats_count_hits_misses_bytes_and_hit_rate() {
 #[test]
 fn clear_empties_the_cache_but_keeps_the_counters() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "Body");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Body")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::default();
     cache.activate(&skill, "").unwrap();
@@ -248,8 +279,14 @@ fn clear_empties_the_cache_but_keeps_the_counters() {
 #[test]
 fn invalidate_drops_every_entry_of_one_skill() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "one", "$ARGUMENTS");
-    write_skill(tmp.path(), "two", "$ARGUMENTS");
+    skilldeck_testkit::skill(tmp.path(), "one")
+        .description("Test skill. Use when testing.")
+        .body("$ARGUMENTS")
+        .write();
+    skilldeck_testkit::skill(tmp.path(), "two")
+        .description("Test skill. Use when testing.")
+        .body("$ARGUMENTS")
+        .write();
     let one = load(tmp.path(), "one");
     let two = load(tmp.path(), "two");
     let mut cache = ContentCache::default();
@@ -267,7 +304,10 @@ fn invalidate_drops_every_entry_of_one_skill() {
 #[test]
 fn zero_capacity_disables_caching() {
     let tmp = tempfile::tempdir().unwrap();
-    write_skill(tmp.path(), "s", "Body");
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test skill. Use when testing.")
+        .body("Body")
+        .write();
     let skill = load(tmp.path(), "s");
     let mut cache = ContentCache::new(0);
     cache.activate(&skill, "").unwrap();

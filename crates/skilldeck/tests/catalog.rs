@@ -293,13 +293,11 @@ fn disable_model_invocation_from_a_discovered_frontmatter_is_left_out() {
         ("shown", ""),
         ("secret", "disable-model-invocation: true\n"),
     ] {
-        let dir = tmp.path().join(name);
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nBody\n"),
-        )
-        .unwrap();
+        skilldeck_testkit::skill(tmp.path(), name)
+            .description(format!("The {name} skill."))
+            .frontmatter_raw(extra)
+            .body("Body\n")
+            .write();
     }
     let deck = discover(&DiscoveryOptions::with_roots([tmp.path().to_path_buf()]));
     assert_eq!(deck.len(), 2);

@@ -9,17 +9,6 @@ use std::path::{Path, PathBuf};
 use skilldeck::deck::{PROJECT_ROOT_NAMES, project_roots, user_roots_for};
 use skilldeck::{Code, Config, DiscoveryOptions, ExplicitSkill, Root, Scope, SkillMode, discover};
 
-fn write_skill(dir: &Path, name: &str, description: &str) -> PathBuf {
-    let d = dir.join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n"),
-    )
-    .unwrap();
-    d
-}
-
 fn root(path: &Path, scope: Scope) -> Root {
     Root {
         path: path.to_path_buf(),
@@ -40,9 +29,18 @@ fn higher_scope_wins_and_the_loser_is_reported_as_shadowed() {
     let tmp = tempfile::tempdir().unwrap();
     let user = tmp.path().join("user");
     let project = tmp.path().join("project");
-    write_skill(&user, "pdf", "User pdf. Use when testing.");
-    write_skill(&project, "pdf", "Project pdf. Use when testing.");
-    write_skill(&user, "only-user", "Use when testing.");
+    skilldeck_testkit::skill(&user, "pdf")
+        .description("User pdf. Use when testing.")
+        .body("# pdf\n")
+        .write();
+    skilldeck_testkit::skill(&project, "pdf")
+        .description("Project pdf. Use when testing.")
+        .body("# pdf\n")
+        .write();
+    skilldeck_testkit::skill(&user, "only-user")
+        .description("Use when testing.")
+        .body("# only-user\n")
+        .write();
     // Lower precedence listed first: the order of roots does not matter, scope does.
     let deck = discover(&options(vec![
         root(&user, Scope::User),
@@ -72,8 +70,14 @@ fn within_a_scope_the_earlier_root_wins() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
     let b = tmp.path().join("b");
-    write_skill(&a, "x", "From a. Use when testing.");
-    write_skill(&b, "x", "From b. Use when testing.");
+    skilldeck_testkit::skill(&a, "x")
+        .description("From a. Use when testing.")
+        .body("# x\n")
+        .write();
+    skilldeck_testkit::skill(&b, "x")
+        .description("From b. Use when testing.")
+        .body("# x\n")
+        .write();
     let deck = discover(&options(vec![
         root(&a, Scope::Extra),
         root(&b, Scope::Extra),
@@ -86,13 +90,18 @@ fn within_a_scope_the_earlier_root_wins() {
 fn explicit_skills_outrank_every_root_and_are_checked_at_load() {
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("project");
-    write_skill(&project, "deploy", "Project deploy. Use when testing.");
-    let ops = write_skill(
-        &tmp.path().join("ops"),
-        "deploy",
-        "Ops deploy. Use when testing.",
-    );
-    let wrong = write_skill(&tmp.path().join("ops"), "other", "Use when testing.");
+    skilldeck_testkit::skill(&project, "deploy")
+        .description("Project deploy. Use when testing.")
+        .body("# deploy\n")
+        .write();
+    let ops = skilldeck_testkit::skill(tmp.path().join("ops"), "deploy")
+        .description("Ops deploy. Use when testing.")
+        .body("# deploy\n")
+        .write();
+    let wrong = skilldeck_testkit::skill(tmp.path().join("ops"), "other")
+        .description("Use when testing.")
+        .body("# other\n")
+        .write();
     let mut opts = options(vec![root(&project, Scope::Project)]);
     opts.explicit = vec![
         ExplicitSkill {
@@ -166,8 +175,14 @@ fn config_root_override_replaces_defaults_but_keeps_config_roots() {
     let tmp = tempfile::tempdir().unwrap();
     let extra = tmp.path().join("extra");
     let cli = tmp.path().join("cli");
-    write_skill(&extra, "from-config", "Use when testing.");
-    write_skill(&cli, "from-flag", "Use when testing.");
+    skilldeck_testkit::skill(&extra, "from-config")
+        .description("Use when testing.")
+        .body("# from-config\n")
+        .write();
+    skilldeck_testkit::skill(&cli, "from-flag")
+        .description("Use when testing.")
+        .body("# from-flag\n")
+        .write();
     let config = Config::parse(
         "roots = [\"extra\"]\n[modes]\nfrom-flag = \"name-only\"\n",
         &tmp.path().join("skilldeck.toml"),
@@ -185,11 +200,10 @@ fn config_root_override_replaces_defaults_but_keeps_config_roots() {
 fn stow_style_symlinked_skill_folders_are_found() {
     // GNU Stow: ~/.claude/skills/pdf -> ../../dotfiles/skills/pdf
     let tmp = tempfile::tempdir().unwrap();
-    let real = write_skill(
-        &tmp.path().join("dotfiles/skills"),
-        "pdf",
-        "Use when testing.",
-    );
+    let real = skilldeck_testkit::skill(tmp.path().join("dotfiles/skills"), "pdf")
+        .description("Use when testing.")
+        .body("# pdf\n")
+        .write();
     let skills = tmp.path().join("home/.claude/skills");
     std::fs::create_dir_all(&skills).unwrap();
     symlink("../../../dotfiles/skills/pdf", skills.join("pdf")).unwrap();
@@ -203,11 +217,10 @@ fn stow_style_symlinked_skill_folders_are_found() {
 fn nix_style_symlinked_skill_md_files_are_found() {
     // Nix/home-manager: a real folder whose SKILL.md links into a store.
     let tmp = tempfile::tempdir().unwrap();
-    let store = write_skill(
-        &tmp.path().join("store/abc123-pdf"),
-        "pdf",
-        "Use when testing.",
-    );
+    let store = skilldeck_testkit::skill(tmp.path().join("store/abc123-pdf"), "pdf")
+        .description("Use when testing.")
+        .body("# pdf\n")
+        .write();
     let skills = tmp.path().join("skills");
     std::fs::create_dir_all(skills.join("pdf")).unwrap();
     symlink(store.join("SKILL.md"), skills.join("pdf/SKILL.md")).unwrap();
@@ -220,7 +233,10 @@ fn nix_style_symlinked_skill_md_files_are_found() {
 fn the_same_folder_reached_twice_is_one_skill_not_a_shadow() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
-    write_skill(&a, "pdf", "Use when testing.");
+    skilldeck_testkit::skill(&a, "pdf")
+        .description("Use when testing.")
+        .body("# pdf\n")
+        .write();
     let b = tmp.path().join("b");
     symlink(&a, &b).unwrap();
     let deck = discover(&options(vec![
@@ -235,7 +251,10 @@ fn the_same_folder_reached_twice_is_one_skill_not_a_shadow() {
 fn symlink_loops_in_a_root_do_not_hang_or_duplicate() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    let pdf = write_skill(&r, "pdf", "Use when testing.");
+    let pdf = skilldeck_testkit::skill(&r, "pdf")
+        .description("Use when testing.")
+        .body("# pdf\n")
+        .write();
     symlink(&r, pdf.join("loop")).unwrap();
     symlink(&r, r.join("self")).unwrap();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
@@ -251,8 +270,14 @@ fn symlink_loops_in_a_root_do_not_hang_or_duplicate() {
 fn nested_skills_are_listed_flat() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    let outer = write_skill(&r, "outer", "Use when testing.");
-    write_skill(&outer.join("parts"), "inner", "Use when testing.");
+    let outer = skilldeck_testkit::skill(&r, "outer")
+        .description("Use when testing.")
+        .body("# outer\n")
+        .write();
+    skilldeck_testkit::skill(outer.join("parts"), "inner")
+        .description("Use when testing.")
+        .body("# inner\n")
+        .write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["inner", "outer"]);
@@ -262,8 +287,14 @@ fn nested_skills_are_listed_flat() {
 fn walk_depth_is_bounded() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    write_skill(&r.join("1/2/3/4/5/6/7"), "deep", "Use when testing.");
-    write_skill(&r.join("1/2"), "shallow", "Use when testing.");
+    skilldeck_testkit::skill(r.join("1/2/3/4/5/6/7"), "deep")
+        .description("Use when testing.")
+        .body("# deep\n")
+        .write();
+    skilldeck_testkit::skill(r.join("1/2"), "shallow")
+        .description("Use when testing.")
+        .body("# shallow\n")
+        .write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     assert!(deck.get("shallow").is_some());
     assert!(deck.get("deep").is_none());
@@ -273,10 +304,11 @@ fn walk_depth_is_bounded() {
 fn a_bad_skill_never_hides_the_others() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    write_skill(&r, "good", "Use when testing.");
-    let bad = r.join("bad");
-    std::fs::create_dir_all(&bad).unwrap();
-    std::fs::write(bad.join("SKILL.md"), "---\nname: bad\n---\n").unwrap();
+    skilldeck_testkit::skill(&r, "good")
+        .description("Use when testing.")
+        .body("# good\n")
+        .write();
+    let bad = skilldeck_testkit::skill(&r, "bad").write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     assert_eq!(deck.len(), 1);
     let d = &deck.diagnostics()[0];
@@ -288,13 +320,11 @@ fn a_bad_skill_never_hides_the_others() {
 fn lenient_loading_keeps_spec_violations_as_warnings() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    let d = r.join("folder");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        "---\nname: Other_Name\ndescription: Use when: testing colons\nauthor: me\n---\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(&r, "Other_Name")
+        .folder("folder")
+        .description("Use when: testing colons")
+        .field("author", "me")
+        .write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     let s = deck.get("Other_Name").unwrap();
     assert_eq!(s.description, "Use when: testing colons");
@@ -305,13 +335,13 @@ fn lenient_loading_keeps_spec_violations_as_warnings() {
 fn discovery_reads_the_frontmatter_only() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    let d = r.join("lazy");
-    std::fs::create_dir_all(&d).unwrap();
-    let mut text = b"---\nname: lazy\ndescription: Use when testing.\n---\n".to_vec();
     // A body that would fail validation if it were read: invalid UTF-8 and NUL.
-    text.extend_from_slice(&[0xff, 0xfe, 0, b'\n']);
-    text.extend(std::iter::repeat_n(b'x', 100_000));
-    std::fs::write(d.join("SKILL.md"), text).unwrap();
+    let mut body = vec![0xff, 0xfe, 0, b'\n'];
+    body.extend(std::iter::repeat_n(b'x', 100_000));
+    skilldeck_testkit::skill(&r, "lazy")
+        .description("Use when testing.")
+        .body(body)
+        .write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     assert!(deck.get("lazy").is_some(), "{:?}", deck.diagnostics());
 }
@@ -335,7 +365,11 @@ fn discovery_is_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
     for i in 0..40 {
-        write_skill(&r, &format!("s{:02}", 39 - i), "Use when testing.");
+        let name = format!("s{:02}", 39 - i);
+        skilldeck_testkit::skill(&r, &name)
+            .description("Use when testing.")
+            .body(format!("# {name}\n"))
+            .write();
     }
     let a = discover(&options(vec![root(&r, Scope::Extra)]));
     let b = discover(&options(vec![root(&r, Scope::Extra)]));
@@ -363,20 +397,27 @@ fn bundled_scope_provides_the_example_skills() {
 fn a_skills_resource_folders_are_not_searched_for_skills() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    let outer = write_skill(&r, "outer", "Use when testing.");
-    write_skill(
-        &outer.join("assets"),
-        "template",
-        "A template, not a skill.",
-    );
-    write_skill(
-        &outer.join("references"),
-        "example",
-        "An example, not a skill.",
-    );
-    write_skill(&outer.join("parts"), "nested", "Use when testing.");
+    let outer = skilldeck_testkit::skill(&r, "outer")
+        .description("Use when testing.")
+        .body("# outer\n")
+        .write();
+    skilldeck_testkit::skill(outer.join("assets"), "template")
+        .description("A template, not a skill.")
+        .body("# template\n")
+        .write();
+    skilldeck_testkit::skill(outer.join("references"), "example")
+        .description("An example, not a skill.")
+        .body("# example\n")
+        .write();
+    skilldeck_testkit::skill(outer.join("parts"), "nested")
+        .description("Use when testing.")
+        .body("# nested\n")
+        .write();
     // Outside a skill, a folder named assets is an ordinary folder.
-    write_skill(&r.join("assets"), "loose", "Use when testing.");
+    skilldeck_testkit::skill(r.join("assets"), "loose")
+        .description("Use when testing.")
+        .body("# loose\n")
+        .write();
     let deck = discover(&options(vec![root(&r, Scope::Extra)]));
     let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, vec!["loose", "nested", "outer"]);
@@ -396,7 +437,11 @@ fn metadata_index_serves_unchanged_skills_without_reading_them() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
     for i in 0..5 {
-        write_skill(&r, &format!("s{i}"), "Use when testing.");
+        let name = format!("s{i}");
+        skilldeck_testkit::skill(&r, &name)
+            .description("Use when testing.")
+            .body(format!("# {name}\n"))
+            .write();
     }
     let index = tmp.path().join("index.idx");
     let cold = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
@@ -412,16 +457,21 @@ fn metadata_index_serves_unchanged_skills_without_reading_them() {
 fn metadata_index_rereads_a_changed_skill() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    write_skill(&r, "a", "Old text. Use when testing.");
-    write_skill(&r, "b", "Use when testing.");
+    skilldeck_testkit::skill(&r, "a")
+        .description("Old text. Use when testing.")
+        .body("# a\n")
+        .write();
+    skilldeck_testkit::skill(&r, "b")
+        .description("Use when testing.")
+        .body("# b\n")
+        .write();
     let index = tmp.path().join("index.idx");
     discover(&indexed(vec![root(&r, Scope::Extra)], &index));
     // Same size, new content: the inode's ctime and mtime change.
-    std::fs::write(
-        r.join("a/SKILL.md"),
-        "---\nname: a\ndescription: New text. Use when testing.\n---\n# a\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(&r, "a")
+        .description("New text. Use when testing.")
+        .body("# a\n")
+        .write();
     let deck = discover(&indexed(vec![root(&r, Scope::Extra)], &index));
     assert_eq!(
         deck.get("a").unwrap().description,
@@ -435,7 +485,10 @@ fn metadata_index_rereads_a_changed_skill() {
 fn corrupt_or_foreign_metadata_index_is_ignored_and_rewritten() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    write_skill(&r, "a", "Use when testing.");
+    skilldeck_testkit::skill(&r, "a")
+        .description("Use when testing.")
+        .body("# a\n")
+        .write();
     let index = tmp.path().join("index.idx");
     for garbage in [
         &b"not an index"[..],
@@ -462,7 +515,10 @@ fn corrupt_or_foreign_metadata_index_is_ignored_and_rewritten() {
 fn metadata_index_does_not_store_files_changed_within_the_racy_window() {
     let tmp = tempfile::tempdir().unwrap();
     let r = tmp.path().join("root");
-    write_skill(&r, "a", "Use when testing.");
+    skilldeck_testkit::skill(&r, "a")
+        .description("Use when testing.")
+        .body("# a\n")
+        .write();
     let index = tmp.path().join("index.idx");
     let mut opts = indexed(vec![root(&r, Scope::Extra)], &index);
     opts.index_racy_window = std::time::Duration::from_secs(3600);
@@ -474,17 +530,22 @@ fn metadata_index_does_not_store_files_changed_within_the_racy_window() {
 #[test]
 fn the_deck_keeps_host_fields_and_reads_the_rest_of_the_frontmatter_on_demand() {
     let tmp = tempfile::tempdir().unwrap();
-    let d = tmp.path().join("full");
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(
-        d.join("SKILL.md"),
-        "---\nname: full\ndescription: Full. Use when testing.\nlicense: MIT\n\
-         compatibility: Requires git\nmetadata:\n  author: me\n  version: \"1.0\"\n\
-         allowed-tools: Bash Read\nargument-hint: '[file] [mode]'\narguments: [file, mode]\n\
-         disable-model-invocation: true\nuser-invocable: false\n---\n# Full\n",
-    )
-    .unwrap();
-    let plain = write_skill(tmp.path(), "plain", "Plain. Use when testing.");
+    skilldeck_testkit::skill(tmp.path(), "full")
+        .description("Full. Use when testing.")
+        .field("license", "MIT")
+        .field("compatibility", "Requires git")
+        .frontmatter_raw("metadata:\n  author: me\n  version: \"1.0\"\n")
+        .field("allowed-tools", "Bash Read")
+        .field("argument-hint", "'[file] [mode]'")
+        .field("arguments", "[file, mode]")
+        .field("disable-model-invocation", "true")
+        .field("user-invocable", "false")
+        .body("# Full\n")
+        .write();
+    let plain = skilldeck_testkit::skill(tmp.path(), "plain")
+        .description("Plain. Use when testing.")
+        .body("# plain\n")
+        .write();
     for index in [false, true] {
         let mut opts = options(vec![root(tmp.path(), Scope::Extra)]);
         if index {

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -33,12 +33,6 @@ fn validate(path: &Path) -> SkillReport {
 
 fn codes(r: &SkillReport) -> Vec<Code> {
     r.diagnostics.iter().map(|d| d.code).collect()
-}
-
-fn skill_dir(tmp: &tempfile::TempDir, name: &str) -> PathBuf {
-    let dir = tmp.path().join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn mkfifo(path: &Path) {
@@ -69,10 +63,10 @@ fn alias_bomb_nine_levels_is_refused_by_budget() {
 #[test]
 fn ten_megabyte_skill_md_is_refused_without_reading_it_all() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "huge");
-    let mut text = String::from("---\nname: huge\ndescription: Use when testing.\n---\n");
-    text.push_str(&"x".repeat(10 * 1024 * 1024));
-    std::fs::write(dir.join("SKILL.md"), text).unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), "huge")
+        .description("Use when testing.")
+        .body("x".repeat(10 * 1024 * 1024))
+        .write();
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::FileTooLarge]);
     assert!(!r.valid);
@@ -81,12 +75,10 @@ fn ten_megabyte_skill_md_is_refused_without_reading_it_all() {
 #[test]
 fn skill_md_size_cap_is_configurable() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "small");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: small\ndescription: Use when testing.\n---\nA body of a few dozen bytes.\n",
-    )
-    .unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), "small")
+        .description("Use when testing.")
+        .body("A body of a few dozen bytes.\n")
+        .write();
     let tight = ValidationOptions {
         max_skill_md_bytes: 32,
         ..ValidationOptions::strict()
@@ -132,12 +124,10 @@ fn hundred_thousand_deep_nesting_is_refused() {
 #[test]
 fn invalid_utf8_is_reported_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "bytes");
-    std::fs::write(
-        dir.join("SKILL.md"),
-        b"---\nname: bytes\ndescription: ok\n---\nline\n\xff\xfe bad\n",
-    )
-    .unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), "bytes")
+        .description("ok")
+        .body(b"line\n\xff\xfe bad\n")
+        .write();
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::NotUtf8]);
     assert_eq!(r.diagnostics[0].line, Some(6));
@@ -158,7 +148,7 @@ fn nul_byte_is_reported_with_its_position() {
 #[test]
 fn fifo_named_skill_md_is_not_opened() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "fifo");
+    let dir = skilldeck_testkit::dir(tmp.path(), "fifo");
     mkfifo(&dir.join("SKILL.md"));
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::NotAFile]);
@@ -172,7 +162,7 @@ fn fifo_named_skill_md_is_not_opened() {
 #[test]
 fn device_named_skill_md_is_not_read() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "device");
+    let dir = skilldeck_testkit::dir(tmp.path(), "device");
     symlink("/dev/zero", dir.join("SKILL.md")).unwrap();
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::NotAFile]);
@@ -181,7 +171,7 @@ fn device_named_skill_md_is_not_read() {
 #[test]
 fn folder_named_skill_md_is_not_a_file() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "folder");
+    let dir = skilldeck_testkit::dir(tmp.path(), "folder");
     std::fs::create_dir(dir.join("SKILL.md")).unwrap();
     assert_eq!(codes(&validate(&dir)), vec![Code::NotAFile]);
 }
@@ -189,7 +179,7 @@ fn folder_named_skill_md_is_not_a_file() {
 #[test]
 fn symlink_loop_skill_md_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "loop");
+    let dir = skilldeck_testkit::dir(tmp.path(), "loop");
     symlink("SKILL.md", dir.join("SKILL.md")).unwrap();
     assert_eq!(codes(&validate(&dir)), vec![Code::SymlinkLoop]);
 }
@@ -197,13 +187,11 @@ fn symlink_loop_skill_md_is_reported() {
 #[test]
 fn symlink_folder_loop_is_detected_by_the_walk() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "a/b");
+    let dir = skilldeck_testkit::dir(tmp.path(), "a/b");
     symlink(tmp.path().join("a"), dir.join("back")).unwrap();
-    std::fs::write(
-        tmp.path().join("a/SKILL.md"),
-        "---\nname: a\ndescription: Use when testing.\n---\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(tmp.path(), "a")
+        .description("Use when testing.")
+        .write();
     let root = tmp.path().to_path_buf();
     let found = within_deadline(move || find_skill_dirs(&root, WalkLimits::default()));
     assert_eq!(found.skill_dirs(), vec![tmp.path().join("a")]);
@@ -218,7 +206,7 @@ fn symlink_folder_loop_is_detected_by_the_walk() {
 #[test]
 fn dangling_symlink_skill_md_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "dangling");
+    let dir = skilldeck_testkit::dir(tmp.path(), "dangling");
     symlink("nowhere.md", dir.join("SKILL.md")).unwrap();
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::BrokenSymlink]);
@@ -245,7 +233,7 @@ fn unreadable_file_is_a_read_error() {
     // Permission bits do not stop root (CI runs as root), so use a file that
     // fails on read for everyone: /proc/self/mem at offset 0 gives EIO.
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "unreadable");
+    let dir = skilldeck_testkit::dir(tmp.path(), "unreadable");
     symlink("/proc/self/mem", dir.join("SKILL.md")).unwrap();
     let r = validate(&dir);
     assert_eq!(codes(&r), vec![Code::ReadError]);
@@ -256,13 +244,10 @@ fn unreadable_file_is_a_read_error() {
 fn unreadable_file_by_permissions_is_a_read_error() {
     use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
-    let dir = skill_dir(&tmp, "noperm");
+    let dir = skilldeck_testkit::skill(tmp.path(), "noperm")
+        .description("Use when testing.")
+        .write();
     let file = dir.join("SKILL.md");
-    std::fs::write(
-        &file,
-        "---\nname: noperm\ndescription: Use when testing.\n---\n",
-    )
-    .unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
     let r = validate(&dir);
     if std::fs::read(&file).is_ok() {
@@ -283,8 +268,10 @@ fn missing_path_is_reported() {
 fn walk_skips_git_and_node_modules() {
     let tmp = tempfile::tempdir().unwrap();
     for d in [".git/x", "node_modules/y", "real"] {
-        let dir = skill_dir(&tmp, d);
-        std::fs::write(dir.join("SKILL.md"), "---\nname: x\ndescription: d\n---\n").unwrap();
+        skilldeck_testkit::skill(tmp.path(), "x")
+            .folder(d)
+            .description("d")
+            .write();
     }
     let found = find_skill_dirs(tmp.path(), WalkLimits::default());
     assert_eq!(found.skill_dirs(), vec![tmp.path().join("real")]);
@@ -294,7 +281,7 @@ fn walk_skips_git_and_node_modules() {
 fn walk_stops_at_its_folder_limit() {
     let tmp = tempfile::tempdir().unwrap();
     for i in 0..20 {
-        skill_dir(&tmp, &format!("d{i:02}"));
+        skilldeck_testkit::dir(tmp.path(), format!("d{i:02}"));
     }
     let limits = WalkLimits {
         max_depth: 4,
@@ -307,13 +294,11 @@ fn walk_stops_at_its_folder_limit() {
 #[test]
 fn walk_follows_symlinked_skill_folders() {
     let tmp = tempfile::tempdir().unwrap();
-    let real = skill_dir(&tmp, "store/real-skill");
-    std::fs::write(
-        real.join("SKILL.md"),
-        "---\nname: real-skill\ndescription: d\n---\n",
-    )
-    .unwrap();
-    let root = skill_dir(&tmp, "root");
+    let real = skilldeck_testkit::skill(tmp.path(), "real-skill")
+        .folder("store/real-skill")
+        .description("d")
+        .write();
+    let root = skilldeck_testkit::dir(tmp.path(), "root");
     symlink(&real, root.join("real-skill")).unwrap();
     let found = find_skill_dirs(&root, WalkLimits::default());
     assert_eq!(found.skill_dirs(), vec![root.join("real-skill")]);
@@ -360,8 +345,12 @@ fn the_listed_regular_reader_refuses_fifos_devices_and_loops_and_follows_links()
 #[test]
 fn discovery_of_a_fifo_or_device_skill_md_does_not_hang() {
     let tmp = tempfile::tempdir().unwrap();
-    mkfifo(&skill_dir(&tmp, "fifo").join("SKILL.md"));
-    symlink("/dev/zero", skill_dir(&tmp, "device").join("SKILL.md")).unwrap();
+    mkfifo(&skilldeck_testkit::dir(tmp.path(), "fifo").join("SKILL.md"));
+    symlink(
+        "/dev/zero",
+        skilldeck_testkit::dir(tmp.path(), "device").join("SKILL.md"),
+    )
+    .unwrap();
     let root = tmp.path().to_path_buf();
     let deck = within_deadline(move || {
         skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root]))

@@ -39,16 +39,12 @@ struct Fixture {
 impl Fixture {
     fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("skills/demo");
-        std::fs::create_dir_all(dir.join("references")).unwrap();
-        std::fs::create_dir_all(dir.join("scripts")).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            "---\nname: demo\ndescription: Demo skill. Use when testing.\n---\n# Demo\n",
-        )
-        .unwrap();
-        std::fs::write(dir.join("references/a.md"), "# A\n").unwrap();
-        std::fs::write(dir.join("scripts/x.py"), "print('x')\n").unwrap();
+        skilldeck_testkit::skill(tmp.path().join("skills"), "demo")
+            .description("Demo skill. Use when testing.")
+            .body("# Demo\n")
+            .file("references/a.md", "# A\n")
+            .file("scripts/x.py", "print('x')\n")
+            .write();
         std::fs::create_dir_all(tmp.path().join("outside/sub")).unwrap();
         std::fs::write(tmp.path().join("outside/secret.txt"), "SECRET").unwrap();
         std::fs::write(tmp.path().join("outside/sub/deep.txt"), "SECRET").unwrap();

@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
 use skilldeck::deck::Root;
 use skilldeck::search::tokenize;
 use skilldeck::{
@@ -49,26 +47,18 @@ const USER_SKILLS: [(&str, &str, &str); 2] = [
     ),
 ];
 
-fn write_skill(root: &Path, (name, description, body): (&str, &str, &str)) {
-    let dir = root.join(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: {description}\n---\n{body}"),
-    )
-    .unwrap();
-}
-
 /// Four project skills and two user skills.
 fn deck() -> (tempfile::TempDir, Deck) {
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("project");
     let user = tmp.path().join("user");
-    for s in PROJECT_SKILLS {
-        write_skill(&project, s);
-    }
-    for s in USER_SKILLS {
-        write_skill(&user, s);
+    for (root, skills) in [(&project, &PROJECT_SKILLS[..]), (&user, &USER_SKILLS[..])] {
+        for (name, description, body) in skills {
+            skilldeck_testkit::skill(root, name)
+                .description(description)
+                .body(body)
+                .write();
+        }
     }
     let options = DiscoveryOptions {
         roots: vec![
@@ -206,7 +196,9 @@ fn results_are_deterministic_and_ties_break_by_name() {
     let tmp = tempfile::tempdir().unwrap();
     let description = "Format YAML files. Use when YAML needs formatting.";
     for name in ["zeta-yaml", "alpha-yaml", "mid-yaml"] {
-        write_skill(tmp.path(), (name, description, ""));
+        skilldeck_testkit::skill(tmp.path(), name)
+            .description(description)
+            .write();
     }
     let deck = discover(&DiscoveryOptions::with_roots([tmp.path().to_path_buf()]));
     let forward = SearchIndex::new(deck.skills());

@@ -160,13 +160,10 @@ fn already_active_notice_is_short_escaped_and_recognised() {
 #[test]
 fn is_skill_content_recognises_every_rendering() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("s");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: s\ndescription: Test. Use when testing.\n---\nBody \"quoted\"\n",
-    )
-    .unwrap();
+    skilldeck_testkit::skill(tmp.path(), "s")
+        .description("Test. Use when testing.")
+        .body("Body \"quoted\"\n")
+        .write();
     let deck = discover(&DiscoveryOptions::with_roots([tmp.path().to_path_buf()]));
     let a = activate(deck.get("s").unwrap(), "").unwrap();
     for format in ActivationFormat::ALL {
