@@ -5,7 +5,7 @@
 //! checked in two stages:
 //!
 //! 1. **Lexically**, before any file system call: refused when empty, longer
-//!    than [`MAX_RESOURCE_PATH_BYTES`], holding a NUL byte, absolute, holding a
+//!    than [`MAX_RESOURCE_PATH_BYTES`](crate::limits::MAX_RESOURCE_PATH_BYTES), holding a NUL byte, absolute, holding a
 //!    `\` (Windows separators, UNC `\\server\share`), starting with a drive
 //!    (`C:`), holding a percent escape (`%2e`, `%252e`: paths are never
 //!    URL-decoded, so an escape is either a client bug or an attack), or
@@ -18,7 +18,7 @@
 //!    folders on the way may point anywhere *inside* the skill but not out.
 //!    The file is then opened (non-blocking; FIFOs, sockets and devices are
 //!    refused on `stat` and again on the handle, see
-//!    [`crate::spec::folder`]), and containment is checked **again on the open
+//!    `fs/read.rs`), and containment is checked **again on the open
 //!    handle**: the kernel's name for the opened file
 //!    (`/proc/self/fd/N`) must lie in the skill folder. Whatever was swapped
 //!    in between the check and the `open`, the bytes returned come from the

@@ -1,7 +1,7 @@
 //! Activation: a skill's instructions, ready for a model's context.
 //!
 //! [`activate`] reads the skill's `SKILL.md` (the safe, size-capped reader of
-//! [`crate::spec::folder`]: regular files only, never a blocking read on a FIFO),
+//! `fs/read.rs`: regular files only, never a blocking read on a FIFO),
 //! drops the frontmatter, substitutes the arguments and lists the skill's
 //! files. [`Activation::render`] wraps the result in the envelope the
 //! agentskills.io client guide describes (or Claude Code's text form, or
@@ -34,7 +34,7 @@
 //!
 //! The body is the text after the closing `---` line, with one leading blank
 //! line and all trailing whitespace removed. Frontmatter fields (the
-//! `arguments` names) come from the [`Skill`] (discovery's snapshot); the body
+//! `arguments` names) come from the [`Skill`](crate::Skill) (discovery's snapshot); the body
 //! is read fresh on every activation. After substitution, every
 //! `<skill_content` and `</skill_content` (any case) has its `<` replaced by
 //! `&lt;`, so neither the body nor an argument can close the envelope or fake

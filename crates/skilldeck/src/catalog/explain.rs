@@ -125,7 +125,7 @@ pub struct ExplainedSkill<'a> {
     pub reason: Reason,
 }
 
-/// What [`render`] did, for `--explain`. `Display` prints a report.
+/// What [`render`](crate::catalog::render()) did, for `--explain`. `Display` prints a report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation<'a> {
     /// The format rendered.

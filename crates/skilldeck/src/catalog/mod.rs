@@ -12,11 +12,11 @@
 //!
 //! # Which skills
 //!
-//! Skills that are not [`Skill::model_invocable`] (frontmatter
+//! Skills that are not [`Skill::model_invocable`](crate::Skill::model_invocable) (frontmatter
 //! `disable-model-invocation: true`, or mode `manual` or `off`) are left out.
-//! [`SkillMode::Pinned`] skills are never shortened or dropped, even when
+//! [`SkillMode::Pinned`](crate::SkillMode::Pinned) skills are never shortened or dropped, even when
 //! they alone exceed the budget ([`Explanation::over_budget`] says so).
-//! [`SkillMode::NameOnly`] skills never show their description.
+//! [`SkillMode::NameOnly`](crate::SkillMode::NameOnly) skills never show their description.
 //!
 //! # Formats
 //!

@@ -60,7 +60,7 @@ pub struct CatalogOptions {
     /// The budget; `None` renders everything in full.
     pub budget: Option<Budget>,
     /// Descriptions are not shortened below this many characters (default
-    /// [`CATALOG_DESCRIPTION_FLOOR_CHARS`], at least [`CATALOG_MIN_FLOOR_CHARS`]).
+    /// [`CATALOG_DESCRIPTION_FLOOR_CHARS`], at least [`CATALOG_MIN_FLOOR_CHARS`](crate::limits::CATALOG_MIN_FLOOR_CHARS)).
     pub floor_chars: usize,
     /// Show each skill's `SKILL.md` path (default true). Off for a model
     /// that cannot read the host's files (a remote MCP client): the paths

@@ -28,7 +28,7 @@ use crate::skill::{Skill, SkillMode};
 ///
 /// `relevance` maps skill names to scores (higher is more relevant; missing
 /// is 0), for example BM25 scores for the user's query; without it skills
-/// rank by scope and name. See the [module documentation](self) for the
+/// rank by scope and name. See the [module documentation](crate::catalog) for the
 /// formats and the budget rules. Fails only if the tokenizer cannot be built.
 pub fn render<'a, I>(
     skills: I,

@@ -66,7 +66,7 @@ pub struct DiscoveryOptions {
     /// The on-disk metadata index to use and update (`None`: off).
     pub index: Option<PathBuf>,
     /// Files changed this recently are not stored in the index
-    /// (default [`crate::deck::index::RACY_WINDOW`]).
+    /// (default `RACY_WINDOW` (2 s)).
     pub index_racy_window: std::time::Duration,
 }
 

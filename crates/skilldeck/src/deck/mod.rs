@@ -1,6 +1,6 @@
-//! The deck: discovering skills under their roots ([`discovery`]), the
-//! config file ([`config`]), the metadata index that makes a second
-//! discovery cheap ([`index`]), the bundled example skills ([`bundled`]),
+//! The deck: discovering skills under their roots (`discovery.rs`), the
+//! config file (`config.rs`), the metadata index that makes a second
+//! discovery cheap (`index.rs`), the bundled example skills (`bundled.rs`),
 //! and the [`Deck`] itself: every loaded skill plus what was skipped or
 //! shadowed.
 

@@ -1,7 +1,7 @@
-//! The filesystem, safely: bounded non-blocking reads ([`read`]),
-//! containment of paths inside a skill folder ([`contain`]), the walk that
-//! finds skill folders ([`walk`]), file stamps ([`stamp`]) and skilldeck's
-//! own folders ([`dirs`]).
+//! The filesystem, safely: bounded non-blocking reads (`read.rs`),
+//! containment of paths inside a skill folder (`contain.rs`), the walk that
+//! finds skill folders (`walk.rs`), file stamps (`stamp.rs`) and skilldeck's
+//! own folders (`dirs.rs`).
 
 pub(crate) mod contain;
 pub mod dirs;

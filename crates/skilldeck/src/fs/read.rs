@@ -137,7 +137,7 @@ pub fn read_frontmatter_prefix(file: &Path, cap: u64) -> Result<String, Diagnost
 }
 
 /// [`read_frontmatter_prefix`] for a file the folder listing typed as a
-/// regular file: no `stat` before the open (see [`open_listed_regular_file`]).
+/// regular file: no `stat` before the open (see `open_listed_regular_file`).
 pub fn read_listed_frontmatter_prefix(file: &Path, cap: u64) -> Result<String, Diagnostic> {
     let (handle, _) = open_listed_regular_file(file, cap)
         .map_err(|failure| open_diagnostic(file, failure).in_file(file))?;

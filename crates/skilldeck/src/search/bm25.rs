@@ -201,7 +201,7 @@ impl SearchIndex {
     }
 
     /// Indexes names, descriptions and bodies. Bodies are read in parallel
-    /// through the safe reader ([`crate::spec::folder::read_skill_md`]); a skill
+    /// through the safe reader ([`read_skill_md`](crate::fs::read_skill_md)); a skill
     /// whose body cannot be read is indexed without it, and the problem is
     /// kept in [`SearchIndex::diagnostics`].
     pub fn with_bodies(skills: &[Skill]) -> Self {
@@ -460,7 +460,7 @@ fn build(skills: &[Skill], bodies: Option<&[String]>) -> SearchIndex {
 }
 
 /// The Markdown body of a `SKILL.md`, read with every safety check of
-/// [`crate::spec::folder::read_skill_md`].
+/// [`read_skill_md`](crate::fs::read_skill_md).
 pub fn read_body(skill_md: &Path) -> Result<String, Diagnostic> {
     let text = read_skill_md(skill_md)?;
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);

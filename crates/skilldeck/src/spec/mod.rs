@@ -1,8 +1,8 @@
-//! The specification's rules: splitting the frontmatter ([`frontmatter`]),
-//! reading its YAML with positions ([`yaml`]), the naming rules ([`name`]),
-//! one check per field ([`fields`]), the advisory lints ([`lints`]), the
-//! mode and options ([`options`]), the whole rule set over one text
-//! ([`validate`]) and over one folder ([`folder`]).
+//! The specification's rules: splitting the frontmatter (`frontmatter.rs`),
+//! reading its YAML with positions (`yaml.rs`), the naming rules (`name.rs`),
+//! one check per field (`fields.rs`), the advisory lints (`lints.rs`), the
+//! mode and options (`options.rs`), the whole rule set over one text
+//! (`validate.rs`) and over one folder (`folder.rs`).
 
 pub(crate) mod fields;
 pub(crate) mod folder;

@@ -105,7 +105,7 @@ pub fn parse(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
 /// object, typed the way a YAML 1.2 parser types it (`true` is a boolean,
 /// `1.0` a number, `"1.0"` a string): what the MCP Skills extension calls
 /// the verbatim frontmatter. Same budgets and duplicate-key rule as
-/// [`parse`]; a document that is not a mapping is an error.
+/// `parse`; a document that is not a mapping is an error.
 pub fn to_json(
     yaml: &str,
     first_line: u32,
