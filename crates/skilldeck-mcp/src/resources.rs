@@ -109,8 +109,8 @@ fn resolve<'a>(snapshot: &'a Snapshot, uri_text: &str) -> Result<(&'a Skill, Str
     let parsed =
         uri::parse(uri_text).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
     let skill = snapshot
-        .get(&parsed.name)
-        .ok_or_else(|| unknown_resource(uri_text, snapshot.unknown_skill_message(&parsed.name)))?;
+        .require(&parsed.name)
+        .map_err(|e| unknown_resource(uri_text, e))?;
     Ok((skill, parsed.path))
 }
 

@@ -284,7 +284,6 @@ capacity = 64
         assert_eq!(c.discovery.max_depth, 3);
         assert_eq!(c.catalog.budget_tokens, Some(2000));
         assert_eq!(c.cache.capacity, Some(64));
-        assert_eq!(crate::ContentCacheOptions::from_config(&c).capacity, 64);
     }
 
     #[test]

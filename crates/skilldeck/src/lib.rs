@@ -21,7 +21,6 @@
 
 pub mod activation;
 pub mod bundled;
-pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod deck;
@@ -39,13 +38,11 @@ pub mod resources;
 pub mod scaffold;
 pub mod search;
 pub mod skill;
-pub mod tracker;
 pub mod validate;
 pub mod walk;
 pub mod yaml;
 
 pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
-pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use catalog::{
     Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, count_tokens,
     render as render_catalog,
@@ -64,9 +61,6 @@ pub use resources::{
 };
 pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
 pub use skill::{Scope, Skill, SkillMode};
-pub use tracker::{
-    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
-};
 pub use validate::{Checked, Frontmatter, Mode, ValidationOptions, check_text};
 pub use walk::{FoundSkill, WalkLimits, WalkOutcome, find_skill_dirs};
 

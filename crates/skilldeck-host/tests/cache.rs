@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skilldeck::{
-    ActivationFormat, ContentCache, ContentCacheOptions, DiscoveryOptions, Error, Skill, discover,
-};
+use skilldeck::{ActivationFormat, DiscoveryOptions, Error, Skill, discover};
+use skilldeck_host::{ContentCache, ContentCacheOptions};
 
 fn write_skill(root: &Path, name: &str, body: &str) -> PathBuf {
     let dir = root.join(name);

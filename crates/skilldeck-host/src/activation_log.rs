@@ -1,0 +1,48 @@
+//! [`ActivationLog`]: what a face needs to know about a conversation's
+//! activations, whichever store keeps them: the in-memory
+//! [`crate::ActivationTracker`] (servers: many sessions, one process) or
+//! the file-backed [`crate::ConversationStore`] (the CLI: one process per
+//! call). A face picks one; the rule it applies is the same.
+
+use crate::error::Error;
+use crate::tracker::Seen;
+
+/// Record-and-check of activations per conversation.
+pub trait ActivationLog {
+    /// Records that `conversation` activates `skill`, in one step with the
+    /// check: [`Seen::Again`] when it is still active there (send the
+    /// notice), else [`Seen::First`] (send the body; now recorded).
+    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error>;
+
+    /// Forgets that `conversation` activated `skill` (the body could not
+    /// be sent after all); true when it was remembered.
+    fn forget(&mut self, conversation: &str, skill: &str) -> Result<bool, Error>;
+}
+
+impl ActivationLog for crate::ActivationTracker {
+    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error> {
+        Ok(crate::ActivationTracker::record(self, conversation, skill))
+    }
+
+    fn forget(&mut self, conversation: &str, skill: &str) -> Result<bool, Error> {
+        Ok(crate::ActivationTracker::forget(self, conversation, skill))
+    }
+}
+
+impl ActivationLog for &crate::SharedActivationTracker {
+    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error> {
+        Ok(crate::SharedActivationTracker::record(
+            self,
+            conversation,
+            skill,
+        ))
+    }
+
+    fn forget(&mut self, conversation: &str, skill: &str) -> Result<bool, Error> {
+        Ok(crate::SharedActivationTracker::forget(
+            self,
+            conversation,
+            skill,
+        ))
+    }
+}
