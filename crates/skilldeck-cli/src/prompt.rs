@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use skilldeck::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
-use skilldeck::search::SearchIndex;
+use skilldeck::SearchIndex;
+use skilldeck::{Budget, CatalogFormat, CatalogOptions, Encoding};
 
 use crate::context::Context;
 use crate::error::CliError;

@@ -21,7 +21,9 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(deck, &args.name)?;
+    // Any skill in the deck, turned off or not (an inspection command);
+    // the core's error says why a name is unknown.
+    let skill = skilldeck::require(deck, &args.name)?;
     let resource = skilldeck::read_resource(skill, &args.path)?;
     let mut out = render::stdout();
     match args.format {

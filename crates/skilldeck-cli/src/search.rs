@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use skilldeck::Scope;
-use skilldeck::search::{SearchIndex, SearchQuery};
+use skilldeck::{SearchIndex, SearchQuery};
 
 use crate::context::Context;
 use crate::error::CliError;

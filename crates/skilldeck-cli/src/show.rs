@@ -24,13 +24,15 @@ struct Shown<'a> {
     skill: SkillRow<'a>,
     frontmatter: &'a skilldeck::Frontmatter,
     body: &'a str,
-    files: &'a [skilldeck::resources::ResourceEntry],
+    files: &'a [skilldeck::ResourceEntry],
     files_omitted: usize,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(deck, &args.name)?;
+    // Any skill in the deck, turned off or not (an inspection command);
+    // the core's error says why a name is unknown.
+    let skill = skilldeck::require(deck, &args.name)?;
     let text = skilldeck::load::read_skill_md(&skill.skill_md)
         .map_err(|d| CliError::Skill(Box::new(d)))?;
     let body = skilldeck::frontmatter::split(text.trim_start_matches('\u{feff}'))
