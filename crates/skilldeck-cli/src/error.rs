@@ -1,11 +1,20 @@
-//! The CLI's error type: failures that end a command with exit status 2.
+//! The CLI's error type: failures that end a command with
+//! [`crate::exit::USAGE`].
+
+use skilldeck::Diagnostic;
+
+use crate::exit;
 
 /// Everything that stops a command before it can give its verdict.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
-    /// The core library refused (bad config file, I/O on a path).
+    /// The core library refused (bad config file, unknown skill, I/O on a
+    /// path).
     #[error(transparent)]
     Core(#[from] skilldeck::Error),
+    /// The host layer failed (the conversation store).
+    #[error(transparent)]
+    Host(#[from] skilldeck_host::Error),
     /// A file or folder the command needs.
     #[error("{}: {source}", path.display())]
     Io {
@@ -14,9 +23,16 @@ pub enum CliError {
         /// The cause.
         source: std::io::Error,
     },
-    /// A skill that cannot be read (its diagnostic, with file and line).
+    /// A skill's `SKILL.md` that cannot be read (its diagnostic, with file
+    /// and line).
     #[error("{0}")]
-    Skill(String),
+    Skill(Box<Diagnostic>),
+    /// A value the argument parser could not check (`--log-format`).
+    #[error("{0}")]
+    Usage(String),
+    /// The MCP server could not start or stopped.
+    #[error(transparent)]
+    Serve(#[from] skilldeck_mcp::Error),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -26,5 +42,10 @@ impl CliError {
     /// A closed pipe (`skilldeck ... | head`) is not worth a message.
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    /// The exit code (every error is [`exit::USAGE`]).
+    pub fn exit_code(&self) -> u8 {
+        exit::USAGE
     }
 }

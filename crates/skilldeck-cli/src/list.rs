@@ -2,30 +2,22 @@
 
 use std::io::Write;
 
-use clap::ValueEnum;
 use serde_json::json;
 use skilldeck::{Scope, Skill};
 
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
 use crate::render;
 
 /// Width of the description column in table output.
 const DESCRIPTION_COLUMN: usize = 72;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned columns: name, scope, mode, description.
-    Table,
-    /// A JSON array (stable schema, see README).
-    Json,
-}
-
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "table")]
     format: Format,
     /// List the skills that lost to a same-named skill of higher precedence.
     #[arg(long)]
@@ -85,7 +77,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                     .collect();
                 render::write_json(&mut out, &v)?;
             }
-            Format::Table => {
+            // The parser admits only json and table.
+            _ => {
                 for s in rows {
                     writeln!(
                         out,
@@ -99,7 +92,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 }
             }
         }
-        return Ok(EXIT_OK);
+        return Ok(exit::OK);
     }
     let skills: Vec<&Skill> = deck.skills().iter().filter(|s| keep(s)).collect();
     match args.format {
@@ -107,7 +100,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             let v: Vec<_> = skills.iter().map(|s| SkillRow::new(s)).collect();
             render::write_json(&mut out, &v)?;
         }
-        Format::Table => {
+        // The parser admits only json and table.
+        _ => {
             let name_w = skills
                 .iter()
                 .map(|s| s.name.chars().count())
@@ -131,7 +125,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             }
         }
     }
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }
 
 /// First line of `text`, cut to `max` characters with an ellipsis.

@@ -3,6 +3,8 @@
 mod activate;
 mod context;
 mod error;
+mod exit;
+mod format;
 mod list;
 mod new;
 mod prompt;
@@ -17,13 +19,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-/// Exit code: everything valid.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: at least one skill is invalid.
-pub const EXIT_INVALID: u8 = 1;
-/// Exit code: usage or I/O error.
-pub const EXIT_USAGE: u8 = 2;
 
 /// Agent Skills engine: validate, scaffold and serve SKILL.md skills.
 #[derive(Debug, Parser)]
@@ -82,7 +77,7 @@ fn main() -> ExitCode {
             if !e.is_broken_pipe() {
                 eprintln!("error: {e}");
             }
-            ExitCode::from(EXIT_USAGE)
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -107,7 +102,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());
-            Ok(EXIT_OK)
+            Ok(exit::OK)
         }
     }
 }

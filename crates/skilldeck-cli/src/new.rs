@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use skilldeck::{Config, Error, NameCharset};
 
 use crate::error::CliError;
-use crate::{EXIT_INVALID, EXIT_OK};
+use crate::exit;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,14 +31,14 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
                 "next: edit its description, then run `skilldeck validate {}`",
                 path.display()
             );
-            EXIT_OK
+            exit::OK
         }
         Err(Error::InvalidName { name, problems }) => {
             for p in problems {
                 eprintln!("error[{}]: {}", p.code, p.message);
             }
             eprintln!("refusing to create a skill named '{name}'");
-            EXIT_INVALID
+            exit::INVALID
         }
         Err(e) => return Err(e.into()),
     })

@@ -2,12 +2,12 @@
 
 use std::io::Write;
 
-use skilldeck::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
-use skilldeck::search::SearchIndex;
+use skilldeck::SearchIndex;
+use skilldeck::{Budget, CatalogFormat, CatalogOptions, Encoding};
 
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
 use crate::render;
 
 #[derive(Debug, clap::Args)]
@@ -71,5 +71,5 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let mut out = render::stdout();
     out.write_all(catalog.text.as_bytes())?;
     out.flush()?;
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }

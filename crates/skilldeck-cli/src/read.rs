@@ -2,20 +2,11 @@
 
 use std::io::Write;
 
-use clap::ValueEnum;
-
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
 use crate::render;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// The file's bytes, as they are.
-    Raw,
-    /// `{path, size, mime, encoding, text | content_base64}`.
-    Json,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,19 +15,22 @@ pub struct Args {
     /// A path relative to the skill folder (e.g. references/guide.md).
     path: String,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Raw)]
+    #[arg(long, value_parser = Format::parser(format::READ), default_value = "raw")]
     format: Format,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(deck, &args.name)?;
+    // Any skill in the deck, turned off or not (an inspection command);
+    // the core's error says why a name is unknown.
+    let skill = skilldeck::require(deck, &args.name)?;
     let resource = skilldeck::read_resource(skill, &args.path)?;
     let mut out = render::stdout();
     match args.format {
-        Format::Raw => out.write_all(resource.bytes())?,
         Format::Json => render::write_json(&mut out, &resource.to_json())?,
+        // The parser admits only json and raw.
+        _ => out.write_all(resource.bytes())?,
     }
     out.flush()?;
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }

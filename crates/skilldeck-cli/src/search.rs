@@ -2,23 +2,15 @@
 
 use std::io::Write;
 
-use clap::ValueEnum;
 use skilldeck::Scope;
-use skilldeck::search::{SearchIndex, SearchQuery};
+use skilldeck::{SearchIndex, SearchQuery};
 
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
 use crate::list::truncate;
 use crate::render;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Score, name, scope and description.
-    Table,
-    /// `[{name, score, scope, description}]`, best first.
-    Json,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     bodies: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "table")]
     format: Format,
 }
 
@@ -65,7 +57,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let mut out = render::stdout();
     match args.format {
         Format::Json => render::write_json(&mut out, &hits)?,
-        Format::Table => {
+        // The parser admits only json and table.
+        _ => {
             if hits.is_empty() {
                 eprintln!("no skill matches '{}'", args.query);
             }
@@ -88,5 +81,5 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         }
     }
     out.flush()?;
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }

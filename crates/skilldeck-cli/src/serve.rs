@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use skilldeck::{Budget, Encoding};
 use skilldeck_mcp::{HttpOptions, LogFormat, ServeOptions};
 
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -45,8 +45,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
-    let format: LogFormat = args.log_format.parse().map_err(CliError::Skill)?;
-    skilldeck_mcp::logging::init(format).map_err(|e| CliError::Skill(e.to_string()))?;
+    let format: LogFormat = args.log_format.parse().map_err(CliError::Usage)?;
+    skilldeck_mcp::logging::init(format)?;
     let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
     if let Some(limit) = args.budget_tokens {
         options.tool_catalog.budget = Some(Budget::Tokens {
@@ -70,6 +70,6 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             skilldeck_mcp::serve_http(options, http)
         }
     };
-    result.map_err(|e| CliError::Skill(e.to_string()))?;
-    Ok(EXIT_OK)
+    result?;
+    Ok(exit::OK)
 }

@@ -2,28 +2,19 @@
 
 use std::io::Write;
 
-use clap::ValueEnum;
-
-use crate::EXIT_OK;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
 use crate::list::SkillRow;
 use crate::render;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Markdown: a metadata header, the SKILL.md body, the file list.
-    Md,
-    /// The `list` fields plus `frontmatter`, `body` and `files`.
-    Json,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The skill's name.
     name: String,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Md)]
+    #[arg(long, value_parser = Format::parser(format::SHOW), default_value = "md")]
     format: Format,
 }
 
@@ -33,23 +24,23 @@ struct Shown<'a> {
     skill: SkillRow<'a>,
     frontmatter: &'a skilldeck::Frontmatter,
     body: &'a str,
-    files: &'a [skilldeck::resources::ResourceEntry],
+    files: &'a [skilldeck::ResourceEntry],
     files_omitted: usize,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
-    let skill = skilldeck::search::require(deck, &args.name)?;
-    let text = skilldeck::fs::read_skill_md(&skill.skill_md)
-        .map_err(|d| CliError::Skill(d.to_string()))?;
+    // Any skill in the deck, turned off or not (an inspection command);
+    // the core's error says why a name is unknown.
+    let skill = skilldeck::require(deck, &args.name)?;
+    let text =
+        skilldeck::fs::read_skill_md(&skill.skill_md).map_err(|d| CliError::Skill(Box::new(d)))?;
     let body = skilldeck::spec::split_frontmatter(text.trim_start_matches('\u{feff}'))
         .map(|s| s.body)
         .unwrap_or_default();
     // The deck keeps only the host fields; the rest is read on demand. Name
     // and description are the top-level fields, not repeated here.
-    let mut frontmatter = skill
-        .frontmatter()
-        .map_err(|e| CliError::Skill(e.to_string()))?;
+    let mut frontmatter = skill.frontmatter()?;
     frontmatter.name = None;
     frontmatter.description = None;
     let files = skilldeck::list_resources(skill)?;
@@ -65,7 +56,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 files_omitted: files.omitted,
             },
         )?,
-        Format::Md => {
+        // The parser admits only json and md.
+        _ => {
             let fm = &frontmatter;
             writeln!(out, "# {}\n", skill.name)?;
             writeln!(out, "{}\n", skill.description.trim())?;
@@ -100,5 +92,5 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         }
     }
     out.flush()?;
-    Ok(EXIT_OK)
+    Ok(exit::OK)
 }

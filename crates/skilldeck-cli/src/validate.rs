@@ -3,24 +3,16 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{ArgAction, ValueEnum};
+use clap::ArgAction;
 use rayon::prelude::*;
 use skilldeck::{
     Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
 };
 
 use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
 use crate::render;
-use crate::{EXIT_INVALID, EXIT_OK, EXIT_USAGE};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// rustc-style diagnostics with source lines.
-    Human,
-    /// One JSON array of reports.
-    Json,
-}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,7 +35,7 @@ pub struct Args {
     #[arg(short, long)]
     recursive: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
+    #[arg(long, value_parser = Format::parser(format::VALIDATE), default_value = "human")]
     format: Format,
 }
 
@@ -109,7 +101,8 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
             }
             render::json(&mut out, &reports)?;
         }
-        Format::Human => {
+        // The parser admits only json and human.
+        _ => {
             render::human(
                 &mut out,
                 &reports,
@@ -122,10 +115,10 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
     let invalid =
         reports.iter().any(|r| !r.valid) || tree_problems.iter().any(Diagnostic::is_error);
     Ok(if usage_error {
-        EXIT_USAGE
+        exit::USAGE
     } else if invalid {
-        EXIT_INVALID
+        exit::INVALID
     } else {
-        EXIT_OK
+        exit::OK
     })
 }

@@ -1,7 +1,8 @@
 //! The official MCP Skills extension (SEP-2640,
 //! `io.modelcontextprotocol/skills`): skill entries with the verbatim
 //! frontmatter and a complete `sha256:` manifest, for `skills/list` and
-//! `skills/get`.
+//! `skills/get`. Digests come from the host's manifest
+//! ([`skilldeck_host::manifest`]), cached by file stamp.
 //!
 //! A skill gets an entry only when it can honour the extension's promises:
 //! its name can be a URI authority, its frontmatter is valid YAML with a
@@ -12,6 +13,7 @@
 
 use rmcp::model::{Skill as SkillEntry, SkillFrontmatter, SkillResource, SkillResources};
 use skilldeck::Skill;
+use skilldeck_host::ManifestFile;
 
 use crate::engine::Engine;
 use crate::uri;
@@ -145,28 +147,31 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
     let mut has_skill_md = false;
     for file in &listing.files {
         let file_uri = uri::skill_uri(&skill.name, &file.path);
-        let (digest, size) = if file.path == "SKILL.md" {
+        let line = if file.path == "SKILL.md" {
             has_skill_md = true;
-            let bytes = skill_md.bytes();
-            (rmcp::model::sha256_digest(bytes), bytes.len() as u64)
+            // The bytes the frontmatter came from.
+            ManifestFile::of_bytes(&file.path, skill_md.bytes())
         } else {
-            let (digest, size) = engine.digest(skill, &file.path).map_err(read_error)?;
-            (digest.to_string(), size)
+            engine
+                .host()
+                .manifest()
+                .file(skill, &file.path)
+                .map_err(read_error)?
         };
-        total += size;
-        files.push(SkillResource::new(file_uri, digest, size));
+        total += line.size;
+        files.push(SkillResource::new(
+            file_uri,
+            line.digest.to_string(),
+            line.size,
+        ));
     }
     if !has_skill_md {
         // SKILL.md reached through a symlink the listing does not follow.
-        let bytes = skill_md.bytes();
-        total += bytes.len() as u64;
+        let line = ManifestFile::of_bytes("SKILL.md", skill_md.bytes());
+        total += line.size;
         files.insert(
             0,
-            SkillResource::new(
-                skill_md_uri.clone(),
-                rmcp::model::sha256_digest(bytes),
-                bytes.len() as u64,
-            ),
+            SkillResource::new(skill_md_uri.clone(), line.digest.to_string(), line.size),
         );
     }
     if total > MAX_SKILL_BYTES {

@@ -20,7 +20,9 @@
 //! watched ([`reload`]): when the catalog changes, clients are told with
 //! `list_changed` notifications.
 //!
-//! The core stays synchronous; this crate owns the async runtime. Hosts
+//! Every rule (what is served, activation and its notice, the tools, the
+//! manifest) lives in the synchronous host layer, [`skilldeck_host`]; this
+//! crate maps it to MCP and owns the async runtime. Hosts
 //! embedding the server call [`serve_stdio`] or [`serve_http`] (or build an
 //! [`Engine`] and a [`SkillServer`] themselves).
 

@@ -38,7 +38,7 @@ fn prompt_for(skill: &skilldeck::Skill) -> Prompt {
 
 /// `prompts/list`, a page at a time.
 pub fn list(snapshot: &Snapshot, cursor_in: Option<&str>) -> Result<ListPromptsResult, ErrorData> {
-    let skills: Vec<&skilldeck::Skill> = snapshot.served().filter(|s| s.user_invocable()).collect();
+    let skills: Vec<&skilldeck::Skill> = snapshot.user_invocable().collect();
     let (range, next) = cursor::page(
         cursor_in,
         snapshot.generation,
@@ -59,9 +59,9 @@ pub fn get(
     arguments: Option<&JsonObject>,
 ) -> Result<GetPromptResult, ErrorData> {
     let skill = snapshot
-        .get(name)
-        .ok_or_else(|| ErrorData::invalid_params(snapshot.unknown_skill_message(name), None))?;
-    if !skill.user_invocable() {
+        .require(name)
+        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    if !skilldeck_host::is_user_invocable(skill) {
         return Err(ErrorData::invalid_params(
             format!("skill '{name}' is not user-invocable (user-invocable: false)"),
             None,

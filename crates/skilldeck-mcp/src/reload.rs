@@ -10,7 +10,8 @@
 //!   `resources/list_changed`;
 //! - any edit inside a skill: its cached activation is dropped and sessions
 //!   that had it active get the new instructions next time, without touching
-//!   the catalog (clients' prompt caches stay warm).
+//!   the catalog (clients' prompt caches stay warm): [`Engine::skill_files_changed`],
+//!   which is the host's rule ([`skilldeck_host::Host::skill_files_changed`]).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -80,12 +81,7 @@ pub fn classify<'a>(events: impl IntoIterator<Item = &'a notify::Event>) -> Batc
 fn skills_touched(snapshot: &Snapshot, paths: &BTreeSet<PathBuf>) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for path in paths {
-        // The deepest skill folder holding the path owns it.
-        let owner = snapshot
-            .served()
-            .filter(|s| path.starts_with(&s.dir) || path.starts_with(s.real_dir()))
-            .max_by_key(|s| s.dir.as_os_str().len());
-        if let Some(skill) = owner {
+        if let Some(skill) = snapshot.owner_of(path) {
             names.insert(skill.name.clone());
         }
     }

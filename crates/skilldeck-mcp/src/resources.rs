@@ -109,8 +109,8 @@ fn resolve<'a>(snapshot: &'a Snapshot, uri_text: &str) -> Result<(&'a Skill, Str
     let parsed =
         uri::parse(uri_text).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
     let skill = snapshot
-        .get(&parsed.name)
-        .ok_or_else(|| unknown_resource(uri_text, snapshot.unknown_skill_message(&parsed.name)))?;
+        .require(&parsed.name)
+        .map_err(|e| unknown_resource(uri_text, e))?;
     Ok((skill, parsed.path))
 }
 
@@ -211,7 +211,7 @@ pub fn read_directory(
         }
     }
     // Folders holding no listable file (empty ones) are children too.
-    let subfolders = subfolders(skill, &dir);
+    let subfolders = skilldeck::resources::list_folders(skill, &dir);
     if !found && subfolders.is_none() {
         return Err(not_directory());
     }
@@ -229,32 +229,4 @@ pub fn read_directory(
     let mut result = ListResourcesResult::with_all_items(items);
     result.next_cursor = next;
     Ok(result)
-}
-
-/// The names of the folders directly in `dir` (relative to the skill
-/// folder), or `None` when `dir` is not a folder inside the skill. Resolved
-/// paths must stay inside the skill's real folder; `.git` and
-/// `node_modules` are skipped, as in the file listing.
-fn subfolders(skill: &Skill, dir: &str) -> Option<Vec<String>> {
-    let root = skill.real_dir();
-    let real = std::fs::canonicalize(root.join(dir)).ok()?;
-    if !real.starts_with(root) || !real.is_dir() {
-        return None;
-    }
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(&real).ok()?.flatten() {
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        if skilldeck::fs::SKIPPED_DIRS.contains(&name.as_str()) {
-            continue;
-        }
-        let inside =
-            std::fs::canonicalize(entry.path()).is_ok_and(|p| p.starts_with(root) && p.is_dir());
-        let plain = skilldeck::resources::normalize_resource_path(&name).is_ok_and(|n| n == name);
-        if inside && plain {
-            names.push(name);
-        }
-    }
-    Some(names)
 }

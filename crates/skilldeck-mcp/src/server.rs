@@ -218,7 +218,7 @@ impl ServerHandler for SkillServer {
         let span = request_span("tools/list", &ctx, &self.session);
         let _enter = span.enter();
         let snapshot = self.engine.snapshot();
-        let tools = tools::definitions(&snapshot, self.engine.options());
+        let tools = tools::definitions(&snapshot);
         tracing::debug!(tools = tools.len(), "listed");
         Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(self.ttl_ms()))
     }
@@ -236,29 +236,34 @@ impl ServerHandler for SkillServer {
             let args = request.arguments.unwrap_or_default();
             let name = request.name.to_string();
             tracing::debug!(tool = %name, "call");
-            let result: Result<CallToolResult, ErrorData> = if snapshot.is_empty() {
-                Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool '{name}': no skill is loaded, so no skill tools are offered"
-                    ),
-                    None,
-                ))
+            let output = if name == tools::READ {
+                // File reads run on a blocking thread.
+                let engine = Arc::clone(&engine);
+                let (tool, conversation) = (name.clone(), conversation.clone());
+                blocking(move || {
+                    Ok(engine
+                        .host()
+                        .call_tool(&snapshot, &conversation, &tool, &args))
+                })
+                .await
             } else {
-                match name.as_str() {
-                    tools::ACTIVATE => {
-                        Ok(tools::activate(&engine, &snapshot, &conversation, &args))
+                Ok(engine
+                    .host()
+                    .call_tool(&snapshot, &conversation, &name, &args))
+            };
+            let result: Result<CallToolResult, ErrorData> = match output {
+                Err(e) => Err(e),
+                Ok(Err(e)) if tools::is_protocol_error(&e) => {
+                    Err(ErrorData::invalid_params(e.message, None))
+                }
+                Ok(output) => {
+                    if let Err(e) = &output
+                        && e.kind == skilldeck_host::ToolErrorKind::Failed
+                        && name == tools::ACTIVATE
+                    {
+                        tracing::warn!(error = %e, "activation failed");
                     }
-                    tools::READ => blocking(move || Ok(tools::read(&snapshot, &args))).await,
-                    tools::SEARCH => Ok(tools::search(&snapshot, &args)),
-                    other => Err(ErrorData::invalid_params(
-                        format!(
-                            "unknown tool '{other}'; the tools are {}, {} and {}",
-                            tools::ACTIVATE,
-                            tools::READ,
-                            tools::SEARCH
-                        ),
-                        None,
-                    )),
+                    Ok(tools::result(output))
                 }
             };
             if let Ok(r) = &result
@@ -545,7 +550,7 @@ fn get_skill_entry(
         return Err(unknown(None));
     }
     let skill = snapshot
-        .get(&parsed.name)
-        .ok_or_else(|| unknown(Some(snapshot.unknown_skill_message(&parsed.name))))?;
+        .require(&parsed.name)
+        .map_err(|e| unknown(Some(e.to_string())))?;
     extension::entry(engine, skill).map_err(entry_error)
 }

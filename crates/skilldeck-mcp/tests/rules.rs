@@ -107,7 +107,7 @@ fn skills_the_model_may_not_invoke_are_tool_errors_and_not_in_the_enum() {
     let r = tools::activate(&engine, &snap, "s", &args(json!({"name": "manual-only"})));
     assert_eq!(r.is_error, Some(true));
     assert!(text_of(&r).contains("/manual-only"));
-    let defs = tools::definitions(&snap, engine.options());
+    let defs = tools::definitions(&snap);
     let schema = serde_json::to_value(&*defs[0].input_schema).unwrap();
     let names = schema["properties"]["name"]["enum"].as_array().unwrap();
     assert!(names.iter().all(|n| n != "manual-only"));
@@ -121,7 +121,7 @@ fn the_name_enum_gives_way_to_a_string_past_its_limit() {
     opts.max_tool_name_enum = 2;
     let engine = Engine::new(opts).unwrap();
     let snap = engine.snapshot();
-    let defs = tools::definitions(&snap, engine.options());
+    let defs = tools::definitions(&snap);
     let schema = serde_json::to_value(&*defs[0].input_schema).unwrap();
     assert!(schema["properties"]["name"].get("enum").is_none());
     assert_eq!(schema["properties"]["name"]["type"], "string");
@@ -132,7 +132,7 @@ fn the_activate_tool_description_carries_the_catalog() {
     let tmp = fixture();
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
-    let defs = tools::definitions(&snap, engine.options());
+    let defs = tools::definitions(&snap);
     let description = defs[0].description.as_deref().unwrap();
     assert!(description.contains("<available_skills>"));
     assert!(description.contains("Does pdf things."));
@@ -143,7 +143,7 @@ fn the_activate_tool_description_carries_the_catalog() {
 fn no_skill_tools_are_offered_when_no_skill_is_loaded() {
     let tmp = tempfile::tempdir().unwrap();
     let engine = engine(tmp.path());
-    assert!(tools::definitions(&engine.snapshot(), engine.options()).is_empty());
+    assert!(tools::definitions(&engine.snapshot()).is_empty());
 }
 
 #[test]
@@ -459,4 +459,14 @@ fn a_lowercase_skill_md_is_served_under_its_own_name_but_has_no_extension_entry(
     assert!(resources::read(&snap, "skill://lower/skill.md").is_ok());
     let err = extension::entry(&engine, skill).unwrap_err();
     assert!(err.to_string().contains("SKILL.md"), "{err}");
+}
+
+#[test]
+fn the_host_digest_is_byte_identical_to_the_sdk_digest() {
+    for bytes in [&b""[..], b"abc", &[0u8, 159, 146, 150], "é\n".as_bytes()] {
+        assert_eq!(
+            skilldeck_host::sha256_digest(bytes),
+            rmcp::model::sha256_digest(bytes)
+        );
+    }
 }

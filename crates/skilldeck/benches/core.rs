@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 
 use skilldeck::catalog::{Budget, CatalogOptions, Encoding};
 use skilldeck::search::{SearchIndex, SearchQuery};
-use skilldeck::{ContentCache, Deck, DiscoveryOptions, discover};
+use skilldeck::{Deck, DiscoveryOptions, discover};
+use skilldeck_host::ContentCache;
 
 fn main() {
     divan::main();

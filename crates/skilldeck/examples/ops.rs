@@ -16,9 +16,10 @@ use std::path::PathBuf;
 use skilldeck::catalog::{Budget, CatalogOptions, Encoding};
 use skilldeck::search::{SearchIndex, SearchQuery};
 use skilldeck::{
-    ContentCache, Deck, DiscoveryOptions, Skill, ValidationOptions, WalkLimits, discover,
-    find_skill_dirs, validate_dir,
+    Deck, DiscoveryOptions, Skill, ValidationOptions, WalkLimits, discover, find_skill_dirs,
+    validate_dir,
 };
+use skilldeck_host::ContentCache;
 
 fn main() {
     let mut args = std::env::args().skip(1);

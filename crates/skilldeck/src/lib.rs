@@ -22,7 +22,6 @@
 #![warn(missing_docs)]
 
 pub mod activation;
-pub mod cache;
 pub mod catalog;
 pub mod deck;
 mod diagnostic;
@@ -34,10 +33,8 @@ mod scaffold;
 pub mod search;
 mod skill;
 pub mod spec;
-pub mod tracker;
 
 pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
-pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use catalog::{
     Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, OwnedCatalog,
     count_tokens, render as render_catalog,
@@ -55,7 +52,4 @@ pub use skill::{HostFields, Scope, Skill, SkillMode};
 pub use spec::{
     Checked, Frontmatter, Mode, NameCharset, SkillName, SkillReport, ValidationOptions, check_text,
     validate_dir, validate_many, validate_path,
-};
-pub use tracker::{
-    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };

@@ -44,7 +44,7 @@ use crate::error::Error;
 pub use crate::error::ResourceProblem;
 pub use crate::fs::contain::normalize_resource_path;
 use crate::fs::contain::not_found_or_io;
-use crate::fs::contain::{components, read_contained};
+use crate::fs::contain::{components, read_contained, resolve_inside};
 use crate::fs::walk::SKIPPED_DIRS;
 use crate::limits::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_LIST_DEPTH, MAX_RESOURCE_LIST_ENTRIES, MAX_RESOURCE_LIST_FILES,
@@ -240,6 +240,47 @@ pub fn read_resource_capped(
         content,
         mime,
     })
+}
+
+/// The folders directly in `dir` (a path relative to `skill`'s folder,
+/// `""` for the folder itself), by name, sorted; `None` when `dir` is
+/// refused by the lexical check, does not exist, is not a folder, or
+/// resolves outside the skill. Only folders that themselves resolve inside
+/// the skill and whose names the lexical check accepts are listed; `.git`
+/// and `node_modules` are skipped, as in [`list_resources`]. Empty folders
+/// are listed too (a directory view needs them; the file listing cannot
+/// show them).
+pub fn list_folders(skill: &Skill, dir: &str) -> Option<Vec<String>> {
+    let root = skill.real_dir();
+    let dir = if dir.is_empty() {
+        String::new()
+    } else {
+        components(dir).ok()?.join("/")
+    };
+    let real = resolve_inside(root, &dir)?;
+    if !real.is_dir() {
+        return None;
+    }
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&real).ok()?.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        if SKIPPED_DIRS.contains(&name.as_str()) {
+            continue;
+        }
+        let plain = components(&name).is_ok_and(|parts| parts == [name.as_str()]);
+        let child = if dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{dir}/{name}")
+        };
+        if plain && resolve_inside(root, &child).is_some_and(|p| p.is_dir()) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Some(names)
 }
 
 /// Lists every regular file in `skill`'s folder: relative `/` paths, sorted,

@@ -281,16 +281,25 @@ impl Skill {
         self.resolved_dir.as_deref().unwrap_or(&self.dir)
     }
 
+    /// The served rule, stated once: a skill is served unless its mode is
+    /// `off` (an `off` skill stays in the deck, so errors can name it, but
+    /// nothing offers it). Hosts ask `skilldeck_host::rules`, which builds on
+    /// this.
+    pub fn is_served(&self) -> bool {
+        self.mode != SkillMode::Off
+    }
+
     /// False when the frontmatter says `disable-model-invocation: true` or the
     /// mode keeps it out of the catalog (`manual`, `off`).
     pub fn model_invocable(&self) -> bool {
         self.host.flags & HostFields::NO_MODEL == 0
-            && !matches!(self.mode, SkillMode::Manual | SkillMode::Off)
+            && self.mode != SkillMode::Manual
+            && self.is_served()
     }
 
     /// False when the frontmatter says `user-invocable: false` or the mode is `off`.
     pub fn user_invocable(&self) -> bool {
-        self.host.flags & HostFields::NO_USER == 0 && self.mode != SkillMode::Off
+        self.host.flags & HostFields::NO_USER == 0 && self.is_served()
     }
 
     /// The `argument-hint` field, if any.

@@ -575,3 +575,33 @@ fn listing_is_bounded_by_file_count() {
     assert_eq!(list.omitted, 3);
     assert!(list.files.windows(2).all(|w| w[0].path < w[1].path));
 }
+
+#[test]
+fn folder_listing_shows_empty_folders_and_nothing_outside() {
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.dir().join("assets/empty")).unwrap();
+    std::fs::create_dir_all(f.dir().join(".git")).unwrap();
+    symlink(f.outside(), f.dir().join("escape")).unwrap();
+    symlink(f.dir().join("references"), f.dir().join("refs-link")).unwrap();
+    let skill = f.skill();
+    assert_eq!(
+        skilldeck::resources::list_folders(&skill, "").unwrap(),
+        ["assets", "references", "refs-link", "scripts"]
+    );
+    assert_eq!(
+        skilldeck::resources::list_folders(&skill, "assets").unwrap(),
+        ["empty"]
+    );
+    // A file, a folder outside (through a symlink), `..` and a missing
+    // folder are not folders of the skill.
+    assert_eq!(
+        skilldeck::resources::list_folders(&skill, "scripts/x.py"),
+        None
+    );
+    assert_eq!(skilldeck::resources::list_folders(&skill, "escape"), None);
+    assert_eq!(
+        skilldeck::resources::list_folders(&skill, "../outside"),
+        None
+    );
+    assert_eq!(skilldeck::resources::list_folders(&skill, "missing"), None);
+}

@@ -63,6 +63,13 @@ pub(crate) fn components(path: &str) -> Result<Vec<&str>, ResourceProblem> {
     Ok(parts)
 }
 
+/// `path` (relative to `root`, already checked lexically) resolved, when it
+/// exists and lies inside `root` (a real path): stage 2 without the read.
+pub(crate) fn resolve_inside(root: &Path, path: &str) -> Option<PathBuf> {
+    let resolved = std::fs::canonicalize(root.join(path)).ok()?;
+    resolved.starts_with(root).then_some(resolved)
+}
+
 /// Stage 2 (physical): resolve, check, open, check the handle, read.
 pub(crate) fn read_contained(
     root: &Path,

@@ -7,9 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skilldeck::{
-    ActivationFormat, ContentCache, ContentCacheOptions, DiscoveryOptions, Error, Skill, discover,
-};
+use skilldeck::{ActivationFormat, DiscoveryOptions, Error, Skill, discover};
+use skilldeck_host::{ContentCache, ContentCacheOptions};
 
 fn load(root: &Path, name: &str) -> Skill {
     let deck = discover(&DiscoveryOptions::with_roots([root.to_path_buf()]));

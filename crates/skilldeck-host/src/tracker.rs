@@ -2,7 +2,7 @@
 //! so a second activation can answer with a short notice instead of the
 //! whole body again.
 //!
-//! Memory is bounded three ways, all constants in [`crate::limits`]: at most
+//! Memory is bounded three ways, all constants in [`skilldeck::limits`]: at most
 //! `capacity` conversations (least recently active forgotten first), at most
 //! [`TRACKER_SKILLS_PER_CONVERSATION`] skills per conversation (oldest
 //! activation forgotten first), and each activation is forgotten `ttl` after
@@ -28,9 +28,8 @@ use std::time::{Duration, Instant};
 
 use lru::LruCache;
 
-use crate::activation::activate::{TEXT_HEADER, XML_OPEN_TAG};
-use crate::activation::envelope::escape_xml;
-use crate::limits::{TRACKER_CONVERSATIONS, TRACKER_SKILLS_PER_CONVERSATION, TRACKER_TTL};
+use skilldeck::activation::{TEXT_HEADER, XML_OPEN_TAG, escape_xml};
+use skilldeck::limits::{TRACKER_CONVERSATIONS, TRACKER_SKILLS_PER_CONVERSATION, TRACKER_TTL};
 
 /// Whether a conversation had already received a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use skilldeck::{
-    ActivationFormat, ActivationTracker, DiscoveryOptions, Seen, SharedActivationTracker, activate,
-    already_active_notice, discover, is_skill_content,
+use skilldeck::{ActivationFormat, DiscoveryOptions, activate, discover};
+use skilldeck_host::{
+    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };
 
 const TTL: Duration = Duration::from_secs(600);

@@ -1,11 +1,11 @@
 //! The progressive-disclosure loop a host embeds (the README's library
-//! example): `cargo run -p skilldeck --example host -- [SKILL [ARGS]]`.
+//! example): `cargo run -p skilldeck-host --example host -- [SKILL [ARGS]]`.
 
 use skilldeck::search::require;
 use skilldeck::{
-    ActivationFormat, CatalogOptions, Config, ContentCache, DiscoveryOptions, discover,
-    render_catalog,
+    ActivationFormat, CatalogOptions, Config, DiscoveryOptions, discover, render_catalog,
 };
+use skilldeck_host::ContentCache;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::discover(None)?.map(|(_, c)| c).unwrap_or_default();

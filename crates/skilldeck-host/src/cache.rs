@@ -22,13 +22,8 @@ use std::sync::{Arc, OnceLock};
 
 use lru::LruCache;
 
-use crate::activation::activate::{
-    Activation, ActivationFormat, ActivationOptions, activate_stamped,
-};
-use crate::error::Error;
-use crate::fs::stamp::FileStamp;
-use crate::limits::{CONTENT_CACHE_CAPACITY, CONTENT_CACHE_MAX_BYTES};
-use crate::skill::Skill;
+use skilldeck::limits::{CONTENT_CACHE_CAPACITY, CONTENT_CACHE_MAX_BYTES};
+use skilldeck::{Activation, ActivationFormat, ActivationOptions, Error, FileStamp, Skill};
 
 /// An activation with its renderings, each built once on first use.
 #[derive(Debug)]
@@ -96,7 +91,7 @@ impl Default for ContentCacheOptions {
 impl ContentCacheOptions {
     /// Options from a config file's `[cache]` (and `[validate]`'s SKILL.md
     /// size cap); unset values keep their defaults.
-    pub fn from_config(config: &crate::deck::config::Config) -> Self {
+    pub fn from_config(config: &skilldeck::Config) -> Self {
         let mut options = ContentCacheOptions::default();
         if let Some(capacity) = config.cache.capacity {
             options.capacity = capacity;
@@ -208,17 +203,24 @@ impl ContentCache {
         if let Some(old) = self.entries.pop(&key) {
             self.bytes -= old.bytes;
         }
-        let (activation, meta) = activate_stamped(skill, arguments, &self.options.activation)?;
+        // Stamped before reading: an edit between the stamp and the read
+        // leaves a stamp older than the content, so the next call reloads
+        // (never the reverse, which would serve a stale body).
+        let stamp = FileStamp::read(&skill.skill_md);
+        let activation = skilldeck::activate_with(skill, arguments, &self.options.activation)?;
         let bytes = activation.body.len();
         let content = Arc::new(CachedActivation::new(activation));
-        if self.options.capacity > 0 && bytes <= self.options.max_bytes {
+        if let Some(stamp) = stamp
+            && self.options.capacity > 0
+            && bytes <= self.options.max_bytes
+        {
             self.entries.push(
                 key,
                 Entry {
                     skill_md: skill.skill_md.clone(),
                     arguments: arguments.into(),
                     skill: skill.name.as_str().into(),
-                    stamp: FileStamp::of(&meta),
+                    stamp,
                     bytes,
                     content: Arc::clone(&content),
                 },

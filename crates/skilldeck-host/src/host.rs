@@ -1,0 +1,208 @@
+//! [`Host`]: the state every session shares. The current [`Snapshot`] of
+//! the deck (swapped whole on reload), the activation cache, the
+//! per-session activation tracker and the manifest's digest cache.
+//! Synchronous and runtime-free: a server calls it from its handlers (file
+//! work on blocking threads), a CLI or a binding calls it directly.
+//!
+//! The host has no notification channel: [`Host::reload`] says whether the
+//! catalog changed, and the face tells its clients.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
+
+use crate::cache::ContentCache;
+use crate::manifest::Manifest;
+use crate::options::HostOptions;
+use crate::snapshot::{Snapshot, catalog_fingerprint};
+use crate::tool_error::{ToolError, ToolErrorKind};
+use crate::tracker::{Seen, SharedActivationTracker, already_active_notice};
+
+/// What activating a skill answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activated {
+    /// The instructions, in the client guide's `<skill_content>` envelope.
+    Content(Arc<str>),
+    /// The session already has them: the short notice.
+    AlreadyActive(String),
+}
+
+impl Activated {
+    /// The text for the model.
+    pub fn text(&self) -> &str {
+        match self {
+            Activated::Content(text) => text,
+            Activated::AlreadyActive(notice) => notice,
+        }
+    }
+}
+
+/// What a [`Host::reload`] found.
+#[derive(Debug, Clone)]
+pub struct Reload {
+    /// True when the catalog changed and the new snapshot was swapped in
+    /// (tell clients their tool, prompt and resource lists are stale).
+    pub catalog_changed: bool,
+    /// The generation now current.
+    pub generation: u64,
+    /// Skills in the deck discovered.
+    pub skills: usize,
+    /// Errors that kept skill folders out of the deck discovered.
+    pub errors: Vec<Diagnostic>,
+}
+
+/// The state every session shares. See the module documentation.
+#[derive(Debug)]
+pub struct Host {
+    options: Arc<HostOptions>,
+    current: RwLock<Arc<Snapshot>>,
+    cache: Mutex<ContentCache>,
+    tracker: SharedActivationTracker,
+    manifest: Manifest,
+    sessions: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves its data consistent; a panic elsewhere
+    // must not take the host down with it.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Host {
+    /// Discovers the deck and builds the first snapshot.
+    pub fn new(options: HostOptions) -> Result<Host, skilldeck::Error> {
+        let deck = skilldeck::discover(&options.discovery);
+        Host::with_deck(options, deck)
+    }
+
+    /// A host over an already discovered deck (reloads use
+    /// `options.discovery`).
+    pub fn with_deck(options: HostOptions, deck: Deck) -> Result<Host, skilldeck::Error> {
+        let options = Arc::new(options);
+        let snapshot = Snapshot::build(deck, 0, Arc::clone(&options))?;
+        Ok(Host {
+            cache: Mutex::new(ContentCache::with_options(options.cache)),
+            manifest: Manifest::new(options.digest_cache_entries),
+            current: RwLock::new(Arc::new(snapshot)),
+            tracker: SharedActivationTracker::default(),
+            sessions: AtomicU64::new(0),
+            options,
+        })
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &HostOptions {
+        &self.options
+    }
+
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// The digest cache of skill files.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The per-session activation tracker.
+    pub fn tracker(&self) -> &SharedActivationTracker {
+        &self.tracker
+    }
+
+    /// A fresh session key (for the activation tracker).
+    pub fn new_session_key(&self) -> String {
+        let n = self.sessions.fetch_add(1, Ordering::Relaxed);
+        format!("session-{n}")
+    }
+
+    /// Discovers the deck again. When the catalog changed, the new snapshot
+    /// replaces the old one and cached activations are dropped; otherwise
+    /// the current snapshot stays (so clients' caches stay warm). Skills
+    /// that became invalid leave the deck (their error is in
+    /// [`Reload::errors`] and given to anyone who asks for them), so a stale
+    /// version is never served as if current.
+    pub fn reload(&self) -> Result<Reload, skilldeck::Error> {
+        let deck = skilldeck::discover(&self.options.discovery);
+        let errors: Vec<Diagnostic> = deck
+            .diagnostics()
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect();
+        let skills = deck.len();
+        let fingerprint = catalog_fingerprint(&deck);
+        let current = self.snapshot();
+        if fingerprint == current.fingerprint {
+            return Ok(Reload {
+                catalog_changed: false,
+                generation: current.generation,
+                skills,
+                errors,
+            });
+        }
+        let generation = current.generation + 1;
+        let snapshot = Snapshot::build(deck, generation, Arc::clone(&self.options))?;
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshot);
+        // Activations cached under the old deck may name moved files.
+        lock(&self.cache).clear();
+        Ok(Reload {
+            catalog_changed: true,
+            generation,
+            skills,
+            errors,
+        })
+    }
+
+    /// A file inside the skill `name` changed without changing the catalog:
+    /// its cached activation is dropped and it is forgotten in every
+    /// session, so sessions that had it get the new instructions on their
+    /// next activation. Returns in how many sessions it was active.
+    pub fn skill_files_changed(&self, name: &str) -> usize {
+        lock(&self.cache).invalidate(name);
+        self.tracker.forget_skill(name)
+    }
+
+    /// Activates `name` for the session `session`: the instructions the
+    /// first time, the short notice after.
+    pub fn activate(
+        &self,
+        snapshot: &Snapshot,
+        session: &str,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Activated, ToolError> {
+        let skill = snapshot.require(name).map_err(ToolError::lookup)?;
+        if !crate::rules::is_model_invocable(skill) {
+            return Err(ToolError::new(
+                ToolErrorKind::NotModelInvocable,
+                format!(
+                    "skill '{0}' cannot be activated by the model (disable-model-invocation, \
+                     or mode \"manual\"); the user can invoke it as the prompt /{0}",
+                    skill.name
+                ),
+            ));
+        }
+        // Recorded before rendering, in one step with the check, so two
+        // concurrent calls in one session cannot both send the body; a
+        // failed activation is forgotten again.
+        if self.tracker.record(session, &skill.name) == Seen::Again {
+            return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
+        }
+        match self.render(skill, arguments) {
+            Ok(text) => Ok(Activated::Content(text)),
+            Err(e) => {
+                self.tracker.forget(session, &skill.name);
+                Err(ToolError::new(ToolErrorKind::Failed, e.to_string()))
+            }
+        }
+    }
+
+    /// The skill's instructions with `arguments`, from the cache when its
+    /// `SKILL.md` is unchanged (no session tracking: prompts use this).
+    pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
+        let cached = lock(&self.cache).activate(skill, arguments)?;
+        Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
+    }
+}

@@ -1,0 +1,49 @@
+//! # skilldeck-host
+//!
+//! The host layer of skilldeck: everything an agent host does with a deck
+//! of skills beyond parsing them, stated once so every face (the MCP
+//! server, the CLI, language bindings) only maps it to its protocol and
+//! contains no rule of its own.
+//!
+//! - which skills are served, and to whom ([`rules`]), over one immutable
+//!   [`Snapshot`] of the deck that a [`Host`] swaps whole on reload;
+//! - activation: the content cache ([`ContentCache`]) and, per session, the
+//!   "already active" notice ([`ActivationTracker`] in memory,
+//!   [`ConversationStore`] on disk, one [`ActivationLog`] trait);
+//! - the agent tools as data ([`tools`]): specs, handlers, typed outputs
+//!   and errors;
+//! - the per-file `sha256:` [`manifest`] of a skill.
+//!
+//! Synchronous and runtime-free: no async runtime, no protocol SDK.
+//! Messages about skills (unknown, turned off) come from the core's
+//! [`skilldeck::Error`].
+
+#![warn(missing_docs)]
+
+mod activation_log;
+mod cache;
+mod conversation;
+mod error;
+mod host;
+mod manifest;
+pub mod options;
+pub mod rules;
+mod snapshot;
+mod tool_error;
+pub mod tools;
+mod tracker;
+
+pub use activation_log::ActivationLog;
+pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
+pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
+pub use error::Error;
+pub use host::{Activated, Host, Reload};
+pub use manifest::{DIGEST_PREFIX, Manifest, ManifestFile, sha256_digest};
+pub use options::HostOptions;
+pub use rules::{is_model_invocable, is_served, is_user_invocable, require_served};
+pub use snapshot::{Snapshot, catalog_fingerprint};
+pub use tool_error::{ToolError, ToolErrorKind};
+pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
+pub use tracker::{
+    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
+};

@@ -1,0 +1,82 @@
+//! [`HostOptions`]: what a host is told, every limit a named constant here
+//! (overridable per host).
+
+use skilldeck::{Budget, CatalogOptions, Config, DiscoveryOptions};
+
+use crate::cache::ContentCacheOptions;
+
+/// Catalog budget in the `activate_skill` description when the config sets
+/// none: about 8,000 tokens at four characters per token, so a large deck
+/// never floods every request's tool list.
+pub const DEFAULT_TOOL_CATALOG_CHARS: usize = 32_000;
+
+/// The `name` input of `activate_skill` is an `enum` of the model-invocable
+/// skills up to this many; beyond it the enum would cost more context than
+/// the catalog it repeats, so the schema says "string" and the description
+/// says where to look (`search_skills`).
+pub const MAX_TOOL_NAME_ENUM: usize = 1_000;
+
+/// Files whose digests are remembered (keyed by path and file stamp), so a
+/// second manifest reads nothing that did not change.
+pub const DIGEST_CACHE_ENTRIES: usize = 100_000;
+
+/// Results of `search_skills` when the call gives no `limit`.
+pub const DEFAULT_SEARCH_RESULTS: usize = 10;
+/// The most results `search_skills` may ask for.
+pub const MAX_SEARCH_RESULTS: usize = 100;
+
+/// How a host finds, renders and serves skills.
+#[derive(Debug, Clone)]
+pub struct HostOptions {
+    /// Where the skills are (the same roots and config as every command).
+    pub discovery: DiscoveryOptions,
+    /// The catalog in the `activate_skill` description (format and budget).
+    pub tool_catalog: CatalogOptions,
+    /// Activation cache limits.
+    pub cache: ContentCacheOptions,
+    /// See [`MAX_TOOL_NAME_ENUM`].
+    pub max_tool_name_enum: usize,
+    /// See [`DEFAULT_SEARCH_RESULTS`].
+    pub default_search_results: usize,
+    /// See [`MAX_SEARCH_RESULTS`].
+    pub max_search_results: usize,
+    /// See [`DIGEST_CACHE_ENTRIES`].
+    pub digest_cache_entries: usize,
+}
+
+impl HostOptions {
+    /// Defaults around the given discovery options: an xml catalog of at
+    /// most [`DEFAULT_TOOL_CATALOG_CHARS`], every limit at its constant.
+    pub fn new(discovery: DiscoveryOptions) -> Self {
+        HostOptions {
+            discovery,
+            tool_catalog: CatalogOptions {
+                budget: Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS)),
+                ..CatalogOptions::default()
+            },
+            cache: ContentCacheOptions::default(),
+            max_tool_name_enum: MAX_TOOL_NAME_ENUM,
+            default_search_results: DEFAULT_SEARCH_RESULTS,
+            max_search_results: MAX_SEARCH_RESULTS,
+            digest_cache_entries: DIGEST_CACHE_ENTRIES,
+        }
+    }
+
+    /// The options a config file gives. Its `[catalog]` section sets the
+    /// tool description's catalog (without a budget there,
+    /// [`DEFAULT_TOOL_CATALOG_CHARS`] applies); `[cache]` the activation
+    /// cache.
+    pub fn from_config(
+        config: &Config,
+        discovery: DiscoveryOptions,
+    ) -> Result<Self, skilldeck::Error> {
+        let mut options = HostOptions::new(discovery);
+        let mut catalog = CatalogOptions::from_config(&config.catalog)?;
+        if catalog.budget.is_none() {
+            catalog.budget = Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS));
+        }
+        options.tool_catalog = catalog;
+        options.cache = ContentCacheOptions::from_config(config);
+        Ok(options)
+    }
+}

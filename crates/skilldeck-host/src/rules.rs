@@ -1,0 +1,51 @@
+//! Which skills a host serves and to whom, stated once: every face (MCP,
+//! CLI, bindings) asks here instead of testing modes itself.
+//!
+//! - **served**: the skill's mode is not `off` (an `off` skill stays in the
+//!   deck, so it can be named in errors, but no face offers it);
+//! - **model-invocable**: served, and the model may activate it (not
+//!   `disable-model-invocation`, not mode `manual`);
+//! - **user-invocable**: served, and the user may invoke it (not
+//!   `user-invocable: false`).
+
+use skilldeck::{Deck, Skill};
+
+/// True when `skill` is served: its mode is not `off` (the core's
+/// [`Skill::is_served`], where the rule is written).
+pub fn is_served(skill: &Skill) -> bool {
+    skill.is_served()
+}
+
+/// True when the model may activate `skill` (served, and not
+/// `disable-model-invocation` or mode `manual`).
+pub fn is_model_invocable(skill: &Skill) -> bool {
+    is_served(skill) && skill.model_invocable()
+}
+
+/// True when the user may invoke `skill` (served, and not
+/// `user-invocable: false`).
+pub fn is_user_invocable(skill: &Skill) -> bool {
+    is_served(skill) && skill.user_invocable()
+}
+
+/// The served skills of `deck`, in deck order.
+pub fn served(deck: &Deck) -> impl Iterator<Item = &Skill> {
+    deck.skills().iter().filter(|s| is_served(s))
+}
+
+/// The served skill named `name` (the core's [`skilldeck::lookup`]: the
+/// exact name, else the one name equal to it ignoring case and Unicode
+/// compatibility forms): else [`skilldeck::Error::SkillOff`] when the deck
+/// has it with mode `off`, else the core's unknown-skill error (the reason
+/// discovery skipped a folder of that name, or close served names).
+pub fn require_served<'d>(deck: &'d Deck, name: &str) -> Result<&'d Skill, skilldeck::Error> {
+    match skilldeck::lookup(deck, name) {
+        skilldeck::Lookup::Exact(skill) if is_served(skill) => Ok(skill),
+        skilldeck::Lookup::Exact(skill) => Err(skilldeck::Error::SkillOff(skill.name.clone())),
+        skilldeck::Lookup::Suggestions(_) => Err(skilldeck::search::unknown_skill(
+            deck,
+            name,
+            served(deck).map(|s| s.name.as_str()),
+        )),
+    }
+}

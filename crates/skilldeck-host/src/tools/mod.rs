@@ -1,0 +1,26 @@
+//! The agent-facing tools as data: each tool's [`ToolSpec`] (name, title,
+//! description, JSON input schema) and its handler behind
+//! [`Host::call_tool`], with typed results ([`ToolOutput`]) and errors
+//! ([`ToolError`]). A face only maps them to its protocol.
+//!
+//! - [`activate_skill`]: a skill's instructions; its description carries the
+//!   catalog, and `name` is an enum of the model-invocable skills (up to
+//!   [`crate::HostOptions::max_tool_name_enum`]);
+//! - [`read_skill_resource`]: a file of a skill, under the core's traversal
+//!   rules;
+//! - [`search_skills`]: BM25 over names and descriptions.
+//!
+//! Bad input is a [`ToolError`] whose message tells the model what to do
+//! instead; it never fails the host.
+
+pub mod activate_skill;
+mod args;
+mod call;
+mod output;
+pub mod read_skill_resource;
+pub mod search_skills;
+mod spec;
+
+pub use call::{TOOL_NAMES, specs};
+pub use output::{FileContent, FileOutput, SearchHit, ToolOutput};
+pub use spec::ToolSpec;
