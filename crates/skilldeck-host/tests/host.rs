@@ -17,16 +17,12 @@ use skilldeck_host::{
     HostOptions, Seen, ToolErrorKind, ToolOutput, sha256_digest,
 };
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 fn skill(root: &Path, name: &str, extra: &str, body: &str) {
-    write(
-        &root.join(name).join("SKILL.md"),
-        &format!("---\nname: {name}\ndescription: Does {name} things.\n{extra}---\n{body}\n"),
-    );
+    skilldeck_testkit::skill(root, name)
+        .description(format!("Does {name} things."))
+        .frontmatter_raw(extra)
+        .body(format!("{body}\n"))
+        .write();
 }
 
 /// `pdf` (a reference and a binary file), `manual` (mode manual by
@@ -35,7 +31,7 @@ fn fixture() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     skill(root, "pdf", "", "# PDF\nSee references/FORMS.md.");
-    write(&root.join("pdf/references/FORMS.md"), "# Forms\n");
+    skilldeck_testkit::file(root.join("pdf/references/FORMS.md"), "# Forms\n");
     std::fs::write(root.join("pdf/logo.bin"), [0u8, 159, 146, 150]).unwrap();
     skill(
         root,
@@ -86,10 +82,10 @@ fn served_means_mode_not_off() {
 #[test]
 fn an_unknown_skill_says_why_or_suggests_a_served_name() {
     let tmp = fixture();
-    write(
-        &tmp.path().join("broken/SKILL.md"),
-        "---\nname: broken\ndescription: [unclosed\n---\nbody\n",
-    );
+    skilldeck_testkit::skill(tmp.path(), "broken")
+        .description("[unclosed")
+        .body("body\n")
+        .write();
     let host = host(tmp.path());
     let snap = host.snapshot();
     let typo = snap.require("pfd").unwrap_err().to_string();
