@@ -28,10 +28,18 @@ pub struct Args {
     /// Rank skills by relevance to this text (BM25) before the budget cuts.
     #[arg(long, value_name = "TEXT")]
     query: Option<String>,
-    /// Explain on stderr what was kept, shortened and dropped, and why.
+    /// Leave out each skill's SKILL.md path (for a host that loads skills
+    /// by name, or a model that cannot read this machine's files).
+    #[arg(long)]
+    no_locations: bool,
+    /// Explain on stderr what was kept, shortened and left out, and why.
     #[arg(long)]
     explain: bool,
 }
+
+/// The closing line's hint: how a user of this catalog finds the skills
+/// the budget left out.
+const UNLISTED_HINT: &str = "find them with `skilldeck search WORDS`";
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let mut options = CatalogOptions::from_config(&ctx.config.catalog)?;
@@ -59,6 +67,10 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     } else if let (Some(e), Some(Budget::Tokens { limit, .. })) = (args.encoding, options.budget) {
         options.budget = Some(Budget::Tokens { limit, encoding: e });
     }
+    if args.no_locations {
+        options.locations = false;
+    }
+    options.unlisted_hint = Some(UNLISTED_HINT.to_owned());
     let deck = ctx.deck();
     let relevance = args
         .query
@@ -67,6 +79,27 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let catalog = skilldeck::render_catalog(deck.skills(), &options, relevance.as_ref())?;
     if args.explain {
         eprint!("{}", catalog.explanation);
+    }
+    let summary = catalog.explanation.summary();
+    if summary.skills > 0 && summary.listed() == 0 {
+        eprintln!(
+            "warning: the budget ({}) is too small for any skill: the catalog lists none of {}; \
+             raise --budget-chars or --budget-tokens",
+            summary
+                .budget
+                .map_or_else(|| "none".to_owned(), |b| b.to_string()),
+            summary.skills
+        );
+    } else if summary.unlisted > 0 && !args.explain {
+        eprintln!(
+            "note: {} of {} skills listed within the budget ({}); {} left out (see --explain)",
+            summary.listed(),
+            summary.skills,
+            summary
+                .budget
+                .map_or_else(|| "none".to_owned(), |b| b.to_string()),
+            summary.unlisted
+        );
     }
     let mut out = render::stdout();
     out.write_all(catalog.text.as_bytes())?;

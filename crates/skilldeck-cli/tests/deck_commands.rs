@@ -429,9 +429,11 @@ fn prompt_budget_is_respected_and_explained_on_stderr() {
     assert!(stdout(&o).chars().count() <= 2000);
     let err = stderr(&o);
     assert!(err.contains("of 2,000 characters"), "{err}");
+    // Every listed skill keeps a description; the rest are not listed.
+    assert!(err.contains("not listed"), "{err}");
     assert!(
-        err.contains("dropped") || err.contains("name-only"),
-        "{err}"
+        stdout(&o)
+            .contains("more skills are not listed here; find them with `skilldeck search WORDS`.")
     );
     let o = skilldeck(
         &[

@@ -7,6 +7,7 @@
 //! The host has no notification channel: [`Host::reload`] says whether the
 //! catalog changed, and the face tells its clients.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
@@ -61,6 +62,9 @@ pub struct Host {
     tracker: SharedActivationTracker,
     manifest: Manifest,
     sessions: AtomicU64,
+    /// Activations by skill name since the host started (first per
+    /// session): the catalog's recent-use signal at the next rebuild.
+    uses: Mutex<HashMap<String, u64>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -87,6 +91,7 @@ impl Host {
             current: RwLock::new(Arc::new(snapshot)),
             tracker: SharedActivationTracker::default(),
             sessions: AtomicU64::new(0),
+            uses: Mutex::new(HashMap::new()),
             options,
         })
     }
@@ -143,7 +148,8 @@ impl Host {
             });
         }
         let generation = current.generation + 1;
-        let snapshot = Snapshot::build(deck, generation, Arc::clone(&self.options))?;
+        let uses = lock(&self.uses).clone();
+        let snapshot = Snapshot::build_ranked(deck, generation, Arc::clone(&self.options), &uses)?;
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshot);
         // Activations cached under the old deck may name moved files.
         lock(&self.cache).clear();
@@ -191,7 +197,10 @@ impl Host {
             return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
         }
         match self.render(skill, arguments) {
-            Ok(text) => Ok(Activated::Content(text)),
+            Ok(text) => {
+                *lock(&self.uses).entry(skill.name.clone()).or_insert(0) += 1;
+                Ok(Activated::Content(text))
+            }
             Err(e) => {
                 self.tracker.forget(session, &skill.name);
                 Err(ToolError::new(ToolErrorKind::Failed, e.to_string()))

@@ -50,10 +50,10 @@ impl HostOptions {
     pub fn new(discovery: DiscoveryOptions) -> Self {
         HostOptions {
             discovery,
-            tool_catalog: CatalogOptions {
+            tool_catalog: tool_catalog(CatalogOptions {
                 budget: Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS)),
                 ..CatalogOptions::default()
-            },
+            }),
             cache: ContentCacheOptions::default(),
             max_tool_name_enum: MAX_TOOL_NAME_ENUM,
             default_search_results: DEFAULT_SEARCH_RESULTS,
@@ -75,8 +75,21 @@ impl HostOptions {
         if catalog.budget.is_none() {
             catalog.budget = Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS));
         }
-        options.tool_catalog = catalog;
+        options.tool_catalog = tool_catalog(catalog);
         options.cache = ContentCacheOptions::from_config(config);
         Ok(options)
     }
 }
+
+/// What the `activate_skill` description's catalog always is, whatever the
+/// config says: no locations (the model loads skills by name, and a remote
+/// model could not read the paths anyway), and a closing line that points
+/// to `search_skills` when the budget leaves skills out.
+fn tool_catalog(mut catalog: CatalogOptions) -> CatalogOptions {
+    catalog.locations = false;
+    catalog.unlisted_hint = Some(UNLISTED_HINT.to_owned());
+    catalog
+}
+
+/// The closing line's hint in the tool description.
+pub const UNLISTED_HINT: &str = "find them with the `search_skills` tool";

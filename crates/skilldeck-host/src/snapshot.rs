@@ -7,7 +7,9 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use skilldeck::{Deck, SearchIndex, Skill};
+use std::collections::HashMap;
+
+use skilldeck::{CatalogOptions, CatalogSummary, Deck, SearchIndex, Skill};
 
 use crate::options::HostOptions;
 use crate::rules;
@@ -26,6 +28,9 @@ pub struct Snapshot {
     pub tool_description: String,
     /// Model-invocable skills, in deck order (the `name` enum).
     pub model_names: Vec<String>,
+    /// What the description's catalog lists and leaves out, against its
+    /// budget (a face warns when skills are unlisted).
+    pub catalog: CatalogSummary,
     options: Arc<HostOptions>,
     /// BM25 over names and descriptions, built on the first search (it is
     /// not needed to answer the first request).
@@ -40,9 +45,31 @@ impl Snapshot {
         generation: u64,
         options: Arc<HostOptions>,
     ) -> Result<Snapshot, skilldeck::Error> {
+        Snapshot::build_ranked(deck, generation, options, &HashMap::new())
+    }
+
+    /// [`Snapshot::build`], ranking the catalog by recent use too (`uses`:
+    /// activations by skill name), so when the budget cannot list every
+    /// skill the ones in use keep their place.
+    pub fn build_ranked(
+        deck: Deck,
+        generation: u64,
+        options: Arc<HostOptions>,
+        uses: &HashMap<String, u64>,
+    ) -> Result<Snapshot, skilldeck::Error> {
         let served: Vec<&Skill> = rules::served(&deck).collect();
-        let catalog =
-            skilldeck::render_catalog(served.iter().copied(), &options.tool_catalog, None)?;
+        let ranked;
+        let catalog_options = if uses.is_empty() {
+            &options.tool_catalog
+        } else {
+            ranked = CatalogOptions {
+                uses: uses.clone(),
+                ..options.tool_catalog.clone()
+            };
+            &ranked
+        };
+        let catalog = skilldeck::render_catalog(served.iter().copied(), catalog_options, None)?;
+        let summary = catalog.explanation.summary();
         let model_names: Vec<String> = served
             .iter()
             .filter(|s| rules::is_model_invocable(s))
@@ -55,6 +82,7 @@ impl Snapshot {
             deck,
             tool_description,
             model_names,
+            catalog: summary,
             options,
             search: OnceLock::new(),
         })

@@ -37,6 +37,27 @@ pub struct Engine {
     changes: broadcast::Sender<Change>,
 }
 
+/// One warning when the `activate_skill` description could not list every
+/// skill within its budget: how many are listed and how many are not (the
+/// model finds those with `search_skills`).
+fn warn_if_unlisted(snapshot: &Snapshot) {
+    let c = &snapshot.catalog;
+    if c.unlisted > 0 {
+        tracing::warn!(
+            listed = c.listed(),
+            shortened = c.shortened,
+            unlisted = c.unlisted,
+            size = c.size,
+            budget = %c.budget.map_or_else(|| "none".to_owned(), |b| b.to_string()),
+            "the tool catalog lists {} of {} skills within its budget; the model finds the \
+             others with search_skills (raise [catalog] budget-chars or budget-tokens, or set \
+             [catalog.priority] to choose which are listed)",
+            c.listed(),
+            c.skills
+        );
+    }
+}
+
 impl Engine {
     /// Discovers the deck and builds the first snapshot.
     pub fn new(options: ServeOptions) -> Result<Engine, Error> {
@@ -48,6 +69,7 @@ impl Engine {
     /// `options.discovery`).
     pub fn with_deck(options: ServeOptions, deck: skilldeck::Deck) -> Result<Engine, Error> {
         let host = Host::with_deck(options.host.clone(), deck)?;
+        warn_if_unlisted(&host.snapshot());
         let (changes, _) = broadcast::channel(CHANGE_CHANNEL_CAPACITY);
         Ok(Engine {
             options,
@@ -97,6 +119,7 @@ impl Engine {
             skills = reload.skills,
             "catalog changed"
         );
+        warn_if_unlisted(&self.host.snapshot());
         // No receiver (no session yet) is not an error.
         let _ = self.changes.send(Change::Catalog);
         Ok(true)

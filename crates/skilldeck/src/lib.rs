@@ -36,8 +36,8 @@ pub mod spec;
 
 pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
 pub use catalog::{
-    Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, OwnedCatalog,
-    count_tokens, render as render_catalog,
+    Budget, Catalog, CatalogFormat, CatalogOptions, CatalogSummary, Encoding, Explanation,
+    OwnedCatalog, count_tokens, render as render_catalog,
 };
 pub use deck::{Config, Deck, DiscoveryOptions, ExplicitSkill, Root, Shadowed, discover};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};

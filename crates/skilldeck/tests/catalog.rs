@@ -474,19 +474,31 @@ fn shortening_is_even_and_respects_the_floor() {
 }
 
 #[test]
-fn after_the_floor_lowest_ranks_become_name_only_then_are_dropped() {
+fn after_the_floor_the_lowest_ranks_are_unlisted_and_every_listed_skill_keeps_a_description() {
     let skills = many(20);
     let full_chars = render(&skills, CatalogFormat::Xml, None)
         .text
         .chars()
         .count();
-    let mut saw = (false, false);
-    let mut limit = full_chars;
-    while limit > 0 {
-        let c = render(&skills, CatalogFormat::Xml, Some(Budget::Chars(limit)));
+    let hint = "search for them";
+    let mut saw_unlisted = false;
+    let mut next = full_chars;
+    while next > 0 {
+        let limit = next;
+        next = next * 9 / 10;
+        let c = catalog::render(
+            &skills,
+            &CatalogOptions {
+                unlisted_hint: Some(hint.to_owned()),
+                ..options(CatalogFormat::Xml, Some(Budget::Chars(limit)))
+            },
+            None,
+        )
+        .unwrap();
         assert!(c.text.chars().count() <= limit, "limit {limit}");
         let outcomes: Vec<Outcome> = c.explanation.skills.iter().map(|s| s.outcome).collect();
-        // Rank order: kept/shortened, then name-only, then dropped.
+        // Rank order: listed (kept or shortened), then unlisted; never a
+        // bare name.
         let stage = |o: &Outcome| match o {
             Outcome::Kept | Outcome::Shortened { .. } => 0,
             Outcome::NameOnly => 1,
@@ -497,28 +509,80 @@ fn after_the_floor_lowest_ranks_become_name_only_then_are_dropped() {
             outcomes.windows(2).all(|w| stage(&w[0]) <= stage(&w[1])),
             "limit {limit}: {outcomes:?}"
         );
-        let name_only = c.explanation.count(Outcome::NameOnly);
-        let dropped = c.explanation.count(Outcome::Dropped);
-        if name_only > 0 && dropped == 0 {
-            saw.0 = true;
-            // Descriptions left are at the floor cap.
-            assert_eq!(c.explanation.cap, Some(c.explanation.floor));
+        assert_eq!(c.explanation.count(Outcome::NameOnly), 0, "limit {limit}");
+        let entries = xml_entries(&c.text);
+        assert!(
+            entries.iter().all(|(_, desc)| desc.is_some()),
+            "limit {limit}"
+        );
+        let unlisted = c.explanation.count(Outcome::Dropped);
+        if unlisted == 0 {
+            assert!(!c.text.contains("not listed"), "limit {limit}");
+            continue;
         }
-        if dropped > 0 {
-            saw.1 = true;
-            assert_eq!(c.explanation.count(Outcome::Kept), 0);
-            assert_eq!(
-                c.explanation.count(Outcome::Shortened { from: 0, to: 0 }),
-                0
-            );
+        saw_unlisted = true;
+        if let Some(cap) = c.explanation.cap {
+            assert!(cap >= c.explanation.floor);
         }
-        limit = limit * 9 / 10;
+        let line = if entries.is_empty() {
+            format!("{unlisted} skills are available but not listed here; {hint}.\n")
+        } else {
+            format!("{unlisted} more skills are not listed here; {hint}.\n")
+        };
+        if !c.text.is_empty() {
+            assert!(c.text.ends_with(&line), "limit {limit}: {}", c.text);
+        }
     }
-    assert!(saw.0 && saw.1, "name-only and drop stages both reached");
+    assert!(saw_unlisted, "the unlisting stage was reached");
     assert_eq!(
         render(&skills, CatalogFormat::Xml, Some(Budget::Chars(0))).text,
         ""
     );
+}
+
+#[test]
+fn priority_and_recent_use_rank_before_scope_and_name() {
+    let skills = [
+        skill("alpha", "Alpha."),
+        skill("beta", "Beta."),
+        skill("gamma", "Gamma."),
+        skill("delta", "Delta."),
+    ];
+    let opts = CatalogOptions {
+        priorities: [("delta".to_owned(), 5), ("beta".to_owned(), -1)].into(),
+        uses: [("gamma".to_owned(), 3)].into(),
+        ..options(CatalogFormat::Xml, None)
+    };
+    let c = catalog::render(&skills, &opts, None).unwrap();
+    // delta (priority 5); gamma (used) before alpha; beta (priority -1) last.
+    assert_eq!(names(&c.text), ["delta", "gamma", "alpha", "beta"]);
+}
+
+#[test]
+fn when_skills_must_be_left_out_each_source_folder_takes_turns() {
+    let in_folder = |folder: &str, name: &str| {
+        let mut s = skill(name, &prose(name.len(), 12));
+        s.dir = std::path::PathBuf::from(format!("/lib/{folder}/{name}"));
+        s.skill_md = s.dir.join("SKILL.md");
+        s
+    };
+    // Source "a" holds the alphabetical head; "z" only names late in the
+    // alphabet.
+    let mut skills: Vec<Skill> = (0..6).map(|i| in_folder("a", &format!("a{i}"))).collect();
+    skills.extend((0..6).map(|i| in_folder("z", &format!("z{i}"))));
+    let full = render(&skills, CatalogFormat::Xml, None)
+        .text
+        .chars()
+        .count();
+    let c = render(&skills, CatalogFormat::Xml, Some(Budget::Chars(full / 2)));
+    let listed = names(&c.text);
+    assert!(listed.len() >= 2 && listed.len() < 12, "{listed:?}");
+    let from_a = listed.iter().filter(|n| n.starts_with('a')).count();
+    let from_z = listed.len() - from_a;
+    // Turns: the counts differ by at most one, and each source lists its
+    // own skills in rank order.
+    assert!(from_a.abs_diff(from_z) <= 1, "{listed:?}");
+    assert!(listed.contains(&"a0".to_owned()) && listed.contains(&"z0".to_owned()));
 }
 
 #[test]
@@ -542,13 +606,26 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
     assert!(c.explanation.to_string().contains("relevance 3.000"));
 
     let full = c.text.chars().count();
+    // Room for two skills with their descriptions and the closing line.
+    let line = "2 more skills are not listed here.\n";
+    let pair = [skills[2].clone(), skills[0].clone()];
+    let two = render(&pair, CatalogFormat::Xml, None);
+    assert!(two.text.chars().count() + line.len() < full);
     let tight = catalog::render(
         &skills,
-        &options(CatalogFormat::Xml, Some(Budget::Chars(full / 2))),
+        &options(
+            CatalogFormat::Xml,
+            Some(Budget::Chars(two.text.chars().count() + line.len())),
+        ),
         Some(&scores),
     )
     .unwrap();
     assert_eq!(names(&tight.text), ["gamma", "alpha"]);
+    assert!(
+        tight
+            .text
+            .ends_with("</available_skills>\n2 more skills are not listed here.\n")
+    );
     let dropped: Vec<&str> = tight
         .explanation
         .skills

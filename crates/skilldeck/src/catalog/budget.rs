@@ -1,5 +1,8 @@
-//! The budget planner: shortens descriptions evenly, then reduces the
-//! lowest-ranked skills to names, then drops them, until the catalog fits.
+//! The budget planner: shortens descriptions evenly down to the floor;
+//! when even the floor does not fit, lists as many skills as fit at the
+//! floor (in [`keep_order`]) and leaves the rest unlisted, counted by the
+//! closing line. A listed skill always keeps a description (unless its
+//! mode is `name-only`): a bare name tells the model nothing to choose by.
 
 use crate::catalog::entry::DescPart;
 use crate::catalog::entry::View;
@@ -12,10 +15,12 @@ use crate::catalog::entry::write_entry;
 use crate::catalog::escape::escaped_size;
 use crate::catalog::format::CatalogFormat;
 use crate::catalog::item::Item;
+use crate::catalog::rank::keep_order;
 use crate::catalog::text::ELLIPSIS;
 use crate::catalog::text::cut_end;
 use crate::catalog::tokens::Meter;
 use crate::catalog::tokens::token_ends;
+use crate::catalog::unlisted::closing_line;
 
 /// Cached sizes of one item's entry.
 #[derive(Default)]
@@ -39,6 +44,8 @@ pub(super) struct Planner<'s, 'a> {
     pub(super) floor: usize,
     pub(super) costs: Vec<Cost>,
     pub(super) scratch: String,
+    /// How the model finds unlisted skills (the closing line's hint).
+    pub(super) hint: Option<&'s str>,
 }
 
 impl Planner<'_, '_> {
@@ -60,7 +67,12 @@ impl Planner<'_, '_> {
         let mut step = 1usize;
         loop {
             let cap = self.plan(&rest, room, views);
-            let text = render_text(self.format, self.items, output, views);
+            let mut text = render_text(self.format, self.items, output, views);
+            let unlisted = rest.iter().filter(|&&i| views[i] == View::Dropped).count();
+            let listed = pinned.len() + rest.len() - unlisted;
+            if let Some(line) = closing_line(self.format, unlisted, listed, self.hint) {
+                text.push_str(&line);
+            }
             let size = self.meter.measure(&text);
             let any_left = rest.iter().any(|&i| views[i] != View::Dropped);
             if size <= limit {
@@ -68,8 +80,8 @@ impl Planner<'_, '_> {
             }
             if !any_left {
                 if pinned.is_empty() {
-                    // Only the skills-ref frame of an empty catalog is
-                    // left, and it does not fit either.
+                    // Not even the frame (skills-ref) or the closing line
+                    // fits: nothing does.
                     return (String::new(), 0, cap);
                 }
                 return (text, size, cap);
@@ -83,30 +95,14 @@ impl Planner<'_, '_> {
     }
 
     /// Sets the view of every non-pinned item (`rest`, in rank order) so
-    /// their summed sizes fit `room`. Returns the common cap, if any.
+    /// their summed sizes (and the closing line, when some are unlisted)
+    /// fit `room`. Returns the common cap, if any.
     pub(super) fn plan(
         &mut self,
         rest: &[usize],
         room: usize,
         views: &mut [View],
     ) -> Option<usize> {
-        // Names alone do not fit: keep the longest ranked prefix, name-only.
-        let mut sum = 0;
-        for (pos, &i) in rest.iter().enumerate() {
-            sum += self.name_only(i);
-            if sum > room {
-                for (p, &j) in rest.iter().enumerate() {
-                    views[j] = if p < pos {
-                        View::NameOnly
-                    } else {
-                        View::Dropped
-                    };
-                }
-                return None;
-            }
-        }
-        // From here on every item's names fit, so `rest` is small enough
-        // for per-item work.
         if self.sum_within(rest, room, Self::full) {
             for &i in rest {
                 views[i] = self.base_view(i, View::Full);
@@ -120,27 +116,36 @@ impl Planner<'_, '_> {
             }
             return Some(cap);
         }
-        // The floor does not fit: the lowest ranks lose their descriptions.
-        // Keep the longest prefix at the floor with the rest name-only.
-        let floors: Vec<usize> = rest.iter().map(|&i| self.at_floor(i)).collect();
-        let names: Vec<usize> = rest.iter().map(|&i| self.name_only(i)).collect();
-        let mut with_floor = names.iter().sum::<usize>();
+        // The floor does not fit: list the longest prefix of the keep order
+        // that fits at the floor, with room for the closing line (sized for
+        // the most skills it can count), and give the listed the largest
+        // common cap; the rest are unlisted.
+        let order = keep_order(self.items, rest);
+        let reserve = closing_line(self.format, rest.len(), 1, self.hint)
+            .map_or(0, |line| self.meter.measure(&line));
+        let room = room.saturating_sub(reserve);
+        let mut sum = 0;
         let mut keep = 0;
-        for (k, (f, n)) in floors.iter().zip(&names).enumerate() {
-            with_floor = with_floor - n + f;
-            if with_floor > room {
+        for &i in &order {
+            sum += self.at_floor(i);
+            if sum > room {
                 break;
             }
-            keep = k + 1;
+            keep += 1;
         }
-        for (p, &i) in rest.iter().enumerate() {
-            views[i] = if p < keep {
-                self.base_view(i, View::Cut(self.floor))
-            } else {
-                View::NameOnly
-            };
+        let (listed, unlisted) = order.split_at(keep);
+        let cap = if listed.is_empty() {
+            self.floor
+        } else {
+            self.largest_cap(listed, room)
+        };
+        for &i in listed {
+            views[i] = self.base_view(i, View::Cut(cap));
         }
-        Some(self.floor)
+        for &i in unlisted {
+            views[i] = View::Dropped;
+        }
+        Some(cap)
     }
 
     pub(super) fn base_view(&self, i: usize, view: View) -> View {

@@ -21,6 +21,36 @@ pub struct Catalog<'a> {
     pub explanation: Explanation<'a>,
 }
 
+/// The counts of a rendered catalog, owned and small: what a host logs and
+/// `skilldeck doctor` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CatalogSummary {
+    /// Skills offered to the catalog that the model may invoke.
+    pub skills: usize,
+    /// Listed with their whole description.
+    pub kept: usize,
+    /// Listed with a shortened description.
+    pub shortened: usize,
+    /// Listed by name only (mode `name-only`).
+    pub name_only: usize,
+    /// Left out to fit the budget (the closing line counts them).
+    pub unlisted: usize,
+    /// Never in the catalog (mode `off` or `manual`, or
+    /// `disable-model-invocation`).
+    pub excluded: usize,
+    /// The text's size, in the budget's unit.
+    pub size: usize,
+    /// The budget, if any.
+    pub budget: Option<Budget>,
+}
+
+impl CatalogSummary {
+    /// Skills in the text (whole, shortened or by name).
+    pub fn listed(&self) -> usize {
+        self.kept + self.shortened + self.name_only
+    }
+}
+
 /// A catalog that owns everything it holds (no borrow of the skills), for
 /// a binding or a cache that outlives the deck it was rendered from.
 pub type OwnedCatalog = Catalog<'static>;
@@ -36,6 +66,31 @@ impl Catalog<'_> {
 }
 
 impl Explanation<'_> {
+    /// The counts: listed, shortened, unlisted, excluded, size and budget.
+    pub fn summary(&self) -> CatalogSummary {
+        let mut summary = CatalogSummary {
+            skills: 0,
+            kept: 0,
+            shortened: 0,
+            name_only: 0,
+            unlisted: 0,
+            excluded: 0,
+            size: self.size,
+            budget: self.budget,
+        };
+        for skill in &self.skills {
+            match skill.outcome {
+                Outcome::Kept => summary.kept += 1,
+                Outcome::Shortened { .. } => summary.shortened += 1,
+                Outcome::NameOnly => summary.name_only += 1,
+                Outcome::Dropped => summary.unlisted += 1,
+                Outcome::Excluded => summary.excluded += 1,
+            }
+        }
+        summary.skills = self.skills.len() - summary.excluded;
+        summary
+    }
+
     /// The same explanation, owning the skill names it borrowed.
     pub fn into_owned(self) -> Explanation<'static> {
         Explanation {
@@ -160,7 +215,7 @@ impl fmt::Display for Explanation<'_> {
         let unit = self.budget.map_or("characters", Budget::unit);
         write!(
             f,
-            "catalog ({}): {} skills: {} kept, {} shortened, {} name-only, {} dropped, {} excluded; ",
+            "catalog ({}): {} skills: {} kept, {} shortened, {} name-only, {} not listed, {} excluded; ",
             self.format,
             self.skills.len(),
             self.count(Outcome::Kept),
@@ -191,6 +246,14 @@ impl fmt::Display for Explanation<'_> {
                 self.floor
             )?;
         }
+        let unlisted = self.count(Outcome::Dropped);
+        if unlisted > 0 {
+            writeln!(
+                f,
+                "{unlisted} not listed: every listed skill keeps a description; the closing line \
+                 tells the model how many are left out and how to find them"
+            )?;
+        }
         let width = self
             .skills
             .iter()
@@ -204,7 +267,7 @@ impl fmt::Display for Explanation<'_> {
                 Outcome::Kept => "kept",
                 Outcome::Shortened { .. } => "shortened",
                 Outcome::NameOnly => "name-only",
-                Outcome::Dropped => "dropped",
+                Outcome::Dropped => "unlisted",
                 Outcome::Excluded => "excluded",
             };
             let why = match (s.outcome, s.reason) {
@@ -217,9 +280,9 @@ impl fmt::Display for Explanation<'_> {
                 (Outcome::NameOnly, Reason::Budget) => {
                     "budget: the floor did not fit; lowest ranks lose descriptions first".to_owned()
                 }
-                (Outcome::Dropped, _) => {
-                    "budget: names alone did not fit; lowest ranks are dropped first".to_owned()
-                }
+                (Outcome::Dropped, _) => "budget: the floor did not fit for every skill; \
+                                           the lowest in keep order are not listed"
+                    .to_owned(),
                 (_, Reason::ModeNameOnly) => "mode name-only".to_owned(),
                 (_, Reason::DisableModelInvocation) => "disable-model-invocation: true".to_owned(),
                 (_, Reason::ModeManual) => "mode manual".to_owned(),

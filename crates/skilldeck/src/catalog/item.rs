@@ -26,6 +26,10 @@ pub(super) struct Item<'a> {
     /// format ([`PLAIN_NAME`], [`PLAIN_DESC`], [`PLAIN_LOCATION`]).
     pub(super) plain: u8,
     pub(super) relevance: Option<f64>,
+    /// Operator priority (`[catalog.priority]`; 0 when unset).
+    pub(super) priority: i64,
+    /// Recent activations (0 when unknown).
+    pub(super) uses: u64,
 }
 
 pub(super) const PLAIN_NAME: u8 = 1;
@@ -120,6 +124,8 @@ impl<'a> Item<'a> {
             ascii,
             plain,
             relevance,
+            priority: 0,
+            uses: 0,
         }
     }
 

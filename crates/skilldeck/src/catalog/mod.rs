@@ -95,19 +95,35 @@
 //!
 //! # Ranking and budgets
 //!
-//! Skills are ranked pinned first, then by relevance (a caller-supplied map
+//! Skills are ranked pinned first, then by the operator's priority
+//! ([`CatalogOptions::priorities`], `[catalog.priority]` in the config;
+//! higher first, missing = 0), then by relevance (a caller-supplied map
 //! from name to score, higher first, missing or NaN = 0; the catalog does no
-//! search itself), then by scope precedence and name, then input order.
-//! With a [`Budget`], the whole rendered catalog must fit; if it does not:
+//! search itself), then by recent use ([`CatalogOptions::uses`], filled by a
+//! host), then by scope precedence (project before user before bundled) and
+//! name, then input order. With a [`Budget`], the whole rendered catalog
+//! must fit; if it does not:
 //!
 //! 1. descriptions of non-pinned skills are shortened evenly: one common
 //!    cap, the largest (found by binary search) at or above the floor
 //!    ([`CatalogOptions::floor_chars`]) that fits. A description longer than
 //!    the cap is cut at the last word end so that it plus `…` has at most
 //!    cap characters (a first word longer than that is cut inside);
-//! 2. if the floor does not fit, the lowest-ranked skills are reduced to
-//!    their name, as few as needed, the others keeping the floor cap;
-//! 3. if names alone do not fit, the lowest-ranked skills are dropped.
+//! 2. if the floor does not fit, as many skills as fit at the floor are
+//!    listed and the others are left out: **every listed skill keeps a
+//!    description** (a bare name gives the model nothing to choose by).
+//!    Which skills stay follows the rank, except that among skills equal in
+//!    everything before the name, source folders take turns (the first
+//!    skill of each collection, then the second of each, ...), so a large
+//!    library is listed as a cross-section, not as its alphabetical head.
+//!    The listed skills then get the largest common cap that fits;
+//! 3. in `xml` and `markdown`, a closing line says how many skills are not
+//!    listed and how to find them ([`CatalogOptions::unlisted_hint`]: the
+//!    MCP server names its `search_skills` tool, the CLI `skilldeck
+//!    search`); room for it is kept before skills are listed.
+//!
+//! Skills in mode `name-only` are listed without a description at every
+//! stage; pinned skills are never shortened or left out.
 //!
 //! Characters are Unicode scalar values of the rendered text. Tokens are
 //! exact `tiktoken` counts (`o200k_base` by default, or `cl100k_base`; text
@@ -135,8 +151,11 @@ pub(crate) mod rank;
 pub(crate) mod render;
 pub(crate) mod text;
 pub(crate) mod tokens;
+pub(crate) mod unlisted;
 
-pub use explain::{Catalog, ExplainedSkill, Explanation, Outcome, OwnedCatalog, Reason};
+pub use explain::{
+    Catalog, CatalogSummary, ExplainedSkill, Explanation, Outcome, OwnedCatalog, Reason,
+};
 pub use format::CatalogFormat;
 pub use options::{Budget, CatalogOptions};
 pub use render::render;

@@ -1,5 +1,6 @@
 //! [`CatalogOptions`] and the [`Budget`] a catalog must fit.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use serde::Serialize;
@@ -53,7 +54,7 @@ impl fmt::Display for Budget {
 }
 
 /// How to render a catalog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogOptions {
     /// The format (default `xml`).
     pub format: CatalogFormat,
@@ -67,6 +68,18 @@ pub struct CatalogOptions {
     /// would be useless to it and tell it the host's folder layout. The
     /// `skills-ref` format always carries them (its format requires them).
     pub locations: bool,
+    /// Operator-set priorities by skill name (higher ranks first; missing
+    /// is 0): ranked after pinned skills and before relevance. From
+    /// `[catalog.priority]` in the config.
+    pub priorities: BTreeMap<String, i64>,
+    /// Recent use by skill name (activations; higher ranks first, missing
+    /// is 0): ranked after relevance and before scope. A host fills it from
+    /// what its sessions activated.
+    pub uses: HashMap<String, u64>,
+    /// How the model finds skills the budget left out, for the closing
+    /// line (`N more skills are not listed; <hint>.`), e.g. "find them with
+    /// the `search_skills` tool". Without it the line only gives the count.
+    pub unlisted_hint: Option<String>,
 }
 
 impl Default for CatalogOptions {
@@ -76,6 +89,9 @@ impl Default for CatalogOptions {
             budget: None,
             floor_chars: CATALOG_DESCRIPTION_FLOOR_CHARS,
             locations: true,
+            priorities: BTreeMap::new(),
+            uses: HashMap::new(),
+            unlisted_hint: None,
         }
     }
 }

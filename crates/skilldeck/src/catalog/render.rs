@@ -61,23 +61,27 @@ where
             });
             continue;
         }
-        items.push(Item::new(
-            skill,
-            input,
-            format,
-            relevance,
-            options.locations,
-        ));
+        let mut item = Item::new(skill, input, format, relevance, options.locations);
+        if !options.priorities.is_empty() {
+            item.priority = options.priorities.get(&skill.name).copied().unwrap_or(0);
+        }
+        if !options.uses.is_empty() {
+            item.uses = options.uses.get(&skill.name).copied().unwrap_or(0);
+        }
+        items.push(item);
     }
 
-    // Rank order: pinned first, then relevance, scope, name, input order.
+    // Rank order: pinned first, then priority, relevance, recent use,
+    // scope, name, input order.
     // The keys sit side by side (no pointer chasing per comparison).
     let mut keys: Vec<RankKey<'a>> = items
         .iter()
         .enumerate()
         .map(|(i, item)| RankKey {
             unpinned: !item.pinned(),
+            priority: std::cmp::Reverse(item.priority),
             score: std::cmp::Reverse(total_order(item.score())),
+            uses: std::cmp::Reverse(item.uses),
             scope: item.skill.scope,
             name: &item.skill.name,
             input: item.input,
@@ -132,6 +136,7 @@ where
                 floor,
                 costs: items.iter().map(|_| Cost::default()).collect(),
                 scratch: String::new(),
+                hint: options.unlisted_hint.as_deref(),
             };
             planner.fit(budget.limit(), &ranked, &output, &mut views)
         }

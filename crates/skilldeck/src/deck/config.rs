@@ -109,6 +109,10 @@ pub struct CatalogConfig {
     pub budget_tokens: Option<usize>,
     /// Tokenizer for token budgets (`o200k_base` by default, or `cl100k_base`).
     pub encoding: Option<String>,
+    /// `[catalog.priority]`: skill name to priority (higher ranks first
+    /// when the budget cannot list every skill; default 0).
+    #[serde(default)]
+    pub priority: BTreeMap<String, i64>,
 }
 
 /// `[cache]`.
@@ -250,6 +254,7 @@ impl CatalogOptions {
         Ok(CatalogOptions {
             format,
             budget,
+            priorities: config.priority.clone(),
             ..CatalogOptions::default()
         })
     }
