@@ -80,3 +80,16 @@ impl HostOptions {
         Ok(options)
     }
 }
+
+impl HostOptions {
+    /// The catalog a host built with these options puts in the
+    /// `activate_skill` description: the served skills of `deck` under
+    /// [`HostOptions::tool_catalog`] (its explanation is what `skilldeck
+    /// doctor` reports).
+    pub fn render_tool_catalog<'d>(
+        &self,
+        deck: &'d skilldeck::Deck,
+    ) -> Result<skilldeck::Catalog<'d>, skilldeck::Error> {
+        skilldeck::render_catalog(crate::rules::served(deck), &self.tool_catalog, None)
+    }
+}

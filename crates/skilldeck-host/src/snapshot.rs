@@ -41,8 +41,7 @@ impl Snapshot {
         options: Arc<HostOptions>,
     ) -> Result<Snapshot, skilldeck::Error> {
         let served: Vec<&Skill> = rules::served(&deck).collect();
-        let catalog =
-            skilldeck::render_catalog(served.iter().copied(), &options.tool_catalog, None)?;
+        let catalog = options.render_tool_catalog(&deck)?;
         let model_names: Vec<String> = served
             .iter()
             .filter(|s| rules::is_model_invocable(s))
