@@ -14,6 +14,7 @@ use crate::render;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The skill's name.
+    #[arg(add = crate::context::skill_names())]
     name: String,
     /// Arguments: `$ARGUMENTS` is all of them, `$0`, `$1`, ... each one.
     /// Words are joined shell-quoted, so `a "b c"` gives `$1` = `b c`.

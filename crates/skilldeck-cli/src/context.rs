@@ -1,15 +1,41 @@
-//! What every deck-using command shares: the config, the roots, the deck.
+//! What every deck-using command shares: the skill-source options, the
+//! config, the roots, the deck.
 
 use std::path::PathBuf;
 
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use skilldeck::{Config, Deck, DiscoveryOptions, Severity};
 
 use crate::error::CliError;
+
+/// Where skills and settings come from: declared once, flattened into the
+/// commands that discover skills.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Skill sources")]
+pub struct DeckArgs {
+    /// Config file (default: ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Search only this skill root (repeatable); replaces the default roots
+    /// (project, user, bundled). Config `roots` and `[[skill]]` entries stay.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+
+    /// Use the on-disk metadata index (also `[discovery] index = true`): a
+    /// second run skips reading unchanged SKILL.md files.
+    #[arg(long)]
+    pub index: bool,
+}
 
 /// The loaded config and the `--root` override.
 pub struct Context {
     /// The config file (or defaults).
     pub config: Config,
+    /// The config file read, if any.
+    pub config_path: Option<PathBuf>,
+    /// The `--config` given, if any.
+    pub config_flag: Option<PathBuf>,
     /// `--root` folders; empty means the default roots.
     pub roots: Vec<PathBuf>,
     /// The current folder.
@@ -17,12 +43,25 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn new(config: Config, roots: Vec<PathBuf>) -> Result<Self, CliError> {
+    /// Reads the config the options name (or the default one).
+    pub fn new(args: &DeckArgs) -> Result<Self, CliError> {
+        let found = Config::discover(args.config.as_deref())?;
+        let (config_path, mut config) = match found {
+            Some((path, config)) => (Some(path), config),
+            None => (None, Config::default()),
+        };
+        config.discovery.index |= args.index;
         let cwd = std::env::current_dir().map_err(|e| CliError::Io {
             path: PathBuf::from("."),
             source: e,
         })?;
-        Ok(Context { config, roots, cwd })
+        Ok(Context {
+            config,
+            config_path,
+            config_flag: args.config.clone(),
+            roots: args.roots.clone(),
+            cwd,
+        })
     }
 
     /// Discovery options from the config and flags.
@@ -38,7 +77,7 @@ impl Context {
     /// freed skill by skill just before exit (10,000 skills are ~200,000
     /// allocations; the OS reclaims them at once).
     pub fn deck(&self) -> &'static Deck {
-        let deck = skilldeck::discover(&self.discovery_options());
+        let deck = self.quiet_deck();
         for d in deck.diagnostics() {
             if d.severity == Severity::Error {
                 eprintln!("skipped: {d}");
@@ -51,6 +90,27 @@ impl Context {
                 if shadowed == 1 { "" } else { "s" }
             );
         }
-        Box::leak(Box::new(deck))
+        deck
     }
+
+    /// Discovers the deck without reporting anything.
+    pub fn quiet_deck(&self) -> &'static Deck {
+        Box::leak(Box::new(skilldeck::discover(&self.discovery_options())))
+    }
+}
+
+/// Shell completion of a skill name: the skills discovered from the
+/// current folder with the default config (options typed on the same line
+/// are not seen by the completer).
+pub fn skill_names() -> ArgValueCandidates {
+    ArgValueCandidates::new(|| {
+        let Ok(ctx) = Context::new(&DeckArgs::default()) else {
+            return Vec::new();
+        };
+        ctx.quiet_deck()
+            .skills()
+            .iter()
+            .map(|s| CompletionCandidate::new(s.name.as_str()))
+            .collect()
+    })
 }

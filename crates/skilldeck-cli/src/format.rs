@@ -1,6 +1,9 @@
-//! The one output format type of the commands. Each command accepts the
-//! subset it can write ([`Format::parser`]): another value is a usage
-//! error listing the accepted ones.
+//! The one output format type of the commands, with one vocabulary:
+//! `text` (for people: tables, rustc-style diagnostics), `markdown`, `json`
+//! and `raw`. Older names stay accepted as aliases (`table` and `human` for
+//! `text`, `md` for `markdown`). Each command accepts the subset it can
+//! write ([`Format::parser`]): another value is a usage error listing the
+//! accepted ones.
 
 use clap::ValueEnum;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -8,20 +11,21 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 /// How a command writes its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Aligned columns (`list`, `search`).
-    Table,
+    /// For people: aligned columns (`list`, `search`, `doctor`),
+    /// rustc-style diagnostics with source lines (`validate`).
+    #[value(alias = "table", alias = "human")]
+    Text,
     /// JSON (every command; the schema is the command's).
     Json,
     /// The bytes as they are (`read`).
     Raw,
     /// Markdown (`show`).
-    Md,
-    /// rustc-style diagnostics with source lines (`validate`).
-    Human,
+    #[value(alias = "md")]
+    Markdown,
 }
 
 impl Format {
-    /// A parser accepting only `accepted`.
+    /// A parser accepting only `accepted` (and their aliases).
     pub fn parser(accepted: &'static [Format]) -> impl TypedValueParser<Value = Format> {
         PossibleValuesParser::new(accepted.iter().filter_map(ValueEnum::to_possible_value))
             .try_map(|s| <Format as ValueEnum>::from_str(&s, false))
@@ -30,9 +34,9 @@ impl Format {
 
 /// `read`: raw (default) or json.
 pub const READ: &[Format] = &[Format::Raw, Format::Json];
-/// `search` and `list`: table (default) or json.
-pub const TABLE: &[Format] = &[Format::Table, Format::Json];
-/// `show`: md (default) or json.
-pub const SHOW: &[Format] = &[Format::Md, Format::Json];
-/// `validate`: human (default) or json.
-pub const VALIDATE: &[Format] = &[Format::Human, Format::Json];
+/// `search`, `list`, `doctor`: text (default) or json.
+pub const TABLE: &[Format] = &[Format::Text, Format::Json];
+/// `show`: markdown (default) or json.
+pub const SHOW: &[Format] = &[Format::Markdown, Format::Json];
+/// `validate`: text (default) or json.
+pub const VALIDATE: &[Format] = &[Format::Text, Format::Json];

@@ -17,7 +17,7 @@ const DESCRIPTION_COLUMN: usize = 72;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output format.
-    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "table")]
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
     /// List the skills that lost to a same-named skill of higher precedence.
     #[arg(long)]

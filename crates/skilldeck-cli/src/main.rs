@@ -2,6 +2,7 @@
 
 mod activate;
 mod context;
+mod doctor;
 mod error;
 mod exit;
 mod format;
@@ -15,29 +16,23 @@ mod serve;
 mod show;
 mod validate;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::context::{Context, DeckArgs};
+
 /// Agent Skills engine: validate, scaffold and serve SKILL.md skills.
 #[derive(Debug, Parser)]
-#[command(name = "skilldeck", version, about, propagate_version = true)]
+#[command(
+    name = "skilldeck",
+    version,
+    about,
+    propagate_version = true,
+    after_help = "Start with `skilldeck doctor` to see where skills are looked for.\n\
+                  Completions with skill names: `source <(COMPLETE=bash skilldeck)` (also zsh, fish, elvish, powershell)."
+)]
 struct Cli {
-    /// Config file (default: ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml).
-    #[arg(long, global = true, value_name = "FILE")]
-    config: Option<PathBuf>,
-
-    /// Search only this skill root (repeatable); replaces the default roots
-    /// (project, user, bundled). Config `roots` and `[[skill]]` entries stay.
-    #[arg(long = "root", global = true, value_name = "DIR")]
-    roots: Vec<PathBuf>,
-
-    /// Use the on-disk metadata index (also `[discovery] index = true`): a
-    /// second run skips reading unchanged SKILL.md files.
-    #[arg(long, global = true)]
-    index: bool,
-
     #[command(subcommand)]
     command: Command,
 }
@@ -45,24 +40,113 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Validate skills against the Agent Skills specification.
-    Validate(validate::Args),
-    /// Create a new skill folder with a valid SKILL.md.
+    #[command(
+        after_help = "Examples:\n  skilldeck validate .agents/skills/pdf-tools\n  \
+                            skilldeck validate -r .agents/skills --strict --format json"
+    )]
+    Validate {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: validate::Args,
+    },
+    /// Create a new skill folder with a SKILL.md to fill in.
+    #[command(
+        after_help = "Examples:\n  skilldeck new pdf-tools                 # in ./.agents/skills\n  \
+                            skilldeck new pdf-tools --dir ~/.agents/skills"
+    )]
     New(new::Args),
     /// List discovered skills.
-    List(list::Args),
+    #[command(
+        after_help = "Examples:\n  skilldeck list\n  skilldeck list --shadowed --root ./skills --format json"
+    )]
+    List {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: list::Args,
+    },
     /// Show one skill: metadata, instructions and files.
-    Show(show::Args),
+    #[command(
+        after_help = "Examples:\n  skilldeck show pdf-tools\n  skilldeck show pdf-tools --format json"
+    )]
+    Show {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: show::Args,
+    },
     /// Print the skill catalog for a system prompt, under a budget.
-    Prompt(prompt::Args),
+    #[command(
+        after_help = "Examples:\n  skilldeck prompt --budget-tokens 2000 --explain\n  \
+                            skilldeck prompt --query \"pdf tables\" --format markdown"
+    )]
+    Prompt {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: prompt::Args,
+    },
     /// Print a skill's instructions with arguments substituted, for a model.
-    Activate(activate::Args),
+    #[command(
+        after_help = "Examples:\n  skilldeck activate pdf-tools report.pdf\n  \
+                            skilldeck activate pdf-tools --conversation c1 --format json"
+    )]
+    Activate {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: activate::Args,
+    },
     /// Read a file of a skill (paths that leave the skill are refused).
-    Read(read::Args),
-    /// Search skills by relevance (BM25 over names and descriptions).
-    Search(search::Args),
+    #[command(
+        after_help = "Examples:\n  skilldeck read pdf-tools references/guide.md\n  \
+                            skilldeck read pdf-tools scripts/extract.py --format json"
+    )]
+    Read {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: read::Args,
+    },
+    /// Search skills by relevance (BM25 over names and descriptions), or by
+    /// a misspelled name.
+    #[command(after_help = "Examples:\n  skilldeck search \"pdf tables\"\n  \
+                            skilldeck search changlog --scope project --format json")]
+    Search {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: search::Args,
+    },
     /// Serve the skills to MCP clients (stdio, or streamable HTTP with --http).
-    Serve(serve::Args),
-    /// Print shell completions.
+    #[command(
+        after_help = "Examples:\n  claude mcp add skilldeck -- skilldeck serve\n  \
+                            skilldeck serve --http 127.0.0.1:8765 --root ~/team-skills"
+    )]
+    Serve {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: serve::Args,
+    },
+    /// Explain where skills come from: roots, config files, what was
+    /// loaded, skipped, shadowed or excluded, and the catalog's size.
+    #[command(
+        after_help = "Examples:\n  skilldeck doctor\n  skilldeck doctor --root ./skills --format json"
+    )]
+    Doctor {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: doctor::Args,
+    },
+    /// Print static shell completions (for completions with skill names,
+    /// use `COMPLETE=SHELL skilldeck`: see the README).
+    #[command(
+        after_help = "Examples:\n  skilldeck completions bash > ~/.local/share/bash-completion/completions/skilldeck\n  \
+                            source <(COMPLETE=bash skilldeck)   # dynamic: completes skill names too"
+    )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
@@ -70,6 +154,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash skilldeck` prints the shell's registration script;
+    // the shell then calls back here to complete a command line.
+    clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
@@ -83,22 +170,17 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, error::CliError> {
-    let config = skilldeck::Config::discover(cli.config.as_deref())?
-        .map(|(_, c)| c)
-        .unwrap_or_default();
-    let mut config = config;
-    config.discovery.index |= cli.index;
-    let ctx = context::Context::new(config, cli.roots)?;
     match cli.command {
-        Command::Validate(args) => validate::run(&args, &ctx.config),
-        Command::New(args) => new::run(&args, &ctx.config),
-        Command::List(args) => list::run(&args, &ctx),
-        Command::Show(args) => show::run(&args, &ctx),
-        Command::Read(args) => read::run(&args, &ctx),
-        Command::Activate(args) => activate::run(&args, &ctx),
-        Command::Prompt(args) => prompt::run(&args, &ctx),
-        Command::Search(args) => search::run(&args, &ctx),
-        Command::Serve(args) => serve::run(&args, &ctx),
+        Command::Validate { deck, args } => validate::run(&args, &Context::new(&deck)?.config),
+        Command::New(args) => new::run(&args, &Context::new(&DeckArgs::default())?),
+        Command::List { deck, args } => list::run(&args, &Context::new(&deck)?),
+        Command::Show { deck, args } => show::run(&args, &Context::new(&deck)?),
+        Command::Read { deck, args } => read::run(&args, &Context::new(&deck)?),
+        Command::Activate { deck, args } => activate::run(&args, &Context::new(&deck)?),
+        Command::Prompt { deck, args } => prompt::run(&args, &Context::new(&deck)?),
+        Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
+        Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
+        Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use skilldeck::{Config, Error, NameCharset};
+use skilldeck::{Error, NameCharset};
 
+use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 
@@ -11,24 +12,42 @@ use crate::exit;
 pub struct Args {
     /// The skill's name (lowercase letters, digits and '-').
     name: String,
-    /// Folder to create the skill in.
-    #[arg(long, default_value = ".")]
-    dir: PathBuf,
+    /// Folder to create the skill in (default: the project root
+    /// `.agents/skills` of the current folder, created if missing).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
     /// Restrict the name to a-z, 0-9 and '-'.
     #[arg(long)]
     ascii_names: bool,
 }
 
-pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
-    let mut charset = config.validation_options().charset;
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let mut charset = ctx.config.validation_options().charset;
     if args.ascii_names {
         charset = NameCharset::Ascii;
     }
-    Ok(match skilldeck::new_skill(&args.dir, &args.name, charset) {
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| ctx.cwd.join(skilldeck::deck::PROJECT_ROOT_NAMES[0]));
+    Ok(match skilldeck::new_skill(&dir, &args.name, charset) {
         Ok(path) => {
             println!("created {}", path.join("SKILL.md").display());
+            if !ctx.discovery_options().searches(&dir) {
+                eprintln!(
+                    "warning: {} is not a folder skilldeck searches, so `skilldeck show {}` will not find it",
+                    dir.display(),
+                    args.name
+                );
+                eprintln!(
+                    "  = help: pass `--root {}` to the commands, or add `roots = [\"{}\"]` to skilldeck.toml",
+                    dir.display(),
+                    dir.display()
+                );
+            }
             println!(
-                "next: edit its description, then run `skilldeck validate {}`",
+                "next: replace every `{}` in it, then run `skilldeck validate {}`",
+                skilldeck::SCAFFOLD_PLACEHOLDER,
                 path.display()
             );
             exit::OK

@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long)]
     bodies: bool,
     /// Output format.
-    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "table")]
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
 }
 
@@ -54,6 +54,12 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         query = query.require(word.as_str());
     }
     let hits = index.search(&query);
+    // Nothing relevant: perhaps a misspelled name.
+    let suggestions = if hits.is_empty() {
+        skilldeck::suggest(&args.query, deck.skills().iter().map(|s| s.name.as_str()))
+    } else {
+        Vec::new()
+    };
     let mut out = render::stdout();
     match args.format {
         Format::Json => render::write_json(&mut out, &hits)?,
@@ -61,6 +67,13 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         _ => {
             if hits.is_empty() {
                 eprintln!("no skill matches '{}'", args.query);
+                if !suggestions.is_empty() {
+                    eprintln!("skills with a similar name:");
+                }
+                for name in &suggestions {
+                    let description = deck.get(name).map_or("", |s| s.description.as_str());
+                    writeln!(out, "{name}  {}", truncate(description, 64))?;
+                }
             }
             let name_w = hits
                 .iter()

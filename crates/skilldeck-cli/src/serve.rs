@@ -1,6 +1,7 @@
 //! `skilldeck serve`: the MCP server (see the `skilldeck-mcp` crate) over
 //! stdio, or streamable HTTP with `--http`.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -61,7 +62,12 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         options.reload = None;
     }
     let result = match args.http {
-        None => skilldeck_mcp::serve_stdio(options),
+        None => {
+            if std::io::stderr().is_terminal() {
+                eprintln!("{}", waiting_line(ctx));
+            }
+            skilldeck_mcp::serve_stdio(options)
+        }
         Some(addr) => {
             let mut http = HttpOptions::new(addr);
             http.token_file = args.token_file.clone();
@@ -72,4 +78,26 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     };
     result?;
     Ok(exit::OK)
+}
+
+/// The one line a person at a terminal sees: the server is up and waits
+/// for a client on stdin (without it, `serve` looks like a hang).
+fn waiting_line(ctx: &Context) -> String {
+    let deck = ctx.quiet_deck();
+    let roots: Vec<String> = deck
+        .roots()
+        .iter()
+        .filter(|r| r.used && r.found > 0)
+        .map(|r| r.path.display().to_string())
+        .collect();
+    let from = if roots.is_empty() {
+        "no root".to_owned()
+    } else {
+        roots.join(", ")
+    };
+    format!(
+        "serving {} skill{} from {from} over stdio; waiting for an MCP client (Ctrl-C to stop)",
+        deck.len(),
+        if deck.len() == 1 { "" } else { "s" }
+    )
 }

@@ -12,9 +12,10 @@ use crate::render;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The skill's name.
+    #[arg(add = crate::context::skill_names())]
     name: String,
     /// Output format.
-    #[arg(long, value_parser = Format::parser(format::SHOW), default_value = "md")]
+    #[arg(long, value_parser = Format::parser(format::SHOW), default_value = "markdown")]
     format: Format,
 }
 

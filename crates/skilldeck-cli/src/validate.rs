@@ -35,7 +35,7 @@ pub struct Args {
     #[arg(short, long)]
     recursive: bool,
     /// Output format.
-    #[arg(long, value_parser = Format::parser(format::VALIDATE), default_value = "human")]
+    #[arg(long, value_parser = Format::parser(format::VALIDATE), default_value = "text")]
     format: Format,
 }
 

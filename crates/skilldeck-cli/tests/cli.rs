@@ -199,13 +199,23 @@ fn config_unknown_key_names_file_and_line() {
 }
 
 #[test]
-fn new_scaffolds_a_skill_that_validates_strictly() {
+fn new_scaffolds_a_skill_that_validates_strictly_once_its_placeholders_are_replaced() {
     let tmp = tempfile::tempdir().unwrap();
     let o = skilldeck(&["new", "pdf-tools", "--dir", "skills"], tmp.path());
     assert_eq!(o.status.code(), Some(0), "{:?}", o);
     let dir = tmp.path().join("skills/pdf-tools");
     assert!(dir.join("references").is_dir());
     assert!(dir.join("scripts").is_dir());
+    let text = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    let start = text.find("description:").unwrap();
+    let end = text.find("license:").unwrap();
+    let text = format!(
+        "{}description: Fills PDF forms. Use when the user asks to fill a PDF form.\n{}",
+        &text[..start],
+        &text[end..]
+    )
+    .replace("TODO: ", "");
+    std::fs::write(dir.join("SKILL.md"), text).unwrap();
     let o = skilldeck(&["validate", "--strict", "skills/pdf-tools"], tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(
@@ -231,7 +241,7 @@ fn new_refuses_to_overwrite() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("taken")).unwrap();
     std::fs::write(tmp.path().join("taken/notes.txt"), "mine").unwrap();
-    let o = skilldeck(&["new", "taken"], tmp.path());
+    let o = skilldeck(&["new", "taken", "--dir", "."], tmp.path());
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         std::fs::read_to_string(tmp.path().join("taken/notes.txt")).unwrap(),

@@ -93,3 +93,34 @@ fn tool_catalog(mut catalog: CatalogOptions) -> CatalogOptions {
 
 /// The closing line's hint in the tool description.
 pub const UNLISTED_HINT: &str = "find them with the `search_skills` tool";
+
+impl HostOptions {
+    /// The catalog a host built with these options puts in the
+    /// `activate_skill` description: the served skills of `deck` under
+    /// [`HostOptions::tool_catalog`] (its explanation is what `skilldeck
+    /// doctor` reports).
+    pub fn render_tool_catalog<'d>(
+        &self,
+        deck: &'d skilldeck::Deck,
+    ) -> Result<skilldeck::Catalog<'d>, skilldeck::Error> {
+        self.render_tool_catalog_ranked(deck, &std::collections::HashMap::new())
+    }
+
+    /// [`HostOptions::render_tool_catalog`], ranking by recent use too
+    /// (`uses`: activations by skill name), so when the budget cannot list
+    /// every skill the ones in use keep their place.
+    pub fn render_tool_catalog_ranked<'d>(
+        &self,
+        deck: &'d skilldeck::Deck,
+        uses: &std::collections::HashMap<String, u64>,
+    ) -> Result<skilldeck::Catalog<'d>, skilldeck::Error> {
+        if uses.is_empty() {
+            return skilldeck::render_catalog(crate::rules::served(deck), &self.tool_catalog, None);
+        }
+        let ranked = CatalogOptions {
+            uses: uses.clone(),
+            ..self.tool_catalog.clone()
+        };
+        skilldeck::render_catalog(crate::rules::served(deck), &ranked, None)
+    }
+}

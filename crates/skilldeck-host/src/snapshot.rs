@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use std::collections::HashMap;
 
-use skilldeck::{CatalogOptions, CatalogSummary, Deck, SearchIndex, Skill};
+use skilldeck::{CatalogSummary, Deck, SearchIndex, Skill};
 
 use crate::options::HostOptions;
 use crate::rules;
@@ -58,17 +58,7 @@ impl Snapshot {
         uses: &HashMap<String, u64>,
     ) -> Result<Snapshot, skilldeck::Error> {
         let served: Vec<&Skill> = rules::served(&deck).collect();
-        let ranked;
-        let catalog_options = if uses.is_empty() {
-            &options.tool_catalog
-        } else {
-            ranked = CatalogOptions {
-                uses: uses.clone(),
-                ..options.tool_catalog.clone()
-            };
-            &ranked
-        };
-        let catalog = skilldeck::render_catalog(served.iter().copied(), catalog_options, None)?;
+        let catalog = options.render_tool_catalog_ranked(&deck, uses)?;
         let summary = catalog.explanation.summary();
         let model_names: Vec<String> = served
             .iter()

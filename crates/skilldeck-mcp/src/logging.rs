@@ -29,9 +29,15 @@ impl std::str::FromStr for LogFormat {
     }
 }
 
+/// The filter without `RUST_LOG`: our INFO lines, and only warnings from
+/// rmcp (its INFO line is a `Debug` dump of the client's initialize
+/// parameters; the server logs the client's name and version instead).
+pub const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
 /// Installs the global subscriber (once per process; a second call fails).
 pub fn init(format: LogFormat) -> Result<(), Error> {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -427,7 +427,11 @@ impl ServerHandler for SkillServer {
         let mut changes = self.engine.subscribe();
         let peer = ctx.peer;
         let session = Arc::clone(&self.session);
-        tracing::info!(%session, "client initialized");
+        let client = peer
+            .peer_info()
+            .map(|p| format!("{} {}", p.client_info.name, p.client_info.version))
+            .unwrap_or_default();
+        tracing::info!(%session, %client, "client initialized");
         tokio::spawn(async move {
             loop {
                 let change = tokio::select! {

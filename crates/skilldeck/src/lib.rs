@@ -39,14 +39,17 @@ pub use catalog::{
     Budget, Catalog, CatalogFormat, CatalogOptions, CatalogSummary, Encoding, Explanation,
     OwnedCatalog, count_tokens, render as render_catalog,
 };
-pub use deck::{Config, Deck, DiscoveryOptions, ExplicitSkill, Root, Shadowed, discover};
+pub use deck::{
+    BundledMode, Config, Deck, DiscoveryOptions, ExplicitSkill, Root, RootReport, Shadowed,
+    discover,
+};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use error::{Error, ResourceProblem};
 pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};
 pub use resources::{
     Resource, ResourceContent, ResourceEntry, ResourceList, list_resources, read_resource,
 };
-pub use scaffold::{new_skill, skill_md_template};
+pub use scaffold::{SCAFFOLD_PLACEHOLDER, new_skill, skill_md_template};
 pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
 pub use skill::{HostFields, Scope, Skill, SkillMode};
 pub use spec::{

@@ -5,14 +5,21 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 use crate::spec::name::{NameCharset, SkillName};
 
-/// The `SKILL.md` written for a new skill.
+/// The marker the scaffold writes where the author must write: the
+/// description and the body's sections start with it. A skill still holding
+/// it is unfinished (the `placeholder-text` lint looks for it).
+pub const SCAFFOLD_PLACEHOLDER: &str = "TODO:";
+
+/// The `SKILL.md` written for a new skill. Every text the author must
+/// replace starts with [`SCAFFOLD_PLACEHOLDER`].
 pub fn skill_md_template(name: &SkillName) -> String {
+    let todo = SCAFFOLD_PLACEHOLDER;
     format!(
         r#"---
 name: {name}
 description: >-
-  Explain in one or two sentences what {name} does. Use when the user asks
-  to ... (name the tasks, file types and keywords that should trigger it).
+  {todo} say in one or two sentences what {name} does and when to use it
+  (the tasks, file types and keywords that should trigger it).
 license: Apache-2.0
 metadata:
   version: "0.1"
@@ -22,24 +29,24 @@ metadata:
 
 ## When to use
 
-- The situations where this skill applies, and the ones where it does not.
+{todo} the situations where this skill applies, and the ones where it does not.
 
 ## Instructions
 
-1. The first step, written as an instruction to the agent.
-2. The next step. Put long reference material in `references/` and
-   scripts the agent can run in `scripts/`, and link them from here.
+{todo} the steps, written as instructions to the agent. Put long reference
+material in `references/` and scripts the agent can run in `scripts/`, and
+link them from here.
 
 ## Examples
 
-Input: a short example request.
-Output: what a good result looks like.
+{todo} a short example request, and what a good result looks like.
 "#
     )
 }
 
 /// Creates `parent/NAME/` with `SKILL.md` and empty `references/` and
-/// `scripts/`. Refuses invalid names and existing folders. The folder is
+/// `scripts/` folders (no placeholder files: they would be served as the
+/// skill's resources). Refuses invalid names and existing folders. The folder is
 /// built under a temporary name and renamed into place, so a failure never
 /// leaves half a skill behind.
 pub fn new_skill(parent: &Path, name: &str, charset: NameCharset) -> Result<PathBuf, Error> {
@@ -55,7 +62,6 @@ pub fn new_skill(parent: &Path, name: &str, charset: NameCharset) -> Result<Path
         std::fs::write(staging.join("SKILL.md"), skill_md_template(&name))?;
         for dir in ["references", "scripts"] {
             std::fs::create_dir(staging.join(dir))?;
-            std::fs::write(staging.join(dir).join(".gitkeep"), "")?;
         }
         Ok(())
     };

@@ -73,8 +73,10 @@ pub struct DiscoveryConfig {
     pub project: bool,
     /// Search user roots (`~/.agents/skills`, ...).
     pub user: bool,
-    /// Include the bundled example skills.
-    pub bundled: bool,
+    /// When the bundled example skills are served (`"fallback"` by
+    /// default: only when no other root has a skill; `true`/`false` mean
+    /// `"always"`/`"never"`).
+    pub bundled: BundledMode,
     /// Deepest folder level searched below each root.
     pub max_depth: usize,
     /// Most folders visited per root.
@@ -89,10 +91,60 @@ impl Default for DiscoveryConfig {
         DiscoveryConfig {
             project: true,
             user: true,
-            bundled: true,
+            bundled: BundledMode::Fallback,
             max_depth: crate::limits::MAX_DISCOVERY_DEPTH,
             max_dirs: crate::limits::MAX_WALK_DIRS,
             index: false,
+        }
+    }
+}
+
+/// `[discovery] bundled`: when the example skills compiled into skilldeck
+/// are served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BundledMode {
+    /// Always, after every other root (`"always"` or `true`).
+    Always,
+    /// Only when no other root has a skill folder (the default): a fresh
+    /// install has something to show, a real library is not mixed with
+    /// examples.
+    #[default]
+    Fallback,
+    /// Never (`"never"` or `false`).
+    Never,
+}
+
+impl BundledMode {
+    /// The config spelling (`always`, `fallback`, `never`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundledMode::Always => "always",
+            BundledMode::Fallback => "fallback",
+            BundledMode::Never => "never",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BundledMode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Flag(bool),
+            Word(String),
+        }
+        match Raw::deserialize(deserializer)? {
+            Raw::Flag(true) => Ok(BundledMode::Always),
+            Raw::Flag(false) => Ok(BundledMode::Never),
+            Raw::Word(w) => match w.as_str() {
+                "always" => Ok(BundledMode::Always),
+                "fallback" => Ok(BundledMode::Fallback),
+                "never" => Ok(BundledMode::Never),
+                other => Err(serde::de::Error::custom(format!(
+                    "unknown bundled mode '{other}' (expected \"always\", \"fallback\", \"never\", true or false)"
+                ))),
+            },
         }
     }
 }
@@ -181,18 +233,29 @@ impl Config {
         Config::parse(&text, path)
     }
 
-    /// Finds the config: `explicit` if given (it must exist), else the first
-    /// of `./skilldeck.toml` and the user config that exists. `Ok(None)` when
-    /// there is none.
-    pub fn discover(explicit: Option<&Path>) -> Result<Option<(PathBuf, Config)>, Error> {
+    /// The files [`Config::discover`] looks at, in order: `explicit` alone
+    /// if given, else `./skilldeck.toml` and the user config
+    /// (`$XDG_CONFIG_HOME/skilldeck/config.toml`). The first that exists is
+    /// read; the others are not.
+    pub fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
         if let Some(path) = explicit {
-            return Config::load(path).map(|c| Some((path.to_path_buf(), c)));
+            return vec![path.to_path_buf()];
         }
         let mut candidates = vec![PathBuf::from(CONFIG_FILE)];
         if let Some(dir) = crate::fs::dirs::config_home() {
             candidates.push(dir.join("skilldeck").join("config.toml"));
         }
-        for path in candidates {
+        candidates
+    }
+
+    /// Finds the config: `explicit` if given (it must exist), else the first
+    /// of `./skilldeck.toml` and the user config that exists (see
+    /// [`Config::candidates`]). `Ok(None)` when there is none.
+    pub fn discover(explicit: Option<&Path>) -> Result<Option<(PathBuf, Config)>, Error> {
+        if let Some(path) = explicit {
+            return Config::load(path).map(|c| Some((path.to_path_buf(), c)));
+        }
+        for path in Config::candidates(None) {
             if path.is_file() {
                 return Config::load(&path).map(|c| Some((path, c)));
             }
@@ -315,7 +378,8 @@ capacity = 64
         );
         assert_eq!(c.skills[0].mode, Some(SkillMode::Pinned));
         assert_eq!(c.modes["helper"], SkillMode::NameOnly);
-        assert!(!c.discovery.user && c.discovery.project && c.discovery.bundled);
+        assert!(!c.discovery.user && c.discovery.project);
+        assert_eq!(c.discovery.bundled, BundledMode::Fallback);
         assert_eq!(c.discovery.max_depth, 3);
         assert_eq!(c.catalog.budget_tokens, Some(2000));
         assert_eq!(c.cache.capacity, Some(64));
@@ -335,6 +399,44 @@ y = \"sometimes\"
             Error::Config { line, .. } => assert_eq!(line, 3),
             other => panic!("{other}"),
         }
+    }
+
+    #[test]
+    fn the_sample_config_in_examples_parses_with_every_section() {
+        let text = include_str!("../../../../examples/skilldeck.toml");
+        let c = Config::parse(text, Path::new("/p/skilldeck.toml")).unwrap();
+        assert_eq!(c.roots, vec![PathBuf::from("vendor/skills")]);
+        assert_eq!(c.skills.len(), 1);
+        assert_eq!(c.modes.len(), 2);
+        assert_eq!(c.discovery.bundled, BundledMode::Fallback);
+        assert_eq!(c.catalog.budget_tokens, Some(8000));
+        assert!(CatalogOptions::from_config(&c.catalog).is_ok());
+        assert_eq!(c.cache.capacity, Some(256));
+        assert_eq!(c.validate.mode, Some(Mode::Strict));
+    }
+
+    #[test]
+    fn bundled_accepts_the_three_modes_and_the_old_booleans() {
+        for (text, mode) in [
+            ("\"always\"", BundledMode::Always),
+            ("\"fallback\"", BundledMode::Fallback),
+            ("\"never\"", BundledMode::Never),
+            ("true", BundledMode::Always),
+            ("false", BundledMode::Never),
+        ] {
+            let c = Config::parse(
+                &format!("[discovery]\nbundled = {text}\n"),
+                Path::new("s.toml"),
+            )
+            .unwrap();
+            assert_eq!(c.discovery.bundled, mode, "{text}");
+        }
+        let err = Config::parse(
+            "[discovery]\nbundled = \"sometimes\"\n",
+            Path::new("s.toml"),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("sometimes"), "{err}");
     }
 
     #[test]

@@ -19,6 +19,22 @@ pub struct Shadowed {
     pub winner_scope: Scope,
 }
 
+/// One root as discovery saw it: the facts `skilldeck doctor` shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RootReport {
+    /// The folder.
+    pub path: PathBuf,
+    /// Its scope.
+    pub scope: Scope,
+    /// It is a folder (a missing default root is skipped quietly).
+    pub exists: bool,
+    /// Skill folders found under it (before shadowing and load errors).
+    pub found: usize,
+    /// False for the bundled root in `fallback` mode when another root had
+    /// a skill folder: its skills were left out.
+    pub used: bool,
+}
+
 /// Discovered skills.
 #[derive(Debug, Default)]
 pub struct Deck {
@@ -28,6 +44,7 @@ pub struct Deck {
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<Diagnostic>,
     index_stats: Option<crate::deck::index::IndexStats>,
+    roots: Vec<RootReport>,
 }
 
 impl Clone for Deck {
@@ -44,6 +61,7 @@ impl Clone for Deck {
             shadowed: self.shadowed.clone(),
             diagnostics: self.diagnostics.clone(),
             index_stats: self.index_stats,
+            roots: self.roots.clone(),
         }
     }
 }
@@ -72,7 +90,20 @@ impl Deck {
             shadowed,
             diagnostics,
             index_stats: None,
+            roots: Vec::new(),
         }
+    }
+
+    /// Records the roots discovery searched.
+    pub fn with_roots(mut self, roots: Vec<RootReport>) -> Self {
+        self.roots = roots;
+        self
+    }
+
+    /// The roots discovery searched, in precedence order (empty for a deck
+    /// not built by discovery).
+    pub fn roots(&self) -> &[RootReport] {
+        &self.roots
     }
 
     /// Records how discovery used the metadata index.

@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::deck::config::BundledMode;
 use crate::deck::config::Config;
-use crate::deck::deck::{Deck, Shadowed};
+use crate::deck::deck::{Deck, RootReport, Shadowed};
 use crate::deck::index::MetadataIndex;
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
@@ -68,6 +69,10 @@ pub struct DiscoveryOptions {
     /// Files changed this recently are not stored in the index
     /// (default `RACY_WINDOW` (2 s)).
     pub index_racy_window: std::time::Duration,
+    /// Roots of scope `bundled` are used only when no other root or
+    /// explicit skill yields a skill folder (`[discovery] bundled =
+    /// "fallback"`); false: always used.
+    pub bundled_fallback: bool,
 }
 
 impl Default for DiscoveryOptions {
@@ -86,6 +91,7 @@ impl Default for DiscoveryOptions {
             modes: BTreeMap::new(),
             index: None,
             index_racy_window: crate::deck::index::RACY_WINDOW,
+            bundled_fallback: false,
         }
     }
 }
@@ -164,7 +170,8 @@ impl DiscoveryOptions {
             scope: Scope::Extra,
             required: true,
         }));
-        if override_roots.is_none() && config.discovery.bundled {
+        options.bundled_fallback = config.discovery.bundled == BundledMode::Fallback;
+        if override_roots.is_none() && config.discovery.bundled != BundledMode::Never {
             // If the bundle cannot be written anywhere, discovery reports it.
             let path =
                 crate::deck::bundled::materialize().unwrap_or_else(|_| PathBuf::from("<bundled>"));
@@ -179,6 +186,20 @@ impl DiscoveryOptions {
             options.use_default_index();
         }
         options
+    }
+
+    /// True when discovery would find a skill folder placed directly in
+    /// `dir`'s child folders: `dir` is one of the roots or inside one,
+    /// within the walk's depth. Paths are compared after resolving symlinks
+    /// where they exist.
+    pub fn searches(&self, dir: &Path) -> bool {
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let dir = real(dir);
+        self.roots.iter().any(|root| {
+            dir.strip_prefix(real(&root.path))
+                // A skill in `dir` is one level deeper than `dir`.
+                .is_ok_and(|rel| rel.components().count() < self.limits.max_depth)
+        })
     }
 
     /// Turns the metadata index on, in its default place for these roots.
@@ -281,6 +302,32 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
     // Precedence is by scope, then by the order roots were given.
     let mut walks = walks;
     walks.sort_by_key(|(i, _)| (options.roots[*i].scope, *i));
+    let mut reports: Vec<RootReport> = options
+        .roots
+        .iter()
+        .map(|root| RootReport {
+            path: root.path.clone(),
+            scope: root.scope,
+            exists: root.path.is_dir(),
+            found: 0,
+            used: true,
+        })
+        .collect();
+    for (i, outcome) in &walks {
+        reports[*i].found = outcome.skills.len();
+    }
+    // Fallback: the bundled examples only when nothing else has a skill.
+    let others_found = !options.explicit.is_empty()
+        || reports
+            .iter()
+            .any(|r| r.scope != Scope::Bundled && r.found > 0);
+    if options.bundled_fallback && others_found {
+        for r in reports.iter_mut().filter(|r| r.scope == Scope::Bundled) {
+            r.used = false;
+        }
+        walks.retain(|(i, _)| options.roots[*i].scope != Scope::Bundled);
+    }
+    reports.sort_by_key(|r| r.scope);
     for (i, outcome) in walks {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);
@@ -369,7 +416,9 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         }
         index_stats = Some(index.stats());
     }
-    Deck::new(skills, shadowed, diagnostics).with_index_stats(index_stats)
+    Deck::new(skills, shadowed, diagnostics)
+        .with_index_stats(index_stats)
+        .with_roots(reports)
 }
 
 fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {

@@ -13,10 +13,10 @@ pub(crate) mod index;
 
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
 pub use config::{
-    CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig, ExplicitSkillConfig,
-    MAX_CONFIG_BYTES, ValidateConfig,
+    BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
+    ExplicitSkillConfig, MAX_CONFIG_BYTES, ValidateConfig,
 };
-pub use deck::{Deck, Shadowed};
+pub use deck::{Deck, RootReport, Shadowed};
 pub use discovery::{
     DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots, user_roots,
     user_roots_for,
