@@ -2,7 +2,6 @@
 //! stdio, or streamable HTTP with `--http`.
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use skilldeck::{Budget, Encoding};
@@ -14,10 +13,10 @@ use crate::exit;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8765) at /mcp,
-    /// instead of stdio.
+    /// Serve streamable HTTP on this address (e.g. localhost:8765 or
+    /// 127.0.0.1:8765) at /mcp, instead of stdio.
     #[arg(long, value_name = "ADDR")]
-    http: Option<SocketAddr>,
+    http: Option<String>,
     /// A file whose first line is the bearer token HTTP clients must send
     /// (`Authorization: Bearer <token>`); required off loopback.
     #[arg(long, value_name = "FILE", requires = "http")]
@@ -61,14 +60,15 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     if args.no_watch {
         options.reload = None;
     }
-    let result = match args.http {
+    let result = match args.http.as_deref() {
         None => {
             if std::io::stderr().is_terminal() {
                 eprintln!("{}", waiting_line(ctx));
             }
             skilldeck_mcp::serve_stdio(options)
         }
-        Some(addr) => {
+        Some(text) => {
+            let addr = skilldeck_mcp::options::resolve_listen_address(text)?;
             let mut http = HttpOptions::new(addr);
             http.token_file = args.token_file.clone();
             http.allowed_hosts = args.allowed_hosts.clone();

@@ -7,6 +7,7 @@
 //! The host has no notification channel: [`Host::reload`] says whether the
 //! catalog changed, and the face tells its clients.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -65,6 +66,7 @@ pub struct Host {
     /// Activations by skill name since the host started (first per
     /// session): the catalog's recent-use signal at the next rebuild.
     uses: Mutex<HashMap<String, u64>>,
+    hidden_folders: Vec<(String, String)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -73,7 +75,69 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// When `options` hide paths: each root's folder (as configured and
+/// resolved) with the text it becomes in answers (`""`: paths in it become
+/// relative to it), and each explicit skill's folder (it becomes the
+/// skill's name), longest first so a folder inside another is replaced
+/// whole.
+fn hidden_folders(options: &HostOptions) -> Vec<(String, String)> {
+    if options.expose_paths {
+        return Vec::new();
+    }
+    let discovery = &options.discovery;
+    let folders = discovery
+        .roots
+        .iter()
+        .map(|r| (r.path.clone(), String::new()))
+        .chain(
+            discovery
+                .explicit
+                .iter()
+                .map(|e| (e.path.clone(), format!("{}/", e.name))),
+        );
+    let mut hidden = Vec::new();
+    for (folder, replacement) in folders {
+        let resolved = std::fs::canonicalize(&folder).ok();
+        // Only absolute forms: a relative root's name may be any word.
+        let forms = std::iter::once(folder).chain(resolved);
+        for form in forms.filter(|f| f.is_absolute()) {
+            let text = form.to_string_lossy().trim_end_matches('/').to_owned();
+            if text.len() > 1 {
+                hidden.push((format!("{text}/"), replacement.clone()));
+                hidden.push((text, replacement.trim_end_matches('/').to_owned()));
+            }
+        }
+    }
+    hidden.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+    hidden.dedup();
+    hidden
+}
+
 impl Host {
+    /// `text` as a client may see it: unchanged when the host exposes paths
+    /// ([`HostOptions::expose_paths`]); else every root's folder is cut
+    /// from the paths in it (`/srv/skills/pdf/SKILL.md` becomes
+    /// `pdf/SKILL.md`) and an explicit skill's folder becomes its name.
+    /// Errors that quote a skill's file (a skipped skill's diagnostic) pass
+    /// through this before they reach a remote client.
+    pub fn hide_paths<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.hidden_folders.is_empty()
+            || !self
+                .hidden_folders
+                .iter()
+                .any(|(folder, _)| text.contains(folder.as_str()))
+        {
+            return Cow::Borrowed(text);
+        }
+        let mut out = text.to_owned();
+        for (folder, replacement) in &self.hidden_folders {
+            if out.contains(folder.as_str()) {
+                out = out.replace(folder.as_str(), replacement);
+            }
+        }
+        Cow::Owned(out)
+    }
+
     /// Discovers the deck and builds the first snapshot.
     pub fn new(options: HostOptions) -> Result<Host, skilldeck::Error> {
         let deck = skilldeck::discover(&options.discovery);
@@ -86,12 +150,13 @@ impl Host {
         let options = Arc::new(options);
         let snapshot = Snapshot::build(deck, 0, Arc::clone(&options))?;
         Ok(Host {
-            cache: Mutex::new(ContentCache::with_options(options.cache)),
+            cache: Mutex::new(ContentCache::with_options(options.cache_options())),
             manifest: Manifest::new(options.digest_cache_entries),
             current: RwLock::new(Arc::new(snapshot)),
             tracker: SharedActivationTracker::default(),
             sessions: AtomicU64::new(0),
             uses: Mutex::new(HashMap::new()),
+            hidden_folders: hidden_folders(&options),
             options,
         })
     }

@@ -12,7 +12,8 @@
 //!   [`ConversationStore`] on disk, one [`ActivationLog`] trait);
 //! - the agent tools as data ([`tools`]): specs, handlers, typed outputs
 //!   and errors;
-//! - the per-file `sha256:` [`manifest`] of a skill.
+//! - the per-file `sha256:` [`manifest`] of a skill;
+//! - what to watch for hot reload, missing roots included ([`watch`]).
 //!
 //! Synchronous and runtime-free: no async runtime, no protocol SDK.
 //! Messages about skills (unknown, turned off) come from the core's
@@ -32,6 +33,7 @@ mod snapshot;
 mod tool_error;
 pub mod tools;
 mod tracker;
+pub mod watch;
 
 pub use activation_log::ActivationLog;
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
@@ -47,3 +49,4 @@ pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };
+pub use watch::{Relevance, WatchPlan, WatchTarget};

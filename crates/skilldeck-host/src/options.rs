@@ -42,9 +42,23 @@ pub struct HostOptions {
     pub max_search_results: usize,
     /// See [`DIGEST_CACHE_ENTRIES`].
     pub digest_cache_entries: usize,
+    /// Answers may name the host's folders (the skill directory in an
+    /// activation, `${SKILL_DIR}`). True for a local client sharing the
+    /// host's files (stdio, the CLI); false for remote clients (HTTP),
+    /// which read files with `read_skill_resource` and must not learn the
+    /// host's folder layout.
+    pub expose_paths: bool,
 }
 
 impl HostOptions {
+    /// The activation cache's options with [`HostOptions::expose_paths`]
+    /// applied (a host that hides paths never renders the skill's folder).
+    pub fn cache_options(&self) -> ContentCacheOptions {
+        let mut cache = self.cache;
+        cache.activation.show_skill_dir &= self.expose_paths;
+        cache
+    }
+
     /// Defaults around the given discovery options: an xml catalog of at
     /// most [`DEFAULT_TOOL_CATALOG_CHARS`], every limit at its constant.
     pub fn new(discovery: DiscoveryOptions) -> Self {
@@ -59,6 +73,7 @@ impl HostOptions {
             default_search_results: DEFAULT_SEARCH_RESULTS,
             max_search_results: MAX_SEARCH_RESULTS,
             digest_cache_entries: DIGEST_CACHE_ENTRIES,
+            expose_paths: true,
         }
     }
 

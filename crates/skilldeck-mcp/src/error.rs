@@ -20,6 +20,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The address to listen on could not be parsed or resolved.
+    #[error("cannot listen on '{text}': {message}")]
+    Address {
+        /// The address as given.
+        text: String,
+        /// Why.
+        message: String,
+    },
     /// The token file could not be read, or holds no token.
     #[error("token file {path}: {message}")]
     TokenFile {

@@ -88,6 +88,40 @@ impl ServeOptions {
     }
 }
 
+/// The address `text` (`127.0.0.1:8765`, `[::1]:8765`, `localhost:8765`,
+/// `host.example:8765`) names, to listen on. A host name is resolved; of
+/// the addresses it resolves to, the first loopback one is taken (IPv4
+/// before IPv6, so `localhost` means `127.0.0.1` wherever it resolves to
+/// both), else the first (which [`crate::serve_http`] refuses without a
+/// token unless it is loopback).
+pub fn resolve_listen_address(text: &str) -> Result<SocketAddr, crate::error::Error> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let fail = |message: String| crate::error::Error::Address {
+        text: text.to_owned(),
+        message,
+    };
+    if !text.contains(':') {
+        return Err(fail(
+            "expected HOST:PORT (e.g. localhost:8765 or 127.0.0.1:8765)".to_owned(),
+        ));
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(text)
+        .map_err(|e| fail(e.to_string()))?
+        .collect();
+    let loopback = |v4: bool| {
+        addrs
+            .iter()
+            .find(|a| a.ip().is_loopback() && a.is_ipv4() == v4)
+            .copied()
+    };
+    loopback(true)
+        .or_else(|| loopback(false))
+        .or_else(|| addrs.first().copied())
+        .ok_or_else(|| fail("the name resolves to no address".to_owned()))
+}
+
 /// The streamable HTTP transport's settings.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {

@@ -1,6 +1,9 @@
 //! Hot reload: every root is watched (`notify`, events debounced for
-//! [`crate::options::RELOAD_DEBOUNCE`]). A batch of events is sorted into
-//! what clients must hear:
+//! [`crate::options::RELOAD_DEBOUNCE`]); what to watch, a root that does
+//! not exist yet included, is the host's rule
+//! ([`skilldeck_host::watch::plan`]): this module maps it onto `notify`
+//! and re-plans when a folder on the way to a missing root appears, or a
+//! root vanishes. A batch of events is sorted into what clients must hear:
 //!
 //! - a `SKILL.md`, or any folder or file appearing, disappearing or moving:
 //!   the deck is discovered again; only when the catalog changed is the new
@@ -15,29 +18,56 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
+use skilldeck_host::{Relevance, WatchPlan, WatchTarget};
+
 use crate::engine::{Engine, Snapshot};
 use crate::error::Error;
 
-/// Keeps the watch alive; dropping it stops reloading.
+/// Keeps the watch alive; dropping it stops reloading (the worker thread
+/// ends when the debouncer, and with it the event channel, is dropped).
 pub struct Watcher {
-    _debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
-    /// The folders watched.
-    pub watched: Vec<PathBuf>,
+    state: Arc<Mutex<WatchState>>,
+}
+
+/// The debouncer and what it watches now.
+struct WatchState {
+    debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    plan: WatchPlan,
+    watched: Vec<WatchTarget>,
+}
+
+impl Watcher {
+    /// The folders watched now (recursively or not).
+    pub fn watched(&self) -> Vec<WatchTarget> {
+        lock(&self.state).watched.clone()
+    }
 }
 
 impl std::fmt::Debug for Watcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watcher")
-            .field("watched", &self.watched)
+            .field("watched", &self.watched())
             .finish()
     }
+}
+
+fn lock(m: &Mutex<WatchState>) -> MutexGuard<'_, WatchState> {
+    // Every critical section leaves the state consistent.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the debouncer hands the worker.
+enum Message {
+    Events(Vec<notify::Event>),
+    /// Events may have been lost.
+    Errors,
 }
 
 /// What a batch of file events means.
@@ -117,70 +147,137 @@ pub fn apply(engine: &Engine, batch: &Batch) {
     );
 }
 
-/// The folders to watch: each root that exists (resolved), and each
-/// explicit skill's folder.
-pub fn watch_list(engine: &Engine) -> Vec<PathBuf> {
-    let discovery = &engine.options().discovery;
-    let mut dirs: Vec<PathBuf> = discovery
-        .roots
-        .iter()
-        .map(|r| r.path.clone())
-        .chain(discovery.explicit.iter().map(|e| e.path.clone()))
-        .filter_map(|p| std::fs::canonicalize(&p).ok())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    // A folder inside another watched folder is covered by it.
-    let all = dirs.clone();
-    dirs.retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
-    dirs
+/// Brings the watches in line with the host's [`skilldeck_host::watch::plan`]
+/// for the engine's roots; true when what is watched changed (a root
+/// appeared or vanished).
+fn update_watches(engine: &Engine, state: &mut WatchState) -> bool {
+    let plan = skilldeck_host::watch::plan(&engine.options().discovery);
+    let wanted = plan.targets.clone();
+    state.plan = plan;
+    if wanted == state.watched {
+        return false;
+    }
+    for old in &state.watched {
+        if !wanted.contains(old) {
+            // The kernel may have dropped it already (the folder is gone).
+            let _ = state.debouncer.unwatch(&old.path);
+        }
+    }
+    let mut watched = Vec::with_capacity(wanted.len());
+    for target in wanted {
+        if state.watched.contains(&target) {
+            watched.push(target);
+            continue;
+        }
+        let mode = if target.recursive {
+            RecursiveMode::Recursive
+        } else {
+            RecursiveMode::NonRecursive
+        };
+        match state.debouncer.watch(&target.path, mode) {
+            Ok(()) => watched.push(target),
+            Err(e) => {
+                tracing::warn!(path = %target.path.display(), error = %e, "cannot watch folder");
+            }
+        }
+    }
+    tracing::debug!(watched = ?watched, "watching");
+    state.watched = watched;
+    true
 }
 
-/// Starts watching the engine's roots; events are applied on the
-/// debouncer's thread.
-pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> {
-    let handler_engine = Arc::clone(&engine);
-    let mut debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
-        match result {
-            Ok(events) => {
-                let batch = classify(events.iter().map(|e| &e.event));
-                if !batch.paths.is_empty() {
-                    apply(&handler_engine, &batch);
-                }
+/// Handles one debounced batch: events inside roots are sorted by
+/// [`classify`]; a structural event, or one on the way to a missing root,
+/// re-plans the watches first, and a changed plan discovers again.
+fn handle(engine: &Engine, state: &Mutex<WatchState>, message: Message) {
+    let batch = match message {
+        Message::Errors => {
+            update_watches(engine, &mut lock(state));
+            Batch {
+                rediscover: true,
+                files_added_or_removed: true,
+                paths: BTreeSet::new(),
             }
+        }
+        Message::Events(events) => {
+            let plan = lock(state).plan.clone();
+            let mut replan = false;
+            let relevant: Vec<&notify::Event> = events
+                .iter()
+                .filter(|e| !matches!(e.kind, EventKind::Access(_)))
+                .filter(|e| {
+                    let mut deck = false;
+                    for path in &e.paths {
+                        match plan.relevance(path) {
+                            Relevance::Deck => deck = true,
+                            Relevance::Replan => replan = true,
+                            Relevance::Unrelated => {}
+                        }
+                    }
+                    deck
+                })
+                .collect();
+            let mut batch = classify(relevant);
+            if replan || batch.files_added_or_removed {
+                batch.rediscover |= update_watches(engine, &mut lock(state));
+            }
+            batch
+        }
+    };
+    if batch.rediscover || !batch.paths.is_empty() {
+        apply(engine, &batch);
+    }
+}
+
+/// Starts watching the engine's roots (and, for a root that does not exist
+/// yet, its nearest existing ancestor); events are applied on a worker
+/// thread.
+pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> {
+    let (sender, receiver) = std::sync::mpsc::channel::<Message>();
+    let debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
+        let message = match result {
+            Ok(events) => Message::Events(events.into_iter().map(|e| e.event).collect()),
             Err(errors) => {
                 for e in errors {
                     tracing::warn!(error = %e, "file watch error");
                 }
-                // Events may have been lost: discover again to be safe.
-                apply(
-                    &handler_engine,
-                    &Batch {
-                        rediscover: true,
-                        files_added_or_removed: true,
-                        paths: BTreeSet::new(),
-                    },
-                );
+                Message::Errors
             }
-        }
+        };
+        // The worker is gone only when the watcher is being dropped.
+        let _ = sender.send(message);
     })
     .map_err(|e| Error::Watch {
         path: PathBuf::from("."),
         message: e.to_string(),
     })?;
-    let mut watched = Vec::new();
-    for dir in watch_list(&engine) {
-        match debouncer.watch(&dir, RecursiveMode::Recursive) {
-            Ok(()) => watched.push(dir),
-            Err(e) => tracing::warn!(path = %dir.display(), error = %e, "cannot watch root"),
-        }
-    }
-    tracing::info!(roots = watched.len(), "watching skill roots");
-    Ok(Watcher {
-        _debouncer: debouncer,
-        watched,
-    })
+    let state = Arc::new(Mutex::new(WatchState {
+        debouncer,
+        plan: WatchPlan::default(),
+        watched: Vec::new(),
+    }));
+    update_watches(&engine, &mut lock(&state));
+    let weak: Weak<Mutex<WatchState>> = Arc::downgrade(&state);
+    std::thread::Builder::new()
+        .name("skilldeck-reload".to_owned())
+        .spawn(move || {
+            while let Ok(message) = receiver.recv() {
+                let Some(state) = weak.upgrade() else { break };
+                handle(&engine, &state, message);
+            }
+        })
+        .map_err(|e| Error::Watch {
+            path: PathBuf::from("."),
+            message: e.to_string(),
+        })?;
+    let watcher = Watcher { state };
+    let watched = watcher.watched();
+    tracing::info!(
+        roots = watched.iter().filter(|t| t.recursive).count(),
+        standing_in = watched.iter().filter(|t| !t.recursive).count(),
+        "watching skill roots"
+    );
+    Ok(watcher)
 }
 
 #[cfg(test)]

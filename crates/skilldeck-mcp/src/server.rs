@@ -121,7 +121,10 @@ impl SkillServer {
         let engine = Arc::clone(&self.engine);
         async move {
             let snapshot = engine.snapshot();
-            let result = blocking(move || work(engine, snapshot)).await;
+            let host_engine = Arc::clone(&engine);
+            let result = blocking(move || work(engine, snapshot))
+                .await
+                .map_err(|e| hide_paths(&host_engine, e));
             log_result(&result);
             result
         }
@@ -132,6 +135,15 @@ impl SkillServer {
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.engine.options().list_ttl.as_millis()).unwrap_or(u64::MAX)
     }
+}
+
+/// `error` with the host's folders hidden from its message
+/// ([`skilldeck_host::Host::hide_paths`]).
+fn hide_paths(engine: &Engine, mut error: ErrorData) -> ErrorData {
+    if let std::borrow::Cow::Owned(hidden) = engine.host().hide_paths(&error.message) {
+        error.message = hidden.into();
+    }
+    error
 }
 
 /// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).

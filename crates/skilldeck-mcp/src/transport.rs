@@ -219,8 +219,86 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
     }
 }
 
-/// The HTTP router (the MCP endpoint at [`HTTP_PATH`]), for hosts that
-/// mount it in their own server. `token`: require `Authorization: Bearer`.
+/// What `GET /` answers: where the endpoint is.
+pub const ROOT_TEXT: &str = "skilldeck MCP server: POST JSON-RPC to /mcp\n";
+
+/// What an unknown path answers.
+pub const NOT_FOUND_TEXT: &str = "not found: the MCP endpoint is /mcp\n";
+
+/// JSON-RPC's code for a message that is not a valid request (here: a body
+/// over the size limit).
+pub const INVALID_REQUEST: i32 = -32600;
+
+/// JSON-RPC's code for a body that is not JSON.
+pub const PARSE_ERROR: i32 = -32700;
+
+/// True when the request says its body is JSON (`application/json`, any
+/// parameters).
+fn is_json(request: &Request) -> bool {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim())
+        .is_some_and(|essence| essence.eq_ignore_ascii_case("application/json"))
+}
+
+/// A JSON-RPC error answer with `id: null` (the request's id is unknown).
+fn jsonrpc_error(status: StatusCode, code: i32, message: &str) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// A POST whose JSON body does not parse gets JSON-RPC's Parse error
+/// (`-32700`, `id: null`, HTTP 400) instead of the SDK's `415`; other
+/// requests (a wrong content type included: the SDK's `415` names the
+/// expected type) pass through untouched.
+async fn parse_error_as_jsonrpc(
+    State(limit): State<usize>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != axum::http::Method::POST || !is_json(&request) {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return jsonrpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                INVALID_REQUEST,
+                &format!("the request body is larger than {limit} bytes or was cut short"),
+            );
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            PARSE_ERROR,
+            &format!("Parse error: the body is not valid JSON ({e})"),
+        );
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+/// The HTTP router (the MCP endpoint at [`HTTP_PATH`], [`ROOT_TEXT`] at
+/// `/`), for hosts that mount it in their own server. `token`: require
+/// `Authorization: Bearer`. The engine should be built with
+/// `expose_paths` off ([`serve_http`] does): HTTP clients are remote.
 pub fn router(
     engine: Arc<Engine>,
     http: &HttpOptions,
@@ -229,6 +307,7 @@ pub fn router(
 ) -> axum::Router {
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
     hosts.extend(http.allowed_hosts.iter().cloned());
+    let engine_limit = engine.options().max_request_bytes;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(http.allowed_origins.clone())
@@ -240,7 +319,18 @@ pub fn router(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().nest_service(HTTP_PATH, service);
+    let limit = engine_limit;
+    let mcp =
+        axum::Router::new()
+            .nest_service(HTTP_PATH, service)
+            .layer(middleware::from_fn_with_state(
+                limit,
+                parse_error_as_jsonrpc,
+            ));
+    let router = axum::Router::new()
+        .route("/", axum::routing::get(|| async { ROOT_TEXT }))
+        .merge(mcp)
+        .fallback(|| async { (StatusCode::NOT_FOUND, NOT_FOUND_TEXT) });
     match token {
         Some(token) => router.layer(middleware::from_fn_with_state(
             Arc::<str>::from(token),
@@ -250,12 +340,14 @@ pub fn router(
     }
 }
 
-/// Serves streamable HTTP on `http.addr` until a signal arrives. The tool
-/// catalog leaves out the skills' paths: an HTTP client's model cannot read
-/// the server's files (it uses `read_skill_resource`), and should not learn
-/// the server's folder layout.
+/// Serves streamable HTTP on `http.addr` until a signal arrives. Answers
+/// name no folder of the server (the catalog has no locations, activations
+/// no skill directory: `expose_paths` off): an HTTP client's model cannot
+/// read the server's files (it uses `read_skill_resource`), and should not
+/// learn the server's folder layout.
 pub fn serve_http(mut options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
     options.tool_catalog.locations = false;
+    options.expose_paths = false;
     let token = http.token_file.as_deref().map(read_token).transpose()?;
     if token.is_none() && !http.addr.ip().is_loopback() {
         return Err(Error::Unauthenticated { addr: http.addr });

@@ -1,6 +1,8 @@
 //! Calling a tool: [`specs`] lists them for a snapshot, [`Host::call_tool`]
 //! checks the name and dispatches to the tool's handler.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::output::ToolOutput;
@@ -49,7 +51,7 @@ impl Host {
                 format!("unknown tool '{tool}': no skill is loaded, so no skill tools are offered"),
             ));
         }
-        match tool {
+        let result = match tool {
             activate_skill::NAME => activate_skill::call(self, snapshot, session, arguments),
             read_skill_resource::NAME => read_skill_resource::call(snapshot, arguments),
             search_skills::NAME => search_skills::call(snapshot, arguments),
@@ -62,6 +64,12 @@ impl Host {
                     search_skills::NAME
                 ),
             )),
-        }
+        };
+        result.map_err(|mut e| {
+            if let Cow::Owned(hidden) = self.hide_paths(&e.message) {
+                e.message = hidden;
+            }
+            e
+        })
     }
 }

@@ -27,6 +27,13 @@ pub struct ActivationOptions {
     pub max_body_bytes: usize,
     /// Most resource files listed; the rest are counted.
     pub max_resources: usize,
+    /// Name the skill's folder (absolute) in the envelope and for
+    /// `${SKILL_DIR}`. Off for clients that cannot read the host's files
+    /// (a remote MCP client): the envelope then says paths are relative to
+    /// the skill and files are read with `read_skill_resource`
+    /// ([`NO_DIR_NOTE`]), the JSON rendering's `skill_dir` is `null`, and
+    /// `${SKILL_DIR}` becomes `.`.
+    pub show_skill_dir: bool,
 }
 
 impl Default for ActivationOptions {
@@ -36,6 +43,7 @@ impl Default for ActivationOptions {
             max_arguments_bytes: limits::MAX_ARGUMENTS_BYTES,
             max_body_bytes: limits::MAX_ACTIVATION_BODY_BYTES,
             max_resources: limits::MAX_ACTIVATION_RESOURCES,
+            show_skill_dir: true,
         }
     }
 }
@@ -50,6 +58,8 @@ pub struct Activation {
     pub body: String,
     /// The skill folder, absolute, as discovered.
     pub skill_dir: PathBuf,
+    /// Whether renderings name `skill_dir` ([`ActivationOptions::show_skill_dir`]).
+    pub show_skill_dir: bool,
     /// The skill's files (without `SKILL.md`), sorted, at most
     /// [`ActivationOptions::max_resources`].
     pub resources: Vec<ResourceEntry>,
@@ -107,6 +117,10 @@ impl std::str::FromStr for ActivationFormat {
 /// The first line of the [`ActivationFormat::Text`] rendering, before the folder.
 pub const TEXT_HEADER: &str = "Base directory for this skill: ";
 
+/// What an envelope rendered without the skill's folder says instead.
+pub const NO_DIR_NOTE: &str = "Relative paths in this skill are relative to the skill; read its \
+     files with the read_skill_resource tool.";
+
 /// The opening of the [`ActivationFormat::Xml`] envelope.
 pub const XML_OPEN_TAG: &str = "<skill_content";
 
@@ -138,9 +152,14 @@ impl Activation {
             out.push_str(&self.body);
             out.push_str("\n\n");
         }
-        out.push_str("Skill directory: ");
-        out.push_str(&dir);
-        out.push_str("\nRelative paths in this skill are relative to the skill directory.\n");
+        if self.show_skill_dir {
+            out.push_str("Skill directory: ");
+            out.push_str(&dir);
+            out.push_str("\nRelative paths in this skill are relative to the skill directory.\n");
+        } else {
+            out.push_str(NO_DIR_NOTE);
+            out.push('\n');
+        }
         if !self.resources.is_empty() || self.resources_omitted > 0 {
             out.push_str("\n<skill_resources>\n");
             for r in &self.resources {
@@ -161,14 +180,22 @@ impl Activation {
         let dir = self.dir_text();
         let mut out =
             String::with_capacity(self.body.len() + dir.len() + 120 + self.resources.len() * 40);
-        out.push_str(TEXT_HEADER);
-        out.push_str(&dir);
+        if self.show_skill_dir {
+            out.push_str(TEXT_HEADER);
+            out.push_str(&dir);
+        } else {
+            out.push_str(NO_DIR_NOTE);
+        }
         if !self.body.is_empty() {
             out.push_str("\n\n");
             out.push_str(&self.body);
         }
         if !self.resources.is_empty() || self.resources_omitted > 0 {
-            out.push_str("\n\nSkill resources (relative to the base directory):\n");
+            out.push_str(if self.show_skill_dir {
+                "\n\nSkill resources (relative to the base directory):\n"
+            } else {
+                "\n\nSkill resources (relative to the skill):\n"
+            });
             for r in &self.resources {
                 out.push_str("- ");
                 out.push_str(&r.path);
@@ -186,7 +213,7 @@ impl Activation {
         #[derive(serde::Serialize)]
         struct Json<'a> {
             name: &'a str,
-            skill_dir: &'a str,
+            skill_dir: Option<&'a str>,
             body: &'a str,
             resources: Vec<&'a str>,
             resources_omitted: usize,
@@ -194,7 +221,7 @@ impl Activation {
         let dir = self.dir_text();
         let json = Json {
             name: &self.name,
-            skill_dir: &dir,
+            skill_dir: self.show_skill_dir.then_some(&*dir),
             body: &self.body,
             resources: self.resources.iter().map(|r| r.path.as_str()).collect(),
             resources_omitted: self.resources_omitted,
@@ -242,7 +269,11 @@ pub(crate) fn activate_stamped(
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
     let split = frontmatter::split(text).map_err(|d| fail(d.in_file(&skill.skill_md)))?;
     let body = strip_one_leading_blank_line(split.body).trim_end();
-    let dir = skill.dir.to_string_lossy();
+    let dir = if options.show_skill_dir {
+        skill.dir.to_string_lossy()
+    } else {
+        Cow::Borrowed(".")
+    };
     let names = skill.argument_names();
     let substituted = Substitution {
         arguments,
@@ -265,6 +296,7 @@ pub(crate) fn activate_stamped(
             name: skill.name.clone(),
             body,
             skill_dir: skill.dir.clone(),
+            show_skill_dir: options.show_skill_dir,
             resources,
             resources_omitted,
         },

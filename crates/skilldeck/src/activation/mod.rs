@@ -46,8 +46,8 @@ pub(crate) mod envelope;
 pub(crate) mod substitute;
 
 pub use activate::{
-    Activation, ActivationFormat, ActivationOptions, TEXT_HEADER, XML_OPEN_TAG, activate,
-    activate_with,
+    Activation, ActivationFormat, ActivationOptions, NO_DIR_NOTE, TEXT_HEADER, XML_OPEN_TAG,
+    activate, activate_with,
 };
 pub use arguments::{join_arguments, split_arguments};
 pub use envelope::escape_xml;

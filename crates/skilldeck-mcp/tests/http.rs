@@ -1,0 +1,337 @@
+//! The streamable HTTP transport, driven with hand-written HTTP/1.1 over a
+//! `TcpStream`: the address forms accepted, the answers off the MCP path,
+//! JSON-RPC errors for bodies that are not JSON, and no server path in any
+//! answer to a remote client.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skilldeck::DiscoveryOptions;
+use skilldeck_mcp::options::resolve_listen_address;
+use skilldeck_mcp::transport::router;
+use skilldeck_mcp::{Engine, HttpOptions, ServeOptions};
+use tokio_util::sync::CancellationToken;
+
+/// One answer: status, headers (lowercase names), body (de-chunked).
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC message in the body: plain JSON, or the first SSE
+    /// `data:` line that holds one.
+    fn json(&self) -> Value {
+        if let Ok(v) = serde_json::from_str(&self.body) {
+            return v;
+        }
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .find(|v| v.get("id").is_some())
+            .unwrap_or_else(|| panic!("no JSON-RPC answer in {:?}", self.body))
+    }
+}
+
+fn dechunk(mut raw: &str) -> String {
+    let mut out = String::new();
+    loop {
+        let Some((size, rest)) = raw.split_once("\r\n") else {
+            return out;
+        };
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        out.push_str(&rest[..size]);
+        raw = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
+    }
+}
+
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+const JSON_HEADERS: [(&str, &str); 2] = [
+    ("Content-Type", "application/json"),
+    ("Accept", "application/json, text/event-stream"),
+];
+
+/// Serves `engine` on `localhost:0` in the background; returns the runtime
+/// (keep it alive) and the address.
+fn serve(engine: Arc<Engine>) -> (tokio::runtime::Runtime, SocketAddr) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let addr = resolve_listen_address("localhost:0").unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(addr))
+        .unwrap();
+    let local = listener.local_addr().unwrap();
+    let app = router(
+        engine,
+        &HttpOptions::new(local),
+        None,
+        CancellationToken::new(),
+    );
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    (runtime, local)
+}
+
+/// Options as `serve_http` sets them for remote clients.
+fn remote_options(root: &Path) -> ServeOptions {
+    let mut options = ServeOptions::new(DiscoveryOptions::with_roots([root.to_path_buf()]));
+    options.reload = None;
+    options.tool_catalog.locations = false;
+    options.expose_paths = false;
+    options
+}
+
+fn fixture() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    skilldeck_testkit::skill(root, "pdf")
+        .description("Does pdf things.")
+        .body("# PDF\nRun ${SKILL_DIR}/scripts/fill.sh, see references/FORMS.md.\n")
+        .file("references/FORMS.md", "# Forms\n")
+        .file("scripts/fill.sh", "echo fill\n")
+        .write();
+    skilldeck_testkit::skill(root, "greet")
+        .description("Does greet things.")
+        .field("argument-hint", "\"[who]\"")
+        .body("Hello, $ARGUMENTS!\n")
+        .write();
+    // Skipped by discovery: asking for it gives the reason, not its path.
+    std::fs::create_dir_all(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/SKILL.md"), "---\nname: broken\n").unwrap();
+    tmp
+}
+
+#[test]
+fn a_host_name_resolves_to_a_loopback_address() {
+    let addr = resolve_listen_address("localhost:0").unwrap();
+    assert!(addr.ip().is_loopback(), "{addr}");
+    assert_eq!(addr.port(), 0);
+    assert_eq!(
+        resolve_listen_address("127.0.0.1:8765").unwrap(),
+        "127.0.0.1:8765".parse::<SocketAddr>().unwrap()
+    );
+    let err = resolve_listen_address("localhost").unwrap_err().to_string();
+    assert!(err.contains("HOST:PORT"), "{err}");
+}
+
+#[test]
+fn the_root_path_names_the_endpoint_and_unknown_paths_are_a_short_404() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let root = request(addr, "GET", "/", &[], "");
+    assert_eq!(root.status, 200);
+    assert_eq!(root.body, "skilldeck MCP server: POST JSON-RPC to /mcp\n");
+    let missing = request(addr, "GET", "/nope", &[], "");
+    assert_eq!(missing.status, 404);
+    assert!(missing.body.contains("/mcp"), "{}", missing.body);
+}
+
+#[test]
+fn a_malformed_json_body_is_a_jsonrpc_parse_error() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let bad = request(
+        addr,
+        "POST",
+        "/mcp",
+        &JSON_HEADERS,
+        "{\"jsonrpc\": \"2.0\", ",
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let answer = bad.json();
+    assert_eq!(answer["error"]["code"], -32700);
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["jsonrpc"], "2.0");
+    // A wrong content type still says what is expected.
+    let wrong = request(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "text/plain"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        "{}",
+    );
+    assert_eq!(wrong.status, 415);
+    assert!(wrong.body.contains("application/json"), "{}", wrong.body);
+}
+
+/// A session: initialize, then each call with the session header.
+struct Session {
+    addr: SocketAddr,
+    id: Option<String>,
+    next: u64,
+}
+
+impl Session {
+    fn open(addr: SocketAddr) -> Session {
+        let mut session = Session {
+            addr,
+            id: None,
+            next: 1,
+        };
+        let init = session.post(json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}
+            }
+        }));
+        assert!(init.json().get("result").is_some(), "{}", init.body);
+        session.id = init.header("mcp-session-id").map(str::to_owned);
+        session.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn post(&mut self, message: Value) -> Answer {
+        let mut headers = JSON_HEADERS.to_vec();
+        let id = self.id.clone();
+        if let Some(id) = id.as_deref() {
+            headers.push(("Mcp-Session-Id", id));
+            headers.push(("MCP-Protocol-Version", "2025-11-25"));
+        }
+        request(self.addr, "POST", "/mcp", &headers, &message.to_string())
+    }
+
+    /// Calls `method` and returns the raw answer body.
+    fn call(&mut self, method: &str, params: Value) -> String {
+        let id = self.next;
+        self.next += 1;
+        let answer =
+            self.post(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let message = answer.json();
+        assert_eq!(message["id"], id, "{}", answer.body);
+        message.to_string()
+    }
+}
+
+#[test]
+fn answers_to_remote_clients_carry_no_server_path() {
+    let tmp = fixture();
+    let root = tmp.path().to_string_lossy().into_owned();
+    let resolved = std::fs::canonicalize(tmp.path())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let mut session = Session::open(addr);
+    let calls = [
+        ("tools/list", json!({})),
+        (
+            "tools/call",
+            json!({"name": "activate_skill", "arguments": {"name": "pdf"}}),
+        ),
+        (
+            "tools/call",
+            json!({"name": "read_skill_resource", "arguments": {"name": "pdf", "path": "references/FORMS.md"}}),
+        ),
+        (
+            "tools/call",
+            json!({"name": "search_skills", "arguments": {"query": "pdf"}}),
+        ),
+        ("prompts/list", json!({})),
+        (
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"arguments": "Ada"}}),
+        ),
+        ("prompts/get", json!({"name": "pdf"})),
+        ("resources/list", json!({})),
+        ("resources/templates/list", json!({})),
+        ("resources/read", json!({"uri": "skill://pdf/SKILL.md"})),
+        ("skills/list", json!({})),
+        ("skills/get", json!({"uri": "skill://pdf/SKILL.md"})),
+        ("resources/directory/read", json!({"uri": "skill://pdf/"})),
+        (
+            "tools/call",
+            json!({"name": "activate_skill", "arguments": {"name": "broken"}}),
+        ),
+        ("prompts/get", json!({"name": "broken"})),
+        ("skills/get", json!({"uri": "skill://broken/SKILL.md"})),
+    ];
+    let mut seen_activation = false;
+    for (method, params) in calls {
+        let text = session.call(method, params.clone());
+        assert!(
+            !text.contains(&root) && !text.contains(&resolved),
+            "{method} {params} names the server's folder: {text}"
+        );
+        if text.contains("skill_content") {
+            seen_activation = true;
+            assert!(!text.contains("Skill directory:"), "{text}");
+            assert!(text.contains("read_skill_resource"), "{text}");
+        }
+        if text.contains("skill_content") && text.contains("Run ") {
+            assert!(text.contains("./scripts/fill.sh"), "{text}");
+        }
+    }
+    assert!(seen_activation, "no activation was answered");
+}
