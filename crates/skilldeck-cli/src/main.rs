@@ -90,7 +90,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
     config.discovery.index |= cli.index;
     let ctx = context::Context::new(config, cli.roots)?;
     match cli.command {
-        Command::Validate(args) => validate::run(&args, &ctx.config),
+        Command::Validate(args) => validate::run(&args, &ctx),
         Command::New(args) => new::run(&args, &ctx.config),
         Command::List(args) => list::run(&args, &ctx),
         Command::Show(args) => show::run(&args, &ctx),

@@ -39,7 +39,9 @@ pub use catalog::{
     Budget, Catalog, CatalogFormat, CatalogOptions, Encoding, Explanation, OwnedCatalog,
     count_tokens, render as render_catalog,
 };
-pub use deck::{Config, Deck, DiscoveryOptions, ExplicitSkill, Root, Shadowed, discover};
+pub use deck::{
+    Config, Deck, DiscoveryOptions, ExplicitSkill, Root, Shadowed, discover, skill_folders,
+};
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use error::{Error, ResourceProblem};
 pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};
