@@ -171,7 +171,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<u8, error::CliError> {
     match cli.command {
-        Command::Validate { deck, args } => validate::run(&args, &Context::new(&deck)?.config),
+        Command::Validate { deck, args } => validate::run(&args, &Context::new(&deck)?),
         Command::New(args) => new::run(&args, &Context::new(&DeckArgs::default())?),
         Command::List { deck, args } => list::run(&args, &Context::new(&deck)?),
         Command::Show { deck, args } => show::run(&args, &Context::new(&deck)?),

@@ -98,6 +98,9 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         d.severity, d.code, d.message
     )?;
     let Some(file) = &d.file else {
+        if let Some(help) = &d.help {
+            writeln!(out, "  {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {help}")?;
+        }
         return writeln!(out);
     };
     let location = match (d.line, d.column) {
@@ -120,12 +123,13 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         let len = usize::try_from(d.len.max(1))
             .unwrap_or(1)
             .min(width.saturating_sub(start).max(1));
+        let (shown, caret_at, len) = window(&shown, width, start, len);
         writeln!(out, "{pad} {BLUE}|{BLUE:#}")?;
         writeln!(out, "{BLUE}{line_no}{BLUE:#} {BLUE}|{BLUE:#} {shown}")?;
         writeln!(
             out,
             "{pad} {BLUE}|{BLUE:#} {}{level}{}{level:#}",
-            " ".repeat(start),
+            " ".repeat(caret_at),
             "^".repeat(len)
         )?;
     }
@@ -133,6 +137,38 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         writeln!(out, "{pad} {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {help}")?;
     }
     writeln!(out)
+}
+
+/// Widest source line shown whole; longer lines are shown as a window of
+/// this many characters around the column, with `…` on each cut side.
+const SOURCE_WINDOW_CHARS: usize = 80;
+
+/// Characters of context kept before the column in a window.
+const SOURCE_WINDOW_LEAD: usize = 20;
+
+/// The part of a `width`-character line to show for a problem at character
+/// `start` spanning `len`: the text, where the caret starts in it, and how
+/// many carets fit.
+fn window(line: &str, width: usize, start: usize, len: usize) -> (String, usize, usize) {
+    if width <= SOURCE_WINDOW_CHARS {
+        return (line.to_owned(), start, len);
+    }
+    let from = start
+        .saturating_sub(SOURCE_WINDOW_LEAD)
+        .min(width - SOURCE_WINDOW_CHARS);
+    let to = from + SOURCE_WINDOW_CHARS;
+    let mut text = String::new();
+    let lead = usize::from(from > 0);
+    if from > 0 {
+        text.push('…');
+    }
+    text.extend(line.chars().skip(from).take(SOURCE_WINDOW_CHARS));
+    if to < width {
+        text.push('…');
+    }
+    let caret_at = start - from + lead;
+    let len = len.min(to.saturating_sub(start)).max(1);
+    (text, caret_at, len)
 }
 
 /// Source lines of files with diagnostics, read once each (through the same

@@ -9,16 +9,31 @@ use skilldeck::{
     Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
 };
 
+use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
 use crate::render;
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  skilldeck validate skills/pdf-tools\n  skilldeck validate -r skills --deny broken-link --allow description-no-trigger\n  skilldeck validate            # every skill the other commands discover"
+)]
 pub struct Args {
-    /// Skill folders or SKILL.md files (with -r: trees to search).
-    #[arg(value_name = "PATH", required = true)]
+    /// Skill folders or SKILL.md files (with -r: trees to search). Without
+    /// PATH: every skill discovered in the roots `list` searches.
+    #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
+    /// Do not report CODE (repeatable; also `[validate] allow`). Codes that
+    /// make a skill unusable cannot be allowed.
+    #[arg(long, value_name = "CODE", value_parser = parse_allowable, action = ArgAction::Append)]
+    allow: Vec<Code>,
+    /// Report CODE as an error (repeatable; also `[validate] deny`).
+    #[arg(long, value_name = "CODE", value_parser = parse_code, action = ArgAction::Append)]
+    deny: Vec<Code>,
+    /// Report errors only.
+    #[arg(short, long)]
+    quiet: bool,
     /// The specification exactly (default).
     #[arg(long, conflicts_with = "lenient")]
     strict: bool,
@@ -54,16 +69,54 @@ impl Args {
         options
             .allowed_fields
             .extend(self.allow_fields.iter().cloned());
+        // The command line overrides the config code by code.
+        options.deny.retain(|c| !self.allow.contains(c));
+        options.allow.retain(|c| !self.deny.contains(c));
+        options.allow.extend(self.allow.iter().copied());
+        options.deny.extend(self.deny.iter().copied());
+        options.quiet |= self.quiet;
         options
     }
 }
 
-pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
-    let options = args.options(config);
+fn parse_code(text: &str) -> Result<Code, String> {
+    Code::parse(text).ok_or_else(|| format!("unknown code; valid codes: {}", Code::valid_list()))
+}
+
+fn parse_allowable(text: &str) -> Result<Code, String> {
+    let code = parse_code(text)?;
+    if ValidationOptions::can_allow(code) {
+        Ok(code)
+    } else {
+        Err(format!(
+            "'{code}' makes a skill unusable; it cannot be allowed"
+        ))
+    }
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let options = args.options(&ctx.config);
     // Expand the arguments into skill paths (walking trees with -r), then
     // validate them all in parallel; reports keep the argument order.
+    // Without PATH: the roots discovery searches, each walked like -r.
     let mut jobs: Vec<PathBuf> = Vec::new();
     let mut tree_problems: Vec<Diagnostic> = Vec::new();
+    let grade = |d: Diagnostic| -> Option<Diagnostic> {
+        let severity = options.severity(d.code)?;
+        Some(Diagnostic { severity, ..d })
+    };
+    if args.paths.is_empty() {
+        let (dirs, problems) = skilldeck::skill_folders(&ctx.discovery_options());
+        if dirs.is_empty() {
+            tree_problems.push(Diagnostic::new(
+                Code::MissingSkillMd,
+                skilldeck::Severity::Error,
+                "no skills found in the roots searched (see `skilldeck list`; pass PATH or --root)",
+            ));
+        }
+        tree_problems.extend(problems.into_iter().filter_map(grade));
+        jobs = dirs;
+    }
     for path in &args.paths {
         if args.recursive && path.is_dir() {
             let found = skilldeck::find_skill_dirs(path, WalkLimits::default());
@@ -77,7 +130,7 @@ pub fn run(args: &Args, config: &Config) -> Result<u8, CliError> {
                     .in_file(path),
                 );
             }
-            tree_problems.extend(found.diagnostics);
+            tree_problems.extend(found.diagnostics.into_iter().filter_map(grade));
             jobs.extend(found.skills.into_iter().map(|f| f.dir));
         } else {
             jobs.push(path.clone());

@@ -128,8 +128,8 @@ fn missing_path_exits_2() {
 fn usage_error_exits_2() {
     let o = skilldeck(&["validate", "--strict", "--lenient", "x"], &fixtures());
     assert_eq!(o.status.code(), Some(2));
-    let o = skilldeck(&["validate"], &fixtures());
-    assert_eq!(o.status.code(), Some(2));
+    // `validate` with no PATH is no longer a usage error (issue 10): it
+    // checks the discovered skills; see validate_without_path_checks_every_discovered_skill.
 }
 
 #[test]
@@ -326,4 +326,151 @@ fn serve_answers_initialize_over_stdio_with_the_bundled_skills() {
             .unwrap()
             .contains("code-review")
     );
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A skill whose description never says when to use it (a warning).
+fn no_trigger_skill(root: &Path) -> PathBuf {
+    skilldeck_testkit::skill(root, "tables")
+        .description("Formats tables.")
+        .write();
+    root.join("tables")
+}
+
+#[test]
+fn allow_flag_silences_a_warning_and_deny_fails_on_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = no_trigger_skill(tmp.path());
+    let path = skill.to_str().unwrap();
+    let o = skilldeck(&["validate", path], tmp.path());
+    assert!(stdout(&o).contains("warning[description-no-trigger]"));
+    let o = skilldeck(
+        &["validate", "--allow", "description-no-trigger", path],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stdout(&o).ends_with("1 skill: 1 valid, 0 invalid, 0 warnings\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = skilldeck(
+        &["validate", "--deny", "description-no-trigger", path],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("error[description-no-trigger]"),
+        "{}",
+        stdout(&o)
+    );
+    let o = skilldeck(&["validate", "--quiet", path], tmp.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!stdout(&o).contains("warning["), "{}", stdout(&o));
+}
+
+#[test]
+fn config_allow_and_deny_lists_grade_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = no_trigger_skill(tmp.path());
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[validate]\ndeny = [\"description-no-trigger\"]\n",
+    )
+    .unwrap();
+    let path = skill.to_str().unwrap();
+    let o = skilldeck(&["validate", path], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    // The command line overrides the config for that code.
+    let o = skilldeck(
+        &["validate", "--allow", "description-no-trigger", path],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn unknown_or_unallowable_codes_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = skilldeck(&["validate", "--allow", "broken-links", "."], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("valid codes:"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("broken-link,"), "{}", stderr(&o));
+    let o = skilldeck(&["validate", "--allow", "no-frontmatter", "."], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be allowed"), "{}", stderr(&o));
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[validate]\nallow = [\"nope\"]\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["validate", "."], tmp.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("skilldeck.toml:2"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown code 'nope'"), "{}", stderr(&o));
+}
+
+#[test]
+fn long_lines_are_shown_as_a_window_around_the_column() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("long");
+    std::fs::create_dir(&dir).unwrap();
+    let long = "word ".repeat(410);
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: long\ndescription: Use when {long}\n---\n"),
+    )
+    .unwrap();
+    let o = skilldeck(&["validate", "long"], tmp.path());
+    let out = stdout(&o);
+    let source = out
+        .lines()
+        .find(|l| l.starts_with("3 | "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let carets = out.lines().find(|l| l.contains('^')).unwrap();
+    assert!(source.chars().count() < 100, "{source}");
+    assert!(source.ends_with('…'), "{source}");
+    assert!(carets.chars().count() < 100, "{carets}");
+    // The caret sits under the value's first character.
+    let caret_col = carets.find('^').unwrap();
+    assert_eq!(
+        &source[caret_col..caret_col + 3],
+        "Use",
+        "{source}\n{carets}"
+    );
+}
+
+#[test]
+fn validate_without_path_checks_every_discovered_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    skilldeck_testkit::skill(&root, "good")
+        .description("Use when testing.")
+        .write();
+    std::fs::create_dir_all(root.join("broken")).unwrap();
+    std::fs::write(root.join("broken/SKILL.md"), "no frontmatter\n").unwrap();
+    let o = skilldeck(&["validate", "--root", "skills"], tmp.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert!(out.contains("error[no-frontmatter]"), "{out}");
+    assert!(
+        out.ends_with("2 skills: 1 valid, 1 invalid, 0 warnings\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn validate_of_a_folder_of_skills_suggests_recursive() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(tmp.path().join("skills"), "one")
+        .description("Use when testing.")
+        .write();
+    let o = skilldeck(&["validate", "skills"], tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("1 skill folder found below it"), "{out}");
+    assert!(out.contains("skilldeck validate -r skills"), "{out}");
 }

@@ -48,6 +48,14 @@ macro_rules! codes {
                     $(Code::$variant => $text,)*
                 }
             }
+
+            /// The code whose text is `text` (`"broken-link"`), if any.
+            pub fn parse(text: &str) -> Option<Code> {
+                match text {
+                    $($text => Some(Code::$variant),)*
+                    _ => None,
+                }
+            }
         }
     };
 }
@@ -143,6 +151,9 @@ codes! {
     NestedReference = "nested-reference",
     /// Lint: the description never says when to use the skill.
     DescriptionNoTrigger = "description-no-trigger",
+    /// The description or body still holds the scaffold's placeholder
+    /// (`TODO:` at the start of the description or of a line).
+    PlaceholderText = "placeholder-text",
     /// Discovery: a same-named skill of higher precedence wins.
     ShadowedSkill = "shadowed-skill",
 }
@@ -156,6 +167,29 @@ impl fmt::Display for Code {
 impl Serialize for Code {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Code::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown code '{text}'; valid codes: {}",
+                Code::valid_list()
+            ))
+        })
+    }
+}
+
+impl Code {
+    /// Every code's text, comma-separated (for "valid codes: ..." messages).
+    pub fn valid_list() -> String {
+        Code::ALL
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

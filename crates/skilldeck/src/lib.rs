@@ -41,7 +41,7 @@ pub use catalog::{
 };
 pub use deck::{
     BundledMode, Config, Deck, DiscoveryOptions, ExplicitSkill, Root, RootReport, Shadowed,
-    discover,
+    discover, skill_folders,
 };
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use error::{Error, ResourceProblem};

@@ -7,8 +7,9 @@ use crate::spec::name::{NameCharset, SkillName};
 
 /// The marker the scaffold writes where the author must write: the
 /// description and the body's sections start with it. A skill still holding
-/// it is unfinished (the `placeholder-text` lint looks for it).
-pub const SCAFFOLD_PLACEHOLDER: &str = "TODO:";
+/// it is unfinished: the `placeholder-text` lint, which defines it, looks
+/// for it.
+pub use crate::spec::lints::PLACEHOLDER_MARKER as SCAFFOLD_PLACEHOLDER;
 
 /// The `SKILL.md` written for a new skill. Every text the author must
 /// replace starts with [`SCAFFOLD_PLACEHOLDER`].

@@ -398,3 +398,146 @@ fn complete_valid_skill_has_no_diagnostics() {
     let report = validate_path(&dir, &ValidationOptions::strict());
     assert!(report.diagnostics.is_empty(), "{:#?}", report.diagnostics);
 }
+
+code!(
+    placeholder_text_fails_strict_validation,
+    Code::PlaceholderText,
+    Error,
+    Warning
+);
+
+#[test]
+fn placeholder_text_is_reported_in_the_description_and_the_body() {
+    let report = validate_path(
+        &fixture_dir("placeholder-text"),
+        &ValidationOptions::strict(),
+    );
+    let lines: Vec<Option<u32>> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::PlaceholderText)
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(lines, [Some(3), Some(8)]);
+    let prose = skilldeck::check_text(
+        "---\nname: x\ndescription: \"Use when a TODO: list needs sorting.\"\n---\nKeep a TODO: list.\n",
+        None,
+        &ValidationOptions::strict(),
+    );
+    assert!(prose.diagnostics.is_empty(), "{:?}", prose.diagnostics);
+}
+
+#[test]
+fn allow_silences_a_code_and_deny_makes_it_an_error() {
+    let text = "---\nname: x\ndescription: Formats tables.\n---\n";
+    let plain = skilldeck::check_text(text, None, &ValidationOptions::strict());
+    assert_eq!(plain.diagnostics[0].code, Code::DescriptionNoTrigger);
+    assert_eq!(plain.diagnostics[0].severity, Severity::Warning);
+
+    let allowed = ValidationOptions {
+        allow: vec![Code::DescriptionNoTrigger],
+        ..ValidationOptions::strict()
+    };
+    assert!(
+        skilldeck::check_text(text, None, &allowed)
+            .diagnostics
+            .is_empty()
+    );
+
+    let denied = ValidationOptions {
+        allow: vec![Code::DescriptionNoTrigger],
+        deny: vec![Code::DescriptionNoTrigger],
+        ..ValidationOptions::strict()
+    };
+    let c = skilldeck::check_text(text, None, &denied);
+    assert_eq!(c.diagnostics[0].severity, Severity::Error, "deny wins");
+    assert!(c.diagnostics.iter().any(skilldeck::Diagnostic::is_error));
+}
+
+#[test]
+fn quiet_drops_warnings_and_keeps_errors() {
+    let options = ValidationOptions {
+        quiet: true,
+        ..ValidationOptions::strict()
+    };
+    let c = skilldeck::check_text(
+        "---\nname: X\ndescription: Formats tables.\n---\n",
+        None,
+        &options,
+    );
+    let codes: Vec<Code> = c.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::NameNotLowercase]);
+}
+
+#[test]
+fn codes_that_make_a_skill_unusable_cannot_be_allowed() {
+    assert!(!ValidationOptions::can_allow(Code::NoFrontmatter));
+    assert!(ValidationOptions::can_allow(Code::BrokenLink));
+    let options = ValidationOptions {
+        allow: vec![Code::DescriptionMissing],
+        ..ValidationOptions::lenient()
+    };
+    let c = skilldeck::check_text("---\nname: x\n---\n", None, &options);
+    assert_eq!(c.diagnostics[0].code, Code::DescriptionMissing);
+    assert_eq!(c.diagnostics[0].severity, Severity::Error);
+}
+
+#[test]
+fn name_fixits_are_valid_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("PDF_Tools");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(
+        folder.join("SKILL.md"),
+        "---\nname: PDF_Tools\ndescription: Use when testing.\n---\n",
+    )
+    .unwrap();
+    let report = validate_path(&folder, &ValidationOptions::strict());
+    for d in &report.diagnostics {
+        let help = d.help.as_deref().unwrap_or_default();
+        assert!(!help.contains("PDF_Tools`"), "{d:?}");
+    }
+    let mismatch = report
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::NameDirMismatch);
+    // Folder and name are equal here; the name rules give the fix.
+    assert!(mismatch.is_none());
+    let lower = report
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::NameNotLowercase)
+        .unwrap();
+    assert_eq!(lower.help.as_deref(), Some("use `name: pdf-tools`"));
+
+    let c = skilldeck::check_text(
+        "---\nname: My Skill\ndescription: Use when testing.\n---\n",
+        Some(std::path::Path::new("/x/My_Skill")),
+        &ValidationOptions::strict(),
+    );
+    let d = c
+        .diagnostics
+        .iter()
+        .find(|d| d.code == Code::NameDirMismatch)
+        .unwrap();
+    assert_eq!(
+        d.help.as_deref(),
+        Some("rename the folder to `my-skill` and set `name: my-skill`")
+    );
+}
+
+#[test]
+fn validating_a_folder_of_skills_suggests_recursive() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        skilldeck_testkit::skill(dir.path(), name)
+            .description("Use when testing.")
+            .write();
+    }
+    let report = validate_path(dir.path(), &ValidationOptions::strict());
+    let d = &report.diagnostics[0];
+    assert_eq!(d.code, Code::MissingSkillMd);
+    let help = d.help.as_deref().unwrap();
+    assert!(help.contains("2 skill folders found below it"), "{help}");
+    assert!(help.contains("validate -r"), "{help}");
+}

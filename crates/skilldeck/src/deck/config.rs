@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::skill::SkillMode;
 
 use crate::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
+use crate::diagnostic::Code;
 use crate::error::Error;
 use crate::spec::name::NameCharset;
 use crate::spec::options::{Mode, ValidationOptions};
@@ -188,6 +189,24 @@ pub struct ValidateConfig {
     pub allow_fields: Vec<String>,
     /// `max-skill-md-bytes = 1048576`: largest SKILL.md read.
     pub max_skill_md_bytes: Option<u64>,
+    /// `allow = ["description-no-trigger"]`: codes not reported by `validate`.
+    #[serde(default, deserialize_with = "allowable_codes")]
+    pub allow: Vec<Code>,
+    /// `deny = ["broken-link"]`: codes `validate` reports as errors.
+    #[serde(default)]
+    pub deny: Vec<Code>,
+}
+
+/// A list of codes that may be allowed: a code that makes a skill unusable
+/// is refused with the config's line, not silently ignored.
+fn allowable_codes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Code>, D::Error> {
+    let codes = Vec::<Code>::deserialize(d)?;
+    if let Some(code) = codes.iter().find(|c| !ValidationOptions::can_allow(**c)) {
+        return Err(serde::de::Error::custom(format!(
+            "'{code}' makes a skill unusable; it cannot be allowed"
+        )));
+    }
+    Ok(codes)
 }
 
 impl Config {
@@ -278,6 +297,8 @@ impl Config {
                 .validate
                 .max_skill_md_bytes
                 .unwrap_or(crate::limits::MAX_SKILL_MD_BYTES),
+            allow: self.validate.allow.clone(),
+            deny: self.validate.deny.clone(),
             ..ValidationOptions::default()
         }
     }
@@ -326,6 +347,24 @@ impl CatalogOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn validate_allow_and_deny_lists_take_codes() {
+        let c = Config::parse(
+            "[validate]\nallow = [\"description-no-trigger\"]\ndeny = [\"broken-link\"]\n",
+            Path::new("skilldeck.toml"),
+        )
+        .unwrap();
+        let o = c.validation_options();
+        assert_eq!(o.allow, [Code::DescriptionNoTrigger]);
+        assert_eq!(o.deny, [Code::BrokenLink]);
+        for bad in ["allow = [\"nope\"]", "allow = [\"no-frontmatter\"]"] {
+            let err = Config::parse(&format!("[validate]\n{bad}\n"), Path::new("s.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("s.toml:2:"), "{err}");
+        }
+    }
 
     #[test]
     fn unknown_config_key_is_an_error_with_its_line() {

@@ -274,6 +274,35 @@ struct Candidate {
     expected: Option<(String, Option<SkillMode>)>,
 }
 
+/// The skill folders discovery reads, without loading them: explicit skills,
+/// then every skill folder under each existing root, in precedence order
+/// (shadowed ones included), with the walks' warnings. A root the user named
+/// that does not exist is a `path-not-found` error. `skilldeck validate`
+/// with no PATH checks these.
+pub fn skill_folders(options: &DiscoveryOptions) -> (Vec<PathBuf>, Vec<Diagnostic>) {
+    let mut dirs: Vec<PathBuf> = options.explicit.iter().map(|e| e.path.clone()).collect();
+    let mut diagnostics = Vec::new();
+    for root in &options.roots {
+        if !root.path.is_dir() {
+            if root.required {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::PathNotFound,
+                        Severity::Error,
+                        format!("skill root does not exist: {}", root.path.display()),
+                    )
+                    .in_file(&root.path),
+                );
+            }
+            continue;
+        }
+        let found = walk::find_skill_dirs(&root.path, options.limits);
+        diagnostics.extend(found.diagnostics);
+        dirs.extend(found.skills.into_iter().map(|f| f.dir));
+    }
+    (dirs, diagnostics)
+}
+
 /// Finds and loads every skill. Never fails as a whole: everything skipped
 /// is a diagnostic in the returned deck.
 pub fn discover(options: &DiscoveryOptions) -> Deck {

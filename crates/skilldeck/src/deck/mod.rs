@@ -18,7 +18,7 @@ pub use config::{
 };
 pub use deck::{Deck, RootReport, Shadowed};
 pub use discovery::{
-    DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots, user_roots,
-    user_roots_for,
+    DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots,
+    skill_folders, user_roots, user_roots_for,
 };
 pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};

@@ -131,15 +131,21 @@ fn check_name(field: Field<'_>, dir_name: Option<&str>, sink: &mut Sink<'_>, fm:
                 Some(pos),
                 "Missing required field in frontmatter: name".to_owned(),
             )
-            .help = dir_name.map(|d| format!("add `name: {d}`"));
+            .help = dir_name
+                .and_then(|d| name::suggest(d, sink.options.charset))
+                .map(|d| format!("add `name: {d}` (and name the folder the same)"));
         }
         Some((key, value)) => match &value.kind {
             NodeKind::Scalar(raw) => {
                 let normalized = name::normalize(raw);
-                for problem in name::check(&normalized, sink.options.charset) {
+                let charset = sink.options.charset;
+                let name_ok = name::check(&normalized, charset).is_empty();
+                // Fix-its are themselves valid: the closest valid name.
+                let suggestion = name::suggest(&normalized, charset);
+                for problem in name::check(&normalized, charset) {
                     let d = sink.push(problem.code, Some(value.pos), problem.message);
-                    if problem.code == Code::NameNotLowercase {
-                        help(d, format!("use `name: {}`", normalized.to_lowercase()));
+                    if let Some(s) = &suggestion {
+                        help(d, format!("use `name: {s}`"));
                     }
                 }
                 if let Some(dir) = dir_name
@@ -151,10 +157,21 @@ fn check_name(field: Field<'_>, dir_name: Option<&str>, sink: &mut Sink<'_>, fm:
                         Some(value.pos),
                         format!("Directory name '{dir}' must match skill name '{normalized}'"),
                     );
-                    help(
-                        d,
-                        format!("rename the folder to `{normalized}`, or set `name: {dir}`"),
-                    );
+                    let dir_ok = name::check(dir, charset).is_empty();
+                    let fix = match (name_ok, dir_ok, &suggestion) {
+                        (true, true, _) => Some(format!(
+                            "rename the folder to `{normalized}`, or set `name: {dir}`"
+                        )),
+                        (true, false, _) => Some(format!("rename the folder to `{normalized}`")),
+                        (false, true, _) => Some(format!("set `name: {dir}`")),
+                        (false, false, Some(s)) => {
+                            Some(format!("rename the folder to `{s}` and set `name: {s}`"))
+                        }
+                        (false, false, None) => None,
+                    };
+                    if let Some(fix) = fix {
+                        help(d, fix);
+                    }
                 }
                 if !normalized.is_empty() {
                     fm.name = Some(normalized);

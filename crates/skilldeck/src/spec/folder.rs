@@ -10,6 +10,7 @@ use crate::fs::read::io_diagnostic;
 use crate::fs::read::read_skill_md_capped;
 use crate::fs::read::symlink_diagnostic;
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
+use crate::fs::walk::{WalkLimits, find_skill_dirs};
 use crate::spec::fields::Frontmatter;
 use crate::spec::options::ValidationOptions;
 use crate::spec::validate;
@@ -141,6 +142,19 @@ pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
         .with_help("rename it to SKILL.md");
         return validate_file(dir, &lower, options, vec![warn]);
     }
+    // A folder of skills given where a skill was expected: say so. The walk
+    // runs only on this failure path, within the usual bounds.
+    let below = find_skill_dirs(dir, WalkLimits::default()).skills.len();
+    let help = if below > 0 {
+        format!(
+            "{below} skill folder{} found below it; to validate them, add -r: `skilldeck validate -r {}`",
+            if below == 1 { "" } else { "s" },
+            dir.display()
+        )
+    } else {
+        "create SKILL.md with `name` and `description` frontmatter (`skilldeck new NAME`)"
+            .to_owned()
+    };
     SkillReport::failed(
         dir.to_path_buf(),
         None,
@@ -150,9 +164,7 @@ pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
             "Missing required file: SKILL.md",
         )
         .in_file(dir)
-        .with_help(
-            "create SKILL.md with `name` and `description` frontmatter (`skilldeck new NAME`)",
-        ),
+        .with_help(help),
     )
 }
 
@@ -162,6 +174,14 @@ fn validate_file(
     options: &ValidationOptions,
     mut diagnostics: Vec<Diagnostic>,
 ) -> SkillReport {
+    // Folder-level findings get the same grading as the file's.
+    diagnostics.retain_mut(|d| match options.severity(d.code) {
+        Some(severity) => {
+            d.severity = severity;
+            true
+        }
+        None => false,
+    });
     let text = match read_skill_md_capped(file, options.max_skill_md_bytes) {
         Ok(text) => text,
         Err(d) => {

@@ -47,6 +47,71 @@ const TRIGGER_PHRASES: &[&str] = &[
     "want",
 ];
 
+/// The marker `skilldeck new` writes where the author must write text
+/// (the scaffold re-exports it as `SCAFFOLD_PLACEHOLDER`, so the two cannot
+/// drift).
+pub const PLACEHOLDER_MARKER: &str = "TODO:";
+
+const PLACEHOLDER_MESSAGE: &str = "replace the placeholder text before sharing the skill";
+
+/// Reports the scaffold's placeholder at the start of the description.
+pub(crate) fn description_placeholder(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
+    if text.trim_start().starts_with(PLACEHOLDER_MARKER) {
+        sink.push(
+            Code::PlaceholderText,
+            pos,
+            format!("the description is still the scaffold's placeholder ({PLACEHOLDER_MARKER}); {PLACEHOLDER_MESSAGE}"),
+        )
+        .help = Some(
+            "say what the skill does and when to use it, e.g. \"Extracts tables from PDFs. Use when ...\""
+                .to_owned(),
+        );
+    }
+}
+
+/// The first body line that starts with the scaffold's placeholder marker
+/// (after indentation and a list marker, as the scaffold writes it), as a
+/// 0-based line and character column. Prose that mentions a TODO elsewhere in
+/// a line is not a placeholder. One SIMD substring search over the body.
+fn placeholder_line(body: &str) -> Option<(usize, usize)> {
+    let bytes = body.as_bytes();
+    memchr::memmem::find_iter(bytes, PLACEHOLDER_MARKER.as_bytes()).find_map(|at| {
+        let line_start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+        let indent = &body[line_start..at];
+        let prefix = indent.trim_start();
+        // Four spaces of indentation make a code block, as do fences.
+        let in_code = indent.len() - prefix.len() >= 4 || in_fence(&body[..line_start]);
+        let list_marker = prefix.is_empty()
+            || matches!(prefix, "- " | "* " | "+ ")
+            || prefix
+                .strip_suffix(". ")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        (list_marker && !in_code).then(|| {
+            let line = memchr::memchr_iter(b'\n', &bytes[..line_start]).count();
+            (line, body[line_start..at].chars().count())
+        })
+    })
+}
+
+/// Whether the text after `before` is inside a fenced code block (only
+/// called for the rare placeholder candidates).
+fn in_fence(before: &str) -> bool {
+    let mut fence: Option<&str> = None;
+    for line in lines(before) {
+        let trimmed = line.trim_start();
+        for marker in ["```", "~~~"] {
+            if trimmed.starts_with(marker) {
+                fence = match fence {
+                    Some(open) if open == marker => None,
+                    None => Some(marker),
+                    other => other,
+                };
+            }
+        }
+    }
+    fence.is_some()
+}
+
 /// Warns when the description never says when to use the skill.
 pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
     let lower = text.to_lowercase();
@@ -93,6 +158,18 @@ pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Si
         )
         .help =
             Some("the whole body is loaded on activation; move detail into references/".to_owned());
+    }
+    if let Some((line, column)) = placeholder_line(body) {
+        sink.push(
+            Code::PlaceholderText,
+            Some(Pos::new(
+                body_line.saturating_add(u32::try_from(line).unwrap_or(u32::MAX)),
+                u32::try_from(column + 1).unwrap_or(u32::MAX),
+                u32::try_from(PLACEHOLDER_MARKER.len()).unwrap_or(0),
+            )),
+            format!("the body still holds the scaffold's placeholder ({PLACEHOLDER_MARKER}); {PLACEHOLDER_MESSAGE}"),
+        )
+        .help = Some("write the instructions this line stands for, or delete it".to_owned());
     }
     if let Some(dir) = dir {
         links(body, body_line, dir, sink);
@@ -195,10 +272,55 @@ fn find_bracket_then(bytes: &[u8], from: usize, next: u8) -> Option<usize> {
     None
 }
 
+/// Byte ranges of the inline code spans of `line`: a run of N backticks
+/// up to the next run of exactly N (CommonMark; an unclosed run is literal).
+/// Empty without a backtick (one `memchr`).
+fn code_spans(line: &str) -> Vec<(usize, usize)> {
+    let bytes = line.as_bytes();
+    let mut spans = Vec::new();
+    let Some(first) = memchr::memchr(b'`', bytes) else {
+        return spans;
+    };
+    let run_at = |i: usize| bytes[i..].iter().take_while(|&&b| b == b'`').count();
+    let mut i = first;
+    while i < bytes.len() {
+        let Some(open) = memchr::memchr(b'`', &bytes[i..]).map(|j| i + j) else {
+            break;
+        };
+        let n = run_at(open);
+        let mut j = open + n;
+        let mut closed = None;
+        while let Some(k) = memchr::memchr(b'`', &bytes[j..]).map(|k| j + k) {
+            let m = run_at(k);
+            if m == n {
+                closed = Some(k + m);
+                break;
+            }
+            j = k + m;
+        }
+        match closed {
+            Some(end) => {
+                spans.push((open, end));
+                i = end;
+            }
+            // An unclosed run is literal text; later runs may still open spans.
+            None => i = open + n,
+        }
+    }
+    spans
+}
+
 /// `trimmed` is `line` without its leading whitespace.
 fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>) {
+    // Links inside inline code (`[name](url)`) are examples, like fenced ones.
+    let spans = code_spans(line);
+    let in_code = |at: usize| spans.iter().any(|&(s, e)| s <= at && at < e);
     let mut rest = 0;
     while let Some(at) = find_bracket_then(line.as_bytes(), rest, b'(') {
+        if in_code(at) {
+            rest = at + 2;
+            continue;
+        }
         let start = at + 2;
         let tail = &line[start..];
         let (target, _) = if let Some(inner) = tail.strip_prefix('<') {
@@ -219,9 +341,11 @@ fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>
         }
         rest = start;
     }
-    // Reference definitions: `[id]: path`.
+    // Reference definitions: `[id]: path "title"`; footnotes (`[^1]: text`)
+    // are prose, not links.
     let t = trimmed;
     if t.starts_with('[')
+        && !t.starts_with("[^")
         && let Some(close) = find_bracket_then(t.as_bytes(), 0, b':')
     {
         let target = t[close + 2..].split_whitespace().next().unwrap_or("");
@@ -265,7 +389,7 @@ fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
             // A pattern such as `references/span-*.md`.
             continue;
         }
-        let raw = line[i..end].trim_end_matches(['.', ':', '!', '?']);
+        let raw = strip_line_suffix(line[i..end].trim_end_matches(['.', ':', '!', '?']));
         if raw.len() <= dir.len() || raw.contains("...") {
             continue;
         }
@@ -277,6 +401,21 @@ fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
             });
         }
     }
+}
+
+/// `scripts/tool.py:15` or `scripts/tool.py:15:3` names a place in a file:
+/// the file is `scripts/tool.py`.
+fn strip_line_suffix(path: &str) -> &str {
+    let mut path = path;
+    for _ in 0..2 {
+        match path.rsplit_once(':') {
+            Some((file, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                path = file;
+            }
+            _ => break,
+        }
+    }
+    path
 }
 
 /// The file part of a link when it is a relative local path.
@@ -513,6 +652,55 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn links_inside_inline_code_are_examples() {
+        let t =
+            "Write `[name](references/x.md)` or ``[a](b.md) `x` `` like [real](references/r.md).\n";
+        assert_eq!(targets(t), vec!["references/r.md"]);
+        // An unclosed backtick is literal text: the link after it counts.
+        assert_eq!(
+            targets("a ` b [c](references/c.md)"),
+            vec!["references/c.md"]
+        );
+    }
+
+    #[test]
+    fn a_line_number_after_a_path_is_not_part_of_it() {
+        assert_eq!(
+            targets("See `scripts/tool.py:15` and scripts/b.sh:3:1 or scripts/c.sh"),
+            vec!["scripts/tool.py", "scripts/b.sh", "scripts/c.sh"]
+        );
+    }
+
+    #[test]
+    fn footnotes_are_not_links() {
+        let t = "Data from GitHub.[^1]\n\n[^1]: GitHub Blog.\n[^2]: See notes.md\n[ref]: references/r.md\n";
+        assert_eq!(targets(t), vec!["references/r.md"]);
+    }
+
+    #[test]
+    fn reference_definitions_with_urls_or_titles() {
+        let t =
+            "[docs]: https://example.com/a \"Docs\"\n[guide]: references/guide.md \"The guide\"\n";
+        assert_eq!(targets(t), vec!["references/guide.md"]);
+    }
+
+    #[test]
+    fn placeholder_marker_counts_only_at_a_line_start() {
+        assert_eq!(
+            placeholder_line("# Title\n\nTODO: write the steps\n"),
+            Some((2, 0))
+        );
+        assert_eq!(placeholder_line("a\n  - TODO: step\n"), Some((1, 4)));
+        assert_eq!(placeholder_line("a\n3. TODO: step\n"), Some((1, 3)));
+        assert_eq!(
+            placeholder_line(
+                "Keep a TODO: list in the repo.\n- add TODO: markers\n// TODO: later\n"
+            ),
+            None
+        );
     }
 
     #[test]

@@ -29,6 +29,28 @@ pub fn normalize(name: &str) -> String {
     name.nfkc().collect()
 }
 
+/// A valid name close to `name`, for fix-its: lowercase, every run of
+/// characters the charset refuses turned into one `-`, no `-` at either end,
+/// cut to the length limit. `None` when nothing valid is left.
+pub fn suggest(name: &str, charset: NameCharset) -> Option<String> {
+    let lower = normalize(name).to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    for c in lower.chars() {
+        let ok = match charset {
+            NameCharset::Ascii => c.is_ascii_lowercase() || c.is_ascii_digit(),
+            NameCharset::Unicode => c.is_alphanumeric(),
+        };
+        if ok {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let cut: String = out.chars().take(MAX_NAME_CHARS).collect();
+    let trimmed = cut.trim_matches('-');
+    (!trimmed.is_empty() && check(trimmed, charset).is_empty()).then(|| trimmed.to_owned())
+}
+
 /// Checks a *normalised* name against every naming rule and returns all the
 /// problems found (empty when the name is valid). The folder-name rule is
 /// checked by the validator, which knows the folder.

@@ -57,6 +57,14 @@ pub struct ValidationOptions {
     /// Run the advisory lints (body size, links, description). Discovery
     /// turns them off: it reads the frontmatter only.
     pub lints: bool,
+    /// Codes not reported (`--allow CODE`, `[validate] allow`). A code that
+    /// makes a skill unusable cannot be allowed ([`ValidationOptions::can_allow`]).
+    pub allow: Vec<Code>,
+    /// Codes reported as errors even where they are warnings (`--deny CODE`,
+    /// `[validate] deny`). Deny wins over allow.
+    pub deny: Vec<Code>,
+    /// Report errors only (`--quiet`): warnings are dropped.
+    pub quiet: bool,
 }
 
 impl Default for ValidationOptions {
@@ -67,6 +75,9 @@ impl Default for ValidationOptions {
             allowed_fields: Vec::new(),
             max_skill_md_bytes: MAX_SKILL_MD_BYTES,
             lints: true,
+            allow: Vec::new(),
+            deny: Vec::new(),
+            quiet: false,
         }
     }
 }
@@ -85,36 +96,68 @@ impl ValidationOptions {
         }
     }
 
-    /// The severity of `code` in this mode.
-    pub fn severity(&self, code: Code) -> Severity {
+    /// The severity `code` gets with these options, or `None` when it is not
+    /// reported. The one place that grades a code: the mode's severity
+    /// first, then `deny` (a warning becomes an error), then `allow` (not
+    /// reported, unless the code makes a skill unusable) and `quiet` (a
+    /// warning is not reported).
+    pub fn severity(&self, code: Code) -> Option<Severity> {
+        if self.deny.contains(&code) {
+            return Some(Severity::Error);
+        }
+        if self.allow.contains(&code) && Self::can_allow(code) {
+            return None;
+        }
+        let severity = Self::mode_severity(self.mode, code);
+        (!(self.quiet && severity == Severity::Warning)).then_some(severity)
+    }
+
+    /// Whether `code` may be allowed: every code but those that make a skill
+    /// unusable in any mode (no frontmatter, no description, unreadable).
+    pub fn can_allow(code: Code) -> bool {
+        !Self::unusable(code)
+    }
+
+    fn unusable(code: Code) -> bool {
         use Code::*;
-        match code {
-            // Unusable in any mode.
+        matches!(
+            code,
             PathNotFound
-            | NotADirectory
-            | MissingSkillMd
-            | NotAFile
-            | BrokenSymlink
-            | SymlinkLoop
-            | ReadError
-            | FileTooLarge
-            | NotUtf8
-            | NulByte
-            | NoFrontmatter
-            | UnclosedFrontmatter
-            | FrontmatterTooLarge
-            | InvalidYaml
-            | FrontmatterNotMapping
-            | DescriptionMissing
-            | DescriptionEmpty
-            | DescriptionNotString => Severity::Error,
+                | NotADirectory
+                | MissingSkillMd
+                | NotAFile
+                | BrokenSymlink
+                | SymlinkLoop
+                | ReadError
+                | FileTooLarge
+                | NotUtf8
+                | NulByte
+                | NoFrontmatter
+                | UnclosedFrontmatter
+                | FrontmatterTooLarge
+                | InvalidYaml
+                | FrontmatterNotMapping
+                | DescriptionMissing
+                | DescriptionEmpty
+                | DescriptionNotString
+        )
+    }
+
+    /// The severity of `code` in `mode`, before `allow`, `deny` and `quiet`.
+    pub fn mode_severity(mode: Mode, code: Code) -> Severity {
+        use Code::*;
+        if Self::unusable(code) {
+            return Severity::Error;
+        }
+        match code {
             // Advisory in any mode.
             Bom | SkillMdLowercase | YamlRecovered | WalkLimit | BodyTooLong
             | BodyTooManyTokens | BrokenLink | NestedReference | DescriptionNoTrigger => {
                 Severity::Warning
             }
-            // Spec violations: errors in strict, warnings in lenient.
-            _ => match self.mode {
+            // Spec violations, and a scaffold's placeholder left in place:
+            // errors in strict, warnings in lenient.
+            _ => match mode {
                 Mode::Strict => Severity::Error,
                 Mode::Lenient => Severity::Warning,
             },
@@ -126,6 +169,9 @@ impl ValidationOptions {
 pub(crate) struct Sink<'o> {
     pub(crate) options: &'o ValidationOptions,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Where a diagnostic that is not reported goes, so callers can still
+    /// set its help; overwritten by the next one.
+    discarded: Diagnostic,
 }
 
 impl<'o> Sink<'o> {
@@ -133,6 +179,7 @@ impl<'o> Sink<'o> {
         Sink {
             options,
             diagnostics: Vec::new(),
+            discarded: Diagnostic::new(Code::WalkLimit, Severity::Warning, String::new()),
         }
     }
 
@@ -142,7 +189,11 @@ impl<'o> Sink<'o> {
         pos: Option<Pos>,
         message: String,
     ) -> &mut Diagnostic {
-        let mut d = Diagnostic::new(code, self.options.severity(code), message);
+        let Some(severity) = self.options.severity(code) else {
+            self.discarded = Diagnostic::new(code, Severity::Warning, message);
+            return &mut self.discarded;
+        };
+        let mut d = Diagnostic::new(code, severity, message);
         if let Some(pos) = pos {
             d = d.at(pos);
         }
@@ -152,8 +203,10 @@ impl<'o> Sink<'o> {
     }
 
     pub(crate) fn add(&mut self, mut d: Diagnostic) {
-        d.severity = self.options.severity(d.code);
-        self.diagnostics.push(d);
+        if let Some(severity) = self.options.severity(d.code) {
+            d.severity = severity;
+            self.diagnostics.push(d);
+        }
     }
 }
 

@@ -66,6 +66,7 @@ pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -
     let fm = check_fields(&root, dir_name.as_deref(), &mut sink);
     if options.lints {
         if let Some(description) = &fm.description {
+            lints::description_placeholder(description, description_pos(&root), &mut sink);
             lints::description(description, description_pos(&root), &mut sink);
         }
         lints::body(split.body, split.body_line, dir, &mut sink);
