@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     no_watch: bool,
     /// Budget of the catalog in the activate_skill description, in tokens
-    /// (o200k); default: the config's [catalog] budget, else 32,000 characters.
+    /// (o200k); default: the config's `[catalog]` budget, else 32,000 characters.
     #[arg(long, value_name = "N", conflicts_with = "budget_chars")]
     budget_tokens: Option<usize>,
     /// Same, in characters.

@@ -12,7 +12,7 @@
 //!   [`ConversationStore`] on disk, one [`ActivationLog`] trait);
 //! - the agent tools as data ([`tools`]): specs, handlers, typed outputs
 //!   and errors;
-//! - the per-file `sha256:` [`manifest`] of a skill;
+//! - the per-file `sha256:` [`Manifest`] of a skill;
 //! - what to watch for hot reload, missing roots included ([`watch`]).
 //!
 //! Synchronous and runtime-free: no async runtime, no protocol SDK.

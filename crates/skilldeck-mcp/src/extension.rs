@@ -2,7 +2,7 @@
 //! `io.modelcontextprotocol/skills`): skill entries with the verbatim
 //! frontmatter and a complete `sha256:` manifest, for `skills/list` and
 //! `skills/get`. Digests come from the host's manifest
-//! ([`skilldeck_host::manifest`]), cached by file stamp.
+//! ([`skilldeck_host::Manifest`]), cached by file stamp.
 //!
 //! A skill gets an entry only when it can honour the extension's promises:
 //! its name can be a URI authority, its frontmatter is valid YAML with a

@@ -1,7 +1,7 @@
 //! The agent-facing tools as data: each tool's [`ToolSpec`] (name, title,
 //! description, JSON input schema) and its handler behind
-//! [`Host::call_tool`], with typed results ([`ToolOutput`]) and errors
-//! ([`ToolError`]). A face only maps them to its protocol.
+//! [`Host::call_tool`](crate::Host::call_tool), with typed results ([`ToolOutput`]) and errors
+//! ([`ToolError`](crate::ToolError)). A face only maps them to its protocol.
 //!
 //! - [`activate_skill`]: a skill's instructions; its description carries the
 //!   catalog, and `name` is an enum of the model-invocable skills (up to
@@ -10,7 +10,7 @@
 //!   rules;
 //! - [`search_skills`]: BM25 over names and descriptions.
 //!
-//! Bad input is a [`ToolError`] whose message tells the model what to do
+//! Bad input is a [`ToolError`](crate::ToolError) whose message tells the model what to do
 //! instead; it never fails the host.
 
 pub mod activate_skill;
