@@ -58,7 +58,7 @@ struct CatalogRow {
     kept: usize,
     shortened: usize,
     name_only: usize,
-    dropped: usize,
+    unlisted: usize,
     excluded: usize,
 }
 
@@ -108,7 +108,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         kept: e.count(Outcome::Kept),
         shortened: e.count(Outcome::Shortened { from: 0, to: 0 }),
         name_only: e.count(Outcome::NameOnly),
-        dropped: e.count(Outcome::Dropped),
+        unlisted: e.count(Outcome::Dropped),
         excluded: e.count(Outcome::Excluded),
     };
     let report = Report {
@@ -226,8 +226,8 @@ fn write_text(out: &mut impl Write, r: &Report<'_>) -> std::io::Result<()> {
     );
     writeln!(
         out,
-        "\ncatalog (activate_skill description): {} {} of {budget}; {} listed ({} whole, {} shortened, {} name only), {} dropped, {} excluded",
-        c.size, c.unit, c.listed, c.kept, c.shortened, c.name_only, c.dropped, c.excluded
+        "\ncatalog (activate_skill description): {} {} of {budget}; {} listed ({} whole, {} shortened, {} name only), {} not listed (the model finds them with search_skills), {} excluded",
+        c.size, c.unit, c.listed, c.kept, c.shortened, c.name_only, c.unlisted, c.excluded
     )?;
     Ok(())
 }
