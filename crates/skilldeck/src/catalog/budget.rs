@@ -46,6 +46,8 @@ pub(super) struct Planner<'s, 'a> {
     pub(super) scratch: String,
     /// How the model finds unlisted skills (the closing line's hint).
     pub(super) hint: Option<&'s str>,
+    /// The keep order of the non-pinned items, once computed.
+    pub(super) keep: Option<Vec<usize>>,
 }
 
 impl Planner<'_, '_> {
@@ -103,13 +105,17 @@ impl Planner<'_, '_> {
         room: usize,
         views: &mut [View],
     ) -> Option<usize> {
-        if self.sum_within(rest, room, Self::full) {
+        // Names alone bound every other size from below: when they do not
+        // fit (thousands of skills), neither does the floor, and no full
+        // entry need be measured.
+        let names_fit = self.sum_within(rest, room, Self::name_only);
+        if names_fit && self.sum_within(rest, room, Self::full) {
             for &i in rest {
                 views[i] = self.base_view(i, View::Full);
             }
             return None;
         }
-        if self.sum_within(rest, room, Self::at_floor) {
+        if names_fit && self.sum_within(rest, room, Self::at_floor) {
             let cap = self.largest_cap(rest, room);
             for &i in rest {
                 views[i] = self.base_view(i, View::Cut(cap));
@@ -118,9 +124,14 @@ impl Planner<'_, '_> {
         }
         // The floor does not fit: list the longest prefix of the keep order
         // that fits at the floor, with room for the closing line (sized for
-        // the most skills it can count), and give the listed the largest
-        // common cap; the rest are unlisted.
-        let order = keep_order(self.items, rest);
+        // the most skills it can count); the rest are unlisted. The listed
+        // stay at the floor: the slack left is less than one more entry, and
+        // searching a larger cap would tokenize every listed description
+        // whole.
+        let order = match self.keep.take() {
+            Some(order) => order,
+            None => keep_order(self.items, rest),
+        };
         let reserve = closing_line(self.format, rest.len(), 1, self.hint)
             .map_or(0, |line| self.meter.measure(&line));
         let room = room.saturating_sub(reserve);
@@ -134,17 +145,15 @@ impl Planner<'_, '_> {
             keep += 1;
         }
         let (listed, unlisted) = order.split_at(keep);
-        let cap = if listed.is_empty() {
-            self.floor
-        } else {
-            self.largest_cap(listed, room)
-        };
+        let cap = self.floor;
         for &i in listed {
             views[i] = self.base_view(i, View::Cut(cap));
         }
         for &i in unlisted {
             views[i] = View::Dropped;
         }
+        // A re-plan with less room (see `fit`) reuses the order.
+        self.keep = Some(order);
         Some(cap)
     }
 

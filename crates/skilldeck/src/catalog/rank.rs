@@ -5,6 +5,7 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::catalog::item::Item;
@@ -51,18 +52,27 @@ fn tie_class(item: &Item<'_>) -> (bool, i64, i64, u64, Scope) {
 /// of many collections is listed as a cross-section of all of them, not
 /// as the alphabetical head of the list.
 pub(super) fn keep_order(items: &[Item<'_>], rest: &[usize]) -> Vec<usize> {
-    let mut turns: HashMap<(usize, &Path), usize> = HashMap::new();
+    let mut turns: HashMap<(usize, &[u8]), usize> = HashMap::with_capacity(rest.len().min(1024));
     let mut class = 0usize;
     let mut keyed: Vec<(usize, usize, usize, usize)> = Vec::with_capacity(rest.len());
     for (position, &i) in rest.iter().enumerate() {
         if position > 0 && tie_class(&items[rest[position - 1]]) != tie_class(&items[i]) {
             class += 1;
         }
-        let source = items[i].skill.dir.parent().unwrap_or(Path::new(""));
-        let turn = turns.entry((class, source)).or_insert(0);
+        let turn = turns
+            .entry((class, source(&items[i].skill.dir)))
+            .or_insert(0);
         keyed.push((class, *turn, position, i));
         *turn += 1;
     }
     keyed.sort_unstable();
     keyed.into_iter().map(|(_, _, _, i)| i).collect()
+}
+
+/// The folder holding a skill folder, as bytes (no path parsing: a deck's
+/// folders are absolute and normalised), `b""` for a bare name.
+fn source(dir: &Path) -> &[u8] {
+    let bytes = dir.as_os_str().as_bytes();
+    let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
+    memchr::memrchr(b'/', bytes).map_or(&b""[..], |slash| &bytes[..slash])
 }

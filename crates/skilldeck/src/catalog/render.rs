@@ -137,6 +137,7 @@ where
                 costs: items.iter().map(|_| Cost::default()).collect(),
                 scratch: String::new(),
                 hint: options.unlisted_hint.as_deref(),
+                keep: None,
             };
             planner.fit(budget.limit(), &ranked, &output, &mut views)
         }
