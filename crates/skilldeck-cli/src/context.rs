@@ -80,7 +80,7 @@ impl Context {
         let deck = self.quiet_deck();
         for d in deck.diagnostics() {
             if d.severity == Severity::Error {
-                eprintln!("skipped: {d}");
+                eprintln!("skipped: {}", crate::render::safe(&d.to_string()));
             }
         }
         let shadowed = deck.shadowed().len();
