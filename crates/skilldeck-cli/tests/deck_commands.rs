@@ -608,3 +608,47 @@ fn validate_reports_control_characters_in_descriptions() {
     assert!(out.contains("error[control-character]"), "{out}");
     assert!(out.contains("Field 'description'"), "{out}");
 }
+
+#[test]
+fn commands_that_walk_report_the_walk_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c", "d"] {
+        listed_skill(&tmp.path().join("mine"), name).write();
+    }
+    std::fs::write(tmp.path().join("limit.toml"), "[discovery]\nmax-dirs = 3\n").unwrap();
+    for args in [
+        vec!["list"],
+        vec!["prompt"],
+        vec!["activate", "a"],
+        vec!["search", "does"],
+    ] {
+        let mut args = args;
+        args.extend(["--root", "mine", "--config", "limit.toml"]);
+        let o = skilldeck(&args, tmp.path());
+        assert!(
+            stderr(&o).contains("warning[walk-limit]"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = skilldeck(
+        &[
+            "list",
+            "--root",
+            "mine",
+            "--config",
+            "limit.toml",
+            "--format",
+            "json",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+}
