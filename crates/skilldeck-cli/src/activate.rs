@@ -36,7 +36,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     // Served skills only: the host's rule and the core's messages.
     let skill = skilldeck_host::require_served(deck, &args.name)?;
     let mut store = ConversationStore::default();
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(args.format == skilldeck::ActivationFormat::Json);
     if let Some(id) = &args.conversation
         && store.is_active(id, &skill.name)
     {

@@ -78,10 +78,15 @@ impl Context {
     /// allocations; the OS reclaims them at once).
     pub fn deck(&self) -> &'static Deck {
         let deck = self.quiet_deck();
-        for d in deck.diagnostics() {
-            if d.severity == Severity::Error {
-                eprintln!("skipped: {d}");
-            }
+        for d in deck.load_problems() {
+            // An error kept a skill out; a warning here is a walk cut short
+            // (it reads `...: warning[walk-limit]: ...`).
+            let what = if d.severity == Severity::Error {
+                "skipped: "
+            } else {
+                ""
+            };
+            eprintln!("{what}{}", crate::render::safe(&d.to_string()));
         }
         let shadowed = deck.shadowed().len();
         if shadowed > 0 {

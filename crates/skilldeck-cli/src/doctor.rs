@@ -141,7 +141,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .collect(),
         catalog,
     };
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(args.format == Format::Json);
     match args.format {
         Format::Json => render::write_json(&mut out, &report)?,
         // The parser admits only json and text.

@@ -63,7 +63,7 @@ impl<'a> SkillRow<'a> {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let keep = |s: &Skill| args.scope.is_none_or(|scope| s.scope == scope);
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(args.format == Format::Json);
     if args.shadowed {
         let rows: Vec<_> = deck.shadowed().iter().filter(|s| keep(&s.skill)).collect();
         match args.format {

@@ -162,7 +162,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             if !e.is_broken_pipe() {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", render::safe(&e.to_string()));
             }
             ExitCode::from(e.exit_code())
         }

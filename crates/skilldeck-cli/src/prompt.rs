@@ -101,7 +101,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             summary.unlisted
         );
     }
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(options.format == skilldeck::CatalogFormat::Json);
     out.write_all(catalog.text.as_bytes())?;
     out.flush()?;
     Ok(exit::OK)

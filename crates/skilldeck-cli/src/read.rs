@@ -1,6 +1,6 @@
 //! `skilldeck read NAME PATH`: one file of a skill, safely.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -32,7 +32,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         }) => return Err(folder_error(skill, &args.path)),
         other => other?,
     };
-    let mut out = render::stdout();
+    // Raw bytes go out as they are, except to a terminal.
+    let raw_to_terminal = args.format == Format::Raw && std::io::stdout().is_terminal();
+    let mut out = render::stdout_for(!raw_to_terminal);
     match args.format {
         Format::Json => render::write_json(&mut out, &resource.to_json())?,
         // The parser admits only json and raw.

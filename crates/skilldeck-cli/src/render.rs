@@ -20,6 +20,97 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::new(io::stdout().lock())
 }
 
+/// Text for a terminal: every control character (ESC, BEL, NUL, C1, bidi
+/// controls; the core's rule, [`skilldeck::spec::is_control`]) replaced by
+/// U+FFFD; tab and newline kept. The one sanitising function of the CLI:
+/// [`text_stdout`] applies it to whole outputs, the diagnostic renderer to
+/// each piece it prints around its own colour codes, `main` to errors.
+pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    skilldeck::spec::replace_controls(text, false)
+}
+
+/// [`stdout`] for a text format (`text`, `markdown`, a catalog, an
+/// activation): what is written passes through [`safe`], so no skill text
+/// reaches the terminal raw. JSON output keeps JSON's own escaping (use
+/// [`stdout`]).
+pub fn text_stdout() -> io::BufWriter<Sanitized<io::StdoutLock<'static>>> {
+    io::BufWriter::new(Sanitized {
+        inner: io::stdout().lock(),
+        carry: Vec::new(),
+    })
+}
+
+/// [`text_stdout`], or plain [`stdout`] for JSON.
+pub fn stdout_for(json: bool) -> Box<dyn Write> {
+    if json {
+        Box::new(stdout())
+    } else {
+        Box::new(text_stdout())
+    }
+}
+
+/// A writer that applies [`safe`] to UTF-8 text split across writes
+/// anywhere (an incomplete character is carried to the next write); bytes
+/// that are not UTF-8 become U+FFFD.
+pub struct Sanitized<W: Write> {
+    inner: W,
+    carry: Vec<u8>,
+}
+
+impl<W: Write> Sanitized<W> {
+    /// Writes the complete characters of `carry`; keeps an incomplete tail.
+    fn drain(&mut self, at_end: bool) -> io::Result<()> {
+        let mut pos = 0;
+        while pos < self.carry.len() {
+            match std::str::from_utf8(&self.carry[pos..]) {
+                Ok(text) => {
+                    self.inner.write_all(safe(text).as_bytes())?;
+                    pos = self.carry.len();
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    let text = std::str::from_utf8(&self.carry[pos..pos + valid]).unwrap_or("");
+                    self.inner.write_all(safe(text).as_bytes())?;
+                    pos += valid;
+                    match e.error_len() {
+                        Some(bad) => {
+                            self.inner.write_all("\u{FFFD}".as_bytes())?;
+                            pos += bad;
+                        }
+                        None if at_end => {
+                            self.inner.write_all("\u{FFFD}".as_bytes())?;
+                            pos = self.carry.len();
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+        self.carry.drain(..pos);
+        Ok(())
+    }
+}
+
+impl<W: Write> Write for Sanitized<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.carry.extend_from_slice(buf);
+        self.drain(false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Drop for Sanitized<W> {
+    fn drop(&mut self) {
+        // An incomplete character at the very end; nothing to report to.
+        let _ = self.drain(true);
+        let _ = self.inner.flush();
+    }
+}
+
 /// [`stdout`] with ANSI colours kept on a terminal and stripped elsewhere
 /// (and with `NO_COLOR`).
 /// Buffered on both sides of the colour stripper: above it, so many small
@@ -95,11 +186,13 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
     writeln!(
         out,
         "{level}{}[{}]{level:#}{BOLD}: {}{BOLD:#}",
-        d.severity, d.code, d.message
+        d.severity,
+        d.code,
+        safe(&d.message)
     )?;
     let Some(file) = &d.file else {
         if let Some(help) = &d.help {
-            writeln!(out, "  {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {help}")?;
+            writeln!(out, "  {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {}", safe(help))?;
         }
         return writeln!(out);
     };
@@ -108,6 +201,7 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         (Some(l), None) => format!("{}:{l}", file.display()),
         _ => file.display().to_string(),
     };
+    let location = safe(&location);
     writeln!(out, "  {BLUE}-->{BLUE:#} {location}")?;
     let source_line = d.line.and_then(|l| sources.line(file, l));
     let gutter = d.line.map_or(1, |l| l.to_string().len());
@@ -116,7 +210,11 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         let column = usize::try_from(d.column.unwrap_or(1).max(1)).unwrap_or(1);
         let shown: String = text
             .chars()
-            .map(|c| if c == '\t' { ' ' } else { c })
+            .map(|c| match c {
+                '\t' => ' ',
+                c if skilldeck::spec::is_control(c) => skilldeck::spec::REPLACEMENT,
+                c => c,
+            })
             .collect();
         let width = shown.chars().count();
         let start = (column - 1).min(width);
@@ -134,7 +232,11 @@ fn diagnostic(out: &mut dyn Write, d: &Diagnostic, sources: &mut Sources) -> io:
         )?;
     }
     if let Some(help) = &d.help {
-        writeln!(out, "{pad} {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {help}")?;
+        writeln!(
+            out,
+            "{pad} {BLUE}={BLUE:#} {BOLD}help{BOLD:#}: {}",
+            safe(help)
+        )?;
     }
     writeln!(out)
 }

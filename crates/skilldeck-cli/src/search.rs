@@ -60,7 +60,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     } else {
         Vec::new()
     };
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(args.format == Format::Json);
     match args.format {
         Format::Json => render::write_json(&mut out, &hits)?,
         // The parser admits only json and table.

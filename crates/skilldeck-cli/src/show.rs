@@ -39,13 +39,12 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let body = skilldeck::spec::split_frontmatter(text.trim_start_matches('\u{feff}'))
         .map(|s| s.body)
         .unwrap_or_default();
-    // The deck keeps only the host fields; the rest is read on demand. Name
-    // and description are the top-level fields, not repeated here.
-    let mut frontmatter = skill.frontmatter()?;
-    frontmatter.name = None;
-    frontmatter.description = None;
+    // The deck keeps only the host fields; the rest is read on demand. The
+    // frontmatter is shown as the file has it (its `name` and `description`
+    // included); the top-level `name` is the one the deck resolved.
+    let frontmatter = skill.frontmatter()?;
     let files = skilldeck::list_resources(skill)?;
-    let mut out = render::stdout();
+    let mut out = render::stdout_for(args.format == Format::Json);
     match args.format {
         Format::Json => render::write_json(
             &mut out,

@@ -150,7 +150,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     match args.format {
         Format::Json => {
             for d in &tree_problems {
-                eprintln!("{d}");
+                eprintln!("{}", render::safe(&d.to_string()));
             }
             render::json(&mut out, &reports)?;
         }

@@ -285,6 +285,23 @@ fn show_prints_metadata_body_and_files() {
 }
 
 #[test]
+fn show_json_frontmatter_carries_the_files_name_and_description() {
+    let tmp = tempfile::tempdir().unwrap();
+    listed_skill(&tmp.path().join("mine"), "docs").write();
+    let o = skilldeck(
+        &["show", "docs", "--root", "mine", "--format", "json"],
+        tmp.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["frontmatter"]["name"], "docs", "{v}");
+    assert_eq!(
+        v["frontmatter"]["description"], "docs does things. Use when testing.",
+        "{v}"
+    );
+}
+
+#[test]
 fn activate_joins_words_shell_quoted_so_dollar_one_is_a_group() {
     let tmp = tempfile::tempdir().unwrap();
     skilldeck_testkit::skill(tmp.path().join("mine"), "x")
@@ -527,4 +544,111 @@ fn config_catalog_section_sets_the_prompt_format() {
     let o = skilldeck(&["prompt", "--root", "mine"], tmp.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("yaml"), "{}", stderr(&o));
+}
+
+/// True when `out` holds a control character other than tab and newline.
+fn has_control(out: &[u8]) -> bool {
+    String::from_utf8_lossy(out).chars().any(|c| {
+        matches!(c, '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal_raw() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mine");
+    skilldeck_testkit::skill(&root, "ctl")
+        .description("\"Clears \\e[2J\\e[H rings \\a rlo \\u202e. Use when testing.\"")
+        .frontmatter_raw("license: \"MIT \\e[31m\"\n")
+        .body("# ctl\n\nBody \u{1b}[2J with escape.\n")
+        .file("references/esc.md", "file \u{1b}]0;title\u{7}\n")
+        .write();
+    for args in [
+        vec!["list", "--root", "mine"],
+        vec!["show", "ctl", "--root", "mine"],
+        vec!["prompt", "--root", "mine"],
+        vec!["prompt", "--root", "mine", "--format", "markdown"],
+        vec!["search", "clears", "--root", "mine"],
+        vec!["activate", "ctl", "--root", "mine"],
+        vec!["validate", "mine/ctl"],
+        vec!["doctor", "--root", "mine"],
+    ] {
+        let o = skilldeck(&args, tmp.path());
+        assert!(!has_control(&o.stdout), "{args:?}: {:?}", stdout(&o));
+        assert!(!has_control(&o.stderr), "{args:?}: {:?}", stderr(&o));
+    }
+    // JSON keeps JSON's escaping: the text is there, its C0 controls escaped.
+    let o = skilldeck(
+        &["show", "ctl", "--root", "mine", "--format", "json"],
+        tmp.path(),
+    );
+    assert!(
+        !o.stdout.contains(&0x1b) && !o.stdout.contains(&0x07),
+        "{}",
+        stdout(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["body"].as_str().unwrap().contains('\u{1b}'), "{v}");
+    // `read` to a pipe gives the bytes as they are.
+    let o = skilldeck(
+        &["read", "ctl", "references/esc.md", "--root", "mine"],
+        tmp.path(),
+    );
+    assert_eq!(o.stdout, b"file \x1b]0;title\x07\n");
+}
+
+#[test]
+fn validate_reports_control_characters_in_descriptions() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(tmp.path().join("mine"), "ctl")
+        .description("\"Rings \\a. Use when testing.\"")
+        .write();
+    let o = skilldeck(&["validate", "mine/ctl"], tmp.path());
+    let out = stdout(&o);
+    assert!(out.contains("error[control-character]"), "{out}");
+    assert!(out.contains("Field 'description'"), "{out}");
+}
+
+#[test]
+fn commands_that_walk_report_the_walk_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["a", "b", "c", "d"] {
+        listed_skill(&tmp.path().join("mine"), name).write();
+    }
+    std::fs::write(tmp.path().join("limit.toml"), "[discovery]\nmax-dirs = 3\n").unwrap();
+    for args in [
+        vec!["list"],
+        vec!["prompt"],
+        vec!["activate", "a"],
+        vec!["search", "does"],
+    ] {
+        let mut args = args;
+        args.extend(["--root", "mine", "--config", "limit.toml"]);
+        let o = skilldeck(&args, tmp.path());
+        assert!(
+            stderr(&o).contains("warning[walk-limit]"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = skilldeck(
+        &[
+            "list",
+            "--root",
+            "mine",
+            "--config",
+            "limit.toml",
+            "--format",
+            "json",
+        ],
+        tmp.path(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
 }

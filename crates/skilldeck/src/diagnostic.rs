@@ -141,6 +141,11 @@ codes! {
     MetadataValueNotString = "metadata-value-not-string",
     /// `allowed-tools` is not a space-separated string.
     AllowedToolsNotString = "allowed-tools-not-string",
+    /// A text field (`name`, `description`, `compatibility`, `license`, a
+    /// `metadata` value) holds a control character: C0 or C1 controls
+    /// (ESC, BEL, NUL, ...), DEL, or a bidi control (U+202E, ...); in a
+    /// name also a tab or line break.
+    ControlCharacter = "control-character",
     /// Lint: the body is over 500 lines.
     BodyTooLong = "body-too-long",
     /// Lint: the body is over about 5,000 tokens.

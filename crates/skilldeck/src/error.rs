@@ -179,14 +179,19 @@ pub enum ResourceProblem {
         "refused: percent-encoded sequences ('%XX') are not allowed; resource paths are never URL-decoded"
     )]
     PercentEncoded,
-    /// After resolving symlinks, the file is outside the skill folder.
-    #[error("refused: it resolves to {}, outside the skill folder {}", resolved.display(), root.display())]
-    Escapes {
-        /// Where it really is.
-        resolved: std::path::PathBuf,
-        /// The skill folder (symlinks resolved).
-        root: std::path::PathBuf,
-    },
+    /// After resolving symlinks, the path leads outside the skill folder,
+    /// whether or not anything exists there. One message for every such
+    /// path, naming no server path: a different answer for existing and
+    /// missing files outside would tell a client which files exist.
+    #[error("refused: the path leads outside the skill folder")]
+    Escapes,
+    /// A regular file with more than one hard link: another name for it
+    /// may lie outside the skill folder. Admitted with `[resources]
+    /// allow-hardlinks = true`.
+    #[error(
+        "refused: the file has other hard links, which may lie outside the skill folder (set `[resources] allow-hardlinks = true` to serve hard-linked files)"
+    )]
+    Hardlinked,
     /// The file changed between resolving its path and opening it.
     #[error("refused: the file changed while it was being opened")]
     Changed,

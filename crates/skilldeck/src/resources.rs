@@ -32,7 +32,11 @@
 //! and inode) as the handle; that closes the swap window to the time between
 //! two system calls. Hard links are not symlinks: a hard link in the skill
 //! folder *is* a file of the skill (making one needs write access to the
-//! folder), so it is read like any other file.
+//! folder), but its other names may lie anywhere on the same file system
+//! (a hard link to `~/.ssh/id_ed25519` placed in a skill), so a regular
+//! file with more than one link is refused by [`read_resource`] and left out
+//! of [`list_resources`] unless the deck allows them (`[resources]
+//! allow-hardlinks = true`, [`crate::Skill::allows_hardlinks`]).
 
 use std::io::{self};
 use std::path::Path;
@@ -44,7 +48,7 @@ use crate::error::Error;
 pub use crate::error::ResourceProblem;
 pub use crate::fs::contain::normalize_resource_path;
 use crate::fs::contain::not_found_or_io;
-use crate::fs::contain::{components, read_contained, resolve_inside};
+use crate::fs::contain::{components, is_hardlinked, read_contained, resolve_inside};
 use crate::fs::walk::SKIPPED_DIRS;
 use crate::limits::{
     MAX_RESOURCE_BYTES, MAX_RESOURCE_LIST_DEPTH, MAX_RESOURCE_LIST_ENTRIES, MAX_RESOURCE_LIST_FILES,
@@ -227,7 +231,8 @@ pub fn read_resource_capped(
         return Err(fail(ResourceProblem::Folder));
     }
     let path = parts.join("/");
-    let (size, bytes) = read_contained(skill.real_dir(), &path, cap).map_err(fail)?;
+    let (size, bytes) =
+        read_contained(skill.real_dir(), &path, cap, skill.allows_hardlinks()).map_err(fail)?;
     let content = match String::from_utf8(bytes) {
         Ok(text) if memchr::memchr(0, text.as_bytes()).is_none() => ResourceContent::Text(text),
         Ok(text) => ResourceContent::Binary(text.into_bytes()),
@@ -339,8 +344,18 @@ pub fn list_resources(skill: &Skill) -> Result<ResourceList, Error> {
             omitted += 1;
             continue;
         }
-        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        files.push(ResourceEntry { path, size });
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        // What read_resource would refuse is not listed.
+        if !skill.allows_hardlinks() && is_hardlinked(&meta) {
+            omitted += 1;
+            continue;
+        }
+        files.push(ResourceEntry {
+            path,
+            size: meta.len(),
+        });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(ResourceList {

@@ -196,6 +196,18 @@ impl HostFields {
     const NO_MODEL: u8 = 1;
     /// `user-invocable: false`.
     const NO_USER: u8 = 2;
+    /// `[resources] allow-hardlinks = true`: hard-linked files are served.
+    const HARDLINKS: u8 = 4;
+
+    /// Sets whether the skill's hard-linked files are served (from the
+    /// config, not the frontmatter: set on every load, index or not).
+    pub(crate) fn set_allow_hardlinks(&mut self, allow: bool) {
+        if allow {
+            self.flags |= Self::HARDLINKS;
+        } else {
+            self.flags &= !Self::HARDLINKS;
+        }
+    }
 
     /// The host fields of a parsed frontmatter (its `extra` fields).
     pub fn from_frontmatter(fm: &Frontmatter) -> Self {
@@ -287,6 +299,13 @@ impl Skill {
     /// this.
     pub fn is_served(&self) -> bool {
         self.mode != SkillMode::Off
+    }
+
+    /// True when files with more than one hard link are served from this
+    /// skill (`[resources] allow-hardlinks = true`); by default they are
+    /// refused and left out of listings.
+    pub fn allows_hardlinks(&self) -> bool {
+        self.host.flags & HostFields::HARDLINKS != 0
     }
 
     /// False when the frontmatter says `disable-model-invocation: true` or the

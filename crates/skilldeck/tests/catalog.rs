@@ -929,3 +929,35 @@ fn without_locations_no_format_but_skills_ref_shows_a_path() {
     .unwrap();
     assert!(skills_ref.text.contains("<location>"));
 }
+
+#[test]
+fn control_characters_never_reach_the_catalog_or_the_deck() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(tmp.path(), "ctl")
+        .name("\"ctl\\n- injected\"")
+        .description("\"Clears \\e[2J rings \\a nul \\0 rlo \\u202e. Use when testing.\"")
+        .body("Body\n")
+        .write();
+    let deck = discover(&DiscoveryOptions::with_roots([tmp.path().to_path_buf()]));
+    assert_eq!(deck.len(), 1, "{:#?}", deck.diagnostics());
+    let skill = &deck.skills()[0];
+    let bad = |t: &str| t.chars().any(skilldeck::spec::is_control);
+    assert!(
+        !bad(&skill.name) && !skill.name.contains('\n'),
+        "{:?}",
+        skill.name
+    );
+    assert!(!bad(&skill.description), "{:?}", skill.description);
+    assert!(
+        skill.description.contains('\u{fffd}'),
+        "{:?}",
+        skill.description
+    );
+    for format in [CatalogFormat::Xml, CatalogFormat::Markdown] {
+        let text = catalog::render(deck.skills(), &options(format, None), None)
+            .unwrap()
+            .text;
+        assert!(!bad(&text), "{format:?}: {text:?}");
+        assert!(!text.contains("\n- injected"), "{format:?}: {text:?}");
+    }
+}

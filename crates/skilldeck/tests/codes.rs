@@ -198,6 +198,43 @@ code!(
     Warning
 );
 code!(
+    control_characters_in_text_fields_are_errors_in_strict_warnings_in_lenient,
+    Code::ControlCharacter,
+    Error,
+    Warning
+);
+
+#[test]
+fn control_characters_are_reported_in_every_text_field() {
+    let text = "---\nname: \"a\\nb\"\ndescription: \"Bell \\a. Use when testing.\"\ncompatibility: \"x \\u202e y\"\nlicense: \"MIT\\0\"\nmetadata:\n  author: \"esc \\e[2J\"\n---\nbody\n";
+    let checked = skilldeck::check_text(text, None, &ValidationOptions::lenient());
+    let fields: Vec<&str> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::ControlCharacter)
+        .map(|d| d.message.split('\'').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "name",
+            "description",
+            "compatibility",
+            "license",
+            "metadata.author"
+        ],
+        "{:#?}",
+        checked.diagnostics
+    );
+    assert!(
+        checked
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == Code::ControlCharacter)
+            .all(|d| d.severity == Severity::Warning)
+    );
+}
+code!(
     not_utf8_makes_a_skill_unloadable,
     Code::NotUtf8,
     Error,

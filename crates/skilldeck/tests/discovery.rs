@@ -588,3 +588,30 @@ fn the_deck_keeps_host_fields_and_reads_the_rest_of_the_frontmatter_on_demand() 
     let err = deck.get("plain").unwrap().frontmatter().unwrap_err();
     assert!(matches!(err, skilldeck::Error::Frontmatter { ref name, .. } if name == "plain"));
 }
+
+#[test]
+fn a_walk_limit_keeps_the_first_folders_in_sorted_order_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    // Created in reverse order, so directory order is not sorted order.
+    for name in ["s9", "s8", "s7", "s6", "s5", "s4", "s3", "s2", "s1", "s0"] {
+        skilldeck_testkit::skill(&root, name)
+            .description("Use when testing.")
+            .write();
+    }
+    let mut options = DiscoveryOptions::with_roots([root]);
+    // The root and three skill folders.
+    options.limits.max_dirs = 4;
+    for _ in 0..5 {
+        let deck = discover(&options);
+        let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["s0", "s1", "s2"]);
+        let limit: Vec<_> = deck.load_problems().map(|d| d.code).collect();
+        assert_eq!(
+            limit,
+            [skilldeck::Code::WalkLimit],
+            "{:#?}",
+            deck.diagnostics()
+        );
+    }
+}

@@ -58,6 +58,14 @@ fn alias_bomb_nine_levels_is_refused_by_budget() {
     let d = &c.diagnostics[0];
     assert_eq!(d.code, Code::InvalidYaml);
     assert!(d.message.contains("budget"), "{}", d.message);
+    // The message is whole, not cut at a parenthesis (issue 11, finding 13).
+    assert_eq!(
+        d.message.matches('(').count(),
+        d.message.matches(')').count(),
+        "{}",
+        d.message
+    );
+    assert!(!d.message.ends_with("(used"), "{}", d.message);
 }
 
 #[test]
@@ -362,4 +370,39 @@ fn discovery_of_a_fifo_or_device_skill_md_does_not_hang() {
         .filter(|d| d.code == Code::NotAFile)
         .count();
     assert_eq!(not_files, 2);
+}
+
+#[test]
+fn frontmatter_too_large_is_one_code_for_discovery_and_validate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = "x".repeat(skilldeck::limits::MAX_FRONTMATTER_BYTES + 10);
+    let dir = skilldeck_testkit::skill(tmp.path(), "big")
+        .description(format!("Use when testing. {long}"))
+        .write();
+    assert_eq!(codes(&validate(&dir)), vec![Code::FrontmatterTooLarge]);
+    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
+        .path()
+        .to_path_buf()]));
+    assert!(deck.is_empty());
+    let found: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
+    assert_eq!(found, vec![Code::FrontmatterTooLarge]);
+}
+
+#[test]
+fn a_listed_skill_with_a_non_utf8_body_activates() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(tmp.path(), "latin1")
+        .description("Use when testing.")
+        .body(b"# Caf\xe9\n\nBody.\n")
+        .write();
+    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
+        .path()
+        .to_path_buf()]));
+    let skill = deck.get("latin1").expect("listed");
+    let activation = skilldeck::activate(skill, "").unwrap();
+    assert!(
+        activation.body.contains("Caf\u{fffd}"),
+        "{}",
+        activation.body
+    );
 }

@@ -222,7 +222,7 @@ fn symlinked_file_pointing_outside_is_refused() {
     symlink(f.outside().join("secret.txt"), f.dir().join("leak.txt")).unwrap();
     let skill = f.skill();
     let problem = refused(&skill, "leak.txt", "outside the skill folder");
-    assert!(matches!(problem, ResourceProblem::Escapes { .. }));
+    assert!(matches!(problem, ResourceProblem::Escapes));
 }
 
 #[test]
@@ -252,12 +252,111 @@ fn intermediate_folder_symlinked_to_etc_is_refused() {
     symlink("/etc", f.dir().join("refs")).unwrap();
     let skill = f.skill();
     let problem = refused(&skill, "refs/passwd", "outside the skill folder");
-    match problem {
-        ResourceProblem::Escapes { resolved, .. } => {
-            assert!(resolved.starts_with("/etc"), "{}", resolved.display());
-        }
-        other => panic!("{other:?}"),
+    assert!(matches!(problem, ResourceProblem::Escapes), "{problem:?}");
+    // The answer names no server path (issue 11, finding 9).
+    assert!(!problem.to_string().contains("/etc"), "{problem}");
+}
+
+/// The message for `path`, which must be refused.
+fn refusal_message(skill: &Skill, path: &str) -> String {
+    match read(skill, path) {
+        Ok(r) => panic!("{path:?} was read: {r:?}"),
+        Err(e) => e.to_string(),
     }
+}
+
+#[test]
+fn paths_outside_get_one_refusal_whether_or_not_they_exist() {
+    let f = Fixture::new();
+    symlink("/", f.dir().join("rootfs")).unwrap();
+    symlink(f.outside(), f.dir().join("refs")).unwrap();
+    symlink(f.outside().join("gone.txt"), f.dir().join("gone-link")).unwrap();
+    symlink(f.outside().join("secret.txt"), f.dir().join("secret-link")).unwrap();
+    let skill = f.skill();
+    let message = |path: &str| refusal_message(&skill, path).replace(path, "PATH");
+    let existing = message("refs/secret.txt");
+    assert_eq!(message("refs/missing.txt"), existing);
+    assert_eq!(message("refs/missing/deeper.txt"), existing);
+    assert_eq!(message("rootfs/etc/passwd"), existing);
+    assert_eq!(message("rootfs/etc/no-such-file-here"), existing);
+    assert_eq!(message("gone-link"), existing);
+    assert_eq!(message("secret-link"), existing);
+    assert!(existing.contains("outside the skill folder"), "{existing}");
+    assert!(
+        !existing.contains(&*f.tmp.path().to_string_lossy()),
+        "{existing}"
+    );
+}
+
+#[test]
+fn refusals_through_proc_self_reveal_no_pid() {
+    let f = Fixture::new();
+    symlink("/", f.dir().join("rootfs")).unwrap();
+    let skill = f.skill();
+    let pid = std::process::id().to_string();
+    for path in [
+        "rootfs/proc/self/environ",
+        "rootfs/proc/self/cwd/x",
+        "rootfs/proc/self/no-such-entry",
+    ] {
+        let message = refusal_message(&skill, path);
+        assert!(message.contains("outside the skill folder"), "{message}");
+        assert!(!message.contains(&pid), "{path}: {message}");
+    }
+}
+
+#[test]
+fn hardlinked_files_are_refused_and_unlisted_by_default() {
+    let f = Fixture::new();
+    std::fs::hard_link(
+        f.outside().join("secret.txt"),
+        f.dir().join("references/linked.txt"),
+    )
+    .unwrap();
+    let skill = f.skill();
+    let problem = refused(&skill, "references/linked.txt", "hard links");
+    assert!(
+        matches!(problem, ResourceProblem::Hardlinked),
+        "{problem:?}"
+    );
+    let list = list_resources(&skill).unwrap();
+    assert!(
+        list.files.iter().all(|e| e.path != "references/linked.txt"),
+        "{list:?}"
+    );
+    assert_eq!(list.omitted, 1);
+    // A file with one link is still read.
+    assert_eq!(
+        read(&skill, "references/a.md").unwrap().text(),
+        Some("# A\n")
+    );
+}
+
+#[test]
+fn hardlinked_files_are_served_when_the_config_allows_them() {
+    let f = Fixture::new();
+    std::fs::hard_link(
+        f.outside().join("secret.txt"),
+        f.dir().join("references/linked.txt"),
+    )
+    .unwrap();
+    let config = skilldeck::Config::parse(
+        "[resources]\nallow-hardlinks = true\n",
+        &f.tmp.path().join("skilldeck.toml"),
+    )
+    .unwrap();
+    let options =
+        DiscoveryOptions::from_config(&config, f.tmp.path(), Some(&[f.tmp.path().join("skills")]));
+    assert!(options.allow_hardlinks);
+    let deck = discover(&options);
+    let skill = deck.get("demo").unwrap();
+    assert!(skill.allows_hardlinks());
+    assert_eq!(
+        read(skill, "references/linked.txt").unwrap().text(),
+        Some("SECRET")
+    );
+    let list = list_resources(skill).unwrap();
+    assert!(list.files.iter().any(|e| e.path == "references/linked.txt"));
 }
 
 #[test]

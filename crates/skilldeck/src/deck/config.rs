@@ -48,6 +48,9 @@ pub struct Config {
     /// `[validate]`: validation defaults.
     #[serde(default)]
     pub validate: ValidateConfig,
+    /// `[resources]`: what a skill's files may be.
+    #[serde(default)]
+    pub resources: ResourcesConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]
@@ -166,6 +169,19 @@ pub struct CatalogConfig {
     /// when the budget cannot list every skill; default 0).
     #[serde(default)]
     pub priority: BTreeMap<String, i64>,
+}
+
+/// `[resources]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ResourcesConfig {
+    /// `allow-hardlinks = true`: serve files with more than one hard link.
+    /// Off by default (a hard link's other name may lie outside the skill);
+    /// for trees whose tools make hard links: pnpm's content store, `cp -al`
+    /// and rsnapshot-style backups, `git clone` of a local repository
+    /// (objects; `core.hardlinks`), nix and guix store optimisation.
+    #[serde(default)]
+    pub allow_hardlinks: bool,
 }
 
 /// `[cache]`.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::catalog::hints::hints_of;
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::skill::{Scope, Skill};
 
 /// A skill that lost to a higher-precedence skill of the same name.
@@ -161,5 +161,15 @@ impl Deck {
     /// True when no skill was found.
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
+    }
+
+    /// What a host tells its user when it loads the deck: every skill
+    /// folder that was not loaded (errors) and every walk a folder limit cut
+    /// short (`walk-limit`: skills beyond it are silently missing
+    /// otherwise).
+    pub fn load_problems(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error || d.code == Code::WalkLimit)
     }
 }

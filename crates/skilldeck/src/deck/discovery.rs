@@ -73,6 +73,10 @@ pub struct DiscoveryOptions {
     /// explicit skill yields a skill folder (`[discovery] bundled =
     /// "fallback"`); false: always used.
     pub bundled_fallback: bool,
+    /// Serve files with more than one hard link (`[resources]
+    /// allow-hardlinks = true`); false by default: another name of such a
+    /// file may lie outside the skill.
+    pub allow_hardlinks: bool,
 }
 
 impl Default for DiscoveryOptions {
@@ -92,6 +96,7 @@ impl Default for DiscoveryOptions {
             index: None,
             index_racy_window: crate::deck::index::RACY_WINDOW,
             bundled_fallback: false,
+            allow_hardlinks: false,
         }
     }
 }
@@ -126,6 +131,7 @@ impl DiscoveryOptions {
                 max_dirs: config.discovery.max_dirs,
             },
             modes: config.modes.clone(),
+            allow_hardlinks: config.resources.allow_hardlinks,
             ..DiscoveryOptions::default()
         };
         options.validation.allowed_fields = config.validate.allow_fields.clone();
@@ -450,6 +456,15 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         .with_roots(reports)
 }
 
+/// `text` with its control characters replaced (see
+/// [`crate::spec::control`]); moved through unchanged when it has none.
+fn without_controls(text: String, one_line: bool) -> String {
+    match crate::spec::control::replace_controls(&text, one_line) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
+
 fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
     if !root.path.is_dir() {
         let message = if root.path.exists() {
@@ -541,9 +556,12 @@ fn load_candidate(
     };
     // Moved, not copied: a deck of 10,000 skills holds each text once, at
     // its length.
-    let mut name = name.unwrap_or_else(folder);
+    // The deck never holds a control character in a name or description
+    // (lenient mode loads such a skill with a `control-character` warning):
+    // each is replaced once here, so no catalog, listing or client sees it.
+    let mut name = without_controls(name.unwrap_or_else(folder), true);
     name.shrink_to_fit();
-    let mut description = description.unwrap_or_default();
+    let mut description = without_controls(description.unwrap_or_default(), false);
     description.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
     if let Some((expected, explicit_mode)) = &c.expected {
@@ -574,6 +592,8 @@ fn load_candidate(
         r.shrink_to_fit();
         r
     });
+    let mut host = host;
+    host.set_allow_hardlinks(options.allow_hardlinks);
     Ok(Skill {
         name,
         description,

@@ -14,7 +14,7 @@ pub(crate) mod index;
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
 pub use config::{
     BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
-    ExplicitSkillConfig, MAX_CONFIG_BYTES, ValidateConfig,
+    ExplicitSkillConfig, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,
 };
 pub use deck::{Deck, RootReport, Shadowed};
 pub use discovery::{

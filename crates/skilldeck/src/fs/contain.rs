@@ -71,18 +71,18 @@ pub(crate) fn resolve_inside(root: &Path, path: &str) -> Option<PathBuf> {
 }
 
 /// Stage 2 (physical): resolve, check, open, check the handle, read.
+/// A regular file with more than one hard link is refused unless
+/// `allow_hardlinks`: another of its names may lie outside `root`.
 pub(crate) fn read_contained(
     root: &Path,
     path: &str,
     cap: u64,
+    allow_hardlinks: bool,
 ) -> Result<(u64, Vec<u8>), ResourceProblem> {
     let full = root.join(path);
-    let resolved = std::fs::canonicalize(&full).map_err(not_found_or_io)?;
+    let resolved = std::fs::canonicalize(&full).map_err(|e| missing_or_outside(root, path, e))?;
     if !resolved.starts_with(root) {
-        return Err(ResourceProblem::Escapes {
-            resolved,
-            root: root.to_path_buf(),
-        });
+        return Err(ResourceProblem::Escapes);
     }
     if std::fs::metadata(&resolved).is_ok_and(|m| m.is_dir()) {
         return Err(ResourceProblem::Folder);
@@ -95,10 +95,10 @@ pub(crate) fn read_contained(
     })?;
     let opened = opened_path(&handle, &resolved, &meta)?;
     if !opened.starts_with(root) {
-        return Err(ResourceProblem::Escapes {
-            resolved: opened,
-            root: root.to_path_buf(),
-        });
+        return Err(ResourceProblem::Escapes);
+    }
+    if !allow_hardlinks && is_hardlinked(&meta) {
+        return Err(ResourceProblem::Hardlinked);
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
     handle
@@ -110,6 +110,55 @@ pub(crate) fn read_contained(
         return Err(ResourceProblem::TooLarge { size, limit: cap });
     }
     Ok((size, bytes))
+}
+
+/// True for a regular file with more than one hard link (a name for it
+/// may lie anywhere on the same file system).
+pub(crate) fn is_hardlinked(meta: &Metadata) -> bool {
+    meta.is_file() && meta.nlink() > 1
+}
+
+/// Why `path` (relative to `root`, checked lexically) could not be
+/// resolved: [`ResourceProblem::Escapes`] when the deepest part of it that
+/// exists leads outside `root` (so a missing file outside and an existing
+/// one answer the same), else not found or the I/O error.
+fn missing_or_outside(root: &Path, path: &str, e: io::Error) -> ResourceProblem {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    for len in (1..=parts.len()).rev() {
+        let prefix = root.join(parts[..len].join("/"));
+        match std::fs::canonicalize(&prefix) {
+            Ok(real) if real.starts_with(root) => break,
+            Ok(_) => return ResourceProblem::Escapes,
+            Err(_) => {
+                // A dangling symlink: where it points, lexically.
+                if let Ok(target) = std::fs::read_link(&prefix) {
+                    let base = prefix.parent().unwrap_or(root);
+                    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+                    if !lexically_inside(&base.join(target), root) {
+                        return ResourceProblem::Escapes;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    not_found_or_io(e)
+}
+
+/// `path` with `.` and `..` applied lexically lies in `root`.
+fn lexically_inside(path: &Path, root: &Path) -> bool {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out.starts_with(root)
 }
 
 pub(crate) fn not_found_or_io(e: io::Error) -> ResourceProblem {

@@ -29,14 +29,28 @@ pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic>
         .map_err(|d| d.in_file(file))
 }
 
-/// [`read_skill_md_capped`], also returning the metadata of the file that was
-/// read (taken from the open handle before reading, so a later change to the
-/// file always shows in a later `stat`).
+/// Activation's read: [`read_skill_md_capped`], also returning the metadata
+/// of the file that was read (taken from the open handle before reading, so
+/// a later change to the file always shows in a later `stat`). Bytes that
+/// are not UTF-8 become U+FFFD: discovery reads only the frontmatter (which
+/// must be UTF-8) and lists the skill, so activation serves what it listed
+/// rather than refusing it; `validate` still reports `not-utf8`.
 pub(crate) fn read_skill_md_with_metadata(
     file: &Path,
     cap: u64,
 ) -> Result<(String, Metadata), Diagnostic> {
-    read_text_capped(file, cap).map_err(|d| d.in_file(file))
+    let (handle, meta) = open_regular(file, cap).map_err(|d| d.in_file(file))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
+    handle
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_diagnostic(file, &e).in_file(file))?;
+    check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap).map_err(|d| d.in_file(file))?;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Ok((text, meta))
 }
 
 /// Why [`open_regular_file`] refused or failed to open a file.

@@ -90,6 +90,9 @@ struct Walk<'a> {
     limits: WalkLimits,
     visited: AtomicUsize,
     limit_hit: AtomicBool,
+    /// Subfolders fanned out with rayon; false: one at a time, in sorted
+    /// order (the walk that decides what a folder limit keeps).
+    parallel: bool,
 }
 
 /// The chain of folders above the current one, for loop detection.
@@ -99,25 +102,39 @@ struct Ancestors<'a> {
 }
 
 /// Finds every skill folder below `root` (the root included).
+///
+/// When the folder limit stops the walk, what is kept does not depend on
+/// thread timing: the walk is done again one folder at a time, depth first
+/// in sorted name order, so the folders visited are the first
+/// `max_dirs` of that order (a tree that large pays for a second, bounded
+/// walk; every other tree walks once, in parallel).
 pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
-    let walk = Walk {
-        root,
-        limits,
-        visited: AtomicUsize::new(0),
-        limit_hit: AtomicBool::new(false),
+    let walk = |parallel: bool| {
+        let walk = Walk {
+            root,
+            limits,
+            visited: AtomicUsize::new(0),
+            limit_hit: AtomicBool::new(false),
+            parallel,
+        };
+        let top = Ancestors {
+            path: root,
+            parent: None,
+        };
+        let outcome = walk.visit(root, 0, false, &top);
+        (outcome, walk.limit_hit.load(Ordering::Relaxed))
     };
-    let top = Ancestors {
-        path: root,
-        parent: None,
+    let (mut outcome, limit_hit) = match walk(true) {
+        (_, true) => walk(false),
+        done => done,
     };
-    let mut outcome = walk.visit(root, 0, false, &top);
-    if walk.limit_hit.load(Ordering::Relaxed) {
+    if limit_hit {
         outcome.diagnostics.push(
             Diagnostic::new(
                 Code::WalkLimit,
                 Severity::Warning,
                 format!(
-                    "stopped after {} folders under {}; skills further on were not searched",
+                    "stopped after {} folders under {}; skills further on (in sorted order) were not searched",
                     limits.max_dirs,
                     root.display()
                 ),
@@ -225,16 +242,18 @@ impl Walk<'_> {
             });
         }
         subdirs.sort_by(|a, b| a.0.cmp(&b.0));
-        let children: Vec<WalkOutcome> = subdirs
-            .par_iter()
-            .map(|(_, path, linked)| {
-                let here = Ancestors {
-                    path,
-                    parent: Some(ancestors),
-                };
-                self.visit(path, depth + 1, *linked, &here)
-            })
-            .collect();
+        let visit_child = |(_, path, linked): &(OsString, PathBuf, bool)| {
+            let here = Ancestors {
+                path,
+                parent: Some(ancestors),
+            };
+            self.visit(path, depth + 1, *linked, &here)
+        };
+        let children: Vec<WalkOutcome> = if self.parallel {
+            subdirs.par_iter().map(visit_child).collect()
+        } else {
+            subdirs.iter().map(visit_child).collect()
+        };
         for child in children {
             out.append(child);
         }

@@ -5,6 +5,7 @@
 
 use crate::diagnostic::{Code, Pos};
 use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
+use crate::spec::control::first_control;
 use crate::spec::name;
 use crate::spec::options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, Sink, help};
 use crate::spec::yaml::{Key, Node, NodeKind};
@@ -138,6 +139,7 @@ fn check_name(field: Field<'_>, dir_name: Option<&str>, sink: &mut Sink<'_>, fm:
         Some((key, value)) => match &value.kind {
             NodeKind::Scalar(raw) => {
                 let normalized = name::normalize(raw);
+                check_control(sink, "name", raw, value.pos, true);
                 let charset = sink.options.charset;
                 let name_ok = name::check(&normalized, charset).is_empty();
                 // Fix-its are themselves valid: the closest valid name.
@@ -220,6 +222,7 @@ fn check_description(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter
                 );
             }
             NodeKind::Scalar(text) => {
+                check_control(sink, "description", text, value.pos, false);
                 let chars = text.chars().count();
                 if chars > MAX_DESCRIPTION_CHARS {
                     let d = sink.push(
@@ -261,6 +264,7 @@ fn check_compatibility(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatt
                 help(d, "remove the field, or say what the skill needs");
             }
             NodeKind::Scalar(text) => {
+                check_control(sink, "compatibility", text, value.pos, false);
                 let chars = text.chars().count();
                 if chars > MAX_COMPATIBILITY_CHARS {
                     sink.push(
@@ -292,7 +296,10 @@ fn check_license(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
     if let Some((key, value)) = field {
         match &value.kind {
             NodeKind::Null => {}
-            NodeKind::Scalar(text) => fm.license = Some(text.clone()),
+            NodeKind::Scalar(text) => {
+                check_control(sink, "license", text, value.pos, false);
+                fm.license = Some(text.clone());
+            }
             other => {
                 let d = sink.push(
                     Code::LicenseNotString,
@@ -324,7 +331,9 @@ fn check_metadata(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
                 for (key, item) in entries {
                     match &item.kind {
                         NodeKind::Scalar(text) => {
-                            fm.metadata.push((key.text.clone(), text.clone()))
+                            let field = format!("metadata.{}", key.text);
+                            check_control(sink, &field, text, item.pos, false);
+                            fm.metadata.push((key.text.clone(), text.clone()));
                         }
                         other => {
                             let d = sink.push(
@@ -382,6 +391,23 @@ fn check_allowed_tools(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatt
                 fm.allowed_tools = tools;
             }
         }
+    }
+}
+
+/// A control character in the text field `field` (see
+/// [`crate::spec::control`]); `one_line` for a name, where tab and line
+/// feed count too. One diagnostic per field.
+fn check_control(sink: &mut Sink<'_>, field: &str, text: &str, pos: Pos, one_line: bool) {
+    if let Some(c) = first_control(text, one_line) {
+        let d = sink.push(
+            Code::ControlCharacter,
+            Some(pos),
+            format!(
+                "Field '{field}' contains the control character U+{:04X}; it is never shown raw",
+                u32::from(c)
+            ),
+        );
+        help(d, "remove it (hosts show each control character as U+FFFD)");
     }
 }
 

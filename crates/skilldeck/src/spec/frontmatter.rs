@@ -53,15 +53,7 @@ pub fn split(text: &str) -> Result<Split<'_>, Diagnostic> {
     for (start, line) in lines.by_ref() {
         line_no = line_no.saturating_add(1);
         if start - yaml_start > MAX_FRONTMATTER_BYTES {
-            return Err(Diagnostic::new(
-                Code::FrontmatterTooLarge,
-                Severity::Error,
-                format!(
-                    "frontmatter exceeds {MAX_FRONTMATTER_BYTES} byte limit before its closing ---"
-                ),
-            )
-            .at(Pos::new(line_no, 1, 0))
-            .with_help("keep only metadata in the frontmatter; move long text into the body"));
+            return Err(too_large(line_no));
         }
         if is_delimiter(line) {
             return Ok(Split {
@@ -72,6 +64,12 @@ pub fn split(text: &str) -> Result<Split<'_>, Diagnostic> {
             });
         }
     }
+    // Discovery reads only a prefix of a bit more than the limit: a
+    // frontmatter whose last line runs past the limit is too large there
+    // and in the whole file alike (one code for one file).
+    if text.len() - yaml_start > MAX_FRONTMATTER_BYTES {
+        return Err(too_large(line_no));
+    }
     Err(Diagnostic::new(
         Code::UnclosedFrontmatter,
         Severity::Error,
@@ -79,6 +77,16 @@ pub fn split(text: &str) -> Result<Split<'_>, Diagnostic> {
     )
     .at(Pos::new(1, 1, 3))
     .with_help("add a line containing only `---` after the last frontmatter field"))
+}
+
+fn too_large(line_no: u32) -> Diagnostic {
+    Diagnostic::new(
+        Code::FrontmatterTooLarge,
+        Severity::Error,
+        format!("frontmatter exceeds {MAX_FRONTMATTER_BYTES} byte limit before its closing ---"),
+    )
+    .at(Pos::new(line_no, 1, 0))
+    .with_help("keep only metadata in the frontmatter; move long text into the body")
 }
 
 fn first_line_len(text: &str) -> u32 {

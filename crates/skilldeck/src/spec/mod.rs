@@ -1,9 +1,10 @@
 //! The specification's rules: splitting the frontmatter (`frontmatter.rs`),
 //! reading its YAML with positions (`yaml.rs`), the naming rules (`name.rs`),
 //! one check per field (`fields.rs`), the advisory lints (`lints.rs`), the
-//! mode and options (`options.rs`), the whole rule set over one text
+//! mode and options (`options.rs`), control characters (`control.rs`), the whole rule set over one text
 //! (`validate.rs`) and over one folder (`folder.rs`).
 
+pub(crate) mod control;
 pub(crate) mod fields;
 pub(crate) mod folder;
 pub(crate) mod frontmatter;
@@ -13,6 +14,7 @@ pub(crate) mod options;
 pub(crate) mod validate;
 pub(crate) mod yaml;
 
+pub use control::{REPLACEMENT, first_control, is_control, replace_controls};
 pub use fields::Frontmatter;
 pub use folder::{SkillReport, validate_dir, validate_many, validate_path};
 pub use frontmatter::{Split, split as split_frontmatter};

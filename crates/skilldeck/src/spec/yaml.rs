@@ -159,18 +159,45 @@ fn parse_full(yaml: &str, first_line: u32) -> Result<Node, YamlError> {
     }
 }
 
-/// Drops the " at line L, column C" suffix: we report positions ourselves.
+/// Drops the " at line L, column C" suffix and what follows it (serde-saphyr
+/// appends "(defined at line ...) (used at line ...)" for aliases): we
+/// report positions ourselves. A budget breach is said in words, whole.
 fn clean_message(message: &str) -> String {
-    let message = match message.rfind(" at line ") {
-        Some(i) if message[i..].contains(", column ") => &message[..i],
-        _ => message,
+    let located = |i: usize| {
+        let rest = &message[i + " at line ".len()..];
+        rest.starts_with(|c: char| c.is_ascii_digit()) && rest.contains(", column ")
     };
-    message
+    let message = match message
+        .match_indices(" at line ")
+        .map(|(i, _)| i)
+        .find(|&i| located(i))
+    {
+        Some(i) => &message[..i],
+        None => message,
+    };
+    let message = message
         .trim_start_matches("error: ")
         .split(", set DuplicateKeyPolicy")
         .next()
-        .unwrap_or(message)
-        .to_owned()
+        .unwrap_or(message);
+    match message.split_once("budget breached: ") {
+        Some((before, what)) => format!("{before}budget breached: {}", budget_words(what)),
+        None => message.to_owned(),
+    }
+}
+
+/// serde-saphyr's budget breach (`Nodes { nodes: 20001 }`) in words.
+fn budget_words(breach: &str) -> String {
+    let kind = breach
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    match kind {
+        "Nodes" => format!("more than {MAX_YAML_NODES} YAML nodes (aliases count each copy)"),
+        "Depth" => format!("nested more than {MAX_YAML_DEPTH} levels deep"),
+        k if k.starts_with("Alias") => format!("more than {MAX_YAML_ALIASES} aliases"),
+        _ => breach.to_owned(),
+    }
 }
 
 fn to_pos(loc: &Location, line_offset: u32, len: u32) -> Pos {
