@@ -25,7 +25,7 @@
 //! [`Survey`]'s fingerprint (the folders' and skill files' stamps), so hot
 //! reload keeps working, only later.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -41,6 +41,11 @@ pub const WATCH_BUDGET: usize = 8_192;
 /// How often a tree too large to watch (or a system out of watches) is
 /// polled for changes.
 pub const WATCH_POLL_PERIOD: Duration = Duration::from_secs(2);
+
+/// Polling idles at least this many times as long as its last survey took
+/// (so it costs at most a tenth of one core on a tree whose survey is slow
+/// to take), and never less than [`WATCH_POLL_PERIOD`].
+pub const POLL_IDLE_FACTOR: u32 = 9;
 
 /// One folder to watch (never recursively).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -142,8 +147,9 @@ struct Pending {
     skill: Option<PathBuf>,
 }
 
-/// The walk behind [`survey`]: folders are taken in sorted order, so which
-/// ones a limit keeps does not depend on the directory order.
+/// The walk behind [`survey`]: folders are taken level by level, each
+/// level in sorted order, so a limit keeps the shallowest folders (where
+/// skills are) and which ones does not depend on the directory order.
 struct Walk<'a> {
     discovery: &'a DiscoveryOptions,
     limit: usize,
@@ -172,22 +178,23 @@ impl Walk<'_> {
     /// Surveys a resolved root (`skill`: an explicit skill's folder).
     fn root(&mut self, root: PathBuf, skill: bool) {
         self.deck.push(root.clone());
-        let mut stack = vec![Pending {
+        // Breadth first: a limit keeps the shallow folders, where skills are.
+        let mut queue = VecDeque::from([Pending {
             skill: skill.then(|| root.clone()),
             dir: root,
             depth: 0,
-        }];
-        while let Some(next) = stack.pop() {
+        }]);
+        while let Some(next) = queue.pop_front() {
             if !self.complete {
                 return;
             }
-            self.folder(next, &mut stack);
+            self.folder(next, &mut queue);
         }
     }
 
     /// Surveys one folder: watches it, stamps it, and queues the folders
     /// below it that can matter.
-    fn folder(&mut self, pending: Pending, stack: &mut Vec<Pending>) {
+    fn folder(&mut self, pending: Pending, queue: &mut VecDeque<Pending>) {
         let Pending { dir, depth, skill } = pending;
         if !self.take(&dir) {
             return;
@@ -233,8 +240,8 @@ impl Walk<'_> {
                 hash_stamp(&meta, hasher);
             }
         }
-        for path in subdirs.into_iter().rev() {
-            stack.push(Pending {
+        for path in subdirs {
+            queue.push_back(Pending {
                 dir: path,
                 depth: depth + 1,
                 skill: skill.clone(),
@@ -462,11 +469,11 @@ mod tests {
     }
 
     #[test]
-    fn a_tree_larger_than_the_budget_is_planned_incomplete_in_sorted_order() {
+    fn a_tree_larger_than_the_budget_keeps_its_shallowest_folders_in_sorted_order() {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap();
         for i in 0..10 {
-            std::fs::create_dir(root.join(format!("d{i}"))).unwrap();
+            std::fs::create_dir_all(root.join(format!("d{i}/deeper"))).unwrap();
         }
         let plan = plan(&roots(&[&root]), 4);
         assert!(!plan.complete);

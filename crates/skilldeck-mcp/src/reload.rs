@@ -26,7 +26,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode};
@@ -275,14 +275,21 @@ fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_l
 
 /// One poll: compares the roots with the last survey and applies what
 /// changed (discovery again, and the skills whose files changed); a tree
-/// back under the budget is watched again.
-fn poll(engine: &Engine, state: &Mutex<WatchState>) {
+/// back under the budget is watched again. Returns how long to wait before
+/// the next poll (see [`skilldeck_host::watch::POLL_IDLE_FACTOR`]).
+fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
     let options = engine.options();
+    let period = options.watch_poll_period;
+    if lock(state).polling.is_none() {
+        return period;
+    }
+    let started = Instant::now();
     let survey =
         skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+    let wait = period.max(started.elapsed() * skilldeck_host::watch::POLL_IDLE_FACTOR);
     let mut guard = lock(state);
     let Some(polling) = guard.polling.as_mut() else {
-        return;
+        return period;
     };
     let changed = survey.fingerprint != polling.last.fingerprint;
     let mut paths = BTreeSet::new();
@@ -313,6 +320,7 @@ fn poll(engine: &Engine, state: &Mutex<WatchState>) {
             },
         );
     }
+    wait
 }
 
 /// Handles one debounced batch: events inside roots are sorted by
@@ -388,12 +396,12 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
     }));
     update_watches(&engine, &mut lock(&state));
     let weak: Weak<Mutex<WatchState>> = Arc::downgrade(&state);
-    let period = engine.options().watch_poll_period;
+    let mut wait = engine.options().watch_poll_period;
     std::thread::Builder::new()
         .name("skilldeck-reload".to_owned())
         .spawn(move || {
             loop {
-                let message = match receiver.recv_timeout(period) {
+                let message = match receiver.recv_timeout(wait) {
                     Ok(message) => Some(message),
                     Err(RecvTimeoutError::Timeout) => None,
                     Err(RecvTimeoutError::Disconnected) => break,
@@ -401,7 +409,7 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
                 let Some(state) = weak.upgrade() else { break };
                 match message {
                     Some(message) => handle(&engine, &state, message),
-                    None => poll(&engine, &state),
+                    None => wait = poll(&engine, &state),
                 }
             }
         })
