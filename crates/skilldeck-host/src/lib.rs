@@ -49,4 +49,4 @@ pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };
-pub use watch::{Relevance, WatchPlan, WatchTarget};
+pub use watch::{Relevance, Survey, WatchPlan, WatchTarget};

@@ -48,6 +48,10 @@ pub struct HostOptions {
     /// which read files with `read_skill_resource` and must not learn the
     /// host's folder layout.
     pub expose_paths: bool,
+    /// See [`crate::watch::WATCH_BUDGET`].
+    pub watch_budget: usize,
+    /// See [`crate::watch::WATCH_POLL_PERIOD`].
+    pub watch_poll_period: std::time::Duration,
 }
 
 impl HostOptions {
@@ -74,6 +78,8 @@ impl HostOptions {
             max_search_results: MAX_SEARCH_RESULTS,
             digest_cache_entries: DIGEST_CACHE_ENTRIES,
             expose_paths: true,
+            watch_budget: crate::watch::WATCH_BUDGET,
+            watch_poll_period: crate::watch::WATCH_POLL_PERIOD,
         }
     }
 

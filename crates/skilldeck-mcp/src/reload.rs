@@ -1,9 +1,15 @@
 //! Hot reload: every root is watched (`notify`, events debounced for
 //! [`crate::options::RELOAD_DEBOUNCE`]); what to watch, a root that does
 //! not exist yet included, is the host's rule
-//! ([`skilldeck_host::watch::plan`]): this module maps it onto `notify`
-//! and re-plans when a folder on the way to a missing root appears, or a
-//! root vanishes. A batch of events is sorted into what clients must hear:
+//! ([`skilldeck_host::watch::plan`]: the folders that can change the deck,
+//! one non-recursive watch each, never through a symlink out of a root):
+//! this module maps it onto `notify` and re-plans when a folder appears or
+//! vanishes (a new folder is watched in turn). When the plan exceeds the
+//! watch budget ([`skilldeck_host::HostOptions::watch_budget`]) or the
+//! system runs out of watches, it says so once, drops its watches and
+//! polls the roots every [`skilldeck_host::HostOptions::watch_poll_period`]
+//! instead ([`skilldeck_host::watch::survey`]'s fingerprint), so hot reload
+//! keeps working. A batch of events is sorted into what clients must hear:
 //!
 //! - a `SKILL.md`, or any folder or file appearing, disappearing or moving:
 //!   the deck is discovered again; only when the catalog changed is the new
@@ -18,14 +24,15 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use notify::event::{EventKind, ModifyKind};
 use notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
-use skilldeck_host::{Relevance, WatchPlan, WatchTarget};
+use skilldeck_host::{Relevance, Survey, WatchPlan, WatchTarget};
 
 use crate::engine::{Engine, Snapshot};
 use crate::error::Error;
@@ -41,19 +48,54 @@ struct WatchState {
     debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
     plan: WatchPlan,
     watched: Vec<WatchTarget>,
+    /// Set while the roots are polled instead of watched.
+    polling: Option<Polling>,
+}
+
+/// Why the roots are polled, and what they looked like last time.
+struct Polling {
+    /// The system ran out of watches (not only the budget): the roots stay
+    /// polled; a tree that shrinks back under the budget is watched again.
+    system_limit: bool,
+    last: Survey,
+}
+
+/// How the watcher follows the roots now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchMode {
+    /// File events (one watch per planned folder).
+    Watching,
+    /// Polling every [`skilldeck_host::HostOptions::watch_poll_period`]:
+    /// the tree exceeds the watch budget, or the system has no watch left.
+    Polling,
 }
 
 impl Watcher {
-    /// The folders watched now (recursively or not).
+    /// The folders watched now (none while polling).
     pub fn watched(&self) -> Vec<WatchTarget> {
         lock(&self.state).watched.clone()
+    }
+
+    /// How many folders are watched now (each one system watch).
+    pub fn watch_count(&self) -> usize {
+        lock(&self.state).watched.len()
+    }
+
+    /// Whether the roots are watched or polled.
+    pub fn mode(&self) -> WatchMode {
+        if lock(&self.state).polling.is_some() {
+            WatchMode::Polling
+        } else {
+            WatchMode::Watching
+        }
     }
 }
 
 impl std::fmt::Debug for Watcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Watcher")
-            .field("watched", &self.watched())
+            .field("mode", &self.mode())
+            .field("watch_count", &self.watch_count())
             .finish()
     }
 }
@@ -148,10 +190,22 @@ pub fn apply(engine: &Engine, batch: &Batch) {
 }
 
 /// Brings the watches in line with the host's [`skilldeck_host::watch::plan`]
-/// for the engine's roots; true when what is watched changed (a root
-/// appeared or vanished).
+/// for the engine's roots; true when what is watched changed (a folder
+/// appeared or vanished, or the watcher fell back to polling).
 fn update_watches(engine: &Engine, state: &mut WatchState) -> bool {
-    let plan = skilldeck_host::watch::plan(&engine.options().discovery);
+    if state.polling.is_some() {
+        return false;
+    }
+    let options = engine.options();
+    let plan = skilldeck_host::watch::plan(&options.discovery, options.watch_budget);
+    if !plan.complete {
+        let reason = format!(
+            "the skill roots hold more than {} folders to watch (the watch budget)",
+            options.watch_budget
+        );
+        start_polling(engine, state, &reason, false);
+        return true;
+    }
     let wanted = plan.targets.clone();
     state.plan = plan;
     if wanted == state.watched {
@@ -169,21 +223,104 @@ fn update_watches(engine: &Engine, state: &mut WatchState) -> bool {
             watched.push(target);
             continue;
         }
-        let mode = if target.recursive {
-            RecursiveMode::Recursive
-        } else {
-            RecursiveMode::NonRecursive
-        };
-        match state.debouncer.watch(&target.path, mode) {
+        match state
+            .debouncer
+            .watch(&target.path, RecursiveMode::NonRecursive)
+        {
             Ok(()) => watched.push(target),
+            Err(e) if out_of_watches(&e) => {
+                state.watched = watched;
+                let reason = format!("the system's file watch limit is reached ({e})");
+                start_polling(engine, state, &reason, true);
+                return true;
+            }
             Err(e) => {
                 tracing::warn!(path = %target.path.display(), error = %e, "cannot watch folder");
             }
         }
     }
-    tracing::debug!(watched = ?watched, "watching");
+    tracing::debug!(watches = watched.len(), "watching");
     state.watched = watched;
     true
+}
+
+/// True when `e` says the system (or the user) has no watch left.
+fn out_of_watches(e: &notify::Error) -> bool {
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => true,
+        // ENOSPC: what `inotify_add_watch` answers when the user's
+        // watches are used up.
+        notify::ErrorKind::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
+        _ => false,
+    }
+}
+
+/// Drops every watch (giving them back to the system) and polls the roots
+/// from now on; says so once, with `reason`.
+fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_limit: bool) {
+    for old in std::mem::take(&mut state.watched) {
+        let _ = state.debouncer.unwatch(&old.path);
+    }
+    let options = engine.options();
+    let last = skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+    state.plan = last.plan.clone();
+    state.polling = Some(Polling { system_limit, last });
+    tracing::warn!(
+        period = ?options.watch_poll_period,
+        "hot reload: {reason}; polling the roots every {:?} instead of watching them \
+         (raise the watch budget, or fs.inotify.max_user_watches, to watch them)",
+        options.watch_poll_period
+    );
+}
+
+/// One poll: compares the roots with the last survey and applies what
+/// changed (discovery again, and the skills whose files changed); a tree
+/// back under the budget is watched again. Returns how long to wait before
+/// the next poll (see [`skilldeck_host::watch::POLL_IDLE_FACTOR`]).
+fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
+    let options = engine.options();
+    let period = options.watch_poll_period;
+    if lock(state).polling.is_none() {
+        return period;
+    }
+    let started = Instant::now();
+    let survey =
+        skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+    let wait = period.max(started.elapsed() * skilldeck_host::watch::POLL_IDLE_FACTOR);
+    let mut guard = lock(state);
+    let Some(polling) = guard.polling.as_mut() else {
+        return period;
+    };
+    let changed = survey.fingerprint != polling.last.fingerprint;
+    let mut paths = BTreeSet::new();
+    if changed {
+        let (old, new) = (&polling.last.skills, &survey.skills);
+        for dir in old.keys().chain(new.keys()) {
+            if old.get(dir) != new.get(dir) {
+                paths.insert(dir.clone());
+            }
+        }
+    }
+    let fits = survey.plan.complete && survey.plan.targets.len() <= options.watch_budget;
+    let back_to_watching = fits && !polling.system_limit;
+    polling.last = survey;
+    if back_to_watching {
+        guard.polling = None;
+        tracing::info!("hot reload: the roots fit the watch budget again; watching them");
+        update_watches(engine, &mut guard);
+    }
+    drop(guard);
+    if changed {
+        apply(
+            engine,
+            &Batch {
+                rediscover: true,
+                files_added_or_removed: true,
+                paths,
+            },
+        );
+    }
+    wait
 }
 
 /// Handles one debounced batch: events inside roots are sorted by
@@ -255,15 +392,25 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
         debouncer,
         plan: WatchPlan::default(),
         watched: Vec::new(),
+        polling: None,
     }));
     update_watches(&engine, &mut lock(&state));
     let weak: Weak<Mutex<WatchState>> = Arc::downgrade(&state);
+    let mut wait = engine.options().watch_poll_period;
     std::thread::Builder::new()
         .name("skilldeck-reload".to_owned())
         .spawn(move || {
-            while let Ok(message) = receiver.recv() {
+            loop {
+                let message = match receiver.recv_timeout(wait) {
+                    Ok(message) => Some(message),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                };
                 let Some(state) = weak.upgrade() else { break };
-                handle(&engine, &state, message);
+                match message {
+                    Some(message) => handle(&engine, &state, message),
+                    None => wait = poll(&engine, &state),
+                }
             }
         })
         .map_err(|e| Error::Watch {
@@ -273,8 +420,9 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
     let watcher = Watcher { state };
     let watched = watcher.watched();
     tracing::info!(
-        roots = watched.iter().filter(|t| t.recursive).count(),
-        standing_in = watched.iter().filter(|t| !t.recursive).count(),
+        watches = watched.iter().filter(|t| !t.stand_in).count(),
+        standing_in = watched.iter().filter(|t| t.stand_in).count(),
+        mode = ?watcher.mode(),
         "watching skill roots"
     );
     Ok(watcher)

@@ -43,10 +43,10 @@ fn a_root_created_after_start_is_watched_and_its_skills_served() {
     assert!(engine.snapshot().deck.is_empty());
     let mut changes = engine.subscribe();
     let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
-    // Only the nearest existing ancestor, and not recursively.
+    // Only the nearest existing ancestor, standing in for the root.
     let watched = watcher.watched();
     assert_eq!(watched.len(), 1, "{watched:?}");
-    assert!(!watched[0].recursive);
+    assert!(watched[0].stand_in);
 
     skilldeck_testkit::skill(&root, "late")
         .description("Arrives after the server started.")
@@ -56,8 +56,8 @@ fn a_root_created_after_start_is_watched_and_its_skills_served() {
         activatable(&engine, "late")
     });
     assert!(changes.try_recv().is_ok(), "clients were not told");
-    wait_until("the root itself is watched recursively", || {
-        watcher.watched().iter().any(|t| t.recursive)
+    wait_until("the root itself is watched", || {
+        watcher.watched().iter().any(|t| !t.stand_in)
     });
 }
 
@@ -84,4 +84,102 @@ fn a_root_deleted_and_created_again_is_watched_again() {
     wait_until("the re-created root's skill is activatable", || {
         activatable(&engine, "second")
     });
+}
+
+/// The inotify watches this process holds now, counted by the kernel
+/// (`/proc/self/fdinfo`), whatever the watcher believes it holds.
+fn system_watches() -> usize {
+    let Ok(fds) = std::fs::read_dir("/proc/self/fdinfo") else {
+        return 0;
+    };
+    fds.filter_map(Result::ok)
+        .filter_map(|fd| std::fs::read_to_string(fd.path()).ok())
+        .map(|info| {
+            info.lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count()
+        })
+        .sum()
+}
+
+fn description_of(engine: &Engine, name: &str) -> Option<String> {
+    engine
+        .snapshot()
+        .deck
+        .get(name)
+        .map(|s| s.description.clone())
+}
+
+#[test]
+fn a_symlink_to_the_filesystem_root_inside_a_skill_adds_no_watch_and_edits_are_still_noticed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap().join("skills");
+    skilldeck_testkit::skill(&root, "pdf")
+        .description("Reads PDF files.")
+        .body("Instructions.\n")
+        .file("assets/readme.txt", "x")
+        .write();
+    std::os::unix::fs::symlink("/", root.join("pdf/assets/rootfs")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("rootfs")).unwrap();
+    let engine = engine_over(&root);
+    let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    assert_eq!(watcher.mode(), reload::WatchMode::Watching);
+    let watched = watcher.watched();
+    // The root, the skill and its assets folder: nothing through the links.
+    assert_eq!(watcher.watch_count(), 3, "{watched:?}");
+    assert!(
+        watched.iter().all(|t| t.path.starts_with(&root)),
+        "{watched:?}"
+    );
+    let budget = engine.options().watch_budget;
+    assert!(system_watches() <= budget, "{} watches", system_watches());
+
+    skilldeck_testkit::skill(&root, "pdf")
+        .description("Reads and fills PDF files.")
+        .body("Instructions.\n")
+        .write();
+    wait_until("the edited description is served", || {
+        description_of(&engine, "pdf").as_deref() == Some("Reads and fills PDF files.")
+    });
+    assert!(watcher.watch_count() <= budget);
+}
+
+/// Folders the many-folders test creates: far more than its budget.
+const MANY_FOLDERS: usize = 2_000;
+
+#[test]
+fn a_root_with_more_folders_than_the_watch_budget_is_polled_and_edits_are_still_noticed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap().join("skills");
+    skilldeck_testkit::skill(&root, "pdf")
+        .description("Reads PDF files.")
+        .body("Instructions.\n")
+        .write();
+    for i in 0..MANY_FOLDERS {
+        std::fs::create_dir_all(root.join(format!("empty/{:03}/{i}", i % 20))).unwrap();
+    }
+    let mut options = ServeOptions::new(DiscoveryOptions::with_roots([root.clone()]));
+    options.watch_budget = 100;
+    options.watch_poll_period = Duration::from_millis(500);
+    let engine = Arc::new(Engine::new(options).unwrap());
+    let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    assert_eq!(watcher.mode(), reload::WatchMode::Polling);
+    assert!(watcher.watch_count() <= 100, "{}", watcher.watch_count());
+    assert!(system_watches() <= engine.options().watch_budget.max(100) + 64);
+
+    skilldeck_testkit::skill(&root, "pdf")
+        .description("Reads and fills PDF files.")
+        .body("Instructions.\n")
+        .write();
+    wait_until("the edited description is served by polling", || {
+        description_of(&engine, "pdf").as_deref() == Some("Reads and fills PDF files.")
+    });
+    skilldeck_testkit::skill(root.join("empty/000"), "late")
+        .description("Arrives while polling.")
+        .body("Late.\n")
+        .write();
+    wait_until("the new skill is activatable", || {
+        activatable(&engine, "late")
+    });
+    assert_eq!(watcher.mode(), reload::WatchMode::Polling);
 }
