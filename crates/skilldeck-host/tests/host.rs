@@ -230,6 +230,45 @@ fn tool_arguments_are_checked_with_the_documented_wording() {
 }
 
 #[test]
+fn tool_arguments_outside_the_schema_are_refused_naming_the_accepted_ones() {
+    let tmp = fixture();
+    let host = host(tmp.path());
+    let snap = host.snapshot();
+    let cases = [
+        (
+            activate_skill::NAME,
+            json!({"name": "pdf", "extra": 1}),
+            "unknown argument `extra`; the accepted arguments are `name`, `arguments`",
+        ),
+        (
+            read_skill_resource::NAME,
+            json!({"name": "pdf", "path": "SKILL.md", "mode": "rb"}),
+            "unknown argument `mode`; the accepted arguments are `name`, `path`",
+        ),
+        (
+            search_skills::NAME,
+            json!({"query": "x", "limt": 3}),
+            "unknown argument `limt`; the accepted arguments are `query`, `limit`",
+        ),
+    ];
+    for (tool, a, message) in cases {
+        let err = host.call_tool(&snap, "s", tool, &args(a)).unwrap_err();
+        assert_eq!(err.kind, ToolErrorKind::InvalidArguments, "{message}");
+        assert_eq!(err.message, message);
+    }
+    // The schema's own arguments still pass.
+    assert!(
+        host.call_tool(
+            &snap,
+            "s",
+            activate_skill::NAME,
+            &args(json!({"name": "pdf", "arguments": "a"}))
+        )
+        .is_ok()
+    );
+}
+
+#[test]
 fn tool_outputs_are_typed_with_text_for_the_model() {
     let tmp = fixture();
     let host = host(tmp.path());

@@ -122,6 +122,14 @@ pub fn resolve_listen_address(text: &str) -> Result<SocketAddr, crate::error::Er
         .ok_or_else(|| fail("the name resolves to no address".to_owned()))
 }
 
+/// Longest wait for a connection's request headers to arrive in full (a
+/// client that never finishes them is dropped: slowloris).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest an HTTP request may take, its body read and its answer started
+/// (a body sent slower than this, or a handler stuck, gets `408`).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The streamable HTTP transport's settings.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -134,6 +142,10 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Browser `Origin`s accepted (any other `Origin` is refused).
     pub allowed_origins: Vec<String>,
+    /// See [`HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// See [`REQUEST_TIMEOUT`].
+    pub request_timeout: Duration,
 }
 
 impl HttpOptions {
@@ -144,6 +156,8 @@ impl HttpOptions {
             token_file: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            request_timeout: REQUEST_TIMEOUT,
         }
     }
 }

@@ -91,6 +91,15 @@ pub struct Guard {
     pub written: tokio::task::JoinHandle<()>,
 }
 
+/// The message for a request whose id (JSON text) is taken by a request
+/// still in flight in the same session (HTTP and stdio say the same).
+pub fn duplicate_id_message(id: &str) -> String {
+    format!(
+        "invalid request: id {id} is already used by a request of this session that has not \
+         been answered yet; JSON-RPC ids must be unique among outstanding requests"
+    )
+}
+
 fn error_line(code: i32, id: &Value, message: &str) -> Vec<u8> {
     let mut line = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0",
@@ -216,7 +225,14 @@ where
                             }
                             continue;
                         }
-                        track(&outstanding, &message);
+                        if let Some(id) = track(&outstanding, &message) {
+                            tracing::info!(%id, "refused: duplicate id of a request in flight");
+                            let text = duplicate_id_message(&id.to_string());
+                            if lines.send(error_line(-32600, &id, &text)).await.is_err() {
+                                break;
+                            }
+                            continue;
+                        }
                         let mut line = line;
                         if line.last() != Some(&b'\n') {
                             line.push(b'\n');
@@ -261,10 +277,12 @@ where
 }
 
 /// Notes a request passed on (it will be answered), or a cancellation
-/// (it will not).
-fn track(outstanding: &Outstanding, message: &Value) {
+/// (it will not). A request whose id is that of one not answered yet is
+/// not noted: its id is returned, to be refused (rmcp routes answers by
+/// id, so the two would share one answer and one would never get its own).
+fn track(outstanding: &Outstanding, message: &Value) -> Option<Value> {
     let Ok(envelope) = Envelope::deserialize(message) else {
-        return;
+        return None;
     };
     match (envelope.method.as_deref(), envelope.id) {
         (Some("notifications/cancelled"), _) => {
@@ -274,11 +292,12 @@ fn track(outstanding: &Outstanding, message: &Value) {
         }
         // A subscription is answered only when it ends: not worth waiting for.
         (Some("subscriptions/listen"), _) => {}
-        (Some(_), Some(id)) if !id.is_null() => {
-            outstanding.ids().insert(id.to_string());
+        (Some(_), Some(id)) if !id.is_null() && !outstanding.ids().insert(id.to_string()) => {
+            return Some(id);
         }
         _ => {}
     }
+    None
 }
 
 /// Reads one line (with its `\n`) of at most `max` bytes. Returns the line
@@ -439,5 +458,45 @@ mod tests {
         let mut answered = Vec::new();
         client_in.read_to_end(&mut answered).await.unwrap();
         assert_eq!(answered, b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+    }
+
+    #[tokio::test]
+    async fn a_second_request_with_the_id_of_one_in_flight_is_refused_with_that_id() {
+        let (mut client_out, guard_in) = tokio::io::duplex(1 << 16);
+        let (guard_out, mut client_in) = tokio::io::duplex(1 << 16);
+        let guard = spawn(guard_in, guard_out, 1024);
+        let (service_in, mut service_out) = (guard.requests, guard.responses);
+        let request = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
+        client_out.write_all(request).await.unwrap();
+        client_out.write_all(request).await.unwrap();
+        let mut client_in_lines = BufReader::new(&mut client_in);
+        let mut refusal = Vec::new();
+        client_in_lines
+            .read_until(b'\n', &mut refusal)
+            .await
+            .unwrap();
+        let refusal: serde_json::Value = serde_json::from_slice(&refusal).unwrap();
+        assert_eq!(refusal["id"], 7);
+        assert_eq!(refusal["error"]["code"], -32600);
+        // The first went on to the service; once it is answered, the id is
+        // free again.
+        let mut service_in = BufReader::new(service_in);
+        let mut passed = Vec::new();
+        service_in.read_until(b'\n', &mut passed).await.unwrap();
+        assert_eq!(passed, request);
+        service_out
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        client_in_lines
+            .read_until(b'\n', &mut answer)
+            .await
+            .unwrap();
+        assert_eq!(answer, b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n");
+        client_out.write_all(request).await.unwrap();
+        let mut again = Vec::new();
+        service_in.read_until(b'\n', &mut again).await.unwrap();
+        assert_eq!(again, request);
     }
 }

@@ -35,6 +35,10 @@ const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// be, before the process leaves them.
 const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// After a failed `accept` (e.g. no file descriptor left): the pause
+/// before the next.
+const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Host names always accepted in the `Host` header.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
@@ -130,7 +134,7 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
-        let guard = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
+        let mut guard = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
         let transport = AsyncRwTransport::new_server(guard.requests, guard.responses);
         let service = SkillServer::new(engine)
             .serve(transport)
@@ -145,6 +149,14 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
             () = shutdown_signal() => {
                 cancel.cancel();
                 SIGNAL_GRACE
+            }
+            // The writer stops only when stdout fails (EPIPE: the client
+            // closed its end) or after the service ended: no answer can
+            // reach the client any more, so the server leaves.
+            _ = &mut guard.written => {
+                tracing::warn!("stdout is closed; stopping");
+                cancel.cancel();
+                return Ok(());
             }
         };
         // Every answer out before the process ends.
@@ -261,15 +273,72 @@ fn jsonrpc_error(status: StatusCode, code: i32, message: &str) -> Response {
         .into_response()
 }
 
-/// A POST whose JSON body does not parse gets JSON-RPC's Parse error
-/// (`-32700`, `id: null`, HTTP 400) instead of the SDK's `415`; other
-/// requests (a wrong content type included: the SDK's `415` names the
-/// expected type) pass through untouched.
+/// Requests of one HTTP session whose answer has not finished, by
+/// `(Mcp-Session-Id, JSON id)`. JSON-RPC ids must be unique among a
+/// session's outstanding requests; rmcp routes answers by id, so a second
+/// request with the id of one still running would take the first one's
+/// answer and leave itself (or the first) unanswered. A duplicate is
+/// refused at once with a JSON-RPC error instead.
+#[derive(Debug, Default)]
+struct InFlight(std::sync::Mutex<std::collections::HashSet<(String, String)>>);
+
+impl InFlight {
+    fn ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<(String, String)>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Holds a request's `(session, id)` in [`InFlight`] until dropped (with
+/// the answer's body, once it has been sent).
+struct InFlightEntry {
+    set: Arc<InFlight>,
+    key: (String, String),
+}
+
+impl Drop for InFlightEntry {
+    fn drop(&mut self) {
+        self.set.ids().remove(&self.key);
+    }
+}
+
+/// What the body check needs: the size cap and the in-flight ids.
+#[derive(Debug, Clone)]
+struct BodyCheck {
+    limit: usize,
+    in_flight: Arc<InFlight>,
+}
+
+/// The session and id of a request (not a notification or response) sent
+/// in a session, when `body` is one.
+fn session_request_key(parts: &http::request::Parts, body: &[u8]) -> Option<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        id: Option<serde_json::Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    let envelope: Envelope = serde_json::from_slice(body).ok()?;
+    envelope.method?;
+    match envelope.id? {
+        serde_json::Value::Null => None,
+        id => Some((session.to_owned(), id.to_string())),
+    }
+}
+
+/// JSON-RPC's errors the SDK would not give: a POST whose JSON body does
+/// not parse gets Parse error (`-32700`, `id: null`, HTTP 400) instead of
+/// the SDK's `415`; a request whose id is that of a request of the same
+/// session still in flight gets Invalid Request (`-32600`, HTTP 409) with
+/// that id. Other requests (a wrong content type included: the SDK's `415`
+/// names the expected type) pass through untouched.
 async fn parse_error_as_jsonrpc(
-    State(limit): State<usize>,
+    State(check): State<BodyCheck>,
     request: Request,
     next: Next,
 ) -> Response {
+    let limit = check.limit;
     if request.method() != axum::http::Method::POST || !is_json(&request) {
         return next.run(request).await;
     }
@@ -291,8 +360,72 @@ async fn parse_error_as_jsonrpc(
             &format!("Parse error: the body is not valid JSON ({e})"),
         );
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    let entry = match session_request_key(&parts, &bytes) {
+        Some(key) => {
+            if !check.in_flight.ids().insert(key.clone()) {
+                tracing::info!(id = %key.1, "refused: duplicate id of a request in flight");
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": serde_json::from_str::<serde_json::Value>(&key.1).unwrap_or_default(),
+                    "error": {"code": INVALID_REQUEST, "message": stdio::duplicate_id_message(&key.1)},
+                });
+                return (
+                    StatusCode::CONFLICT,
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    body.to_string(),
+                )
+                    .into_response();
+            }
+            Some(InFlightEntry {
+                set: Arc::clone(&check.in_flight),
+                key,
+            })
+        }
+        None => None,
+    };
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    match entry {
+        None => response,
+        Some(entry) => {
+            // The id stays taken until the answer's body is done.
+            use http_body_util::BodyExt as _;
+            response.map(|body| {
+                axum::body::Body::new(body.map_frame(move |frame| {
+                    let _held = &entry;
+                    frame
+                }))
+            })
+        }
+    }
+}
+
+/// An answer must have started within the request timeout (the body read
+/// included); else `408` and the connection closes.
+async fn request_timeout(
+    State(limit): State<std::time::Duration>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::info!(timeout_ms = limit.as_millis() as u64, "request timed out");
+            let mut response = (
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request took longer than {} ms\n", limit.as_millis()),
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+    }
 }
 
 /// The HTTP router (the MCP endpoint at [`HTTP_PATH`], [`ROOT_TEXT`] at
@@ -324,20 +457,27 @@ pub fn router(
         axum::Router::new()
             .nest_service(HTTP_PATH, service)
             .layer(middleware::from_fn_with_state(
-                limit,
+                BodyCheck {
+                    limit,
+                    in_flight: Arc::default(),
+                },
                 parse_error_as_jsonrpc,
             ));
     let router = axum::Router::new()
         .route("/", axum::routing::get(|| async { ROOT_TEXT }))
         .merge(mcp)
         .fallback(|| async { (StatusCode::NOT_FOUND, NOT_FOUND_TEXT) });
-    match token {
+    let router = match token {
         Some(token) => router.layer(middleware::from_fn_with_state(
             Arc::<str>::from(token),
             require_bearer,
         )),
         None => router,
-    }
+    };
+    router.layer(middleware::from_fn_with_state(
+        http.request_timeout,
+        request_timeout,
+    ))
 }
 
 /// Serves streamable HTTP on `http.addr` until a signal arrives. Answers
@@ -369,12 +509,66 @@ pub fn serve_http(mut options: ServeOptions, http: HttpOptions) -> Result<(), Er
         tracing::info!(url = %format!("http://{local}{HTTP_PATH}"), "listening");
         // The first line on stderr names the address (useful with port 0).
         eprintln!("skilldeck serve: listening on http://{local}{HTTP_PATH}");
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown_signal().await;
-                cancel.cancel();
-            })
-            .await
-            .map_err(|e| Error::Transport(e.to_string()))
+        serve_connections(listener, app, &http, shutdown_signal()).await;
+        cancel.cancel();
+        Ok(())
     })
+}
+
+/// Prepares an accepted socket: `TCP_NODELAY`, so an answer written in
+/// two parts (head, then body) is not held back by Nagle's algorithm
+/// waiting for the client's delayed ACK (~40 ms per keep-alive request).
+pub fn prepare_stream(stream: &tokio::net::TcpStream) -> std::io::Result<()> {
+    stream.set_nodelay(true)
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves, then lets the open
+/// connections finish (for 100 ms at most). Each socket is prepared by
+/// [`prepare_stream`]; each connection has `http.header_read_timeout` to
+/// send its request headers (per request, keep-alive included).
+pub async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    http: &HttpOptions,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(http.header_read_timeout)
+        .keep_alive(true);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, go on.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        if let Err(e) = prepare_stream(&stream) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        });
+    }
+    if tokio::time::timeout(SIGNAL_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::debug!("connections still open at shutdown");
+    }
 }

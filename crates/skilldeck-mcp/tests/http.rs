@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use skilldeck::DiscoveryOptions;
 use skilldeck_mcp::options::resolve_listen_address;
-use skilldeck_mcp::transport::router;
+use skilldeck_mcp::transport::{prepare_stream, router, serve_connections};
 use skilldeck_mcp::{Engine, HttpOptions, ServeOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -69,6 +69,8 @@ fn request(
     body: &str,
 ) -> Answer {
     let mut stream = TcpStream::connect(addr).unwrap();
+    // A request left unanswered fails the test instead of hanging it.
+    stream.set_read_timeout(Some(UNANSWERED)).unwrap();
     let mut text = format!(
         "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
@@ -111,6 +113,9 @@ fn request(
     }
 }
 
+/// Longer than any answer may take: past it, a request counts as lost.
+const UNANSWERED: std::time::Duration = std::time::Duration::from_secs(30);
+
 const JSON_HEADERS: [(&str, &str); 2] = [
     ("Content-Type", "application/json"),
     ("Accept", "application/json, text/event-stream"),
@@ -129,13 +134,22 @@ fn serve(engine: Arc<Engine>) -> (tokio::runtime::Runtime, SocketAddr) {
         .block_on(tokio::net::TcpListener::bind(addr))
         .unwrap();
     let local = listener.local_addr().unwrap();
-    let app = router(
-        engine,
-        &HttpOptions::new(local),
-        None,
-        CancellationToken::new(),
+    serve_with(engine, HttpOptions::new(local), listener, runtime)
+}
+
+/// Serves `engine` with `http`'s options through the server's own accept
+/// loop ([`serve_connections`]).
+fn serve_with(
+    engine: Arc<Engine>,
+    http: HttpOptions,
+    listener: tokio::net::TcpListener,
+    runtime: tokio::runtime::Runtime,
+) -> (tokio::runtime::Runtime, SocketAddr) {
+    let local = listener.local_addr().unwrap();
+    let app = router(engine, &http, None, CancellationToken::new());
+    runtime.spawn(
+        async move { serve_connections(listener, app, &http, std::future::pending()).await },
     );
-    runtime.spawn(async move { axum::serve(listener, app).await });
     (runtime, local)
 }
 
@@ -334,4 +348,109 @@ fn answers_to_remote_clients_carry_no_server_path() {
         }
     }
     assert!(seen_activation, "no activation was answered");
+}
+
+#[test]
+fn accepted_sockets_send_without_nagle_delay() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let _client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        assert!(
+            !accepted.nodelay().unwrap(),
+            "the kernel default is Nagle on"
+        );
+        prepare_stream(&accepted).unwrap();
+        assert!(accepted.nodelay().unwrap());
+    });
+}
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    let tmp = fixture();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let mut http = HttpOptions::new(listener.local_addr().unwrap());
+    http.header_read_timeout = std::time::Duration::from_millis(300);
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_with(engine, http, listener, runtime);
+    // Slowloris: a request line and one header, then nothing.
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(UNANSWERED)).unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+        .unwrap();
+    let mut rest = Vec::new();
+    // The server closes the connection (an error or end of stream), rather
+    // than the read timing out on an open one.
+    match stream.read_to_end(&mut rest) {
+        Ok(_) => {}
+        Err(e) => assert!(
+            !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "the connection is still open: {e}"
+        ),
+    }
+}
+
+#[test]
+fn concurrent_requests_with_one_id_in_a_session_are_all_answered() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let session = Session::open(addr);
+    let session_id = session.id.clone().unwrap();
+    let calls: Vec<_> = (0..100)
+        .map(|_| {
+            let session_id = session_id.clone();
+            std::thread::spawn(move || {
+                let headers = [
+                    JSON_HEADERS[0],
+                    JSON_HEADERS[1],
+                    ("Mcp-Session-Id", session_id.as_str()),
+                    ("MCP-Protocol-Version", "2025-11-25"),
+                ];
+                let body = json!({
+                    "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "activate_skill", "arguments": {"name": "pdf"}}
+                });
+                request(addr, "POST", "/mcp", &headers, &body.to_string())
+            })
+        })
+        .collect();
+    let (mut results, mut refused) = (0, 0);
+    for call in calls {
+        let answer = call.join().unwrap();
+        let message = answer.json();
+        assert_eq!(message["id"], 7, "{}", answer.body);
+        if message.get("result").is_some() {
+            results += 1;
+        } else {
+            assert_eq!(message["error"]["code"], -32600, "{}", answer.body);
+            assert!(
+                message["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not been answered yet"),
+                "{}",
+                answer.body
+            );
+            assert_eq!(answer.status, 409);
+            refused += 1;
+        }
+    }
+    assert_eq!(results + refused, 100);
+    assert!(results >= 1);
 }

@@ -55,6 +55,7 @@ pub fn call(
     session: &str,
     arguments: &Map<String, Value>,
 ) -> Result<ToolOutput, ToolError> {
+    args::only(arguments, &["name", "arguments"])?;
     let name = args::required(arguments, "name")?;
     let skill_arguments = args::string(arguments, "arguments")?.unwrap_or("");
     host.activate(snapshot, session, name, skill_arguments)

@@ -20,6 +20,23 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// Enforces the schema's `additionalProperties: false`: an argument not
+/// in `accepted` is refused, naming it and the accepted ones (the first
+/// unknown key in the object's order).
+pub(crate) fn only(args: &Map<String, Value>, accepted: &[&str]) -> Result<(), ToolError> {
+    let Some(unknown) = args.keys().find(|k| !accepted.contains(&k.as_str())) else {
+        return Ok(());
+    };
+    let list = accepted
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(invalid(format!(
+        "unknown argument `{unknown}`; the accepted arguments are {list}"
+    )))
+}
+
 /// An optional string argument (absent and `null` are `None`).
 pub(crate) fn string<'a>(
     args: &'a Map<String, Value>,

@@ -37,6 +37,7 @@ pub fn spec(_snapshot: &Snapshot) -> ToolSpec {
 
 /// Reads the file `path` of the served skill `name`.
 pub fn call(snapshot: &Snapshot, arguments: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+    args::only(arguments, &["name", "path"])?;
     let name = args::required(arguments, "name")?;
     let path = args::required(arguments, "path")?;
     let skill = snapshot.require(name).map_err(ToolError::lookup)?;

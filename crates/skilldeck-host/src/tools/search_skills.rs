@@ -46,6 +46,7 @@ pub fn spec(snapshot: &Snapshot) -> ToolSpec {
 /// Searches the served skills.
 pub fn call(snapshot: &Snapshot, arguments: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
     let options = snapshot.options();
+    args::only(arguments, &["query", "limit"])?;
     let query = args::required(arguments, "query")?;
     let limit = args::count(
         arguments,
