@@ -69,13 +69,17 @@ async fn start(options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Error>
         .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
     let engine = Arc::new(engine);
     let snapshot = engine.snapshot();
-    let errors = snapshot
-        .deck
-        .diagnostics()
-        .iter()
-        .filter(|d| d.severity == skilldeck::Severity::Error)
-        .inspect(|d| tracing::warn!(diagnostic = %d, "skill not loaded"))
-        .count();
+    // Skipped skills and a walk cut short at its limit (the core's one
+    // list of what a loader must say).
+    let mut errors = 0;
+    for d in snapshot.deck.load_problems() {
+        if d.is_error() {
+            errors += 1;
+            tracing::warn!(diagnostic = %d, "skill not loaded");
+        } else {
+            tracing::warn!(diagnostic = %d, "discovery incomplete");
+        }
+    }
     tracing::info!(
         skills = snapshot.deck.len(),
         skipped = errors,
