@@ -29,6 +29,10 @@ pub struct Args {
     /// http://localhost:6274); other origins are refused.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     allowed_origins: Vec<String>,
+    /// HTTP: most sessions held at once (default 1,000); an `initialize`
+    /// beyond it is refused (503) until a session closes or expires.
+    #[arg(long, value_name = "N", requires = "http")]
+    max_sessions: Option<usize>,
     /// Log line format on stderr (RUST_LOG filters; default info).
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -73,6 +77,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             http.token_file = args.token_file.clone();
             http.allowed_hosts = args.allowed_hosts.clone();
             http.allowed_origins = args.allowed_origins.clone();
+            if let Some(n) = args.max_sessions {
+                http.max_sessions = n;
+            }
             skilldeck_mcp::serve_http(options, http)
         }
     };

@@ -130,6 +130,11 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// (a body sent slower than this, or a handler stuck, gets `408`).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Most MCP sessions an HTTP server holds at once; an `initialize` beyond it
+/// is refused with a JSON-RPC error (HTTP 503) until a session closes
+/// (`DELETE`) or expires.
+pub const MAX_SESSIONS: usize = 1_000;
+
 /// The streamable HTTP transport's settings.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
@@ -146,6 +151,8 @@ pub struct HttpOptions {
     pub header_read_timeout: Duration,
     /// See [`REQUEST_TIMEOUT`].
     pub request_timeout: Duration,
+    /// See [`MAX_SESSIONS`].
+    pub max_sessions: usize,
 }
 
 impl HttpOptions {
@@ -158,6 +165,7 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             header_read_timeout: HEADER_READ_TIMEOUT,
             request_timeout: REQUEST_TIMEOUT,
+            max_sessions: MAX_SESSIONS,
         }
     }
 }

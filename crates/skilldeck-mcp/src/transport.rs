@@ -312,7 +312,25 @@ impl Drop for InFlightEntry {
 struct BodyCheck {
     limit: usize,
     in_flight: Arc<InFlight>,
+    /// The sessions (to count them) and the most allowed at once.
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
 }
+
+/// True when `body` is an `initialize` request sent outside a session (one
+/// that would open a new session).
+fn opens_session(parts: &http::request::Parts, body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Envelope {
+        method: Option<String>,
+    }
+    !parts.headers.contains_key(SESSION_ID_HEADER)
+        && serde_json::from_slice::<Envelope>(body)
+            .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+}
+
+/// The header naming a request's MCP session.
+const SESSION_ID_HEADER: &str = "mcp-session-id";
 
 /// The session and id of a request (not a notification or response) sent
 /// in a session, when `body` is one.
@@ -322,7 +340,7 @@ fn session_request_key(parts: &http::request::Parts, body: &[u8]) -> Option<(Str
         id: Option<serde_json::Value>,
         method: Option<serde::de::IgnoredAny>,
     }
-    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    let session = parts.headers.get(SESSION_ID_HEADER)?.to_str().ok()?;
     let envelope: Envelope = serde_json::from_slice(body).ok()?;
     envelope.method?;
     match envelope.id? {
@@ -363,6 +381,25 @@ async fn parse_error_as_jsonrpc(
             PARSE_ERROR,
             &format!("Parse error: the body is not valid JSON ({e})"),
         );
+    }
+    if opens_session(&parts, &bytes) {
+        let open = check.sessions.sessions.read().await.len();
+        if open >= check.max_sessions {
+            tracing::warn!(
+                open,
+                cap = check.max_sessions,
+                "refused: session cap reached"
+            );
+            return jsonrpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INVALID_REQUEST,
+                &format!(
+                    "too many sessions: this server holds {open} (its cap is {}); close one \
+                     (DELETE with its Mcp-Session-Id) or wait for an idle one to expire",
+                    check.max_sessions
+                ),
+            );
+        }
     }
     let entry = match session_request_key(&parts, &bytes) {
         Some(key) => {
@@ -451,9 +488,10 @@ pub fn router(
         .enforce_origin_validation()
         .with_max_request_body_bytes(engine.options().max_request_bytes)
         .with_cancellation_token(cancel);
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || Ok(SkillServer::new(Arc::clone(&engine))),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
     let limit = engine_limit;
@@ -464,6 +502,8 @@ pub fn router(
                 BodyCheck {
                     limit,
                     in_flight: Arc::default(),
+                    sessions,
+                    max_sessions: http.max_sessions,
                 },
                 parse_error_as_jsonrpc,
             ));

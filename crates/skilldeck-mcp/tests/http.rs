@@ -454,3 +454,71 @@ fn concurrent_requests_with_one_id_in_a_session_are_all_answered() {
     assert_eq!(results + refused, 100);
     assert!(results >= 1);
 }
+
+#[test]
+fn sessions_beyond_the_cap_are_refused_until_one_closes() {
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind(
+            resolve_listen_address("localhost:0").unwrap(),
+        ))
+        .unwrap();
+    let mut http = HttpOptions::new(listener.local_addr().unwrap());
+    http.max_sessions = 2;
+    let (_rt, addr) = serve_with(engine, http, listener, runtime);
+    let first = Session::open(addr);
+    let _second = Session::open(addr);
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    });
+    let refused = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize.to_string());
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    let message = refused.json();
+    assert_eq!(message["error"]["code"], -32600, "{}", refused.body);
+    assert!(
+        message["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many sessions"),
+        "{}",
+        refused.body
+    );
+    // Closing one makes room again.
+    let id = first.id.clone().unwrap();
+    let closed = request(
+        addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", id.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        "",
+    );
+    assert!(closed.status < 300, "{} {}", closed.status, closed.body);
+    let deadline = std::time::Instant::now() + UNANSWERED;
+    loop {
+        let again = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize.to_string());
+        if again.status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} {}",
+            again.status,
+            again.body
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
