@@ -124,6 +124,14 @@ const JSON_HEADERS: [(&str, &str); 2] = [
 /// Serves `engine` on `localhost:0` in the background; returns the runtime
 /// (keep it alive) and the address.
 fn serve(engine: Arc<Engine>) -> (tokio::runtime::Runtime, SocketAddr) {
+    serve_configured(engine, |_| {})
+}
+
+/// [`serve`], with `configure` applied to the HTTP options first.
+fn serve_configured(
+    engine: Arc<Engine>,
+    configure: impl FnOnce(&mut HttpOptions),
+) -> (tokio::runtime::Runtime, SocketAddr) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -133,8 +141,9 @@ fn serve(engine: Arc<Engine>) -> (tokio::runtime::Runtime, SocketAddr) {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind(addr))
         .unwrap();
-    let local = listener.local_addr().unwrap();
-    serve_with(engine, HttpOptions::new(local), listener, runtime)
+    let mut http = HttpOptions::new(listener.local_addr().unwrap());
+    configure(&mut http);
+    serve_with(engine, http, listener, runtime)
 }
 
 /// Serves `engine` with `http`'s options through the server's own accept
@@ -373,18 +382,10 @@ fn accepted_sockets_send_without_nagle_delay() {
 #[test]
 fn a_client_that_never_finishes_its_headers_is_disconnected() {
     let tmp = fixture();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let mut http = HttpOptions::new(listener.local_addr().unwrap());
-    http.header_read_timeout = std::time::Duration::from_millis(300);
     let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
-    let (_rt, addr) = serve_with(engine, http, listener, runtime);
+    let (_rt, addr) = serve_configured(engine, |http| {
+        http.header_read_timeout = std::time::Duration::from_millis(300);
+    });
     // Slowloris: a request line and one header, then nothing.
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(UNANSWERED)).unwrap();
@@ -459,19 +460,7 @@ fn concurrent_requests_with_one_id_in_a_session_are_all_answered() {
 fn sessions_beyond_the_cap_are_refused_until_one_closes() {
     let tmp = fixture();
     let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind(
-            resolve_listen_address("localhost:0").unwrap(),
-        ))
-        .unwrap();
-    let mut http = HttpOptions::new(listener.local_addr().unwrap());
-    http.max_sessions = 2;
-    let (_rt, addr) = serve_with(engine, http, listener, runtime);
+    let (_rt, addr) = serve_configured(engine, |http| http.max_sessions = 2);
     let first = Session::open(addr);
     let _second = Session::open(addr);
     let initialize = json!({
