@@ -1,7 +1,6 @@
 //! `skilldeck serve`: the MCP server (see the `skilldeck-mcp` crate) over
 //! stdio, or streamable HTTP with `--http`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use skilldeck::{Budget, Encoding};
@@ -65,12 +64,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         options.reload = None;
     }
     let result = match args.http.as_deref() {
-        None => {
-            if std::io::stderr().is_terminal() {
-                eprintln!("{}", waiting_line(ctx));
-            }
-            skilldeck_mcp::serve_stdio(options)
-        }
+        None => skilldeck_mcp::serve_stdio(options),
         Some(text) => {
             let addr = skilldeck_mcp::options::resolve_listen_address(text)?;
             let mut http = HttpOptions::new(addr);
@@ -85,26 +79,4 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     };
     result?;
     Ok(exit::OK)
-}
-
-/// The one line a person at a terminal sees: the server is up and waits
-/// for a client on stdin (without it, `serve` looks like a hang).
-fn waiting_line(ctx: &Context) -> String {
-    let deck = ctx.quiet_deck();
-    let roots: Vec<String> = deck
-        .roots()
-        .iter()
-        .filter(|r| r.used && r.found > 0)
-        .map(|r| r.path.display().to_string())
-        .collect();
-    let from = if roots.is_empty() {
-        "no root".to_owned()
-    } else {
-        roots.join(", ")
-    };
-    format!(
-        "serving {} skill{} from {from} over stdio; waiting for an MCP client (Ctrl-C to stop)",
-        deck.len(),
-        if deck.len() == 1 { "" } else { "s" }
-    )
 }

@@ -130,6 +130,27 @@ async fn shutdown_signal() {
     tracing::info!("shutting down");
 }
 
+/// The line a person sees when `serve` waits on stdio: how many skills,
+/// from which roots (the deck just loaded: no second discovery).
+fn waiting_line(deck: &skilldeck::Deck) -> String {
+    let roots: Vec<String> = deck
+        .roots()
+        .iter()
+        .filter(|r| r.used && r.found > 0)
+        .map(|r| r.path.display().to_string())
+        .collect();
+    let from = if roots.is_empty() {
+        "no root".to_owned()
+    } else {
+        roots.join(", ")
+    };
+    format!(
+        "serving {} skill{} from {from} over stdio; waiting for an MCP client (Ctrl-C to stop)",
+        deck.len(),
+        if deck.len() == 1 { "" } else { "s" }
+    )
+}
+
 /// Serves one client on stdin/stdout until it disconnects or a signal
 /// arrives. Lines longer than `options.max_request_bytes` are dropped
 /// (logged), and the server keeps reading.
@@ -138,6 +159,11 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            // A person at a terminal: without this line, `serve` looks
+            // like a hang (it waits for a client on stdin).
+            eprintln!("{}", waiting_line(&engine.snapshot().deck));
+        }
         let mut guard = stdio::spawn(tokio::io::stdin(), tokio::io::stdout(), max);
         let transport = AsyncRwTransport::new_server(guard.requests, guard.responses);
         let service = SkillServer::new(engine)
@@ -614,5 +640,18 @@ pub async fn serve_connections(
         .is_err()
     {
         tracing::debug!("connections still open at shutdown");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_terminal_line_counts_skills_from_the_loaded_deck() {
+        assert_eq!(
+            waiting_line(&skilldeck::Deck::default()),
+            "serving 0 skills from no root over stdio; waiting for an MCP client (Ctrl-C to stop)"
+        );
     }
 }
