@@ -11,6 +11,8 @@ mod new;
 mod prompt;
 mod read;
 mod render;
+mod run;
+mod sandbox;
 mod search;
 mod serve;
 mod show;
@@ -130,6 +132,22 @@ enum Command {
         #[command(flatten)]
         args: serve::Args,
     },
+    /// Run a file of a skill in the sandbox (stdin passes through; the
+    /// exit status is the script's, 124 on timeout).
+    #[command(
+        after_help = "Examples:\n  skilldeck run pdf-tools scripts/extract.py -- report.pdf\n  \
+                            skilldeck run pdf-tools scripts/check.sh --timeout 5 --format json"
+    )]
+    Run {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: run::Args,
+    },
+    /// Show which isolation layers this machine offers and the policy
+    /// `run` would apply.
+    #[command(after_help = "Examples:\n  skilldeck sandbox\n  skilldeck sandbox --format json")]
+    Sandbox(sandbox::Args),
     /// Explain where skills come from: roots, config files, what was
     /// loaded, skipped, shadowed or excluded, and the catalog's size.
     #[command(
@@ -180,6 +198,8 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Prompt { deck, args } => prompt::run(&args, &Context::new(&deck)?),
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
+        Command::Run { deck, args } => run::run(&args, &Context::new(&deck)?),
+        Command::Sandbox(args) => sandbox::run(&args),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

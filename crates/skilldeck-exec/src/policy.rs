@@ -82,7 +82,7 @@ impl Profile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Limits {
     /// Wall-clock timeout; the whole process tree is killed when it passes.
-    #[serde(serialize_with = "millis")]
+    #[serde(rename = "timeout_ms", serialize_with = "millis")]
     pub timeout: Duration,
     /// Bytes kept of each of stdout and stderr.
     pub output_cap: usize,
