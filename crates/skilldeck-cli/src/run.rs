@@ -31,8 +31,9 @@ pub struct Args {
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<Duration>,
     /// Isolation profile: `native` (Landlock + seccomp + namespaces; refuses
-    /// when a layer is missing) or `none` (no isolation: the operator's
-    /// explicit choice).
+    /// when a layer is missing), `bwrap` (bubblewrap + seccomp; refuses
+    /// when bwrap is not installed) or `none` (no isolation: the
+    /// operator's explicit choice).
     #[arg(long, value_name = "PROFILE", default_value = "native", value_parser = parse_profile)]
     sandbox: Profile,
     /// Output format: text (the script's stdout and stderr as they are) or
@@ -56,7 +57,8 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_profile(s: &str) -> Result<Profile, String> {
-    Profile::parse(s).ok_or_else(|| format!("'{s}': the sandbox profile is `native` or `none`"))
+    Profile::parse(s)
+        .ok_or_else(|| format!("'{s}': the sandbox profile is `native`, `bwrap` or `none`"))
 }
 
 /// The exit status of a run: the script's code, 124 on timeout, 128 + the

@@ -44,11 +44,15 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     match &probe.bwrap {
         Some(p) => writeln!(
             out,
-            "  {:<14} --   installed at {} (not used by this version)",
+            "  {:<14} --   installed at {}: profile `bwrap` available (--sandbox bwrap)",
             "bwrap",
             p.display()
         )?,
-        None => writeln!(out, "  {:<14} --   not installed", "bwrap")?,
+        None => writeln!(
+            out,
+            "  {:<14} --   not installed: profile `bwrap` refuses",
+            "bwrap"
+        )?,
     }
     if probe.native_ready {
         writeln!(out, "\nProfile native: ready (every layer available).")?;

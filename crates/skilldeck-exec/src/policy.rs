@@ -53,6 +53,13 @@ pub enum Profile {
     /// and network namespaces + rlimits + an unprivileged uid. Every layer
     /// is required: a missing one refuses the execution.
     Native,
+    /// bubblewrap (`bwrap` on the system PATH): a fresh mount namespace
+    /// holding only the system paths, the skill (read-only) and the work
+    /// dir; user, PID, IPC, UTS, cgroup and network namespaces; all
+    /// capabilities dropped; the same seccomp filter (passed to `bwrap
+    /// --add-seccomp-fd`), rlimits and uid 65534 inside. Refused when
+    /// `bwrap` is not installed.
+    Bwrap,
     /// No isolation (operator's explicit choice): cleared environment,
     /// rlimits, timeout and output caps only; the tree is killed by process
     /// group, so a `setsid` daemon may survive.
@@ -60,10 +67,11 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// The profile named `name` (`native` or `none`).
+    /// The profile named `name` (`native`, `bwrap` or `none`).
     pub fn parse(name: &str) -> Option<Profile> {
         match name {
             "native" | "landlock" => Some(Profile::Native),
+            "bwrap" | "bubblewrap" => Some(Profile::Bwrap),
             "none" => Some(Profile::None),
             _ => None,
         }
@@ -73,6 +81,7 @@ impl Profile {
     pub fn name(self) -> &'static str {
         match self {
             Profile::Native => "native",
+            Profile::Bwrap => "bwrap",
             Profile::None => "none",
         }
     }

@@ -31,7 +31,7 @@ pub struct Probe {
     pub native_ready: bool,
     /// The caller's effective uid (root drops to the sandbox user).
     pub euid: u32,
-    /// `bwrap` on PATH (not used by this version; reported for operators).
+    /// `bwrap` on the system PATH (profile `bwrap` needs it).
     pub bwrap: Option<PathBuf>,
 }
 

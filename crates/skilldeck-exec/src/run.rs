@@ -22,7 +22,8 @@ use crate::interpreter::{self, Command};
 use crate::limiter::{Caps, Limiter};
 use crate::policy::{
     DEFAULT_CONCURRENCY, DEFAULT_QUEUE, DEFAULT_QUEUE_WAIT, Limits, MAX_ARGS_BYTES,
-    MAX_STDIN_BYTES, Policy, Profile, SANDBOX_LANG, SANDBOX_PATH, SANDBOX_UID,
+    MAX_STDIN_BYTES, NETWORK_READ_PATHS, Policy, Profile, SANDBOX_LANG, SANDBOX_PATH, SANDBOX_UID,
+    SYSTEM_READ_PATHS,
 };
 use crate::sandbox::{
     self, FsAccess, Plan, RECORD_LEN, Step, TAG_ERROR, TAG_EXIT, TAG_PID, TAG_SIGNAL, UserMaps,
@@ -271,8 +272,17 @@ impl Executor {
         let command = interpreter::resolve(request.skill, request.path)?;
         let limits = policy.limits.clone().capped();
         let native = policy.profile == Profile::Native;
-        if native {
-            require_native_layers()?;
+        match policy.profile {
+            Profile::Native => require_native_layers()?,
+            Profile::Bwrap => {
+                bwrap_path()?;
+                if !seccomp_supported() {
+                    return Err(ExecError::Unavailable {
+                        missing: "seccomp (kernel without CONFIG_SECCOMP_FILTER)".to_owned(),
+                    });
+                }
+            }
+            Profile::None => {}
         }
         let _permit = self.limiter.acquire(&request.context.agent_id)?;
         let workdir = WorkDir::create(&self.work_root, native && sandbox::euid() == 0)?;
@@ -343,6 +353,84 @@ fn require_native_layers() -> Result<(), ExecError> {
     Ok(())
 }
 
+/// `bwrap` on the system PATH, or the refusal naming it.
+fn bwrap_path() -> Result<PathBuf, ExecError> {
+    interpreter::on_sandbox_path("bwrap").ok_or_else(|| ExecError::Unavailable {
+        missing: format!("bwrap (bubblewrap) not found in {SANDBOX_PATH}; install it (apt install bubblewrap) or use profile native"),
+    })
+}
+
+/// bubblewrap's arguments up to (not including) the program: only the
+/// system paths, the skill (read-only) and the work dir exist inside.
+fn bwrap_args(
+    policy: &Policy,
+    skill_real: &Path,
+    workdir: &WorkDir,
+    seccomp_fds: &[i32],
+) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::new();
+    let mut push = |items: &[&std::ffi::OsStr]| a.extend(items.iter().map(|s| s.to_os_string()));
+    push(&[
+        "--unshare-all".as_ref(),
+        "--die-with-parent".as_ref(),
+        "--new-session".as_ref(),
+        "--cap-drop".as_ref(),
+        "ALL".as_ref(),
+    ]);
+    if policy.grants.network {
+        push(&["--share-net".as_ref()]);
+    }
+    let id = SANDBOX_UID.to_string();
+    push(&["--uid".as_ref(), id.as_ref(), "--gid".as_ref(), id.as_ref()]);
+    let mut system: Vec<&str> = SYSTEM_READ_PATHS.to_vec();
+    if policy.grants.network {
+        system.extend(NETWORK_READ_PATHS);
+    }
+    for p in system {
+        push(&["--ro-bind-try".as_ref(), p.as_ref(), p.as_ref()]);
+    }
+    push(&[
+        "--dev".as_ref(),
+        "/dev".as_ref(),
+        "--proc".as_ref(),
+        "/proc".as_ref(),
+        "--tmpfs".as_ref(),
+        "/tmp".as_ref(),
+    ]);
+    push(&[
+        "--ro-bind".as_ref(),
+        skill_real.as_os_str(),
+        workdir.skill.as_os_str(),
+    ]);
+    for d in [&workdir.work, &workdir.tmp] {
+        push(&["--bind".as_ref(), d.as_os_str(), d.as_os_str()]);
+    }
+    for p in &policy.grants.read_paths {
+        push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+    }
+    for p in &policy.grants.write_paths {
+        push(&["--bind".as_ref(), p.as_os_str(), p.as_os_str()]);
+    }
+    push(&["--chdir".as_ref(), workdir.work.as_os_str()]);
+    for fd in seccomp_fds {
+        let fd = fd.to_string();
+        push(&["--add-seccomp-fd".as_ref(), fd.as_ref()]);
+    }
+    push(&["--".as_ref()]);
+    a
+}
+
+/// A close-on-exec pipe already holding `bytes` (under the pipe buffer
+/// size), its write end closed: the read end for `--add-seccomp-fd`.
+fn pipe_with(bytes: &[u8]) -> Result<File, ExecError> {
+    let (read, write) = status_pipe()?;
+    let mut write = File::from(write);
+    write
+        .write_all(bytes)
+        .map_err(|e| ExecError::io("seccomp program pipe", e))?;
+    Ok(read)
+}
+
 /// The kernel offers seccomp filters (`Seccomp:` in `/proc/self/status`).
 pub(crate) fn seccomp_supported() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -354,23 +442,39 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
     let native = policy.profile == Profile::Native;
     let root = sandbox::euid() == 0;
     let mut layers = Vec::new();
-    if native {
-        layers.extend([
-            "landlock-abi7",
-            "seccomp",
-            "pid-namespace",
-            "mount-namespace",
-        ]);
-        if !policy.grants.network {
-            layers.push("network-namespace");
+    match policy.profile {
+        Profile::Native => {
+            layers.extend([
+                "landlock-abi7",
+                "seccomp",
+                "pid-namespace",
+                "mount-namespace",
+            ]);
+            if !policy.grants.network {
+                layers.push("network-namespace");
+            }
+            layers.push(if root { "uid-drop" } else { "user-namespace" });
         }
-        layers.push(if root { "uid-drop" } else { "user-namespace" });
+        Profile::Bwrap => {
+            layers.extend([
+                "bwrap",
+                "seccomp",
+                "user-namespace",
+                "pid-namespace",
+                "mount-namespace",
+            ]);
+            if !policy.grants.network {
+                layers.push("network-namespace");
+            }
+            layers.push("cap-drop");
+        }
+        Profile::None => {}
     }
     layers.extend(["rlimits", "cleared-env", "timeout"]);
     EffectivePolicy {
         profile: policy.profile,
         layers,
-        uid: if native && root {
+        uid: if (native && root) || policy.profile == Profile::Bwrap {
             SANDBOX_UID
         } else {
             sandbox::euid()
@@ -486,6 +590,7 @@ fn build_plan(
             seccomp: Vec::new(),
             rlimits,
             status_fd,
+            inherit_fds: Vec::new(),
         });
     }
     let root = sandbox::euid() == 0;
@@ -522,6 +627,7 @@ fn build_plan(
         seccomp: sandbox::seccomp_programs(policy.grants.network)?,
         rlimits,
         status_fd,
+        inherit_fds: Vec::new(),
     })
 }
 
@@ -675,7 +781,7 @@ fn spawn_and_wait(
     workdir: &WorkDir,
 ) -> Result<Outcome, ExecError> {
     let native = policy.profile == Profile::Native;
-    let skill_dir: PathBuf = if native {
+    let skill_dir: PathBuf = if policy.profile != Profile::None {
         workdir.skill.clone()
     } else {
         request.skill.real_dir().to_path_buf()
@@ -688,7 +794,22 @@ fn spawn_and_wait(
     } else {
         command.program.clone()
     };
-    let mut cmd = std::process::Command::new(&program);
+    // Profile bwrap: the seccomp programs travel on pipes the worker
+    // hands to bwrap; they must stay open until the spawn returns.
+    let mut seccomp_pipes = Vec::new();
+    let mut cmd = if policy.profile == Profile::Bwrap {
+        for program in sandbox::seccomp_programs(policy.grants.network)? {
+            seccomp_pipes.push(pipe_with(&sandbox::program_bytes(&program))?);
+        }
+        let fds: Vec<i32> = seccomp_pipes.iter().map(AsRawFd::as_raw_fd).collect();
+        plan.inherit_fds.clone_from(&fds);
+        let mut c = std::process::Command::new(bwrap_path()?);
+        c.args(bwrap_args(policy, request.skill.real_dir(), workdir, &fds));
+        c.arg(&program);
+        c
+    } else {
+        std::process::Command::new(&program)
+    };
     if !command.runs_file_itself {
         cmd.args(&command.pre_args).arg(&script);
     }
@@ -713,6 +834,7 @@ fn spawn_and_wait(
     let started = Instant::now();
     let spawned = cmd.spawn();
     drop(status_write);
+    drop(seccomp_pipes);
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {

@@ -123,6 +123,10 @@ pub(crate) struct Plan {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
     /// Write end of the status pipe.
     pub status_fd: RawFd,
+    /// Descriptors the worker hands to the program it execs (the seccomp
+    /// programs for `bwrap --add-seccomp-fd`); every other descriptor
+    /// above stderr is closed at exec.
+    pub inherit_fds: Vec<RawFd>,
 }
 
 /// `/proc/self/{setgroups,uid_map,gid_map}` contents.
@@ -392,6 +396,19 @@ pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecErr
         main.try_into().map_err(seccomp_error)?,
         clone3.try_into().map_err(seccomp_error)?,
     ])
+}
+
+/// The bytes of a BPF program as the kernel reads them (`struct
+/// sock_filter` array), for `bwrap --add-seccomp-fd`.
+pub(crate) fn program_bytes(program: &BpfProgram) -> Vec<u8> {
+    let mut out = Vec::with_capacity(program.len() * 8);
+    for insn in program {
+        out.extend_from_slice(&insn.code.to_ne_bytes());
+        out.push(insn.jt);
+        out.push(insn.jf);
+        out.extend_from_slice(&insn.k.to_ne_bytes());
+    }
+    out
 }
 
 /// A C string of `path`.
@@ -703,6 +720,15 @@ impl Plan {
     /// The worker: rlimits, then (native) drop root, Landlock, seccomp.
     fn restrict(&mut self) -> io::Result<()> {
         let fd = self.status_fd;
+        // SAFETY: marks descriptors close-on-exec (nothing leaks into the
+        // script but stdio), then clears the flag on the few handed over.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int);
+            for inherit in &self.inherit_fds {
+                libc::fcntl(*inherit, libc::F_SETFD, 0);
+            }
+        }
         for (resource, soft, hard) in &self.rlimits {
             let lim = libc::rlimit {
                 rlim_cur: *soft,

@@ -623,3 +623,95 @@ fn a_granted_path_that_does_not_exist_is_refused() {
         assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
     }
 }
+
+// ---------------------------------------------------------------- bwrap
+
+#[test]
+fn the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let fx = fixture(&[
+        ("references/guide.md", "the guide\n"),
+        (
+            "scripts/all.py",
+            "import os, socket, sys\n\
+             def attempt(label, f):\n\
+             \x20   try:\n\
+             \x20       f(); print(label + '=done')\n\
+             \x20   except OSError as e:\n\
+             \x20       print(label + '=refused', e)\n\
+             attempt('shadow', lambda: open('/etc/shadow').read())\n\
+             attempt('skillwrite', lambda: open(os.environ['SKILLDECK_SKILL_DIR'] + '/x', 'w'))\n\
+             attempt('outside', lambda: open(sys.argv[2], 'w'))\n\
+             attempt('tcp', lambda: socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3))\n\
+             attempt('unix', lambda: socket.socket(socket.AF_UNIX).connect('/run/systemd/private'))\n\
+             attempt('work', lambda: open('mine.txt', 'w').write('ok'))\n\
+             print('guide=' + open(os.environ['SKILLDECK_SKILL_DIR'] + '/references/guide.md').read().strip())\n\
+             print('secret=' + os.environ.get('SKILLDECK_TEST_BWRAP_SECRET', 'absent'))\n",
+        ),
+    ]);
+    // SAFETY: see the_parents_secrets_do_not_reach_the_script_unless_listed.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("SKILLDECK_TEST_BWRAP_SECRET", "bwrap-secret");
+    }
+    let outside = fx.root.path().join("outside-bwrap.txt");
+    let mut policy = short_policy();
+    policy.profile = skilldeck_exec::Profile::Bwrap;
+    let result = fx.run_with(
+        "scripts/all.py",
+        &[&port, outside.to_str().unwrap()],
+        Input::Null,
+        &policy,
+    );
+    if probe().bwrap.is_none() {
+        let err = result.expect_err("no bwrap: refused");
+        assert_eq!(err.kind(), ErrorKind::Unavailable);
+        assert!(err.to_string().contains("bwrap"), "{err}");
+        return;
+    }
+    let o = result.unwrap();
+    let out = text(&o.stdout);
+    assert_eq!(o.exit_code, Some(0), "{out} {}", text(&o.stderr));
+    for refused in ["shadow", "skillwrite", "outside", "tcp", "unix"] {
+        assert!(
+            out.contains(&format!("{refused}=refused")),
+            "{refused}: {out}"
+        );
+    }
+    assert!(out.contains("work=done"), "{out}");
+    assert!(out.contains("guide=the guide"), "{out}");
+    assert!(out.contains("secret=absent"), "{out}");
+    assert!(!outside.exists());
+    assert!(listener.accept().is_err());
+    assert!(o.policy.layers.contains(&"bwrap"));
+}
+
+#[test]
+fn a_bwrap_timeout_kills_the_whole_tree() {
+    let marker = format!("{}", 700_000 + std::process::id() % 90_000);
+    let fx = fixture(&[(
+        "scripts/daemon.sh",
+        "( setsid sh -c \"sleep $1 & sleep $1\" & )\necho started\nsleep 100\n",
+    )]);
+    let mut policy = short_policy();
+    policy.profile = skilldeck_exec::Profile::Bwrap;
+    policy.limits.timeout = Duration::from_secs(2);
+    let result = fx.run_with("scripts/daemon.sh", &[&marker], Input::Null, &policy);
+    if probe().bwrap.is_none() {
+        assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
+        return;
+    }
+    let o = result.unwrap();
+    assert!(o.timed_out, "{o:?}");
+    let mut left = processes_with(&marker);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_with(&marker);
+    }
+    assert!(left.is_empty(), "daemons survived: {left:?}");
+}
