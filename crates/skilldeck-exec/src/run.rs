@@ -152,7 +152,8 @@ pub struct ExecutorConfig {
     /// Concurrency caps.
     pub caps: Caps,
     /// Where work directories are created (default: the system temp
-    /// folder's `skilldeck-exec`).
+    /// folder's `skilldeck-exec-<uid>`, one per user: the folder must be
+    /// owned by the caller).
     pub work_root: Option<PathBuf>,
 }
 
@@ -187,9 +188,9 @@ impl Executor {
     pub fn new(config: ExecutorConfig) -> Self {
         Executor {
             limiter: Limiter::new(config.caps),
-            work_root: config
-                .work_root
-                .unwrap_or_else(|| std::env::temp_dir().join("skilldeck-exec")),
+            work_root: config.work_root.unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("skilldeck-exec-{}", sandbox::euid()))
+            }),
         }
     }
 
