@@ -715,3 +715,40 @@ fn a_bwrap_timeout_kills_the_whole_tree() {
     }
     assert!(left.is_empty(), "daemons survived: {left:?}");
 }
+
+#[test]
+fn an_operator_network_grant_opens_tcp_but_not_host_unix_sockets() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let fx = fixture(&[(
+        "scripts/granted.py",
+        "import socket, sys\n\
+         s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5); s.sendall(b'hi'); s.close(); print('tcp=connected')\n\
+         try:\n    socket.socket(socket.AF_UNIX).connect('/run/none.sock'); print('unix=connected')\n\
+         except OSError as e:\n    print('unix=refused', e)\n",
+    )]);
+    let mut policy = short_policy();
+    policy.grants.network = true;
+    let accepter = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        got
+    });
+    let Some(o) = fx.sandboxed("scripts/granted.py", &[&port], &policy) else {
+        // Unblock the accepting thread.
+        let _ = std::net::TcpStream::connect(format!("127.0.0.1:{port}"));
+        let _ = accepter.join();
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("tcp=connected"), "{out} {}", text(&o.stderr));
+    assert!(
+        out.contains("unix=refused Operation not permitted")
+            || out.contains("unix=refused [Errno 1]"),
+        "{out}"
+    );
+    assert_eq!(accepter.join().unwrap(), b"hi");
+    assert!(o.policy.network);
+    assert!(!o.policy.layers.contains(&"network-namespace"));
+}
