@@ -193,6 +193,7 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
     "/etc/localtime",
     "/etc/alternatives",
     "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
     "/etc/ca-certificates",
     "/etc/mime.types",
     "/etc/os-release",

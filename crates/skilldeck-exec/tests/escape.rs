@@ -752,3 +752,51 @@ fn an_operator_network_grant_opens_tcp_but_not_host_unix_sockets() {
     assert!(o.policy.network);
     assert!(!o.policy.layers.contains(&"network-namespace"));
 }
+
+#[test]
+fn the_interpreter_comes_from_the_shebang_else_the_extension_else_the_executable_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = fixture(&[
+        ("scripts/a.js", "console.log('js', typeof require)\n"),
+        ("scripts/b.bash", "echo \"bash ${BASH_VERSION%%.*}\"\n"),
+        ("scripts/c.sh", "echo sh\n"),
+        ("scripts/d.rb", "puts 'rb'\n"),
+        ("scripts/e.txt", "#!/bin/sh\necho shebang wins\n"),
+        ("scripts/f", "echo executable\n"),
+    ]);
+    let f = fx.skill_dir().join("scripts/f");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cases = [
+        ("scripts/a.js", "node", "js function"),
+        ("scripts/b.bash", "bash", "bash "),
+        ("scripts/c.sh", "sh", "sh"),
+        ("scripts/d.rb", "ruby", "rb"),
+        ("scripts/e.txt", "sh", "shebang wins"),
+        ("scripts/f", "sh", "executable"),
+    ];
+    for (path, interpreter, expected) in cases {
+        let installed =
+            interpreter == "sh" || skilldeck_exec::on_sandbox_path(interpreter).is_some();
+        let result = fx.run_with(path, &[], Input::Null, &short_policy());
+        if !installed {
+            let err = result.expect_err(path);
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{path}: {err}");
+            assert!(
+                err.to_string().contains(&format!("'{interpreter}'")),
+                "{err}"
+            );
+            continue;
+        }
+        if !probe().native_ready {
+            assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
+            continue;
+        }
+        let o = result.unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(o.exit_code, Some(0), "{path}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).starts_with(expected),
+            "{path}: {}",
+            text(&o.stdout)
+        );
+    }
+}
