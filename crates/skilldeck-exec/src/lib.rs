@@ -27,6 +27,6 @@ pub use error::{ErrorKind, ExecError};
 pub use interpreter::{Command, INTERPRETERS_BY_EXTENSION, on_sandbox_path, resolve};
 pub use limiter::{Caps, Limiter, Permit};
 pub use policy::*;
-pub use probe::{Layer, Probe, probe};
+pub use probe::{Layer, Probe, best_profile, probe};
 pub use run::{CallContext, EffectivePolicy, Executor, ExecutorConfig, Input, Outcome, Request};
 pub use sandbox::LANDLOCK_ABI;

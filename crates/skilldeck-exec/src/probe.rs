@@ -132,3 +132,19 @@ fn namespaces_layer(euid: u32) -> Layer {
         },
     }
 }
+
+/// The strongest profile this machine offers (`auto` in the config): the
+/// native one when every layer is there, else bubblewrap when installed;
+/// else the refusal naming what is missing.
+pub fn best_profile() -> Result<crate::policy::Profile, crate::error::ExecError> {
+    let p = probe();
+    if p.native_ready {
+        Ok(crate::policy::Profile::Native)
+    } else if p.bwrap.is_some() {
+        Ok(crate::policy::Profile::Bwrap)
+    } else {
+        Err(crate::error::ExecError::Unavailable {
+            missing: format!("{}; bwrap not installed", p.missing().join("; ")),
+        })
+    }
+}

@@ -800,3 +800,17 @@ fn the_interpreter_comes_from_the_shebang_else_the_extension_else_the_executable
         );
     }
 }
+
+#[test]
+fn auto_picks_native_when_ready_else_bwrap_else_refuses_naming_both() {
+    let p = probe();
+    match skilldeck_exec::best_profile() {
+        Ok(skilldeck_exec::Profile::Native) => assert!(p.native_ready),
+        Ok(skilldeck_exec::Profile::Bwrap) => assert!(!p.native_ready && p.bwrap.is_some()),
+        Ok(other) => panic!("auto never picks {other:?}"),
+        Err(e) => {
+            assert!(!p.native_ready && p.bwrap.is_none());
+            assert!(e.to_string().contains("bwrap not installed"), "{e}");
+        }
+    }
+}
