@@ -19,27 +19,50 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[idx]
 }
 
-fn stats(mut ms: Vec<f64>) -> serde_json::Value {
+fn stats((mut ms, mut cpu): (Vec<f64>, Vec<f64>)) -> serde_json::Value {
     ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    cpu.sort_by(|a, b| a.partial_cmp(b).unwrap());
     serde_json::json!({
         "runs": ms.len(),
         "p50_ms": percentile(&ms, 0.5),
         "p99_ms": percentile(&ms, 0.99),
         "min_ms": ms[0],
+        "cpu_p50_ms": percentile(&cpu, 0.5),
+        "cpu_p99_ms": percentile(&cpu, 0.99),
     })
 }
 
-fn time<F: FnMut()>(runs: usize, mut f: F) -> Vec<f64> {
+/// CPU time (user + system) of this process and every waited-for
+/// descendant, in ms: the cost of a call, whatever the machine's load.
+fn cpu_ms() -> f64 {
+    let mut total = 0.0;
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: getrusage fills the zeroed struct we own.
+        #[allow(unsafe_code)]
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut ru);
+            ru
+        };
+        for tv in [ru.ru_utime, ru.ru_stime] {
+            total += tv.tv_sec as f64 * 1000.0 + tv.tv_usec as f64 / 1000.0;
+        }
+    }
+    total
+}
+
+fn time<F: FnMut()>(runs: usize, mut f: F) -> (Vec<f64>, Vec<f64>) {
     for _ in 0..5 {
         f();
     }
     (0..runs)
         .map(|_| {
+            let c = cpu_ms();
             let t = Instant::now();
             f();
-            t.elapsed().as_secs_f64() * 1000.0
+            (t.elapsed().as_secs_f64() * 1000.0, cpu_ms() - c)
         })
-        .collect()
+        .unzip()
 }
 
 fn request<'a>(skill: &'a skilldeck::Skill, path: &'a str, agent: &str) -> Request<'a> {
@@ -196,7 +219,7 @@ fn main() {
         peak = peak.max(now);
     }
 
-    let p = |v: &Option<Vec<f64>>| v.clone().map(stats);
+    let p = |v: &Option<(Vec<f64>, Vec<f64>)>| v.clone().map(stats);
     println!(
         "{}",
         serde_json::to_string_pretty(&serde_json::json!({
@@ -212,6 +235,7 @@ fn main() {
                 "profile": policy.profile,
             },
             "probe": probe(),
+            "load_average": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
         }))
         .unwrap()
     );

@@ -692,24 +692,38 @@ fn drain(mut from: impl Read, cap: usize, into: Shared) {
     }
 }
 
-/// The output of `shared`, after its reader ends or `until` passes (a
-/// process that escaped the kill, possible only with profile `none`, may
-/// hold the pipe open).
+/// The output of `shared`, once its reader signalled the end on `done` or
+/// `until` passed (a process that escaped the kill, possible only with
+/// profile `none`, may hold the pipe open; its reader is then left behind).
 fn collect(
-    thread: Option<std::thread::JoinHandle<()>>,
+    done: Option<std::sync::mpsc::Receiver<()>>,
     shared: &Shared,
     until: Instant,
 ) -> (Vec<u8>, bool) {
-    if let Some(t) = thread {
-        while !t.is_finished() && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if t.is_finished() {
-            let _ = t.join();
-        }
+    if let Some(done) = done {
+        let _ = done.recv_timeout(until.saturating_duration_since(Instant::now()));
     }
     let mut c = shared.lock().unwrap_or_else(|e| e.into_inner());
     (std::mem::take(&mut c.kept), c.truncated)
+}
+
+/// Starts a reader thread draining `from` into a new buffer; the receiver
+/// gets a message when the stream ended.
+fn spawn_drain(
+    from: Option<impl Read + Send + 'static>,
+    cap: usize,
+) -> (Option<std::sync::mpsc::Receiver<()>>, Shared) {
+    let shared = Shared::default();
+    let done = from.map(|from| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let buf = shared.clone();
+        std::thread::spawn(move || {
+            drain(from, cap, buf);
+            let _ = tx.send(());
+        });
+        rx
+    });
+    (done, shared)
 }
 
 /// Parsed status-pipe records.
@@ -850,16 +864,8 @@ fn spawn_and_wait(
     let cap = limits.output_cap;
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    let out_buf = Shared::default();
-    let err_buf = Shared::default();
-    let out_thread = stdout.map(|s| {
-        let b = out_buf.clone();
-        std::thread::spawn(move || drain(s, cap, b))
-    });
-    let err_thread = stderr.map(|s| {
-        let b = err_buf.clone();
-        std::thread::spawn(move || drain(s, cap, b))
-    });
+    let (out_done, out_buf) = spawn_drain(stdout, cap);
+    let (err_done, err_buf) = spawn_drain(stderr, cap);
     let in_thread = match (&request.stdin, child.stdin.take()) {
         (Input::Bytes(bytes), Some(mut pipe)) => {
             let bytes = bytes.clone();
@@ -907,8 +913,8 @@ fn spawn_and_wait(
     }
     let duration = started.elapsed();
     let until = deadline.max(Instant::now() + DRAIN_GRACE);
-    let (stdout, stdout_truncated) = collect(out_thread, &out_buf, until);
-    let (stderr, stderr_truncated) = collect(err_thread, &err_buf, until);
+    let (stdout, stdout_truncated) = collect(out_done, &out_buf, until);
+    let (stderr, stderr_truncated) = collect(err_done, &err_buf, until);
     if let Some(t) = in_thread {
         let _ = t.join();
     }
