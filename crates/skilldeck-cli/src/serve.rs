@@ -45,6 +45,11 @@ pub struct Args {
     /// Same, in characters.
     #[arg(long, value_name = "N")]
     budget_chars: Option<usize>,
+    /// Run skill code for clients: declared skill tools (`{skill}__{tool}`)
+    /// and `run_skill_script`, in the sandbox under the config's `[exec]`
+    /// policy (same as `[exec] enabled = true`; off by default).
+    #[arg(long)]
+    exec: bool,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
@@ -62,6 +67,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     if args.no_watch {
         options.reload = None;
+    }
+    if args.exec {
+        options.exec.enabled = true;
     }
     let result = match args.http.as_deref() {
         None => skilldeck_mcp::serve_stdio(options),

@@ -34,7 +34,8 @@ pub struct Command {
     /// True when the file is executed directly (executable bit, no shebang
     /// and no known extension).
     pub runs_file_itself: bool,
-    /// How the program was chosen: "shebang", "extension" or "executable".
+    /// How the program was chosen: "shebang", "extension", "executable" or
+    /// "shell" ([`crate::Executor::run_shell`]).
     pub chosen_by: &'static str,
 }
 

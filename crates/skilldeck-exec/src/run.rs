@@ -208,6 +208,45 @@ impl Executor {
     /// sandbox could not be set up); a script that fails, times out or is
     /// killed is an [`Outcome`].
     pub fn run(&self, request: Request<'_>, policy: &Policy) -> Result<Outcome, ExecError> {
+        self.run_traced(request, policy, |r| interpreter::resolve(r.skill, r.path))
+    }
+
+    /// Runs the shell command `command` (`sh -c COMMAND`, `$0` the skill
+    /// folder) for `request.skill` under `policy`, as a skill file would
+    /// run: the same sandbox, limits, span and audit line. For a skill's
+    /// dynamic context (`` !`cmd` ``), which is a command, not a file;
+    /// `request.path` only names it in the trace when `context.tool` is
+    /// empty.
+    pub fn run_shell(
+        &self,
+        request: Request<'_>,
+        command: &str,
+        policy: &Policy,
+    ) -> Result<Outcome, ExecError> {
+        self.run_traced(request, policy, |r| {
+            let sh = interpreter::on_sandbox_path("sh").ok_or_else(|| {
+                ExecError::InvalidInput(format!(
+                    "skill '{}': cannot run a shell command: 'sh' is not installed (looked in {})",
+                    r.skill.name,
+                    crate::policy::SANDBOX_PATH
+                ))
+            })?;
+            Ok(Command {
+                relative: String::new(),
+                program: sh,
+                pre_args: vec!["-c".to_owned(), command.to_owned()],
+                runs_file_itself: false,
+                chosen_by: "shell",
+            })
+        })
+    }
+
+    fn run_traced(
+        &self,
+        request: Request<'_>,
+        policy: &Policy,
+        resolve: impl FnOnce(&Request<'_>) -> Result<Command, ExecError>,
+    ) -> Result<Outcome, ExecError> {
         let tool = if request.context.tool.is_empty() {
             request.path.to_owned()
         } else {
@@ -230,7 +269,7 @@ impl Executor {
         );
         let _entered = span.enter();
         let digest = arguments_digest(&request);
-        let result = self.run_inner(&request, policy);
+        let result = self.run_inner(&request, policy, resolve);
         let outcome_label = match &result {
             Ok(o) => {
                 span.record("skilldeck.exec.exit_code", o.exit_code.unwrap_or(-1));
@@ -268,9 +307,14 @@ impl Executor {
         result
     }
 
-    fn run_inner(&self, request: &Request<'_>, policy: &Policy) -> Result<Outcome, ExecError> {
+    fn run_inner(
+        &self,
+        request: &Request<'_>,
+        policy: &Policy,
+        resolve: impl FnOnce(&Request<'_>) -> Result<Command, ExecError>,
+    ) -> Result<Outcome, ExecError> {
         check_input(request)?;
-        let command = interpreter::resolve(request.skill, request.path)?;
+        let command = resolve(request)?;
         let limits = policy.limits.clone().capped();
         let native = policy.profile == Profile::Native;
         match policy.profile {

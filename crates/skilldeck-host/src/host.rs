@@ -15,11 +15,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
 
 use crate::cache::ContentCache;
+use crate::execution::Execution;
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
 use crate::tool_error::{ToolError, ToolErrorKind};
 use crate::tracker::{Seen, SharedActivationTracker, already_active_notice};
+
+/// The agent id dynamic-context runs are made under (the concurrency cap
+/// counts them together).
+pub const DYNAMIC_CONTEXT_AGENT: &str = "skilldeck-activation";
 
 /// What activating a skill answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,6 +72,8 @@ pub struct Host {
     /// session): the catalog's recent-use signal at the next rebuild.
     uses: Mutex<HashMap<String, u64>>,
     hidden_folders: Vec<(String, String)>,
+    /// Present when `[exec] enabled` (or `serve --exec`): skill code runs.
+    execution: Option<Execution>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -157,6 +164,10 @@ impl Host {
             sessions: AtomicU64::new(0),
             uses: Mutex::new(HashMap::new()),
             hidden_folders: hidden_folders(&options),
+            execution: options
+                .exec
+                .enabled
+                .then(|| Execution::new(options.exec.clone())),
             options,
         })
     }
@@ -164,6 +175,12 @@ impl Host {
     /// The options in force.
     pub fn options(&self) -> &HostOptions {
         &self.options
+    }
+
+    /// The execution service, when execution is enabled
+    /// ([`HostOptions::exec`]).
+    pub fn execution(&self) -> Option<&Execution> {
+        self.execution.as_ref()
     }
 
     /// The current snapshot.
@@ -261,7 +278,7 @@ impl Host {
         if self.tracker.record(session, &skill.name) == Seen::Again {
             return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
         }
-        match self.render(skill, arguments) {
+        match self.render_for(skill, arguments, session) {
             Ok(text) => {
                 *lock(&self.uses).entry(skill.name.clone()).or_insert(0) += 1;
                 Ok(Activated::Content(text))
@@ -276,6 +293,38 @@ impl Host {
     /// The skill's instructions with `arguments`, from the cache when its
     /// `SKILL.md` is unchanged (no session tracking: prompts use this).
     pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
+        self.render_for(skill, arguments, "")
+    }
+
+    /// [`Host::render`] for the session `session`. With execution and
+    /// `[exec] dynamic-context` on, the body's dynamic-context directives
+    /// run in the sandbox (under the session's id) and their output
+    /// replaces them; the cache is bypassed, since their output is live.
+    /// Otherwise each directive is `[shell execution disabled]`.
+    fn render_for(
+        &self,
+        skill: &Skill,
+        arguments: &str,
+        session: &str,
+    ) -> Result<Arc<str>, skilldeck::Error> {
+        if let Some(execution) = self
+            .execution
+            .as_ref()
+            .filter(|e| e.config().dynamic_context)
+        {
+            let context = skilldeck_exec::CallContext {
+                agent_id: DYNAMIC_CONTEXT_AGENT.to_owned(),
+                session_id: session.to_owned(),
+                ..skilldeck_exec::CallContext::default()
+            };
+            let activation = skilldeck::activate_with_dynamic(
+                skill,
+                arguments,
+                &self.options.cache_options().activation,
+                &execution.dynamic_context(context),
+            )?;
+            return Ok(Arc::from(activation.render(ActivationFormat::Xml)));
+        }
         let cached = lock(&self.cache).activate(skill, arguments)?;
         Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
     }

@@ -12,7 +12,9 @@
 //!   [`ConversationStore`] on disk, one [`ActivationLog`] trait);
 //! - the agent tools as data ([`tools`]): specs, handlers, typed outputs
 //!   and errors; the tools skills declare ([`skill_tools`]): full names,
-//!   resolution, argument checks;
+//!   resolution, argument checks; and, when the operator turns execution
+//!   on, running them in the sandbox ([`execution`]: the `[exec]` config
+//!   mapped to a policy, skill tools, `run_skill_script`, dynamic context);
 //! - the per-file `sha256:` [`Manifest`] of a skill;
 //! - what to watch for hot reload, missing roots included ([`watch`]).
 //!
@@ -26,6 +28,7 @@ mod activation_log;
 mod cache;
 mod conversation;
 mod error;
+pub mod execution;
 mod host;
 mod manifest;
 pub mod options;
@@ -41,14 +44,15 @@ pub use activation_log::ActivationLog;
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
 pub use error::Error;
-pub use host::{Activated, Host, Reload};
+pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRun};
+pub use host::{Activated, DYNAMIC_CONTEXT_AGENT, Host, Reload};
 pub use manifest::{DIGEST_PREFIX, Manifest, ManifestFile, sha256_digest};
 pub use options::HostOptions;
 pub use rules::{is_model_invocable, is_served, is_user_invocable, require_served};
 pub use skill_tools::{MAX_TOOL_ARGUMENT_BYTES, ResolvedTool, SkillToolEntry, SkillTools};
 pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use tool_error::{ToolError, ToolErrorKind};
-pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
+pub use tools::{ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
 };

@@ -1,6 +1,7 @@
 //! [`HostOptions`]: what a host is told, every limit a named constant here
 //! (overridable per host).
 
+use skilldeck::deck::ExecConfig;
 use skilldeck::{Budget, CatalogOptions, Config, DiscoveryOptions};
 
 use crate::cache::ContentCacheOptions;
@@ -52,6 +53,10 @@ pub struct HostOptions {
     pub watch_budget: usize,
     /// See [`crate::watch::WATCH_POLL_PERIOD`].
     pub watch_poll_period: std::time::Duration,
+    /// `[exec]`: whether skill code runs (skill tools, `run_skill_script`,
+    /// dynamic context) and under which policy; off by default. Relative
+    /// paths in its grants are resolved against the config file's folder.
+    pub exec: ExecConfig,
 }
 
 impl HostOptions {
@@ -80,6 +85,7 @@ impl HostOptions {
             expose_paths: true,
             watch_budget: crate::watch::WATCH_BUDGET,
             watch_poll_period: crate::watch::WATCH_POLL_PERIOD,
+            exec: ExecConfig::default(),
         }
     }
 
@@ -98,6 +104,12 @@ impl HostOptions {
         }
         options.tool_catalog = tool_catalog(catalog);
         options.cache = ContentCacheOptions::from_config(config);
+        options.exec = config.exec.clone();
+        for grant in options.exec.skills.values_mut() {
+            for path in &mut grant.read {
+                *path = config.resolve(path);
+            }
+        }
         Ok(options)
     }
 }

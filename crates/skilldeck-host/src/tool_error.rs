@@ -16,6 +16,19 @@ pub enum ToolErrorKind {
     Failed,
     /// No tool has that name (or no tool is offered: nothing is served).
     UnknownTool,
+    /// Skill code was not run: the call asks for something the policy
+    /// forbids (a file outside `scripts/`, a tool not offered yet).
+    Denied,
+    /// Skill code ran and failed: a non-zero exit, or killed by a signal
+    /// (a resource limit, a forbidden system call).
+    ExecutionFailed,
+    /// Skill code ran past its timeout; its process tree was killed.
+    TimedOut,
+    /// Skill code was not run: the sandbox is unavailable on this machine
+    /// (the message names the missing layer).
+    Unavailable,
+    /// Skill code was not run: too many executions at once.
+    Busy,
 }
 
 /// Why a tool call failed: a message the model can act on.

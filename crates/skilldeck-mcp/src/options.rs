@@ -43,7 +43,15 @@ pub struct ServeOptions {
     pub list_ttl: Duration,
     /// See [`MAX_REQUEST_BYTES`].
     pub max_request_bytes: usize,
+    /// The agent id skill code runs under (`SKILLDECK_AGENT_ID`; the
+    /// concurrency cap is also per agent): see [`DEFAULT_EXEC_AGENT_ID`].
+    pub exec_agent_id: String,
+    /// The user id skill code runs under (`SKILLDECK_USER_ID`; empty: none).
+    pub exec_user_id: String,
 }
+
+/// The agent id of skill code run for MCP clients, unless set.
+pub const DEFAULT_EXEC_AGENT_ID: &str = "skilldeck-mcp";
 
 impl std::ops::Deref for ServeOptions {
     type Target = HostOptions;
@@ -74,6 +82,8 @@ impl ServeOptions {
             page_size: PAGE_SIZE,
             list_ttl: LIST_TTL,
             max_request_bytes: MAX_REQUEST_BYTES,
+            exec_agent_id: DEFAULT_EXEC_AGENT_ID.to_owned(),
+            exec_user_id: String::new(),
         }
     }
 

@@ -230,7 +230,14 @@ impl ServerHandler for SkillServer {
         let span = request_span("tools/list", &ctx, &self.session);
         let _enter = span.enter();
         let snapshot = self.engine.snapshot();
-        let tools = tools::definitions(&snapshot);
+        let mut tools = tools::definitions(&snapshot);
+        let conversation = self.conversation(None, &ctx);
+        let host = self.engine.host();
+        tools.extend(
+            host.execution_tool_specs(&snapshot, &conversation)
+                .into_iter()
+                .map(tools::exec_tool),
+        );
         tracing::debug!(tools = tools.len(), "listed");
         Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(self.ttl_ms()))
     }
@@ -243,15 +250,27 @@ impl ServerHandler for SkillServer {
         let span = request_span("tools/call", &ctx, &self.session);
         let conversation = self.conversation(request.meta.as_ref(), &ctx);
         let engine = Arc::clone(&self.engine);
+        let peer = ctx.peer.clone();
+        let call_id = ctx.id.to_string();
         async move {
             let snapshot = engine.snapshot();
             let args = request.arguments.unwrap_or_default();
             let name = request.name.to_string();
+            let activated = args.get("name").and_then(|v| v.as_str()).map(str::to_owned);
             tracing::debug!(tool = %name, "call");
-            let output = if name == tools::READ {
-                // File reads run on a blocking thread.
+            if engine.host().is_execution_tool(&name) {
+                let result =
+                    call_execution_tool(&engine, snapshot, conversation, name, args, call_id).await;
+                log_result(&result);
+                return result.map(CallToolResponse::from);
+            }
+            let execution_on = engine.host().execution().is_some();
+            let output = if name == tools::READ || (execution_on && name == tools::ACTIVATE) {
+                // File reads (and activations that may run dynamic context)
+                // run on a blocking thread.
                 let engine = Arc::clone(&engine);
                 let (tool, conversation) = (name.clone(), conversation.clone());
+                let snapshot = Arc::clone(&snapshot);
                 blocking(move || {
                     Ok(engine
                         .host()
@@ -282,6 +301,19 @@ impl ServerHandler for SkillServer {
                 && r.is_error == Some(true)
             {
                 tracing::info!(tool = %name, "tool error");
+            }
+            if name == tools::ACTIVATE
+                && let Ok(r) = &result
+                && r.is_error != Some(true)
+                && let Some(skill) = activated
+                && engine.host().activation_offers_tools(&snapshot, &skill)
+            {
+                // The skill's tools are offered to this session from now on.
+                if let Err(e) = peer.notify_tool_list_changed().await {
+                    tracing::debug!(error = %e, "tools/list_changed not sent");
+                } else {
+                    tracing::info!(skill = %skill, "tools/list_changed sent: skill tools offered");
+                }
             }
             log_result(&result);
             result.map(CallToolResponse::from)
@@ -517,6 +549,43 @@ impl ServerHandler for SkillServer {
                 tracing::debug!(error = %e, "subscription closed");
                 return Ok(());
             }
+        }
+    }
+}
+
+/// A call to a tool that runs skill code ([`skilldeck_host::Host::call_execution_tool`]),
+/// on a blocking thread, under the session's call context. An unknown
+/// tool is a protocol error; everything else is a tool result.
+async fn call_execution_tool(
+    engine: &Arc<Engine>,
+    snapshot: Arc<Snapshot>,
+    conversation: String,
+    name: String,
+    args: rmcp::model::JsonObject,
+    call_id: String,
+) -> Result<CallToolResult, ErrorData> {
+    let engine = Arc::clone(engine);
+    let run = blocking(move || {
+        let options = engine.options();
+        let context = skilldeck_exec::CallContext {
+            agent_id: options.exec_agent_id.clone(),
+            user_id: options.exec_user_id.clone(),
+            session_id: conversation.clone(),
+            call_id,
+            tool: name.clone(),
+        };
+        Ok(engine
+            .host()
+            .call_execution_tool(&snapshot, &conversation, &name, &args, context))
+    })
+    .await?;
+    match run {
+        Err(e) if tools::is_protocol_error(&e) => Err(ErrorData::invalid_params(e.message, None)),
+        run => {
+            if let Err(e) = &run {
+                tracing::info!(kind = ?e.kind, "skill code refused or failed");
+            }
+            Ok(tools::exec_result(run))
         }
     }
 }

@@ -11,7 +11,9 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 use skilldeck_host::tools::{activate_skill, read_skill_resource, search_skills};
-use skilldeck_host::{FileContent, ToolError, ToolErrorKind, ToolOutput, ToolSpec};
+use skilldeck_host::{
+    ExecToolSpec, FileContent, ToolError, ToolErrorKind, ToolOutput, ToolRun, ToolSpec,
+};
 
 use crate::engine::{Engine, Snapshot};
 use crate::uri;
@@ -47,6 +49,33 @@ pub fn definitions(snapshot: &Snapshot) -> Vec<Tool> {
         .into_iter()
         .map(tool)
         .collect()
+}
+
+/// A tool that runs skill code (a skill tool, `run_skill_script`) as an
+/// MCP tool: neither read-only nor idempotent (it runs a program).
+pub fn exec_tool(spec: ExecToolSpec) -> Tool {
+    Tool::new(spec.name, spec.description, schema(spec.input_schema))
+        .with_title(spec.title)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false),
+        )
+}
+
+/// A run of skill code as an MCP tool result: its stdout as text, and as
+/// `structuredContent` when it is JSON; a failed, timed-out or refused run
+/// is `isError: true` with the host's account of what happened.
+pub fn exec_result(run: Result<ToolRun, ToolError>) -> CallToolResult {
+    match run {
+        Ok(run) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(run.text)]);
+            result.structured_content = run.structured;
+            result
+        }
+        Err(error) => tool_error(error),
+    }
 }
 
 /// A tool error the model can act on.

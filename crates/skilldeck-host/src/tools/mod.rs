@@ -11,7 +11,11 @@
 //! - [`search_skills`]: BM25 over names and descriptions.
 //!
 //! The tools skills declare themselves (`tools:`) are in
-//! [`crate::skill_tools`].
+//! [`crate::skill_tools`]; while execution is on, they and
+//! `run_skill_script` are offered and called through
+//! [`Host::execution_tool_specs`](crate::Host::execution_tool_specs) and
+//! [`Host::call_execution_tool`](crate::Host::call_execution_tool), which
+//! run them with [`crate::execution`].
 //!
 //! Bad input is a [`ToolError`](crate::ToolError) whose message tells the model what to do
 //! instead; it never fails the host.
@@ -22,8 +26,10 @@ mod call;
 mod output;
 pub mod read_skill_resource;
 pub mod search_skills;
+mod skill_calls;
 mod spec;
 
 pub use call::{TOOL_NAMES, specs};
 pub use output::{FileContent, FileOutput, SearchHit, ToolOutput};
+pub use skill_calls::ExecToolSpec;
 pub use spec::ToolSpec;

@@ -1,0 +1,643 @@
+//! Running skill code for a host: the one place where the operator's
+//! `[exec]` configuration ([`ExecConfig`], with its per-skill grants)
+//! becomes an execution [`Policy`], and where a call from a model (a skill
+//! tool `{skill}__{tool}`, `run_skill_script`, a dynamic-context directive)
+//! becomes a sandboxed run of the right file of the right skill.
+//!
+//! [`Execution`] owns one [`Executor`] (so its concurrency cap holds across
+//! every session of a server). Its rules:
+//!
+//! - a skill tool's arguments are checked against the tool's JSON Schema
+//!   before anything runs ([`crate::SkillTools::check_arguments`]): invalid
+//!   arguments never start a process, and the error names the failing
+//!   field's JSON pointer;
+//! - a tool runs its own skill's `run` script, re-checked at call time (a
+//!   script deleted after the deck was loaded is a clear error, not a
+//!   spawn failure), with the arguments as JSON on stdin; its stdout is the
+//!   result, structured when it parses as JSON;
+//! - `run_skill_script` runs only files under the skill's `scripts/` folder
+//!   (symlinks resolved);
+//! - a run that ends badly (non-zero exit, a signal, the timeout) or is
+//!   refused (denied, sandbox unavailable, too busy) is a [`ToolError`]
+//!   whose kind says which and whose text tells the model what happened.
+//!
+//! [`SandboxedDynamicContext`] answers a skill's dynamic-context
+//! directives (`` !`cmd` ``) with their output, run in the same sandbox
+//! under a shorter timeout and a smaller output cap; a failure becomes a
+//! short bracketed note in place of the directive.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use skilldeck::Skill;
+use skilldeck::activation::dynamic::{Directive, DynamicContext};
+use skilldeck::deck::{ExecConfig, SandboxProfile};
+use skilldeck_exec::{
+    CallContext, Caps, DEFAULT_OPEN_FILES, DEFAULT_QUEUE_WAIT, ErrorKind, ExecError, Executor,
+    ExecutorConfig, Grants, Input, Limits, Outcome, Policy, Profile, Request, best_profile,
+};
+
+use crate::snapshot::Snapshot;
+use crate::tool_error::{ToolError, ToolErrorKind};
+
+/// The tool that runs any file under a skill's `scripts/` folder.
+pub const RUN_SKILL_SCRIPT: &str = "run_skill_script";
+
+/// The folder of a skill `run_skill_script` may run files from.
+pub const SCRIPTS_DIR: &str = "scripts";
+
+/// Longest a dynamic-context directive may run (the `[exec]` timeout
+/// applies when it is shorter): activation waits for every directive.
+pub const DYNAMIC_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bytes of a directive's output kept in the activated body.
+pub const DYNAMIC_OUTPUT_CAP: usize = 16 * 1024;
+
+/// Longest note (characters) that replaces a directive that failed.
+pub const MAX_DYNAMIC_NOTE_CHARS: usize = 300;
+
+/// Characters of a failed run's stderr and stdout quoted in its error (the
+/// end of each, where the reason usually is).
+pub const MAX_ERROR_OUTPUT_CHARS: usize = 4_000;
+
+/// A finished, successful run: what the model gets.
+#[derive(Debug, Clone)]
+pub struct ToolRun {
+    /// The skill whose file ran.
+    pub skill: String,
+    /// The tool's full name, or `run_skill_script`.
+    pub tool: String,
+    /// The file that ran, relative to the skill folder.
+    pub path: String,
+    /// Standard output as text (invalid UTF-8 replaced), with a closing
+    /// note when it was cut at the output cap.
+    pub text: String,
+    /// Standard output parsed as JSON, when it is JSON (a value that is not
+    /// an object is wrapped as `{"result": value}`: structured content is
+    /// an object).
+    pub structured: Option<Value>,
+    /// The whole outcome (exit status, stderr, duration, policy).
+    pub outcome: Outcome,
+}
+
+/// Runs skill code under the operator's `[exec]` configuration. See the
+/// module documentation.
+#[derive(Debug)]
+pub struct Execution {
+    config: ExecConfig,
+    executor: Executor,
+}
+
+impl Execution {
+    /// An execution service for `config`. Relative paths in its grants
+    /// must already be resolved against the config file's folder
+    /// ([`crate::HostOptions::from_config`] does it).
+    pub fn new(config: ExecConfig) -> Self {
+        let caps = Caps {
+            total: config.concurrency,
+            per_agent: config.concurrency,
+            queue: config.queue,
+            wait: DEFAULT_QUEUE_WAIT,
+        };
+        Execution::with_executor(
+            config,
+            Executor::new(ExecutorConfig {
+                caps,
+                work_root: None,
+            }),
+        )
+    }
+
+    /// An execution service running through `executor` (its caps and work
+    /// root), under `config`'s policy.
+    pub fn with_executor(config: ExecConfig, executor: Executor) -> Self {
+        Execution { config, executor }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
+    /// The executor (its limiter shows what runs now).
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The isolation profile `[exec] sandbox` names: `auto` is the strongest
+    /// this machine offers, else the refusal naming what is missing.
+    pub fn profile(&self) -> Result<Profile, ExecError> {
+        match self.config.sandbox {
+            SandboxProfile::Auto => best_profile(),
+            SandboxProfile::Landlock => Ok(Profile::Native),
+            SandboxProfile::Bwrap => Ok(Profile::Bwrap),
+            SandboxProfile::None => Ok(Profile::None),
+        }
+    }
+
+    /// The policy of one run of skill `skill`: the `[exec]` limits, the
+    /// `[exec] env` names plus the skill's grant (`[exec.skills.<name>]`:
+    /// network, extra read paths, extra variables). A skill never grants
+    /// itself anything.
+    pub fn policy(&self, skill: &str) -> Result<Policy, ExecError> {
+        let c = &self.config;
+        let grant = c.grant(skill);
+        let mut env = c.env.clone();
+        for name in grant.env {
+            if !env.contains(&name) {
+                env.push(name);
+            }
+        }
+        Ok(Policy {
+            profile: self.profile()?,
+            limits: Limits {
+                timeout: Duration::from_secs(c.timeout_secs),
+                output_cap: usize::try_from(c.output_cap_bytes).unwrap_or(usize::MAX),
+                memory_bytes: c.memory_bytes,
+                max_processes: c.max_processes,
+                file_size_bytes: c.file_size_bytes,
+                cpu_seconds: c.cpu_secs,
+                open_files: DEFAULT_OPEN_FILES,
+            }
+            .capped(),
+            grants: Grants {
+                network: grant.network,
+                read_paths: grant.read,
+                write_paths: Vec::new(),
+                env,
+            },
+            keep_workdir: false,
+        })
+    }
+
+    /// Calls the skill tool `full_name` (`{skill}__{tool}`) with
+    /// `arguments`: checked against its schema first (nothing runs when
+    /// they do not match; the error names the failing field), then its
+    /// skill's `run` script runs with the arguments as JSON on stdin.
+    pub fn call_tool(
+        &self,
+        snapshot: &Snapshot,
+        full_name: &str,
+        arguments: &Value,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let tools = snapshot.skill_tools();
+        let resolved = tools
+            .resolve(&snapshot.deck, full_name)
+            .map_err(|e| e.to_tool_error())?;
+        tools
+            .check_arguments(&snapshot.deck, full_name, arguments)
+            .map_err(|e| e.to_tool_error())?;
+        if resolved.script_path().is_err() {
+            return Err(ToolError::new(
+                ToolErrorKind::Failed,
+                format!(
+                    "skill tool '{full_name}' cannot run: its script '{}' is missing from skill \
+                     '{}' (removed or moved since the skill was loaded); nothing was run",
+                    resolved.tool.run, resolved.skill.name
+                ),
+            ));
+        }
+        // Checked against the schema: serialising a JSON value cannot fail.
+        let stdin = serde_json::to_vec(arguments).unwrap_or_default();
+        let context = CallContext {
+            tool: full_name.to_owned(),
+            ..context
+        };
+        self.run(
+            resolved.skill,
+            full_name,
+            &resolved.tool.run,
+            Vec::new(),
+            Input::Bytes(stdin),
+            context,
+        )
+    }
+
+    /// [`Execution::call_tool`] with the arguments as JSON text (refused
+    /// past [`crate::MAX_TOOL_ARGUMENT_BYTES`] before it is parsed).
+    pub fn call_tool_json(
+        &self,
+        snapshot: &Snapshot,
+        full_name: &str,
+        arguments: &str,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let value = snapshot
+            .skill_tools()
+            .parse_arguments(&snapshot.deck, full_name, arguments)
+            .map_err(|e| e.to_tool_error())?;
+        self.call_tool(snapshot, full_name, &value, context)
+    }
+
+    /// Runs the file `path` of skill `skill` with `args`: only files under
+    /// the skill's `scripts/` folder (symlinks resolved), as
+    /// `run_skill_script` does.
+    pub fn run_script(
+        &self,
+        snapshot: &Snapshot,
+        skill: &str,
+        path: &str,
+        args: Vec<String>,
+        stdin: Input,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let skill = snapshot.require(skill).map_err(ToolError::lookup)?;
+        check_under_scripts(skill, path)?;
+        let context = CallContext {
+            tool: if context.tool.is_empty() {
+                RUN_SKILL_SCRIPT.to_owned()
+            } else {
+                context.tool
+            },
+            ..context
+        };
+        self.run(skill, RUN_SKILL_SCRIPT, path, args, stdin, context)
+    }
+
+    /// A dynamic-context runner for activations made under `context`.
+    pub fn dynamic_context(&self, context: CallContext) -> SandboxedDynamicContext<'_> {
+        SandboxedDynamicContext {
+            execution: self,
+            context,
+        }
+    }
+
+    fn run(
+        &self,
+        skill: &Skill,
+        tool: &str,
+        path: &str,
+        args: Vec<String>,
+        stdin: Input,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let what = if tool == RUN_SKILL_SCRIPT {
+            format!("script '{path}' of skill '{}'", skill.name)
+        } else {
+            format!("skill tool '{tool}'")
+        };
+        let policy = self
+            .policy(&skill.name)
+            .map_err(|e| exec_error(&what, &e))?;
+        let request = Request {
+            skill,
+            path,
+            args,
+            stdin,
+            context,
+        };
+        let outcome = self
+            .executor
+            .run(request, &policy)
+            .map_err(|e| exec_error(&what, &e))?;
+        finish(&what, skill, tool, path, outcome)
+    }
+}
+
+/// Refuses `path` unless it names a file under the skill's `scripts/`
+/// folder, lexically (no `..`, no absolute path) and with symlinks
+/// resolved.
+fn check_under_scripts(skill: &Skill, path: &str) -> Result<(), ToolError> {
+    let denied = |why: &str| {
+        ToolError::new(
+            ToolErrorKind::Denied,
+            format!(
+                "{RUN_SKILL_SCRIPT} runs files under the '{SCRIPTS_DIR}/' folder of a skill only; \
+                 '{path}' of skill '{}' {why}; nothing was run",
+                skill.name
+            ),
+        )
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    if path.contains('\\') || path.contains('\0') {
+        return Err(denied("is not a plain relative path"));
+    }
+    if parts.len() < 2 || parts[0] != SCRIPTS_DIR {
+        return Err(denied("is not under it"));
+    }
+    if parts[1..]
+        .iter()
+        .any(|p| p.is_empty() || *p == "." || *p == "..")
+    {
+        return Err(denied("is not a plain relative path"));
+    }
+    let root = skill.real_dir().join(SCRIPTS_DIR);
+    let (Ok(root), Ok(real)) = (
+        std::fs::canonicalize(&root),
+        std::fs::canonicalize(skill.real_dir().join(path)),
+    ) else {
+        return Err(ToolError::new(
+            ToolErrorKind::Failed,
+            format!(
+                "skill '{}' has no file '{path}'; nothing was run",
+                skill.name
+            ),
+        ));
+    };
+    if !real.starts_with(&root) || real == root {
+        return Err(denied("leads out of it (a symbolic link)"));
+    }
+    Ok(())
+}
+
+/// A refusal before or while setting up a run, for the model.
+fn exec_error(what: &str, e: &ExecError) -> ToolError {
+    let kind = match e.kind() {
+        ErrorKind::Denied => ToolErrorKind::Denied,
+        ErrorKind::Unavailable => ToolErrorKind::Unavailable,
+        ErrorKind::Busy => ToolErrorKind::Busy,
+        ErrorKind::InvalidInput | ErrorKind::Io => ToolErrorKind::Failed,
+    };
+    let advice = match e.kind() {
+        ErrorKind::Busy => " Try again in a moment.",
+        ErrorKind::Unavailable => " The operator must fix the sandbox; retrying will not help.",
+        _ => "",
+    };
+    ToolError::new(kind, format!("{what} was not run: {e}.{advice}"))
+}
+
+/// The end of `bytes` as text, at most [`MAX_ERROR_OUTPUT_CHARS`].
+fn tail(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end();
+    let count = text.chars().count();
+    if count <= MAX_ERROR_OUTPUT_CHARS {
+        return text.to_owned();
+    }
+    let skip = count - MAX_ERROR_OUTPUT_CHARS;
+    let rest: String = text.chars().skip(skip).collect();
+    format!("[... {skip} characters before]\n{rest}")
+}
+
+/// What a signal usually means in the sandbox.
+fn signal_reason(signal: i32) -> &'static str {
+    match signal {
+        libc_signals::SIGSYS => "SIGSYS: a system call the sandbox forbids",
+        libc_signals::SIGXCPU => "SIGXCPU: the CPU time limit",
+        libc_signals::SIGXFSZ => "SIGXFSZ: the file size limit",
+        libc_signals::SIGKILL => "SIGKILL: killed, often the memory or process limit",
+        libc_signals::SIGSEGV => "SIGSEGV: a crash, or the memory limit",
+        libc_signals::SIGABRT => "SIGABRT: the program aborted, often out of memory",
+        _ => "a signal",
+    }
+}
+
+/// Linux signal numbers used in messages (no libc dependency for six
+/// constants).
+mod libc_signals {
+    pub const SIGABRT: i32 = 6;
+    pub const SIGKILL: i32 = 9;
+    pub const SIGSEGV: i32 = 11;
+    pub const SIGXCPU: i32 = 24;
+    pub const SIGXFSZ: i32 = 25;
+    pub const SIGSYS: i32 = 31;
+}
+
+fn with_output(mut message: String, outcome: &Outcome) -> String {
+    let cap = outcome.policy.limits.output_cap;
+    for (name, bytes, truncated) in [
+        ("stderr", &outcome.stderr, outcome.stderr_truncated),
+        ("stdout", &outcome.stdout, outcome.stdout_truncated),
+    ] {
+        if bytes.is_empty() {
+            continue;
+        }
+        let _ = write!(message, "\n{name}:\n{}", tail(bytes));
+        if truncated {
+            let _ = write!(message, "\n[{name} was cut at {cap} bytes]");
+        }
+    }
+    message
+}
+
+/// A finished run as the model sees it: success, or a [`ToolError`] saying
+/// how it ended.
+fn finish(
+    what: &str,
+    skill: &Skill,
+    tool: &str,
+    path: &str,
+    outcome: Outcome,
+) -> Result<ToolRun, ToolError> {
+    if outcome.timed_out {
+        let secs = outcome.policy.limits.timeout.as_secs_f64();
+        let message = format!(
+            "{what} timed out after {secs} s and was stopped (its whole process tree was \
+             killed); it may need less work per call, or the operator a longer [exec] \
+             timeout-secs."
+        );
+        return Err(ToolError::new(
+            ToolErrorKind::TimedOut,
+            with_output(message, &outcome),
+        ));
+    }
+    match (outcome.exit_code, outcome.signal) {
+        (Some(0), _) => {}
+        (Some(code), _) => {
+            let message = format!("{what} failed: exit code {code}.");
+            return Err(ToolError::new(
+                ToolErrorKind::ExecutionFailed,
+                with_output(message, &outcome),
+            ));
+        }
+        (None, signal) => {
+            let message = match signal {
+                Some(sig) => format!(
+                    "{what} was killed by signal {sig} ({}).",
+                    signal_reason(sig)
+                ),
+                None => format!("{what} ended without an exit status."),
+            };
+            return Err(ToolError::new(
+                ToolErrorKind::ExecutionFailed,
+                with_output(message, &outcome),
+            ));
+        }
+    }
+    let stdout = String::from_utf8_lossy(&outcome.stdout).into_owned();
+    let structured = if outcome.stdout_truncated {
+        None
+    } else {
+        structured(&stdout)
+    };
+    let mut text = stdout;
+    if outcome.stdout_truncated {
+        let _ = write!(
+            text,
+            "\n[output cut at {} bytes]",
+            outcome.policy.limits.output_cap
+        );
+    }
+    Ok(ToolRun {
+        skill: skill.name.clone(),
+        tool: tool.to_owned(),
+        path: path.to_owned(),
+        text,
+        structured,
+        outcome,
+    })
+}
+
+/// `stdout` as structured content: its JSON value (an object as is,
+/// anything else as `{"result": value}`), or `None` when it is not JSON.
+fn structured(stdout: &str) -> Option<Value> {
+    let trimmed = stdout.trim();
+    if trimmed.is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(trimmed).ok()? {
+        Value::Object(map) => Some(Value::Object(map)),
+        other => Some(json!({ "result": other })),
+    }
+}
+
+/// The arguments of `run_skill_script`: `name`, `path`, optional `args`
+/// (an array of strings).
+pub fn script_arguments(
+    arguments: &Map<String, Value>,
+) -> Result<(String, String, Vec<String>), ToolError> {
+    let invalid = |m: String| ToolError::new(ToolErrorKind::InvalidArguments, m);
+    if let Some(unknown) = arguments
+        .keys()
+        .find(|k| !["name", "path", "args"].contains(&k.as_str()))
+    {
+        return Err(invalid(format!(
+            "unknown argument `{unknown}`; the accepted arguments are `name`, `path`, `args`"
+        )));
+    }
+    let string = |key: &str| match arguments.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Err(invalid(format!("`{key}` is required"))),
+        Some(_) => Err(invalid(format!("`{key}` must be a string"))),
+    };
+    let name = string("name")?;
+    let path = string("path")?;
+    let args = match arguments.get("args") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.clone()),
+                _ => Err(invalid(format!("`args/{i}` must be a string"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(invalid("`args` must be an array of strings".to_owned())),
+    };
+    Ok((name, path, args))
+}
+
+/// The JSON Schema of `run_skill_script`'s arguments.
+pub fn script_input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The skill whose script runs."},
+            "path": {
+                "type": "string",
+                "description": "The file to run, relative to the skill folder, under scripts/ \
+                                (e.g. scripts/extract.py)."
+            },
+            "args": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Command-line arguments for the script."
+            }
+        },
+        "required": ["name", "path"],
+        "additionalProperties": false
+    })
+}
+
+/// Runs dynamic-context directives in the sandbox: the command's output
+/// (at most [`DYNAMIC_OUTPUT_CAP`] bytes, within [`DYNAMIC_TIMEOUT`])
+/// replaces the directive; a failure becomes a short bracketed note.
+#[derive(Debug)]
+pub struct SandboxedDynamicContext<'a> {
+    execution: &'a Execution,
+    context: CallContext,
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+impl SandboxedDynamicContext<'_> {
+    fn note(&self, directive: &Directive, what: &str) -> String {
+        let command = shorten(directive.command.lines().next().unwrap_or(""), 60);
+        let note = format!("[dynamic context `{command}` {what}]");
+        shorten(&note.replace('\n', " "), MAX_DYNAMIC_NOTE_CHARS)
+    }
+}
+
+impl DynamicContext for SandboxedDynamicContext<'_> {
+    fn expand(&self, skill: &Skill, directive: &Directive) -> String {
+        let mut policy = match self.execution.policy(&skill.name) {
+            Ok(p) => p,
+            Err(e) => return self.note(directive, &format!("not run: {e}")),
+        };
+        policy.limits.timeout = policy.limits.timeout.min(DYNAMIC_TIMEOUT);
+        policy.limits.output_cap = policy.limits.output_cap.min(DYNAMIC_OUTPUT_CAP);
+        let request = Request {
+            skill,
+            path: "SKILL.md",
+            args: Vec::new(),
+            stdin: Input::Null,
+            context: CallContext {
+                tool: format!("dynamic-context:{}", directive.line),
+                ..self.context.clone()
+            },
+        };
+        let outcome = match self
+            .execution
+            .executor
+            .run_shell(request, &directive.command, &policy)
+        {
+            Ok(o) => o,
+            Err(e) => return self.note(directive, &format!("not run: {e}")),
+        };
+        if outcome.timed_out {
+            return self.note(
+                directive,
+                &format!(
+                    "timed out after {} s",
+                    outcome.policy.limits.timeout.as_secs_f64()
+                ),
+            );
+        }
+        if !outcome.success() {
+            let status = match (outcome.exit_code, outcome.signal) {
+                (Some(code), _) => format!("exit code {code}"),
+                (None, Some(sig)) => format!("signal {sig} ({})", signal_reason(sig)),
+                (None, None) => "no exit status".to_owned(),
+            };
+            let stderr = String::from_utf8_lossy(&outcome.stderr);
+            let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let what = if first.is_empty() {
+                format!("failed: {status}")
+            } else {
+                format!("failed: {status}: {}", first.trim())
+            };
+            return self.note(directive, &what);
+        }
+        let mut text = String::from_utf8_lossy(&outcome.stdout)
+            .trim_end()
+            .to_owned();
+        if outcome.stdout_truncated {
+            let _ = write!(
+                text,
+                " [output cut at {} bytes]",
+                outcome.policy.limits.output_cap
+            );
+        }
+        text
+    }
+}
