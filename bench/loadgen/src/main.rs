@@ -231,7 +231,12 @@ struct Tally {
 }
 
 /// One client: requests back to back until `deadline`.
-async fn client(args: std::sync::Arc<Args>, session: String, index: usize, deadline: Instant) -> Tally {
+async fn client(
+    args: std::sync::Arc<Args>,
+    session: String,
+    index: usize,
+    deadline: Instant,
+) -> Tally {
     let mut tally = Tally::default();
     let mut conn: Option<BufReader<TcpStream>> = None;
     let mut n: u64 = 0;
@@ -269,15 +274,15 @@ async fn client(args: std::sync::Arc<Args>, session: String, index: usize, deadl
         if !ok {
             tally.errors += 1;
         }
-        if result.is_err() || !args.keep_alive {
-            if let Some(mut c) = conn.take()
-                && result.is_ok()
-            {
-                // The server closes first (`Connection: close`): wait for its
-                // FIN so the TIME_WAIT stays on its side.
-                let mut rest = [0u8; 64];
-                let _ = tokio::time::timeout(Duration::from_secs(1), c.read(&mut rest)).await;
-            }
+        if result.is_err() {
+            conn = None;
+        } else if !args.keep_alive
+            && let Some(mut c) = conn.take()
+        {
+            // The server closes first (`Connection: close`): wait for its
+            // FIN so the TIME_WAIT stays on its side.
+            let mut rest = [0u8; 64];
+            let _ = tokio::time::timeout(Duration::from_secs(1), c.read(&mut rest)).await;
         }
     }
     tally
@@ -296,7 +301,12 @@ fn cpu_seconds() -> f64 {
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15; `rest` starts at field 3.
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 

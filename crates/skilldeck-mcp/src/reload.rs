@@ -300,7 +300,12 @@ fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_l
     let last = skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
     let took = started.elapsed();
     state.plan = last.plan.clone();
-    state.polling = Some(Polling::new(system_limit, last, took, options.watch_poll_period));
+    state.polling = Some(Polling::new(
+        system_limit,
+        last,
+        took,
+        options.watch_poll_period,
+    ));
     tracing::warn!(
         period = ?options.watch_poll_period,
         "hot reload: {reason}; polling the roots every {:?} instead of watching them \

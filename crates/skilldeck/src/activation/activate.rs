@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use crate::activation::envelope::escape_xml;
 use crate::activation::envelope::neutralise_envelope_tags;
+use crate::activation::envelope::path_without_controls;
 use crate::activation::substitute::Substitution;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
@@ -135,7 +136,7 @@ impl Activation {
     }
 
     fn dir_text(&self) -> Cow<'_, str> {
-        self.skill_dir.to_string_lossy()
+        path_without_controls(self.skill_dir.to_string_lossy())
     }
 
     fn render_xml(&self) -> String {
@@ -164,7 +165,7 @@ impl Activation {
             out.push_str("\n<skill_resources>\n");
             for r in &self.resources {
                 out.push_str("  <file>");
-                out.push_str(&escape_xml(&r.path));
+                out.push_str(&escape_xml(&path_without_controls(Cow::Borrowed(&r.path))));
                 out.push_str("</file>\n");
             }
             if self.resources_omitted > 0 {
@@ -198,7 +199,7 @@ impl Activation {
             });
             for r in &self.resources {
                 out.push_str("- ");
-                out.push_str(&r.path);
+                out.push_str(&path_without_controls(Cow::Borrowed(&r.path)));
                 out.push('\n');
             }
             if self.resources_omitted > 0 {
@@ -215,7 +216,7 @@ impl Activation {
             name: &'a str,
             skill_dir: Option<&'a str>,
             body: &'a str,
-            resources: Vec<&'a str>,
+            resources: Vec<Cow<'a, str>>,
             resources_omitted: usize,
         }
         let dir = self.dir_text();
@@ -223,7 +224,11 @@ impl Activation {
             name: &self.name,
             skill_dir: self.show_skill_dir.then_some(&*dir),
             body: &self.body,
-            resources: self.resources.iter().map(|r| r.path.as_str()).collect(),
+            resources: self
+                .resources
+                .iter()
+                .map(|r| path_without_controls(Cow::Borrowed(r.path.as_str())))
+                .collect(),
             resources_omitted: self.resources_omitted,
         };
         // Strings and integers always serialise; the default is unreachable.
@@ -270,7 +275,7 @@ pub(crate) fn activate_stamped(
     let split = frontmatter::split(text).map_err(|d| fail(d.in_file(&skill.skill_md)))?;
     let body = strip_one_leading_blank_line(split.body).trim_end();
     let dir = if options.show_skill_dir {
-        skill.dir.to_string_lossy()
+        path_without_controls(skill.dir.to_string_lossy())
     } else {
         Cow::Borrowed(".")
     };
