@@ -116,12 +116,15 @@ def main():
         started = time.perf_counter()
         server = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                   text=True, env=env)
-        line = server.stderr.readline()
-        m = re.search(r"http://([\d.]+):(\d+)/mcp", line)
-        if not m:
-            raise SystemExit(f"serve did not start: {line}")
-        url = f"http://{m.group(1)}:{m.group(2)}/mcp"
         log = []
+        m = None
+        while m is None:
+            line = server.stderr.readline()
+            if not line:
+                raise SystemExit(f"serve did not start: {''.join(log)}")
+            log.append(line)
+            m = re.search(r"http://([\d.]+):(\d+)/mcp", line)
+        url = f"http://{m.group(1)}:{m.group(2)}/mcp"
         watching = threading.Event()
 
         def drain():
@@ -130,6 +133,8 @@ def main():
                 if "watching skill roots" in l:
                     watching.set()
         threading.Thread(target=drain, daemon=True).start()
+        if any("watching skill roots" in l for l in log):
+            watching.set()
         if not watching.wait(300):
             raise SystemExit("the watcher did not start within 300 s")
         ready = time.perf_counter() - started
@@ -179,7 +184,11 @@ def main():
     finally:
         if server is not None:
             server.terminate()
-            server.wait(timeout=10)
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
