@@ -54,7 +54,11 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let format: LogFormat = args.log_format.parse().map_err(CliError::Usage)?;
-    skilldeck_mcp::logging::init(format)?;
+    // Telemetry: OTLP span export when configured; flushed when `_telemetry` drops.
+    let telemetry = skilldeck_mcp::telemetry::Settings::resolve(&ctx.config.telemetry, |name| {
+        std::env::var(name).ok()
+    })?;
+    let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
     if let Some(limit) = args.budget_tokens {
         options.tool_catalog.budget = Some(Budget::Tokens {

@@ -244,6 +244,13 @@ impl Host {
         name: &str,
         arguments: &str,
     ) -> Result<Activated, ToolError> {
+        let span = tracing::info_span!(
+            "activate",
+            skilldeck.skill.name = name,
+            skilldeck.activation.already_active = tracing::field::Empty,
+            skilldeck.activation.cached = tracing::field::Empty,
+        );
+        let _entered = span.enter();
         let skill = snapshot.require(name).map_err(ToolError::lookup)?;
         if !crate::rules::is_model_invocable(skill) {
             return Err(ToolError::new(
@@ -258,7 +265,9 @@ impl Host {
         // Recorded before rendering, in one step with the check, so two
         // concurrent calls in one session cannot both send the body; a
         // failed activation is forgotten again.
-        if self.tracker.record(session, &skill.name) == Seen::Again {
+        let again = self.tracker.record(session, &skill.name) == Seen::Again;
+        span.record("skilldeck.activation.already_active", again);
+        if again {
             return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
         }
         match self.render(skill, arguments) {
@@ -276,7 +285,11 @@ impl Host {
     /// The skill's instructions with `arguments`, from the cache when its
     /// `SKILL.md` is unchanged (no session tracking: prompts use this).
     pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
-        let cached = lock(&self.cache).activate(skill, arguments)?;
+        let mut cache = lock(&self.cache);
+        let hits = cache.stats().hits;
+        let cached = cache.activate(skill, arguments)?;
+        tracing::Span::current().record("skilldeck.activation.cached", cache.stats().hits > hits);
+        drop(cache);
         Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
     }
 }

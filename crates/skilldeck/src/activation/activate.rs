@@ -274,6 +274,7 @@ pub(crate) fn activate_stamped(
     options: &ActivationOptions,
     dynamic: &dyn DynamicContext,
 ) -> Result<(Activation, Metadata), Error> {
+    let _span = tracing::info_span!("read_skill_md", skilldeck.skill.name = %skill.name).entered();
     if arguments.len() > options.max_arguments_bytes {
         return Err(Error::ArgumentsTooLong {
             name: skill.name.clone(),
