@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
 
-use crate::cache::ContentCache;
+use crate::cache::{CacheStats, CachedActivation, ContentCache};
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
@@ -276,7 +276,24 @@ impl Host {
     /// The skill's instructions with `arguments`, from the cache when its
     /// `SKILL.md` is unchanged (no session tracking: prompts use this).
     pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
-        let cached = lock(&self.cache).activate(skill, arguments)?;
+        let cached = self.activation(skill, arguments)?;
         Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
+    }
+
+    /// The skill's activation with `arguments` (body, folder, files), from
+    /// the cache when its `SKILL.md` is unchanged, with its renderings
+    /// built once; no session tracking. [`Host::render`] is its `xml`
+    /// rendering; a binding that returns the parts uses this.
+    pub fn activation(
+        &self,
+        skill: &Skill,
+        arguments: &str,
+    ) -> Result<Arc<CachedActivation>, skilldeck::Error> {
+        lock(&self.cache).activate(skill, arguments)
+    }
+
+    /// The activation cache's counters and sizes.
+    pub fn cache_stats(&self) -> CacheStats {
+        lock(&self.cache).stats()
     }
 }
