@@ -9,15 +9,10 @@
 //!
 //! The binding holds no rule: which skills are served, names, messages and
 //! suggestions come from the host and the core; this crate only converts
-//! values and maps errors to exceptions (one place: [`errors`]). Every call
+//! values and maps errors to exceptions (one place: `src/errors.rs`). Every call
 //! that touches the disk or the deck runs with the GIL released
 //! (`Python::detach`), so Python threads (and the async twins, which run
 //! calls in a thread pool) proceed meanwhile.
-
-// The PyO3 macros below expand to `unsafe` FFI glue (module init, type
-// objects, method trampolines); this crate's own code has no `unsafe`.
-// See the [lints] note in Cargo.toml.
-#![allow(unsafe_code)]
 
 mod deck;
 mod diagnostic;
