@@ -9,7 +9,7 @@ import asyncio
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Awaitable, Callable, List
+from typing import Any, Awaitable, Callable, List, Tuple
 
 import pytest
 
@@ -25,44 +25,69 @@ def make_deck(root: Path, n: int = 5) -> Deck:
     return Deck.discover(roots=[root])
 
 
+async def finish_ticks(awaitables: List[Awaitable[Any]]) -> Tuple[List[int], List[Any]]:
+    """Gathers `awaitables` with a ticker task scheduled after them; returns
+    how many times the ticker had run when each finished, and the results."""
+    ticks = 0
+    finished_at: List[int] = []
+    done = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def timed(aw: Awaitable[Any]) -> Any:
+        result = await aw
+        finished_at.append(ticks)
+        return result
+
+    # The calls' tasks are scheduled first, the ticker after them: a call
+    # that blocks finishes inside its first step, before the ticker runs.
+    gathered = asyncio.gather(*(timed(aw) for aw in awaitables))
+    tick_task = asyncio.ensure_future(ticker())
+    try:
+        results = await gathered
+    finally:
+        done = True
+        await tick_task
+    return finished_at, list(results)
+
+
 def test_gathered_calls_let_the_loop_run_before_they_finish(skills_root: Path) -> None:
     deck = make_deck(skills_root)
 
     async def main() -> None:
-        ticks = 0
-        finished_at: List[int] = []
-        done = False
-
-        async def ticker() -> None:
-            nonlocal ticks
-            while not done:
-                ticks += 1
-                await asyncio.sleep(0)
-
-        async def timed(aw: Awaitable[Any]) -> Any:
-            result = await aw
-            finished_at.append(ticks)
-            return result
-
-        tick_task = asyncio.ensure_future(ticker())
-        results = await asyncio.gather(
-            timed(deck.aactivate("skill-0", "a")),
-            timed(deck.aactivate("skill-1", "b")),
-            timed(deck.aread("skill-2", "references/R.md")),
-            timed(deck.asearch("testing")),
-            timed(Deck.adiscover(roots=[skills_root])),
-            timed(skilldeck.avalidate(skills_root / "skill-3")),
-        )
-        done = True
-        await tick_task
-        # A twin that blocked would finish inside its first step, before
-        # the ticker ever ran: every one finished after at least one tick.
+        finished_at, results = await finish_ticks([
+            deck.aactivate("skill-0", "a"),
+            deck.aactivate("skill-1", "b"),
+            deck.aread("skill-2", "references/R.md"),
+            deck.asearch("testing"),
+            Deck.adiscover(roots=[skills_root]),
+            skilldeck.avalidate(skills_root / "skill-3"),
+        ])
         assert len(finished_at) == 6 and min(finished_at) >= 1, finished_at
         assert results[0].body == "Do a" and results[1].body == "Do b"
         assert results[2].text == "ref 2"
         assert len(results[3]) == 5 and len(results[4]) == 5 and results[5] == []
 
     asyncio.run(main())
+
+
+def test_a_blocking_twin_fails_the_loop_check(skills_root: Path) -> None:
+    # The check can fail: the sync call wrapped in a coroutine blocks the
+    # loop, and finishes before the ticker ever runs.
+    deck = make_deck(skills_root, 2)
+
+    async def blocking(name: str) -> Any:
+        return deck.activate(name)
+
+    async def main() -> List[int]:
+        finished_at, _ = await finish_ticks([blocking("skill-0"), blocking("skill-1")])
+        return finished_at
+
+    assert asyncio.run(main()) == [0, 0]
 
 
 def test_async_errors_are_the_same_exceptions(skills_root: Path) -> None:
