@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
 
-use crate::cache::ContentCache;
+use crate::cache::{CacheStats, CachedActivation, ContentCache};
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
@@ -285,11 +285,28 @@ impl Host {
     /// The skill's instructions with `arguments`, from the cache when its
     /// `SKILL.md` is unchanged (no session tracking: prompts use this).
     pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
+        let cached = self.activation(skill, arguments)?;
+        Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
+    }
+
+    /// The skill's activation with `arguments` (body, folder, files), from
+    /// the cache when its `SKILL.md` is unchanged, with its renderings
+    /// built once; no session tracking. [`Host::render`] is its `xml`
+    /// rendering; a binding that returns the parts uses this.
+    pub fn activation(
+        &self,
+        skill: &Skill,
+        arguments: &str,
+    ) -> Result<Arc<CachedActivation>, skilldeck::Error> {
         let mut cache = lock(&self.cache);
         let hits = cache.stats().hits;
         let cached = cache.activate(skill, arguments)?;
         tracing::Span::current().record("skilldeck.activation.cached", cache.stats().hits > hits);
-        drop(cache);
-        Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
+        Ok(cached)
+    }
+
+    /// The activation cache's counters and sizes.
+    pub fn cache_stats(&self) -> CacheStats {
+        lock(&self.cache).stats()
     }
 }
