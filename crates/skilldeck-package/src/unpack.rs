@@ -349,6 +349,13 @@ fn unpack_zip(package: &Path, sink: &mut Sink) -> Result<(), Error> {
             ),
         ));
     }
+    if archive.has_duplicate_names() {
+        return Err(sink.refuse(
+            Code::PackageDuplicate,
+            "(central directory)",
+            "two entries with the same name",
+        ));
+    }
     let mut consumed_before = 0u64;
     for i in 0..archive.len() {
         let mut entry = archive
