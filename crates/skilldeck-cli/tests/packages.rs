@@ -1,6 +1,8 @@
 //! `skilldeck pack`, `install` and `verify` as a user runs them, and an
 //! install killed with SIGKILL at random points.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -2,6 +2,8 @@
 //! diagnostic code, naming the entry, and nothing is written outside the
 //! staging folder.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

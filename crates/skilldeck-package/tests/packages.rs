@@ -2,6 +2,8 @@
 //! one fingerprint for a folder, a tar.gz and a zip, the executable bit
 //! kept, local edits protected, the frozen lock, and crash recovery.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
