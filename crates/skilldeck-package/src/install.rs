@@ -444,7 +444,7 @@ fn commit(
 /// Puts `new` at `dest`, where a folder is: one atomic exchange where the
 /// system has it (the old folder ends at `new`), else aside-then-in.
 fn swap(new: &Path, dest: &Path, root: &Path, name: &str) -> Result<(), Error> {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[cfg(target_os = "linux")]
     {
         use rustix::fs::{CWD, RenameFlags, renameat_with};
         match renameat_with(CWD, new, CWD, dest, RenameFlags::EXCHANGE) {

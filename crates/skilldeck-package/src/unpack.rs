@@ -289,6 +289,9 @@ fn unpack_tar_gz(package: &Path, sink: &mut Sink) -> Result<(), Error> {
                     sink.file(&raw, executable, &mut entry, &consumed)?;
                 }
                 tar::EntryType::Directory => sink.dir(&raw)?,
+                // A pax global header (`git archive` writes one with the
+                // commit id) describes the archive, not a file.
+                tar::EntryType::XGlobalHeader => sink.count_entry(&last)?,
                 tar::EntryType::Symlink | tar::EntryType::Link => {
                     let target = entry
                         .link_name_bytes()

@@ -363,3 +363,54 @@ fn recovery_puts_back_an_old_skill_set_aside_when_the_new_one_is_not_in_place() 
             .is_clean()
     );
 }
+
+#[test]
+fn a_git_archive_of_a_skill_installs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = demo(tmp.path(), "# Demo\n");
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    // `git archive` writes a pax global header with the commit id.
+    if !(git(&["init", "-q"])
+        && git(&["add", "-A"])
+        && git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "x",
+        ]))
+    {
+        eprintln!("git unavailable: skipped");
+        return;
+    }
+    let pkg = tmp.path().join("g.tar.gz");
+    assert!(git(&[
+        "archive",
+        "--prefix=demo/",
+        "-o",
+        pkg.to_str().unwrap(),
+        "HEAD"
+    ]));
+    let root = tmp.path().join("r/skills");
+    let done = install(&root, &[Source::Package(pkg)], &InstallOptions::default()).unwrap();
+    assert_eq!(done[0].name, "demo");
+    let mut expected = folder_manifest(&dir, &PackageLimits::default()).unwrap();
+    expected = skilldeck::SkillManifest::new(
+        expected
+            .files()
+            .iter()
+            .filter(|f| !f.path.starts_with(".git/"))
+            .cloned()
+            .collect(),
+    );
+    assert_eq!(done[0].fingerprint, expected.fingerprint());
+}
