@@ -14,7 +14,7 @@ Rows (min and median of --runs runs, whole processes):
 Skills that `pack --lenient` refuses (symlinks, too many files, ...) are
 counted and left out of every row, so all rows copy the same folders.
 
-usage: bench/packages.py [--runs 3] [--corpus ../shared/corpus]
+usage: bench/packages.py [--runs 3] [--corpus ../shared/corpus] [--binary PATH] [--limit N]
 """
 import argparse
 import os
@@ -75,13 +75,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--binary", help="a skilldeck binary (default: build and use the release one)")
+    ap.add_argument("--limit", type=int, help="only the first N skill folders (to try the script)")
     args = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "skilldeck-cli"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    binary = os.path.join(target, "release", "skilldeck")
+    if args.binary:
+        binary = os.path.abspath(args.binary)
+    else:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "skilldeck-cli"], cwd=ROOT, check=True)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+        binary = os.path.join(target, "release", "skilldeck")
 
-    dirs = skill_dirs(os.path.abspath(args.corpus))
+    dirs = skill_dirs(os.path.abspath(args.corpus))[: args.limit]
     work = tempfile.mkdtemp(prefix="sd-bench-packages-")
     try:
         pkgs = os.path.join(work, "pkgs")

@@ -362,9 +362,30 @@ fn stage_and_commit(
             existing,
         });
     }
+    // Swap every skill in (each behind its journal), then write the lock
+    // once, then clean up: a crash anywhere is finished by the journals.
     let mut done = Vec::new();
+    let mut cleanup = Vec::new();
+    let mut lock_changed = false;
     for s in staged {
-        done.push(commit(root, lockfile, lock, s, options)?);
+        let (installed, entry, leftovers) = commit(root, lock, s, options)?;
+        if let Some(entry) = entry {
+            lock.skill.insert(installed.name.clone(), entry);
+            lock_changed = true;
+        }
+        cleanup.extend(leftovers);
+        done.push(installed);
+    }
+    if lock_changed && !options.frozen {
+        lock.save(lockfile)?;
+    }
+    pause(options);
+    for path in cleanup {
+        if path.is_dir() {
+            let _ = fs::remove_dir_all(&path);
+        } else {
+            let _ = fs::remove_file(&path);
+        }
     }
     Ok(done)
 }
@@ -375,13 +396,14 @@ fn pause(options: &InstallOptions) {
     }
 }
 
+/// Swaps one staged skill in. Returns what happened, the lock entry to
+/// record (when it changes) and what to remove once the lock is written.
 fn commit(
     root: &Path,
-    lockfile: &Path,
-    lock: &mut Lockfile,
+    lock: &Lockfile,
     staged: Staged,
     options: &InstallOptions,
-) -> Result<Installed, Error> {
+) -> Result<(Installed, Option<LockEntry>, Vec<PathBuf>), Error> {
     let Staged {
         unpacked,
         source,
@@ -403,19 +425,21 @@ fn commit(
         action,
         path: dest.clone(),
     };
-    let lock_changes = lock.skill.get(&name) != Some(&entry);
+    let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
+    let staging: Vec<PathBuf> = unpacked
+        .dir
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
     if existing.as_ref() == Some(&unpacked.manifest) {
-        if lock_changes && !options.frozen {
-            lock.skill.insert(name.clone(), entry.clone());
-            lock.save(lockfile)?;
-        }
-        return Ok(installed(Action::Unchanged));
+        return Ok((installed(Action::Unchanged), changed, staging));
     }
     // 1. The journal: what the lock will say once the swap is done.
     let journal = root.join(format!("{PENDING_PREFIX}{name}.toml"));
     let mut pending = Lockfile::new(lock.root.clone());
     pending.skill.insert(name.clone(), entry.clone());
-    pending.save(&journal)?;
+    pending.save_unsynced(&journal)?;
     pause(options);
     // 2. The swap.
     let action = if existing.is_some() {
@@ -426,19 +450,12 @@ fn commit(
         Action::Added
     };
     pause(options);
-    // 3. The lock.
-    if lock_changes && !options.frozen {
-        lock.skill.insert(name.clone(), entry.clone());
-        lock.save(lockfile)?;
-    }
-    pause(options);
-    // 4. Clean up: the old copy (now in the staging folder), the journal.
-    if let Some(staging) = unpacked.dir.parent() {
-        let _ = fs::remove_dir_all(staging);
-    }
-    let _ = fs::remove_dir_all(root.join(format!("{OLD_PREFIX}{name}")));
-    let _ = fs::remove_file(&journal);
-    Ok(installed(action))
+    // 3. After the lock is written: the old copy (now in the staging
+    // folder, or set aside) and the journal.
+    let mut leftovers = staging;
+    leftovers.push(root.join(format!("{OLD_PREFIX}{name}")));
+    leftovers.push(journal);
+    Ok((installed(action), changed, leftovers))
 }
 
 /// Puts `new` at `dest`, where a folder is: one atomic exchange where the

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use skilldeck::{FileDigest, SkillManifest};
 
 use crate::error::Error;
-use crate::pack::write_atomic;
+use crate::pack::{write_atomic, write_atomic_with};
 
 /// The lockfile's name.
 pub const LOCKFILE_NAME: &str = "skilldeck.lock";
@@ -142,6 +142,11 @@ impl Lockfile {
     /// Writes the lockfile atomically (a temporary file, synced, renamed).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
         write_atomic(path, self.to_toml().as_bytes())
+    }
+
+    /// [`Lockfile::save`] without the sync to disk (install's journals).
+    pub fn save_unsynced(&self, path: &Path) -> Result<(), Error> {
+        write_atomic_with(path, self.to_toml().as_bytes(), false)
     }
 }
 

@@ -174,6 +174,12 @@ pub fn metadata_version(fm: &skilldeck::Frontmatter) -> Option<String> {
 /// Writes `bytes` to `path` through a temporary file in the same folder,
 /// synced, then renamed over it: a reader sees the old file or the new one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomic_with(path, bytes, true)
+}
+
+/// [`write_atomic`], synced to disk only when `sync` (a rename is atomic
+/// against a killed process either way; the sync is for power loss).
+pub fn write_atomic_with(path: &Path, bytes: &[u8], sync: bool) -> Result<(), Error> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -186,7 +192,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if sync {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if let Err(e) = result {

@@ -31,8 +31,8 @@ const TREE: &str = ".tree";
 pub struct UnpackOptions {
     /// Counts, bytes, ratio.
     pub limits: PackageLimits,
-    /// Validation of the unpacked skill (lenient by default: what a host
-    /// can load; an error refuses).
+    /// Validation of the unpacked skill (by default lenient without the
+    /// advisory lints: what a host can load; an error refuses).
     pub validation: ValidationOptions,
 }
 
@@ -40,7 +40,10 @@ impl Default for UnpackOptions {
     fn default() -> Self {
         UnpackOptions {
             limits: PackageLimits::default(),
-            validation: ValidationOptions::lenient(),
+            validation: ValidationOptions {
+                lints: false,
+                ..ValidationOptions::lenient()
+            },
         }
     }
 }
@@ -468,15 +471,23 @@ pub(crate) fn finish_staged(
         (tree.join(&top), Some(top), files)
     };
     let manifest = SkillManifest::new(files);
-    // The skill's name, from its frontmatter.
-    let first = skilldeck::validate_dir(&skill_dir, &ValidationOptions::lenient());
-    let fm = first.frontmatter.as_ref();
+    // The skill's name, from its frontmatter (read once here; the full
+    // validation runs on the folder once it has that name).
+    let text = skilldeck::fs::read_skill_md(&skill_dir.join("SKILL.md"))
+        .map_err(|d| Error::Refused(vec![d]))?;
+    let quick = ValidationOptions {
+        lints: false,
+        ..ValidationOptions::lenient()
+    };
+    let checked = skilldeck::check_text(&text, None, &quick);
+    let fm = checked.frontmatter.as_ref();
     let name = fm.and_then(|f| f.name.clone()).unwrap_or_default();
     if !is_safe_skill_dir_name(&name) {
-        let mut errors: Vec<_> = first
+        let mut errors: Vec<_> = checked
             .diagnostics
             .into_iter()
             .filter(|d| d.is_error())
+            .map(|d| d.in_file(skill_dir.join("SKILL.md")))
             .collect();
         if errors.is_empty() {
             return Err(layout(&format!(
