@@ -6,8 +6,10 @@ mod doctor;
 mod error;
 mod exit;
 mod format;
+mod install;
 mod list;
 mod new;
+mod pack;
 mod prompt;
 mod read;
 mod render;
@@ -15,6 +17,7 @@ mod search;
 mod serve;
 mod show;
 mod validate;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -141,6 +144,26 @@ enum Command {
         #[command(flatten)]
         args: doctor::Args,
     },
+    /// Pack a skill folder into a deterministic .tar.gz or .zip; prints
+    /// its fingerprint.
+    #[command(
+        after_help = "Examples:\n  skilldeck pack .agents/skills/pdf-tools\n  \
+                            skilldeck pack pdf-tools -o dist/pdf-tools.zip"
+    )]
+    Pack(pack::Args),
+    /// Install packages or skill folders into a skills root, recorded in
+    /// skilldeck.lock.
+    #[command(
+        after_help = "Examples:\n  skilldeck install dist/pdf-tools-1.2.0.tar.gz\n  \
+                            skilldeck install --frozen          # exactly what skilldeck.lock says"
+    )]
+    Install(install::Args),
+    /// Re-hash installed skills against skilldeck.lock (exit 1 on any
+    /// difference).
+    #[command(
+        after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json"
+    )]
+    Verify(verify::Args),
     /// Print static shell completions (for completions with skill names,
     /// use `COMPLETE=SHELL skilldeck`: see the README).
     #[command(
@@ -181,6 +204,9 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
+        Command::Pack(args) => pack::run(&args),
+        Command::Install(args) => install::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

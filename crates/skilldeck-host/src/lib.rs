@@ -42,10 +42,11 @@ pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions}
 pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
 pub use error::Error;
 pub use host::{Activated, Host, Reload};
-pub use manifest::{DIGEST_PREFIX, Manifest, ManifestFile, sha256_digest};
+pub use manifest::{Manifest, ManifestFile};
 pub use options::HostOptions;
 pub use rules::{is_model_invocable, is_served, is_user_invocable, require_served};
 pub use skill_tools::{MAX_TOOL_ARGUMENT_BYTES, ResolvedTool, SkillToolEntry, SkillTools};
+pub use skilldeck::digest::{DIGEST_PREFIX, sha256_digest};
 pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use tool_error::{ToolError, ToolErrorKind};
 pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
