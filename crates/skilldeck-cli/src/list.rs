@@ -25,6 +25,10 @@ pub struct Args {
     /// Only skills of this scope (explicit, project, user, extra, bundled).
     #[arg(long, value_name = "SCOPE")]
     scope: Option<Scope>,
+    /// Also list the skills this machine lacks something for (their
+    /// `requires`), with the reason.
+    #[arg(long)]
+    all: bool,
 }
 
 /// One skill in `list --format json` (field order is the documented order).
@@ -39,6 +43,10 @@ pub struct SkillRow<'a> {
     root: &'a std::path::Path,
     model_invocable: bool,
     user_invocable: bool,
+    /// False when this machine lacks what the skill `requires`.
+    eligible: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ineligible_reason: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shadowed_by: Option<serde_json::Value>,
 }
@@ -55,6 +63,8 @@ impl<'a> SkillRow<'a> {
             root: &s.root,
             model_invocable: s.model_invocable(),
             user_invocable: s.user_invocable(),
+            eligible: s.is_eligible(),
+            ineligible_reason: s.ineligible_reason(),
             shadowed_by: None,
         }
     }
@@ -94,7 +104,13 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         }
         return Ok(exit::OK);
     }
-    let skills: Vec<&Skill> = deck.skills().iter().filter(|s| keep(s)).collect();
+    let in_scope: Vec<&Skill> = deck.skills().iter().filter(|s| keep(s)).collect();
+    // Skills this machine cannot run are listed only with `--all`.
+    let hidden = in_scope.iter().filter(|s| !s.is_eligible()).count();
+    let skills: Vec<&Skill> = in_scope
+        .into_iter()
+        .filter(|s| args.all || s.is_eligible())
+        .collect();
     match args.format {
         Format::Json => {
             let v: Vec<_> = skills.iter().map(|s| SkillRow::new(s)).collect();
@@ -114,16 +130,27 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 "NAME", "SCOPE", "MODE"
             )?;
             for s in &skills {
+                let description = match s.ineligible_reason() {
+                    Some(reason) => format!("[not eligible: {reason}] {}", s.description),
+                    None => s.description.clone(),
+                };
                 writeln!(
                     out,
                     "{:name_w$}  {:8}  {:9}  {}",
                     s.name,
                     s.scope.as_str(),
                     s.mode.as_str(),
-                    truncate(&s.description, DESCRIPTION_COLUMN)
+                    truncate(&description, DESCRIPTION_COLUMN)
                 )?;
             }
         }
+    }
+    if hidden > 0 && !args.all {
+        let mut err = std::io::stderr().lock();
+        writeln!(
+            err,
+            "{hidden} skill(s) not eligible on this machine are not listed; `skilldeck list --all` shows them and why"
+        )?;
     }
     Ok(exit::OK)
 }

@@ -19,10 +19,21 @@ pub struct Args {
     format: Format,
 }
 
+/// One declared tool in `show --format json`.
+#[derive(serde::Serialize)]
+struct ToolRow<'a> {
+    name: &'a str,
+    full_name: String,
+    description: &'a str,
+    run: &'a str,
+    input_schema: &'a serde_json::Value,
+}
+
 #[derive(serde::Serialize)]
 struct Shown<'a> {
     #[serde(flatten)]
     skill: SkillRow<'a>,
+    tools: Vec<ToolRow<'a>>,
     frontmatter: &'a skilldeck::Frontmatter,
     body: &'a str,
     files: &'a [skilldeck::ResourceEntry],
@@ -44,12 +55,24 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     // included); the top-level `name` is the one the deck resolved.
     let frontmatter = skill.frontmatter()?;
     let files = skilldeck::list_resources(skill)?;
+    let tools: Vec<ToolRow<'_>> = skill
+        .tools()
+        .iter()
+        .map(|t| ToolRow {
+            name: t.name.as_str(),
+            full_name: t.full_name(&skill.name),
+            description: &t.description,
+            run: &t.run,
+            input_schema: &t.input_schema,
+        })
+        .collect();
     let mut out = render::stdout_for(args.format == Format::Json);
     match args.format {
         Format::Json => render::write_json(
             &mut out,
             &Shown {
                 skill: SkillRow::new(skill),
+                tools,
                 frontmatter: &frontmatter,
                 body,
                 files: &files.files,
@@ -64,6 +87,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             writeln!(out, "| | |\n|---|---|")?;
             writeln!(out, "| scope | {} |", skill.scope)?;
             writeln!(out, "| mode | {} |", skill.mode.as_str())?;
+            if let Some(reason) = skill.ineligible_reason() {
+                writeln!(out, "| eligible | no: {reason} |")?;
+            }
             writeln!(out, "| path | `{}` |", skill.skill_md.display())?;
             if let Some(l) = &fm.license {
                 writeln!(out, "| license | {l} |")?;
@@ -79,6 +105,16 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             }
             if let Some(hint) = skill.argument_hint() {
                 writeln!(out, "| argument-hint | {hint} |")?;
+            }
+            if !tools.is_empty() {
+                writeln!(out, "\n## Tools\n")?;
+                for t in &tools {
+                    writeln!(
+                        out,
+                        "- `{}` (`{}`, runs `{}`): {}",
+                        t.name, t.full_name, t.run, t.description
+                    )?;
+                }
             }
             writeln!(out, "\n---\n")?;
             writeln!(out, "{}", body.trim_start_matches(['\r', '\n']).trim_end())?;

@@ -11,7 +11,8 @@
 //!   "already active" notice ([`ActivationTracker`] in memory,
 //!   [`ConversationStore`] on disk, one [`ActivationLog`] trait);
 //! - the agent tools as data ([`tools`]): specs, handlers, typed outputs
-//!   and errors;
+//!   and errors; the tools skills declare ([`skill_tools`]): full names,
+//!   resolution, argument checks;
 //! - the per-file `sha256:` [`Manifest`] of a skill;
 //! - what to watch for hot reload, missing roots included ([`watch`]).
 //!
@@ -29,6 +30,7 @@ mod host;
 mod manifest;
 pub mod options;
 pub mod rules;
+pub mod skill_tools;
 mod snapshot;
 mod tool_error;
 pub mod tools;
@@ -43,6 +45,7 @@ pub use host::{Activated, Host, Reload};
 pub use manifest::{DIGEST_PREFIX, Manifest, ManifestFile, sha256_digest};
 pub use options::HostOptions;
 pub use rules::{is_model_invocable, is_served, is_user_invocable, require_served};
+pub use skill_tools::{MAX_TOOL_ARGUMENT_BYTES, ResolvedTool, SkillToolEntry, SkillTools};
 pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use tool_error::{ToolError, ToolErrorKind};
 pub use tools::{FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};

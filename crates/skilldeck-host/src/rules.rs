@@ -1,8 +1,10 @@
 //! Which skills a host serves and to whom, stated once: every face (MCP,
 //! CLI, bindings) asks here instead of testing modes itself.
 //!
-//! - **served**: the skill's mode is not `off` (an `off` skill stays in the
-//!   deck, so it can be named in errors, but no face offers it);
+//! - **served**: the skill's mode is not `off` and it is eligible on this
+//!   machine (its `requires`); such a skill stays in the deck, so it can be
+//!   named in errors with the reason, but no face offers it (catalog, tool
+//!   lists);
 //! - **model-invocable**: served, and the model may activate it (not
 //!   `disable-model-invocation`, not mode `manual`);
 //! - **user-invocable**: served, and the user may invoke it (not
@@ -10,7 +12,7 @@
 
 use skilldeck::{Deck, Skill};
 
-/// True when `skill` is served: its mode is not `off` (the core's
+/// True when `skill` is served: its mode is not `off` and it is eligible (the core's
 /// [`Skill::is_served`], where the rule is written).
 pub fn is_served(skill: &Skill) -> bool {
     skill.is_served()
@@ -36,16 +38,30 @@ pub fn served(deck: &Deck) -> impl Iterator<Item = &Skill> {
 /// The served skill named `name` (the core's [`skilldeck::lookup`]: the
 /// exact name, else the one name equal to it ignoring case and Unicode
 /// compatibility forms): else [`skilldeck::Error::SkillOff`] when the deck
-/// has it with mode `off`, else the core's unknown-skill error (the reason
+/// has it with mode `off`, [`skilldeck::Error::SkillIneligible`] (with the
+/// reason) when this machine lacks what it requires, else the core's unknown-skill error (the reason
 /// discovery skipped a folder of that name, or close served names).
 pub fn require_served<'d>(deck: &'d Deck, name: &str) -> Result<&'d Skill, skilldeck::Error> {
     match skilldeck::lookup(deck, name) {
         skilldeck::Lookup::Exact(skill) if is_served(skill) => Ok(skill),
-        skilldeck::Lookup::Exact(skill) => Err(skilldeck::Error::SkillOff(skill.name.clone())),
+        skilldeck::Lookup::Exact(skill) => Err(not_served(skill)),
         skilldeck::Lookup::Suggestions(_) => Err(skilldeck::search::unknown_skill(
             deck,
             name,
             served(deck).map(|s| s.name.as_str()),
         )),
+    }
+}
+
+/// The error for a skill the deck has but does not serve.
+pub fn not_served(skill: &Skill) -> skilldeck::Error {
+    match skill.ineligible_reason() {
+        Some(reason) if skill.mode != skilldeck::SkillMode::Off => {
+            skilldeck::Error::SkillIneligible {
+                name: skill.name.clone(),
+                reason: reason.to_owned(),
+            }
+        }
+        _ => skilldeck::Error::SkillOff(skill.name.clone()),
     }
 }

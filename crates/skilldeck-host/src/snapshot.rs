@@ -13,6 +13,7 @@ use skilldeck::{CatalogSummary, Deck, SearchIndex, Skill};
 
 use crate::options::HostOptions;
 use crate::rules;
+use crate::skill_tools::SkillTools;
 
 /// One immutable view of the deck: the skills, what the catalog shows, and
 /// the options it was built under (the tools read their limits there).
@@ -35,6 +36,9 @@ pub struct Snapshot {
     /// BM25 over names and descriptions, built on the first search (it is
     /// not needed to answer the first request).
     search: OnceLock<SearchIndex>,
+    /// The skills' declared tools by full name, with compiled schemas,
+    /// built on first use.
+    skill_tools: OnceLock<SkillTools>,
 }
 
 impl Snapshot {
@@ -75,6 +79,7 @@ impl Snapshot {
             catalog: summary,
             options,
             search: OnceLock::new(),
+            skill_tools: OnceLock::new(),
         })
     }
 
@@ -87,6 +92,13 @@ impl Snapshot {
     pub fn search_index(&self) -> &SearchIndex {
         self.search
             .get_or_init(|| SearchIndex::new(self.deck.skills()))
+    }
+
+    /// The tools skills declare (`tools:`), by full name, with each schema
+    /// compiled once for this snapshot (built on first use).
+    pub fn skill_tools(&self) -> &SkillTools {
+        self.skill_tools
+            .get_or_init(|| SkillTools::build(&self.deck))
     }
 
     /// The served skill named `name`, if any.
@@ -139,6 +151,12 @@ pub fn catalog_fingerprint(deck: &Deck) -> u64 {
         s.user_invocable().hash(&mut h);
         s.argument_hint().hash(&mut h);
         s.skill_md.hash(&mut h);
+        for tool in s.tools() {
+            tool.name.hash(&mut h);
+            tool.description.hash(&mut h);
+            tool.run.hash(&mut h);
+            tool.input_schema.to_string().hash(&mut h);
+        }
     }
     h.finish()
 }

@@ -161,6 +161,34 @@ codes! {
     PlaceholderText = "placeholder-text",
     /// Discovery: a same-named skill of higher precedence wins.
     ShadowedSkill = "shadowed-skill",
+    /// `tools` is neither a list of tool mappings nor another host's list
+    /// of tool names.
+    ToolsNotList = "tools-not-list",
+    /// A `tools` entry is not a mapping, or has a key other than `name`,
+    /// `description`, `parameters`, `input_schema` and `run`.
+    ToolInvalid = "tool-invalid",
+    /// A tool name is missing or does not match `^[a-z][a-z0-9_]*$`.
+    ToolNameInvalid = "tool-name-invalid",
+    /// Two tools of one skill share a name.
+    ToolNameDuplicate = "tool-name-duplicate",
+    /// The full tool name `{skill}__{tool}` is over 64 characters.
+    ToolFullNameTooLong = "tool-full-name-too-long",
+    /// A tool has no `description`.
+    ToolDescriptionMissing = "tool-description-missing",
+    /// A tool has no `run`.
+    ToolRunMissing = "tool-run-missing",
+    /// A tool's `run` leads outside the skill folder.
+    ToolRunEscapes = "tool-run-escapes",
+    /// A tool's `run` names no regular file in the skill folder.
+    ToolRunNotFound = "tool-run-not-found",
+    /// A tool's `parameters` or `input_schema` is not a well-formed JSON
+    /// Schema of an object.
+    ToolSchemaInvalid = "tool-schema-invalid",
+    /// A tool gives both `parameters` and `input_schema`.
+    ToolSchemaConflict = "tool-schema-conflict",
+    /// A `requires` block (top-level, or `metadata.openclaw.requires` and
+    /// its aliases) is malformed.
+    RequiresInvalid = "requires-invalid",
 }
 
 impl fmt::Display for Code {

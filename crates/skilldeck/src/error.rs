@@ -66,6 +66,16 @@ pub enum Error {
     /// The skill exists but its mode is `off`: it is not served.
     #[error("skill '{0}' is turned off (mode \"off\" in the config)")]
     SkillOff(String),
+    /// The skill exists but this machine lacks what it `requires` (a
+    /// binary on PATH, an environment variable, the OS, a host setting): it
+    /// is not served.
+    #[error("skill '{name}' is not available here: it {reason}")]
+    SkillIneligible {
+        /// The skill.
+        name: String,
+        /// The unmet condition (`needs 'jq' on PATH (requires.bins)`).
+        reason: String,
+    },
     /// A skill's `SKILL.md` could not be read or split on activation.
     #[error("cannot activate skill '{name}': {diagnostic}")]
     Activation {

@@ -34,14 +34,17 @@ pub mod search;
 mod skill;
 pub mod spec;
 
-pub use activation::{Activation, ActivationFormat, ActivationOptions, activate, activate_with};
+pub use activation::{
+    Activation, ActivationFormat, ActivationOptions, DynamicContext, activate, activate_with,
+    activate_with_dynamic,
+};
 pub use catalog::{
     Budget, Catalog, CatalogFormat, CatalogOptions, CatalogSummary, Encoding, Explanation,
     OwnedCatalog, count_tokens, render as render_catalog,
 };
 pub use deck::{
-    BundledMode, Config, Deck, DiscoveryOptions, ExplicitSkill, Root, RootReport, Shadowed,
-    discover, skill_folders,
+    BundledMode, Config, Deck, DiscoveryOptions, EligibilityContext, ExplicitSkill, Ineligible,
+    Root, RootReport, Shadowed, discover, skill_folders,
 };
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use error::{Error, ResourceProblem};
@@ -53,6 +56,7 @@ pub use scaffold::{SCAFFOLD_PLACEHOLDER, new_skill, skill_md_template};
 pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, require, suggest};
 pub use skill::{HostFields, Scope, Skill, SkillMode};
 pub use spec::{
-    Checked, Frontmatter, Mode, NameCharset, SkillName, SkillReport, ValidationOptions, check_text,
-    validate_dir, validate_many, validate_path,
+    Checked, Frontmatter, Mode, NameCharset, Requirements, SkillName, SkillReport, SkillTool,
+    ToolName, ValidationOptions, check_text, full_tool_name, validate_dir, validate_many,
+    validate_path,
 };

@@ -123,3 +123,61 @@ pub const CATALOG_DESCRIPTION_FLOOR_CHARS: usize = 60;
 /// Catalog: the smallest floor accepted (one character plus "…"); lower
 /// values given in options are raised to it.
 pub const CATALOG_MIN_FLOOR_CHARS: usize = 2;
+
+/// Longest full name of a skill-defined tool (`{skill}__{tool}`), in
+/// characters: the MCP and model APIs' tool-name limit.
+pub const MAX_TOOL_FULL_NAME_CHARS: usize = 64;
+
+/// Most tools one skill may declare under `tools:`.
+pub const MAX_SKILL_TOOLS: usize = 64;
+
+/// Largest JSON argument value accepted for one skill tool call (bytes of
+/// its JSON text). Larger arguments are refused before any validation.
+pub const MAX_TOOL_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// Most dynamic-context directives (`` !`cmd` ``, ```` ```! ````) replaced in
+/// one activation; the rest are replaced by the disabled text unexecuted.
+pub const MAX_DYNAMIC_DIRECTIVES: usize = 32;
+
+/// `[exec] enabled`: skill execution is off until the operator turns it on.
+pub const DEFAULT_EXEC_ENABLED: bool = false;
+
+/// `[exec] timeout-secs`: wall-clock limit of one execution.
+pub const DEFAULT_EXEC_TIMEOUT_SECS: u64 = 30;
+
+/// Largest `[exec] timeout-secs` accepted; a larger value is a config error.
+pub const MAX_EXEC_TIMEOUT_SECS: u64 = 600;
+
+/// `[exec] output-cap-bytes`: most bytes kept per output stream.
+pub const DEFAULT_EXEC_OUTPUT_CAP_BYTES: u64 = 1024 * 1024;
+
+/// Largest `[exec] output-cap-bytes` accepted.
+pub const MAX_EXEC_OUTPUT_CAP_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `[exec] memory-bytes`: address-space limit of one execution.
+pub const DEFAULT_EXEC_MEMORY_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// `[exec] max-processes`: most processes (threads) one execution may hold.
+pub const DEFAULT_EXEC_MAX_PROCESSES: u64 = 64;
+
+/// `[exec] file-size-bytes`: largest file one execution may write.
+pub const DEFAULT_EXEC_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `[exec] cpu-secs`: CPU time of one execution.
+pub const DEFAULT_EXEC_CPU_SECS: u64 = 30;
+
+/// `[exec] concurrency`: most executions running at once.
+pub const DEFAULT_EXEC_CONCURRENCY: usize = 3;
+
+/// Largest `[exec] concurrency` accepted.
+pub const MAX_EXEC_CONCURRENCY: usize = 64;
+
+/// `[exec] queue`: most executions waiting for a slot; beyond it a call is
+/// refused with a clear error.
+pub const DEFAULT_EXEC_QUEUE: usize = 32;
+
+/// Largest `[exec] queue` accepted.
+pub const MAX_EXEC_QUEUE: usize = 4096;
+
+/// `[exec] dynamic-context`: `` !`cmd` `` directives are not run by default.
+pub const DEFAULT_EXEC_DYNAMIC_CONTEXT: bool = false;

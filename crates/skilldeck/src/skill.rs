@@ -10,6 +10,8 @@ use crate::error::Error;
 use crate::fs::read::read_frontmatter_prefix;
 use crate::spec::fields::Frontmatter;
 use crate::spec::options::ValidationOptions;
+use crate::spec::requires::Requirements;
+use crate::spec::tools::SkillTool;
 use crate::spec::yaml::NodeKind;
 
 /// Where a skill was found. Declaration order is precedence: when two skills
@@ -154,6 +156,21 @@ pub struct HostFields {
     /// `argument-hint` and `arguments`, when either is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     args: Option<Box<HostArgs>>,
+    /// `tools` and `requires`, when either is present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ext: Option<Box<HostExt>>,
+    /// Why the skill is not eligible on this machine (`None`: eligible, or
+    /// not assessed). Set by [`crate::Deck::new`] from the `requires`
+    /// blocks; never stored in the index (it depends on the machine).
+    #[serde(skip)]
+    ineligible: Option<Box<str>>,
+}
+
+/// The skilldeck extension fields: declared tools and requirements.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct HostExt {
+    tools: Vec<SkillTool>,
+    requires: Vec<Requirements>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -169,13 +186,15 @@ impl Clone for HostFields {
             // A clone's texts may be edited: its hints would go stale.
             catalog: 0,
             args: self.args.clone(),
+            ext: self.ext.clone(),
+            ineligible: self.ineligible.clone(),
         }
     }
 }
 
 impl PartialEq for HostFields {
     fn eq(&self, other: &Self) -> bool {
-        self.flags == other.flags && self.args == other.args
+        self.flags == other.flags && self.args == other.args && self.ext == other.ext
     }
 }
 
@@ -222,11 +241,24 @@ impl HostFields {
         let names: Box<[Box<str>]> = argument_names_of(fm).into_iter().map(Box::from).collect();
         let args =
             (hint.is_some() || !names.is_empty()).then(|| Box::new(HostArgs { hint, names }));
+        let ext = (!fm.tools.is_empty() || !fm.requires.is_empty()).then(|| {
+            Box::new(HostExt {
+                tools: fm.tools.clone(),
+                requires: fm.requires.clone(),
+            })
+        });
         HostFields {
             flags,
             catalog: 0,
             args,
+            ext,
+            ineligible: None,
         }
+    }
+
+    /// Records the eligibility verdict (`None`: eligible).
+    pub(crate) fn set_ineligible(&mut self, reason: Option<String>) {
+        self.ineligible = reason.map(Box::from);
     }
 
     /// Bytes held on the heap.
@@ -236,7 +268,15 @@ impl HostFields {
                 + a.hint.as_ref().map_or(0, |h| h.len())
                 + a.names.len() * std::mem::size_of::<Box<str>>()
                 + a.names.iter().map(|n| n.len()).sum::<usize>()
-        })
+        }) + self.ext.as_ref().map_or(0, |e| {
+            std::mem::size_of::<HostExt>()
+                + e.tools.len() * std::mem::size_of::<SkillTool>()
+                + e.tools
+                    .iter()
+                    .map(|t| t.description.len() + t.run.len() + t.name.as_str().len())
+                    .sum::<usize>()
+                + e.requires.len() * std::mem::size_of::<Requirements>()
+        }) + self.ineligible.as_ref().map_or(0, |r| r.len())
     }
 }
 
@@ -294,11 +334,42 @@ impl Skill {
     }
 
     /// The served rule, stated once: a skill is served unless its mode is
-    /// `off` (an `off` skill stays in the deck, so errors can name it, but
-    /// nothing offers it). Hosts ask `skilldeck_host::rules`, which builds on
-    /// this.
+    /// `off` or it is not eligible on this machine (its `requires`; see
+    /// [`crate::deck::EligibilityContext`]). Such a skill stays in the deck,
+    /// so errors can name it and say why, but nothing offers it: not the
+    /// catalog, not the tool lists. Hosts ask `skilldeck_host::rules`, which
+    /// builds on this.
     pub fn is_served(&self) -> bool {
-        self.mode != SkillMode::Off
+        self.mode != SkillMode::Off && self.is_eligible()
+    }
+
+    /// False when the deck found this machine lacks what the skill
+    /// `requires` ([`Skill::ineligible_reason`] says what).
+    pub fn is_eligible(&self) -> bool {
+        self.host.ineligible.is_none()
+    }
+
+    /// Why the skill is not eligible here (`needs 'jq' on PATH
+    /// (requires.bins)`), if it is not.
+    pub fn ineligible_reason(&self) -> Option<&str> {
+        self.host.ineligible.as_deref()
+    }
+
+    /// The tools the skill declares (`tools:`), each valid; empty for most
+    /// skills. Offered only while the skill is served.
+    pub fn tools(&self) -> &[SkillTool] {
+        self.host.ext.as_ref().map_or(&[], |e| &e.tools)
+    }
+
+    /// The tool named `name`, if the skill declares it.
+    pub fn tool(&self, name: &str) -> Option<&SkillTool> {
+        self.tools().iter().find(|t| t.name.as_str() == name)
+    }
+
+    /// The skill's `requires` blocks (top-level, then `metadata.openclaw`
+    /// and aliases).
+    pub fn requirements(&self) -> &[Requirements] {
+        self.host.ext.as_ref().map_or(&[], |e| &e.requires)
     }
 
     /// True when files with more than one hard link are served from this

@@ -10,6 +10,9 @@
 //!   rules;
 //! - [`search_skills`]: BM25 over names and descriptions.
 //!
+//! The tools skills declare themselves (`tools:`) are in
+//! [`crate::skill_tools`].
+//!
 //! Bad input is a [`ToolError`](crate::ToolError) whose message tells the model what to do
 //! instead; it never fails the host.
 

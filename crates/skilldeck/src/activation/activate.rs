@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::fs::Metadata;
 use std::path::PathBuf;
 
+use crate::activation::dynamic::{DisabledDynamicContext, DynamicContext, expand_dynamic};
 use crate::activation::envelope::escape_xml;
 use crate::activation::envelope::neutralise_envelope_tags;
 use crate::activation::substitute::Substitution;
@@ -242,7 +243,22 @@ pub fn activate_with(
     arguments: &str,
     options: &ActivationOptions,
 ) -> Result<Activation, Error> {
-    activate_stamped(skill, arguments, options).map(|(activation, _)| activation)
+    activate_stamped(skill, arguments, options, &DisabledDynamicContext)
+        .map(|(activation, _)| activation)
+}
+
+/// [`activate_with`], with `dynamic` answering the body's dynamic-context
+/// directives (`` !`cmd` ``, ```` ```! ````; see
+/// [`crate::activation::dynamic`]). [`activate_with`] uses
+/// [`DisabledDynamicContext`]: every directive becomes
+/// `[shell execution disabled]`.
+pub fn activate_with_dynamic(
+    skill: &Skill,
+    arguments: &str,
+    options: &ActivationOptions,
+    dynamic: &dyn DynamicContext,
+) -> Result<Activation, Error> {
+    activate_stamped(skill, arguments, options, dynamic).map(|(activation, _)| activation)
 }
 
 /// [`activate_with`], also returning the metadata of the `SKILL.md` that was
@@ -251,6 +267,7 @@ pub(crate) fn activate_stamped(
     skill: &Skill,
     arguments: &str,
     options: &ActivationOptions,
+    dynamic: &dyn DynamicContext,
 ) -> Result<(Activation, Metadata), Error> {
     if arguments.len() > options.max_arguments_bytes {
         return Err(Error::ArgumentsTooLong {
@@ -269,6 +286,8 @@ pub(crate) fn activate_stamped(
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
     let split = frontmatter::split(text).map_err(|d| fail(d.in_file(&skill.skill_md)))?;
     let body = strip_one_leading_blank_line(split.body).trim_end();
+    // Directives first, on the body as written: arguments never reach a command.
+    let body = expand_dynamic(body, skill, dynamic);
     let dir = if options.show_skill_dir {
         skill.dir.to_string_lossy()
     } else {
@@ -281,7 +300,7 @@ pub(crate) fn activate_stamped(
         skill_dir: &dir,
         words: None,
     }
-    .apply(body, options.max_body_bytes)
+    .apply(&body, options.max_body_bytes)
     .ok_or_else(|| Error::ActivationTooLarge {
         name: skill.name.clone(),
         limit: options.max_body_bytes,

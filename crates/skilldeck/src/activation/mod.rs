@@ -42,12 +42,17 @@
 
 pub(crate) mod activate;
 pub(crate) mod arguments;
+pub mod dynamic;
 pub(crate) mod envelope;
 pub(crate) mod substitute;
 
 pub use activate::{
     Activation, ActivationFormat, ActivationOptions, NO_DIR_NOTE, TEXT_HEADER, XML_OPEN_TAG,
-    activate, activate_with,
+    activate, activate_with, activate_with_dynamic,
 };
 pub use arguments::{join_arguments, split_arguments};
+pub use dynamic::{
+    DYNAMIC_DISABLED_TEXT, Directive, DirectiveKind, DisabledDynamicContext, DynamicContext,
+    expand_dynamic, find_directives,
+};
 pub use envelope::escape_xml;

@@ -157,6 +157,8 @@ pub enum Reason {
     ModeManual,
     /// Mode `off`.
     ModeOff,
+    /// Not eligible on this machine (its `requires`).
+    Ineligible,
 }
 
 /// One skill in an [`Explanation`].
@@ -287,6 +289,7 @@ impl fmt::Display for Explanation<'_> {
                 (_, Reason::DisableModelInvocation) => "disable-model-invocation: true".to_owned(),
                 (_, Reason::ModeManual) => "mode manual".to_owned(),
                 (_, Reason::ModeOff) => "mode off".to_owned(),
+                (_, Reason::Ineligible) => "not eligible on this machine (requires)".to_owned(),
                 (_, Reason::Budget) => "budget".to_owned(),
             };
             let relevance = s

@@ -54,8 +54,9 @@ where
                 relevance: None,
                 outcome: Outcome::Excluded,
                 reason: match skill.mode {
-                    SkillMode::Manual => Reason::ModeManual,
                     SkillMode::Off => Reason::ModeOff,
+                    _ if !skill.is_eligible() => Reason::Ineligible,
+                    SkillMode::Manual => Reason::ModeManual,
                     _ => Reason::DisableModelInvocation,
                 },
             });

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::skill::SkillMode;
 
 use crate::catalog::{Budget, CatalogFormat, CatalogOptions, Encoding};
+use crate::deck::exec_config::ExecConfig;
 use crate::diagnostic::Code;
 use crate::error::Error;
 use crate::spec::name::NameCharset;
@@ -51,6 +52,9 @@ pub struct Config {
     /// `[resources]`: what a skill's files may be.
     #[serde(default)]
     pub resources: ResourcesConfig,
+    /// `[exec]`: whether and how skill scripts run.
+    #[serde(default)]
+    pub exec: ExecConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]

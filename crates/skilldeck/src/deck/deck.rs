@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::catalog::hints::hints_of;
+use crate::deck::eligibility::EligibilityContext;
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::skill::{Scope, Skill};
 
@@ -84,6 +85,11 @@ impl Deck {
             let hints = hints_of(skill);
             skill.host.set_catalog_hints(hints);
         }
+        // Eligibility, once per load: the process's context is built (and
+        // PATH scanned) only when a skill has requirements.
+        if skills.iter().any(|s| !s.requirements().is_empty()) {
+            assess(&mut skills, &EligibilityContext::from_process());
+        }
         Deck {
             skills,
             by_name,
@@ -92,6 +98,14 @@ impl Deck {
             index_stats: None,
             roots: Vec::new(),
         }
+    }
+
+    /// Decides every skill's eligibility again against `context` (a host
+    /// that declares config keys, or runs skills elsewhere): the deck's
+    /// served set follows.
+    pub fn with_eligibility(mut self, context: &EligibilityContext) -> Self {
+        assess(&mut self.skills, context);
+        self
     }
 
     /// Records the roots discovery searched.
@@ -171,5 +185,12 @@ impl Deck {
         self.diagnostics
             .iter()
             .filter(|d| d.severity == Severity::Error || d.code == Code::WalkLimit)
+    }
+}
+
+fn assess(skills: &mut [Skill], context: &EligibilityContext) {
+    for skill in skills {
+        let verdict = context.check(skill.requirements()).err().map(|i| i.reason);
+        skill.host.set_ineligible(verdict);
     }
 }

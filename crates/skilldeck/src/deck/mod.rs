@@ -9,6 +9,8 @@ pub(crate) mod config;
 #[allow(clippy::module_inception)]
 pub(crate) mod deck;
 pub(crate) mod discovery;
+pub(crate) mod eligibility;
+pub(crate) mod exec_config;
 pub(crate) mod index;
 
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
@@ -21,4 +23,6 @@ pub use discovery::{
     DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots,
     skill_folders, user_roots, user_roots_for,
 };
+pub use eligibility::{EligibilityContext, Ineligible, host_os};
+pub use exec_config::{ExecConfig, SandboxProfile, SkillGrant, ToolExposure, is_env_name};
 pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};

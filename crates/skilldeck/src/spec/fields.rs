@@ -8,6 +8,8 @@ use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
 use crate::spec::control::first_control;
 use crate::spec::name;
 use crate::spec::options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, Sink, help};
+use crate::spec::requires::{Requirements, check_requires};
+use crate::spec::tools::{SkillTool, check_tools};
 use crate::spec::yaml::{Key, Node, NodeKind};
 
 /// The frontmatter, typed. In lenient mode fields of the wrong type are
@@ -30,6 +32,14 @@ pub struct Frontmatter {
     /// `allowed-tools`, split on whitespace.
     #[serde(rename = "allowed-tools", skip_serializing_if = "Vec::is_empty")]
     pub allowed_tools: Vec<String>,
+    /// `tools` (a skilldeck extension): the skill's valid tools; a tool
+    /// with any problem is reported and left out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<SkillTool>,
+    /// `requires` and `metadata.openclaw.requires` (and aliases): what the
+    /// skill needs from the machine, one entry per block.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<Requirements>,
     /// Every other field, in source order.
     #[serde(skip)]
     pub extra: Vec<(String, Node)>,
@@ -51,10 +61,14 @@ type Field<'n> = Option<&'n (Key, Node)>;
 const OPENING: Pos = Pos::new(1, 1, 3);
 
 /// Checks every field of the frontmatter `root`; `dir_name` is the skill
-/// folder's name (for the name rule).
+/// folder's name (for the name rule), `dir` the folder (for tool entry
+/// points; `None` skips file checks), `typed_tools` the `tools` field as
+/// typed JSON when the YAML could be read that way.
 pub(crate) fn check_fields(
     root: &Node,
     dir_name: Option<&str>,
+    dir: Option<&std::path::Path>,
+    typed_tools: Option<&serde_json::Value>,
     sink: &mut Sink<'_>,
 ) -> Frontmatter {
     let mut fm = Frontmatter::default();
@@ -83,6 +97,9 @@ pub(crate) fn check_fields(
     check_license(field("license"), sink, &mut fm);
     check_metadata(field("metadata"), sink, &mut fm);
     check_allowed_tools(field("allowed-tools"), sink, &mut fm);
+    let skill = fm.name.clone().or_else(|| dir_name.map(str::to_owned));
+    fm.tools = check_tools(field("tools"), typed_tools, skill.as_deref(), dir, sink);
+    fm.requires = check_requires(entries, sink);
     fm
 }
 

@@ -11,6 +11,8 @@ pub(crate) mod frontmatter;
 pub(crate) mod lints;
 pub(crate) mod name;
 pub(crate) mod options;
+pub(crate) mod requires;
+pub(crate) mod tools;
 pub(crate) mod validate;
 pub(crate) mod yaml;
 
@@ -22,5 +24,7 @@ pub use name::{
     NameCharset, NameProblem, SkillName, check as check_name, normalize as normalize_name,
 };
 pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
+pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};
+pub use tools::{FULL_NAME_SEPARATOR, SkillTool, ToolName, ToolNameError, full_tool_name};
 pub use validate::{Checked, check_text, is_valid};
 pub use yaml::{Key, Node, NodeKind, Repair, YamlError, repair_unquoted_colons, to_json};

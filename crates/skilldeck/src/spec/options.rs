@@ -29,6 +29,9 @@ pub const KNOWN_HOST_FIELDS: &[&str] = &[
     "agent",
     "hooks",
     "paths",
+    // skilldeck extensions: skill-defined tools and eligibility.
+    "tools",
+    "requires",
 ];
 
 /// Validation mode.

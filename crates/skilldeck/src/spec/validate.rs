@@ -63,7 +63,23 @@ pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -
         None => return finish(sink, None, split.body_line),
     };
     let dir_name = dir.and_then(folder_name);
-    let fm = check_fields(&root, dir_name.as_deref(), &mut sink);
+    // Tool schemas need YAML's types (`minimum: 3` is a number); the tree
+    // keeps scalars as text, so a frontmatter with `tools` is also read typed.
+    let typed_tools = match &root.kind {
+        yaml::NodeKind::Map(entries) if entries.iter().any(|(k, _)| k.text == "tools") => {
+            yaml::to_json(split.yaml, split.yaml_line)
+                .ok()
+                .and_then(|mut map| map.remove("tools"))
+        }
+        _ => None,
+    };
+    let fm = check_fields(
+        &root,
+        dir_name.as_deref(),
+        dir,
+        typed_tools.as_ref(),
+        &mut sink,
+    );
     if options.lints {
         if let Some(description) = &fm.description {
             lints::description_placeholder(description, description_pos(&root), &mut sink);

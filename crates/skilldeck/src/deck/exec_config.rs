@@ -1,0 +1,238 @@
+//! `[exec]` in `skilldeck.toml`: whether and how skill scripts run (data
+//! only; the execution crate enforces it). Every default is a constant in
+//! [`crate::limits`]; a value over its cap, a zero limit, an unknown key or
+//! a malformed variable name is a config error naming the file and line.
+//!
+//! ```toml
+//! [exec]
+//! enabled = true            # serve: offer skill tools (default false)
+//! sandbox = "auto"          # "auto" | "landlock" | "bwrap" | "none"
+//! timeout-secs = 30         # at most limits::MAX_EXEC_TIMEOUT_SECS
+//! output-cap-bytes = 1048576
+//! concurrency = 3
+//! queue = 32
+//! env = ["LANG_EXTRA"]      # passed through by name; nothing else is
+//! tools = "on-activate"     # "on-activate" | "always" | "never"
+//! dynamic-context = false   # run !`cmd` directives at activation
+//!
+//! [exec.skills.web-fetch]   # grants for one skill, by the operator
+//! network = true
+//! read = ["/srv/data"]      # relative paths: against the config's folder
+//! env = ["API_TOKEN"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::limits::{
+    DEFAULT_EXEC_CONCURRENCY, DEFAULT_EXEC_CPU_SECS, DEFAULT_EXEC_DYNAMIC_CONTEXT,
+    DEFAULT_EXEC_ENABLED, DEFAULT_EXEC_FILE_SIZE_BYTES, DEFAULT_EXEC_MAX_PROCESSES,
+    DEFAULT_EXEC_MEMORY_BYTES, DEFAULT_EXEC_OUTPUT_CAP_BYTES, DEFAULT_EXEC_QUEUE,
+    DEFAULT_EXEC_TIMEOUT_SECS, MAX_EXEC_CONCURRENCY, MAX_EXEC_OUTPUT_CAP_BYTES, MAX_EXEC_QUEUE,
+    MAX_EXEC_TIMEOUT_SECS,
+};
+
+/// `[exec]`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct ExecConfig {
+    /// Execution in `serve` (skill tools, `run_skill_script`, dynamic
+    /// context); the CLI's explicit `run`/`call` need no switch.
+    pub enabled: bool,
+    /// The isolation profile.
+    pub sandbox: SandboxProfile,
+    /// Wall-clock limit of one execution, in seconds (1 to
+    /// [`MAX_EXEC_TIMEOUT_SECS`]).
+    #[serde(deserialize_with = "timeout_secs")]
+    pub timeout_secs: u64,
+    /// Most bytes kept per output stream (1 to [`MAX_EXEC_OUTPUT_CAP_BYTES`]).
+    #[serde(deserialize_with = "output_cap_bytes")]
+    pub output_cap_bytes: u64,
+    /// Address-space limit of one execution, in bytes.
+    #[serde(deserialize_with = "positive_u64")]
+    pub memory_bytes: u64,
+    /// Most processes one execution may hold.
+    #[serde(deserialize_with = "positive_u64")]
+    pub max_processes: u64,
+    /// Largest file one execution may write, in bytes.
+    #[serde(deserialize_with = "positive_u64")]
+    pub file_size_bytes: u64,
+    /// CPU time of one execution, in seconds.
+    #[serde(deserialize_with = "positive_u64")]
+    pub cpu_secs: u64,
+    /// Most executions running at once (1 to [`MAX_EXEC_CONCURRENCY`]).
+    #[serde(deserialize_with = "concurrency")]
+    pub concurrency: usize,
+    /// Most executions waiting for a slot (0 to [`MAX_EXEC_QUEUE`]; 0:
+    /// refuse when all slots are busy).
+    #[serde(deserialize_with = "queue")]
+    pub queue: usize,
+    /// Environment variables passed through to every execution, by name.
+    #[serde(deserialize_with = "env_names")]
+    pub env: Vec<String>,
+    /// When declared skill tools are offered.
+    pub tools: ToolExposure,
+    /// Run dynamic-context directives (`` !`cmd` ``) at activation, in the
+    /// sandbox; off: they become `[shell execution disabled]`.
+    pub dynamic_context: bool,
+    /// `[exec.skills.<name>]`: grants for one skill.
+    pub skills: BTreeMap<String, SkillGrant>,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        ExecConfig {
+            enabled: DEFAULT_EXEC_ENABLED,
+            sandbox: SandboxProfile::default(),
+            timeout_secs: DEFAULT_EXEC_TIMEOUT_SECS,
+            output_cap_bytes: DEFAULT_EXEC_OUTPUT_CAP_BYTES,
+            memory_bytes: DEFAULT_EXEC_MEMORY_BYTES,
+            max_processes: DEFAULT_EXEC_MAX_PROCESSES,
+            file_size_bytes: DEFAULT_EXEC_FILE_SIZE_BYTES,
+            cpu_secs: DEFAULT_EXEC_CPU_SECS,
+            concurrency: DEFAULT_EXEC_CONCURRENCY,
+            queue: DEFAULT_EXEC_QUEUE,
+            env: Vec::new(),
+            tools: ToolExposure::default(),
+            dynamic_context: DEFAULT_EXEC_DYNAMIC_CONTEXT,
+            skills: BTreeMap::new(),
+        }
+    }
+}
+
+impl ExecConfig {
+    /// The grant of skill `name` (none: the empty grant: no network, no
+    /// extra reads, no extra variables).
+    pub fn grant(&self, name: &str) -> SkillGrant {
+        self.skills.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// `[exec] sandbox`: which isolation applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxProfile {
+    /// The strongest profile this machine offers (bubblewrap when
+    /// installed, else Landlock + seccomp); refused when none is available.
+    #[default]
+    Auto,
+    /// In-process Landlock + seccomp + rlimits; refused where unavailable.
+    Landlock,
+    /// bubblewrap (`bwrap`) around the in-process layers; refused when not installed.
+    Bwrap,
+    /// No isolation (limits and the cleared environment still apply): only
+    /// when the operator says so.
+    None,
+}
+
+impl SandboxProfile {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxProfile::Auto => "auto",
+            SandboxProfile::Landlock => "landlock",
+            SandboxProfile::Bwrap => "bwrap",
+            SandboxProfile::None => "none",
+        }
+    }
+}
+
+/// `[exec] tools`: when a skill's declared tools are offered (with
+/// execution enabled).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolExposure {
+    /// Once the skill is activated in the session (then `tools/list_changed`).
+    #[default]
+    OnActivate,
+    /// From the start, for every served skill.
+    Always,
+    /// Never (only `run_skill_script` and the CLI).
+    Never,
+}
+
+impl ToolExposure {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolExposure::OnActivate => "on-activate",
+            ToolExposure::Always => "always",
+            ToolExposure::Never => "never",
+        }
+    }
+}
+
+/// `[exec.skills.<name>]`: what the operator grants one skill beyond the
+/// default policy. A skill never grants itself anything.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct SkillGrant {
+    /// Network access (TCP/UDP, DNS).
+    pub network: bool,
+    /// Extra read-only paths (relative ones against the config file's
+    /// folder: use [`crate::Config::resolve`]).
+    pub read: Vec<PathBuf>,
+    /// Extra environment variables passed through, by name.
+    #[serde(deserialize_with = "env_names")]
+    pub env: Vec<String>,
+}
+
+fn bounded_u64<'de, D: Deserializer<'de>>(d: D, what: &str, max: u64) -> Result<u64, D::Error> {
+    let v = u64::deserialize(d)?;
+    if v == 0 || v > max {
+        return Err(serde::de::Error::custom(format!(
+            "{what} must be between 1 and {max}, found {v}"
+        )));
+    }
+    Ok(v)
+}
+
+fn timeout_secs<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded_u64(d, "timeout-secs", MAX_EXEC_TIMEOUT_SECS)
+}
+
+fn output_cap_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded_u64(d, "output-cap-bytes", MAX_EXEC_OUTPUT_CAP_BYTES)
+}
+
+fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded_u64(d, "the limit", u64::MAX)
+}
+
+fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let max = u64::try_from(MAX_EXEC_CONCURRENCY).unwrap_or(u64::MAX);
+    let v = bounded_u64(d, "concurrency", max)?;
+    usize::try_from(v).map_err(serde::de::Error::custom)
+}
+
+fn queue<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let v = usize::deserialize(d)?;
+    if v > MAX_EXEC_QUEUE {
+        return Err(serde::de::Error::custom(format!(
+            "queue must be at most {MAX_EXEC_QUEUE}, found {v}"
+        )));
+    }
+    Ok(v)
+}
+
+/// True for a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = Vec::<String>::deserialize(d)?;
+    if let Some(bad) = names.iter().find(|n| !is_env_name(n)) {
+        return Err(serde::de::Error::custom(format!(
+            "'{}' is not an environment variable name (letters, digits and '_', not starting with a digit)",
+            bad.escape_debug()
+        )));
+    }
+    Ok(names)
+}

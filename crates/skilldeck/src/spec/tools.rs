@@ -1,0 +1,648 @@
+//! Skill-defined tools: the `tools:` frontmatter field (a skilldeck
+//! extension). Each entry declares one tool a host may offer once the skill
+//! is served:
+//!
+//! ```yaml
+//! tools:
+//!   - name: search_notes
+//!     description: Search the notes by keyword.
+//!     parameters:                 # the compact form ...
+//!       query: {type: string, description: Words to find, required: true}
+//!       tags: {type: array, items: {type: string}}
+//!     run: scripts/search.py      # the entry point, inside the skill
+//!   - name: stats
+//!     description: Count the notes.
+//!     input_schema:               # ... or a full JSON Schema
+//!       type: object
+//!       properties: {}
+//!     run: scripts/stats.sh
+//! ```
+//!
+//! The compact `parameters` map is converted to a JSON Schema object
+//! (`type: object`, `properties`, `required`, `additionalProperties:
+//! false`), so every [`SkillTool`] carries one full schema. A tool with any
+//! problem is reported (stable codes, each at its key's position) and left
+//! out: a host never offers a tool it could not validate.
+//!
+//! A `tools` list made only of strings is another host's allowlist of tool
+//! names (GitHub Copilot prompt files write `tools: ['codebase', ...]`): it
+//! declares no skill tools and is not reported.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::diagnostic::{Code, Pos};
+use crate::fs::contain::normalize_resource_path;
+use crate::limits::{MAX_SKILL_TOOLS, MAX_TOOL_FULL_NAME_CHARS};
+use crate::spec::options::{Sink, help};
+use crate::spec::yaml::{Key, Node, NodeKind};
+
+/// The name of a skill-defined tool: `^[a-z][a-z0-9_]*$`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ToolName(String);
+
+/// Why a text is not a [`ToolName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid tool name '{}': it must start with a lowercase ASCII letter and hold only lowercase letters, digits and '_'",
+    .0.escape_debug()
+)]
+pub struct ToolNameError(pub String);
+
+impl ToolName {
+    /// `name` when it matches `^[a-z][a-z0-9_]*$`.
+    pub fn new(name: &str) -> Result<Self, ToolNameError> {
+        let mut chars = name.chars();
+        let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+        let rest_ok = chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if first_ok && rest_ok {
+            Ok(ToolName(name.to_owned()))
+        } else {
+            Err(ToolNameError(name.to_owned()))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for ToolName {
+    type Error = ToolNameError;
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        ToolName::new(&value)
+    }
+}
+
+impl From<ToolName> for String {
+    fn from(value: ToolName) -> Self {
+        value.0
+    }
+}
+
+impl std::fmt::Display for ToolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The separator between the skill and the tool in a full tool name.
+pub const FULL_NAME_SEPARATOR: &str = "__";
+
+/// The full name of tool `tool` of skill `skill`: `{skill}__{tool}`, with
+/// the skill name's hyphens turned into underscores (`pdf-tools` +
+/// `merge` = `pdf_tools__merge`).
+pub fn full_tool_name(skill: &str, tool: &ToolName) -> String {
+    let mut out = String::with_capacity(skill.len() + 2 + tool.0.len());
+    out.extend(skill.chars().map(|c| if c == '-' { '_' } else { c }));
+    out.push_str(FULL_NAME_SEPARATOR);
+    out.push_str(&tool.0);
+    out
+}
+
+/// One tool a skill declares.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct SkillTool {
+    /// Its name, unique in the skill.
+    pub name: ToolName,
+    /// What it does (shown to the model).
+    pub description: String,
+    /// The JSON Schema of its arguments: always an object schema (compact
+    /// `parameters` are converted), checked to compile.
+    pub input_schema: Value,
+    /// The entry point: a path relative to the skill folder, normalised
+    /// (`/`-separated, no `.`), checked to stay inside the skill.
+    pub run: String,
+}
+
+impl SkillTool {
+    /// The tool's full name for skill `skill` ([`full_tool_name`]).
+    pub fn full_name(&self, skill: &str) -> String {
+        full_tool_name(skill, &self.name)
+    }
+}
+
+/// The keys a tool entry may have.
+const TOOL_KEYS: [&str; 5] = ["name", "description", "parameters", "input_schema", "run"];
+
+/// The keys a compact parameter may have.
+const PARAM_KEYS: [&str; 5] = ["type", "description", "required", "items", "enum"];
+
+/// Checks the `tools` field. `typed` is the same field as typed JSON (YAML
+/// 1.2 types: `minimum: 3` is a number), when the YAML could be read that
+/// way; else scalars are typed by their text. `skill` is the skill's name
+/// (for full names), `dir` its folder (for `run`; `None` skips the file
+/// checks).
+pub(crate) fn check_tools(
+    field: Option<&(Key, Node)>,
+    typed: Option<&Value>,
+    skill: Option<&str>,
+    dir: Option<&Path>,
+    sink: &mut Sink<'_>,
+) -> Vec<SkillTool> {
+    let Some((key, value)) = field else {
+        return Vec::new();
+    };
+    let items = match &value.kind {
+        NodeKind::Null => return Vec::new(),
+        NodeKind::Seq(items) => items,
+        other => {
+            let d = sink.push(
+                Code::ToolsNotList,
+                Some(key.pos),
+                format!(
+                    "Field 'tools' must be a list of tools, found {}",
+                    other.describe()
+                ),
+            );
+            help(
+                d,
+                "write `tools:` as a list of `- name: ...` entries with `description`, `parameters` and `run`",
+            );
+            return Vec::new();
+        }
+    };
+    // Another host's allowlist of tool names (Copilot's `tools: [...]`).
+    if items.iter().all(|i| matches!(i.kind, NodeKind::Scalar(_))) {
+        return Vec::new();
+    }
+    let typed_items = typed.and_then(Value::as_array);
+    let real_dir = dir.and_then(|d| std::fs::canonicalize(d).ok());
+    let mut tools: Vec<SkillTool> = Vec::new();
+    let mut seen: Vec<(String, Pos)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if i >= MAX_SKILL_TOOLS {
+            sink.push(
+                Code::ToolInvalid,
+                Some(item.pos),
+                format!("A skill declares at most {MAX_SKILL_TOOLS} tools; the rest are ignored"),
+            );
+            break;
+        }
+        let typed_item = typed_items.and_then(|a| a.get(i));
+        if let Some(tool) = check_tool(item, typed_item, skill, real_dir.as_deref(), &seen, sink) {
+            seen.push((tool.name.0.clone(), item.pos));
+            tools.push(tool);
+        } else if let Some(name) = entry_name(item) {
+            // A broken tool still claims its name: a second one of that
+            // name is a duplicate either way.
+            seen.push((name, item.pos));
+        }
+    }
+    tools
+}
+
+fn entry_name(item: &Node) -> Option<String> {
+    match &item.kind {
+        NodeKind::Map(entries) => {
+            entries
+                .iter()
+                .find(|(k, _)| k.text == "name")
+                .and_then(|(_, v)| match &v.kind {
+                    NodeKind::Scalar(s) => Some(s.clone()),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
+}
+
+/// One entry; `None` (with diagnostics) when anything is wrong.
+fn check_tool(
+    item: &Node,
+    typed: Option<&Value>,
+    skill: Option<&str>,
+    real_dir: Option<&Path>,
+    seen: &[(String, Pos)],
+    sink: &mut Sink<'_>,
+) -> Option<SkillTool> {
+    let NodeKind::Map(entries) = &item.kind else {
+        sink.push(
+            Code::ToolInvalid,
+            Some(item.pos),
+            format!(
+                "Each entry of 'tools' must be a mapping, found {}",
+                item.kind.describe()
+            ),
+        );
+        return None;
+    };
+    let mut ok = true;
+    for (k, _) in entries {
+        if !TOOL_KEYS.contains(&k.text.as_str()) {
+            let d = sink.push(
+                Code::ToolInvalid,
+                Some(k.pos),
+                format!(
+                    "Unknown key '{}' in a tool; a tool has {}",
+                    k.text,
+                    TOOL_KEYS.join(", ")
+                ),
+            );
+            help(d, "remove it, or move it into the schema");
+            ok = false;
+        }
+    }
+    let get = |name: &str| entries.iter().find(|(k, _)| k.text == name);
+    let typed_get = |name: &str| typed.and_then(|t| t.get(name));
+
+    let name = check_tool_name(get("name"), item.pos, skill, seen, sink);
+    let description = match get("description") {
+        Some((_, v)) => match &v.kind {
+            NodeKind::Scalar(s) if !s.trim().is_empty() => Some(s.clone()),
+            _ => {
+                sink.push(
+                    Code::ToolDescriptionMissing,
+                    Some(v.pos),
+                    "A tool's 'description' must be a non-empty string".to_owned(),
+                );
+                None
+            }
+        },
+        None => {
+            let d = sink.push(
+                Code::ToolDescriptionMissing,
+                Some(item.pos),
+                "A tool needs a 'description' (the model reads it to pick the tool)".to_owned(),
+            );
+            help(d, "add `description:` saying what the tool does");
+            None
+        }
+    };
+    let run = check_run(get("run"), item.pos, real_dir, sink);
+    let schema = match (get("parameters"), get("input_schema")) {
+        (Some((pk, _)), Some((sk, _))) => {
+            let d = sink.push(
+                Code::ToolSchemaConflict,
+                Some(sk.pos),
+                format!(
+                    "A tool gives both 'parameters' (line {}) and 'input_schema'; give one",
+                    pk.pos.line
+                ),
+            );
+            help(
+                d,
+                "keep `parameters` for the compact form, or `input_schema` for a full JSON Schema",
+            );
+            None
+        }
+        (Some((pk, pv)), None) => compact_schema(pk, pv, typed_get("parameters"), sink)
+            .and_then(|schema| compiled(schema, pk.pos, "parameters", sink)),
+        (None, Some((sk, sv))) => {
+            let schema = typed_get("input_schema")
+                .cloned()
+                .unwrap_or_else(|| node_to_json(sv));
+            full_schema(schema, sk.pos, sink)
+        }
+        // No arguments: an empty object.
+        (None, None) => Some(json!({
+            "type": "object",
+            "properties": {},
+            "additionalProperties": false
+        })),
+    };
+    let (name, description, run, input_schema) = (name?, description?, run?, schema?);
+    ok.then_some(SkillTool {
+        name,
+        description,
+        input_schema,
+        run,
+    })
+}
+
+fn check_tool_name(
+    field: Option<&(Key, Node)>,
+    item_pos: Pos,
+    skill: Option<&str>,
+    seen: &[(String, Pos)],
+    sink: &mut Sink<'_>,
+) -> Option<ToolName> {
+    let Some((_, value)) = field else {
+        sink.push(
+            Code::ToolNameInvalid,
+            Some(item_pos),
+            "A tool needs a 'name'".to_owned(),
+        );
+        return None;
+    };
+    let NodeKind::Scalar(text) = &value.kind else {
+        sink.push(
+            Code::ToolNameInvalid,
+            Some(value.pos),
+            format!(
+                "A tool's 'name' must be a string, found {}",
+                value.kind.describe()
+            ),
+        );
+        return None;
+    };
+    let name = match ToolName::new(text) {
+        Ok(name) => name,
+        Err(e) => {
+            let d = sink.push(Code::ToolNameInvalid, Some(value.pos), e.to_string());
+            let fixed: String = text
+                .trim()
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            if ToolName::new(&fixed).is_ok() {
+                help(d, format!("use `name: {fixed}`"));
+            }
+            return None;
+        }
+    };
+    if let Some((_, first)) = seen.iter().find(|(n, _)| n == text) {
+        sink.push(
+            Code::ToolNameDuplicate,
+            Some(value.pos),
+            format!(
+                "Tool name '{text}' is already used by the tool at line {}",
+                first.line
+            ),
+        );
+        return None;
+    }
+    if let Some(skill) = skill {
+        let full = full_tool_name(skill, &name);
+        let chars = full.chars().count();
+        if chars > MAX_TOOL_FULL_NAME_CHARS {
+            let d = sink.push(
+                Code::ToolFullNameTooLong,
+                Some(value.pos),
+                format!(
+                    "The full tool name '{full}' is {chars} characters, over the {MAX_TOOL_FULL_NAME_CHARS} character limit"
+                ),
+            );
+            help(d, "shorten the tool's name (or the skill's)");
+            return None;
+        }
+    }
+    Some(name)
+}
+
+fn check_run(
+    field: Option<&(Key, Node)>,
+    item_pos: Pos,
+    real_dir: Option<&Path>,
+    sink: &mut Sink<'_>,
+) -> Option<String> {
+    let value = match field {
+        Some((_, v)) if matches!(&v.kind, NodeKind::Scalar(s) if !s.trim().is_empty()) => v,
+        _ => {
+            let pos = field.map_or(item_pos, |(k, _)| k.pos);
+            let d = sink.push(
+                Code::ToolRunMissing,
+                Some(pos),
+                "A tool needs 'run': the script inside the skill that implements it".to_owned(),
+            );
+            help(d, "add e.g. `run: scripts/tool.py`");
+            return None;
+        }
+    };
+    let NodeKind::Scalar(raw) = &value.kind else {
+        return None;
+    };
+    let path = match normalize_resource_path(raw.trim()) {
+        Ok(path) if !path.is_empty() => path,
+        Ok(_) => {
+            sink.push(
+                Code::ToolRunNotFound,
+                Some(value.pos),
+                format!("A tool's 'run' must name a file, not the skill folder ('{raw}')"),
+            );
+            return None;
+        }
+        Err(problem) => {
+            sink.push(
+                Code::ToolRunEscapes,
+                Some(value.pos),
+                format!("A tool's 'run' ('{}') is {problem}", raw.escape_debug()),
+            );
+            return None;
+        }
+    };
+    if let Some(root) = real_dir {
+        let resolved = match std::fs::canonicalize(root.join(&path)) {
+            Ok(resolved) => resolved,
+            Err(_) => {
+                sink.push(
+                    Code::ToolRunNotFound,
+                    Some(value.pos),
+                    format!("A tool's 'run' names '{path}', which the skill does not contain"),
+                );
+                return None;
+            }
+        };
+        if !resolved.starts_with(root) {
+            sink.push(
+                Code::ToolRunEscapes,
+                Some(value.pos),
+                format!("A tool's 'run' ('{path}') leads outside the skill folder"),
+            );
+            return None;
+        }
+        if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+            sink.push(
+                Code::ToolRunNotFound,
+                Some(value.pos),
+                format!("A tool's 'run' ('{path}') is not a regular file"),
+            );
+            return None;
+        }
+    }
+    Some(path)
+}
+
+/// The compact `parameters` map as a JSON Schema object.
+fn compact_schema(
+    key: &Key,
+    value: &Node,
+    typed: Option<&Value>,
+    sink: &mut Sink<'_>,
+) -> Option<Value> {
+    let entries = match &value.kind {
+        NodeKind::Null => &Vec::new(),
+        NodeKind::Map(entries) => entries,
+        other => {
+            sink.push(
+                Code::ToolSchemaInvalid,
+                Some(key.pos),
+                format!(
+                    "A tool's 'parameters' must map parameter names to their types, found {}",
+                    other.describe()
+                ),
+            );
+            return None;
+        }
+    };
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut ok = true;
+    for (pkey, pnode) in entries {
+        let typed_param = typed.and_then(|t| t.get(&pkey.text));
+        let NodeKind::Map(fields) = &pnode.kind else {
+            // `name: string` shorthand.
+            if let NodeKind::Scalar(ty) = &pnode.kind {
+                properties.insert(pkey.text.clone(), json!({ "type": ty }));
+                continue;
+            }
+            sink.push(
+                Code::ToolSchemaInvalid,
+                Some(pkey.pos),
+                format!(
+                    "Parameter '{}' must be a mapping with `type` (and `description`, `required`, `items`, `enum`), found {}",
+                    pkey.text,
+                    pnode.kind.describe()
+                ),
+            );
+            ok = false;
+            continue;
+        };
+        let mut prop = Map::new();
+        for (fk, fv) in fields {
+            let typed_field = typed_param.and_then(|t| t.get(&fk.text));
+            match fk.text.as_str() {
+                "required" => match &fv.kind {
+                    NodeKind::Scalar(s) if s == "true" => required.push(pkey.text.clone()),
+                    NodeKind::Scalar(s) if s == "false" => {}
+                    _ => {
+                        sink.push(
+                            Code::ToolSchemaInvalid,
+                            Some(fv.pos),
+                            format!(
+                                "Parameter '{}': 'required' must be true or false",
+                                pkey.text
+                            ),
+                        );
+                        ok = false;
+                    }
+                },
+                k if PARAM_KEYS.contains(&k) => {
+                    let v = typed_field.cloned().unwrap_or_else(|| node_to_json(fv));
+                    prop.insert(k.to_owned(), v);
+                }
+                other => {
+                    let d = sink.push(
+                        Code::ToolSchemaInvalid,
+                        Some(fk.pos),
+                        format!(
+                            "Parameter '{}': unknown key '{other}'; the compact form has {}",
+                            pkey.text,
+                            PARAM_KEYS.join(", ")
+                        ),
+                    );
+                    help(d, "use `input_schema:` for a full JSON Schema");
+                    ok = false;
+                }
+            }
+        }
+        if !prop.contains_key("type") && !prop.contains_key("enum") {
+            sink.push(
+                Code::ToolSchemaInvalid,
+                Some(pkey.pos),
+                format!("Parameter '{}' needs a `type`", pkey.text),
+            );
+            ok = false;
+        }
+        properties.insert(pkey.text.clone(), Value::Object(prop));
+    }
+    ok.then(|| {
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    })
+}
+
+/// A full `input_schema`: an object schema that compiles.
+fn full_schema(schema: Value, pos: Pos, sink: &mut Sink<'_>) -> Option<Value> {
+    let is_object_schema = schema.get("type").and_then(Value::as_str) == Some("object");
+    if !is_object_schema {
+        let d = sink.push(
+            Code::ToolSchemaInvalid,
+            Some(pos),
+            "A tool's 'input_schema' must be a JSON Schema with `type: object` (tool arguments are a JSON object)".to_owned(),
+        );
+        help(
+            d,
+            "start the schema with `type: object` and list `properties`",
+        );
+        return None;
+    }
+    compiled(schema, pos, "input_schema", sink)
+}
+
+/// `schema` when it compiles as a JSON Schema (external references are
+/// never fetched: one that needs them does not compile).
+fn compiled(schema: Value, pos: Pos, field: &str, sink: &mut Sink<'_>) -> Option<Value> {
+    match jsonschema::validator_for(&schema) {
+        Ok(_) => Some(schema),
+        Err(e) => {
+            sink.push(
+                Code::ToolSchemaInvalid,
+                Some(pos),
+                format!("A tool's '{field}' is not a valid JSON Schema: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// A YAML node as JSON, scalars typed by their text the way YAML 1.2
+/// types plain scalars (used only when the typed parse is unavailable).
+pub(crate) fn node_to_json(node: &Node) -> Value {
+    match &node.kind {
+        NodeKind::Null => Value::Null,
+        NodeKind::Scalar(s) => match s.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            "null" | "~" => Value::Null,
+            text => text
+                .parse::<i64>()
+                .ok()
+                .map(Value::from)
+                .or_else(|| {
+                    text.parse::<f64>()
+                        .ok()
+                        .filter(|f| f.is_finite())
+                        .and_then(|f| serde_json::Number::from_f64(f).map(Value::Number))
+                })
+                .unwrap_or_else(|| Value::String(text.to_owned())),
+        },
+        NodeKind::Seq(items) => Value::Array(items.iter().map(node_to_json).collect()),
+        NodeKind::Map(entries) => Value::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (k.text.clone(), node_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_lowercase_snake_case_starting_with_a_letter() {
+        for good in ["a", "search", "merge_pdf", "v2_call"] {
+            assert!(ToolName::new(good).is_ok(), "{good}");
+        }
+        for bad in ["", "Search", "2fast", "_x", "with-hyphen", "sp ace", "é"] {
+            assert!(ToolName::new(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn full_name_turns_the_skill_hyphens_into_underscores() {
+        let tool = ToolName::new("merge").unwrap();
+        assert_eq!(full_tool_name("pdf-tools", &tool), "pdf_tools__merge");
+    }
+}

@@ -1,0 +1,125 @@
+//! `[exec]` in `skilldeck.toml`: defaults from the named constants, every
+//! key, caps and unknown keys refused with the file and line.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use skilldeck::deck::{ExecConfig, SandboxProfile, SkillGrant, ToolExposure, is_env_name};
+use skilldeck::limits::{DEFAULT_EXEC_TIMEOUT_SECS, MAX_EXEC_TIMEOUT_SECS};
+use skilldeck::{Config, Error};
+
+fn parse(text: &str) -> Result<Config, Error> {
+    Config::parse(text, Path::new("/cfg/skilldeck.toml"))
+}
+
+fn config_error(text: &str) -> (u32, String) {
+    match parse(text) {
+        Err(Error::Config {
+            path,
+            line,
+            message,
+            ..
+        }) => {
+            assert_eq!(path, Path::new("/cfg/skilldeck.toml"));
+            (line, message)
+        }
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+#[test]
+fn exec_defaults_are_off_with_the_named_limits() {
+    let exec = parse("").unwrap().exec;
+    assert!(!exec.enabled && !exec.dynamic_context);
+    assert_eq!(exec.sandbox, SandboxProfile::Auto);
+    assert_eq!(exec.tools, ToolExposure::OnActivate);
+    assert_eq!(exec.timeout_secs, DEFAULT_EXEC_TIMEOUT_SECS);
+    assert_eq!(exec.output_cap_bytes, 1024 * 1024);
+    assert_eq!(exec.concurrency, 3);
+    assert_eq!(exec, ExecConfig::default());
+    assert_eq!(exec.grant("anything"), SkillGrant::default());
+}
+
+#[test]
+fn exec_section_parses_every_key_and_per_skill_grants() {
+    let exec = parse(
+        "[exec]\nenabled = true\nsandbox = \"bwrap\"\ntimeout-secs = 5\noutput-cap-bytes = 4096\n\
+         memory-bytes = 1000000\nmax-processes = 8\nfile-size-bytes = 100\ncpu-secs = 2\n\
+         concurrency = 2\nqueue = 0\nenv = [\"LANG_X\"]\ntools = \"always\"\ndynamic-context = true\n\
+         [exec.skills.web-fetch]\nnetwork = true\nread = [\"data\"]\nenv = [\"API_TOKEN\"]\n",
+    )
+    .unwrap()
+    .exec;
+    assert!(exec.enabled && exec.dynamic_context);
+    assert_eq!(exec.sandbox, SandboxProfile::Bwrap);
+    assert_eq!(exec.tools, ToolExposure::Always);
+    assert_eq!((exec.timeout_secs, exec.output_cap_bytes), (5, 4096));
+    assert_eq!((exec.memory_bytes, exec.max_processes), (1_000_000, 8));
+    assert_eq!((exec.file_size_bytes, exec.cpu_secs), (100, 2));
+    assert_eq!((exec.concurrency, exec.queue), (2, 0));
+    assert_eq!(exec.env, vec!["LANG_X".to_owned()]);
+    let grant = exec.grant("web-fetch");
+    assert!(grant.network);
+    assert_eq!(grant.read, vec![PathBuf::from("data")]);
+    assert_eq!(grant.env, vec!["API_TOKEN".to_owned()]);
+    assert!(!exec.grant("other").network);
+}
+
+#[test]
+fn a_timeout_over_the_cap_is_refused_with_its_line() {
+    let (line, message) = config_error(&format!(
+        "[exec]\nenabled = true\ntimeout-secs = {}\n",
+        MAX_EXEC_TIMEOUT_SECS + 1
+    ));
+    assert_eq!(line, 3);
+    assert!(
+        message.contains("timeout-secs must be between 1 and"),
+        "{message}"
+    );
+    let (line, _) = config_error("[exec]\ntimeout-secs = 0\n");
+    assert_eq!(line, 2);
+}
+
+#[test]
+fn exec_limits_are_capped_and_positive() {
+    assert_eq!(config_error("[exec]\nconcurrency = 0\n").0, 2);
+    assert_eq!(config_error("[exec]\nconcurrency = 1000\n").0, 2);
+    assert_eq!(config_error("[exec]\nqueue = 100000\n").0, 2);
+    assert_eq!(config_error("[exec]\nmemory-bytes = 0\n").0, 2);
+    assert_eq!(
+        config_error("[exec]\n\noutput-cap-bytes = 999999999999\n").0,
+        3
+    );
+}
+
+#[test]
+fn unknown_exec_keys_and_bad_values_are_errors_with_their_line() {
+    let (line, message) = config_error("[exec]\nenabled = true\nnetwork = true\n");
+    assert_eq!(line, 3);
+    assert!(message.contains("network"), "{message}");
+    assert_eq!(config_error("[exec]\nsandbox = \"docker\"\n").0, 2);
+    assert_eq!(config_error("[exec]\ntools = \"sometimes\"\n").0, 2);
+    assert_eq!(
+        config_error("[exec.skills.x]\nnetwork = true\nwrite = [\"/\"]\n").0,
+        3
+    );
+    let (line, message) = config_error("[exec]\nenv = [\"OK\", \"BAD=1\"]\n");
+    assert_eq!(line, 2);
+    assert!(message.contains("BAD=1"), "{message}");
+}
+
+#[test]
+fn the_sample_config_has_an_exec_section_with_the_defaults() {
+    let text = include_str!("../../../examples/skilldeck.toml");
+    let exec = parse(text).unwrap().exec;
+    assert_eq!(exec.timeout_secs, DEFAULT_EXEC_TIMEOUT_SECS);
+    assert!(!exec.enabled);
+    assert!(exec.skills.contains_key("pdf"));
+}
+
+#[test]
+fn env_names_are_portable_identifiers() {
+    assert!(is_env_name("PATH") && is_env_name("_x1"));
+    assert!(!is_env_name("") && !is_env_name("1A") && !is_env_name("A-B") && !is_env_name("A=B"));
+}
