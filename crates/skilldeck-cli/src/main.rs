@@ -147,7 +147,12 @@ enum Command {
     /// Show which isolation layers this machine offers and the policy
     /// `run` would apply.
     #[command(after_help = "Examples:\n  skilldeck sandbox\n  skilldeck sandbox --format json")]
-    Sandbox(sandbox::Args),
+    Sandbox {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: sandbox::Args,
+    },
     /// Explain where skills come from: roots, config files, what was
     /// loaded, skipped, shadowed or excluded, and the catalog's size.
     #[command(
@@ -199,7 +204,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
         Command::Run { deck, args } => run::run(&args, &Context::new(&deck)?),
-        Command::Sandbox(args) => sandbox::run(&args),
+        Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
