@@ -1,6 +1,7 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
 mod activate;
+mod call;
 mod context;
 mod doctor;
 mod error;
@@ -144,6 +145,19 @@ enum Command {
         #[command(flatten)]
         args: run::Args,
     },
+    /// Call a tool a skill declares (`tools:`): the arguments are checked
+    /// against its schema, then its script runs in the sandbox with them
+    /// as JSON on stdin.
+    #[command(
+        after_help = "Examples:\n  skilldeck call notes search_notes --args '{\"query\": \"rust\"}'\n  \
+                            skilldeck call notes stats --format json"
+    )]
+    Call {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: call::Args,
+    },
     /// Show which isolation layers this machine offers and the policy
     /// `run` would apply.
     #[command(after_help = "Examples:\n  skilldeck sandbox\n  skilldeck sandbox --format json")]
@@ -204,6 +218,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
         Command::Run { deck, args } => run::run(&args, &Context::new(&deck)?),
+        Command::Call { deck, args } => call::run(&args, &Context::new(&deck)?),
         Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Completions { shell } => {

@@ -42,7 +42,7 @@ pub struct Args {
     format: Format,
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, String> {
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
@@ -56,7 +56,7 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
     Profile::parse(s)
         .ok_or_else(|| format!("'{s}': the sandbox profile is `native`, `bwrap` or `none`"))
 }
