@@ -38,6 +38,11 @@ pub struct Args {
     /// Do not watch the roots for changes.
     #[arg(long)]
     no_watch: bool,
+    /// Most folders hot reload watches (inotify watches; default: the
+    /// config's `[serve] watch-budget`, else 8,192); beyond it the roots
+    /// are polled (known skills every 2 s, new folders less often).
+    #[arg(long, value_name = "N", conflicts_with = "no_watch")]
+    watch_budget: Option<usize>,
     /// Budget of the catalog in the activate_skill description, in tokens
     /// (o200k); default: the config's `[catalog]` budget, else 32,000 characters.
     #[arg(long, value_name = "N", conflicts_with = "budget_chars")]
@@ -62,6 +67,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     if args.no_watch {
         options.reload = None;
+    }
+    if let Some(budget) = args.watch_budget {
+        options.watch_budget = budget;
     }
     let result = match args.http.as_deref() {
         None => skilldeck_mcp::serve_stdio(options),

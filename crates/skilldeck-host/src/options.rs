@@ -98,6 +98,9 @@ impl HostOptions {
         }
         options.tool_catalog = tool_catalog(catalog);
         options.cache = ContentCacheOptions::from_config(config);
+        if let Some(budget) = config.serve.watch_budget {
+            options.watch_budget = budget;
+        }
         Ok(options)
     }
 }

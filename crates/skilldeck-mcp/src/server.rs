@@ -10,7 +10,6 @@
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -23,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
 
 use crate::engine::{Change, Engine, Snapshot};
@@ -55,22 +55,30 @@ const STANDARD_METHODS: [&str; 16] = [
     "logging/setLevel",
 ];
 
-/// How often an idle notification forwarder checks that its session is
-/// still open.
-const FORWARDER_POLL: Duration = Duration::from_secs(30);
-
 /// The MCP face of an [`Engine`]; cheap to clone (one per session).
 #[derive(Debug, Clone)]
 pub struct SkillServer {
     engine: Arc<Engine>,
     session: Arc<str>,
+    /// Cancelled when the last clone of this session's server is dropped
+    /// (rmcp drops it when the session ends: `DELETE`, idle expiry, the
+    /// peer gone): the session's notification forwarder stops at once,
+    /// releasing the session's channel and task with it.
+    ended: CancellationToken,
+    _ended_on_drop: Arc<DropGuard>,
 }
 
 impl SkillServer {
     /// A server for a new session over `engine`.
     pub fn new(engine: Arc<Engine>) -> Self {
         let session = Arc::from(engine.new_session_key());
-        SkillServer { engine, session }
+        let ended = CancellationToken::new();
+        SkillServer {
+            engine,
+            session,
+            _ended_on_drop: Arc::new(ended.clone().drop_guard()),
+            ended,
+        }
     }
 
     /// The shared engine.
@@ -444,13 +452,12 @@ impl ServerHandler for SkillServer {
             .map(|p| format!("{} {}", p.client_info.name, p.client_info.version))
             .unwrap_or_default();
         tracing::info!(%session, %client, "client initialized");
+        let ended = self.ended.clone();
         tokio::spawn(async move {
             loop {
                 let change = tokio::select! {
                     change = changes.recv() => change,
-                    () = tokio::time::sleep(FORWARDER_POLL) => {
-                        if peer.is_transport_closed() { break } else { continue }
-                    }
+                    () = ended.cancelled() => break,
                 };
                 let change = match change {
                     Ok(c) => c,

@@ -55,6 +55,9 @@ pub struct Config {
     /// `[exec]`: whether and how skill scripts run.
     #[serde(default)]
     pub exec: ExecConfig,
+    /// `[serve]`: the MCP server's hot reload.
+    #[serde(default)]
+    pub serve: ServeConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]
@@ -186,6 +189,16 @@ pub struct ResourcesConfig {
     /// (objects; `core.hardlinks`), nix and guix store optimisation.
     #[serde(default)]
     pub allow_hardlinks: bool,
+}
+
+/// `[serve]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ServeConfig {
+    /// `watch-budget = N`: most folders hot reload watches (one inotify
+    /// watch each, a per-user system resource); beyond it the roots are
+    /// polled. Default: `skilldeck_host::watch::WATCH_BUDGET` (8,192).
+    pub watch_budget: Option<usize>,
 }
 
 /// `[cache]`.
@@ -472,6 +485,14 @@ y = \"sometimes\"
         assert!(CatalogOptions::from_config(&c.catalog).is_ok());
         assert_eq!(c.cache.capacity, Some(256));
         assert_eq!(c.validate.mode, Some(Mode::Strict));
+        assert_eq!(c.serve.watch_budget, Some(8192));
+    }
+
+    #[test]
+    fn serve_section_sets_the_watch_budget_and_refuses_unknown_keys() {
+        let c = Config::parse("[serve]\nwatch-budget = 64\n", Path::new("s.toml")).unwrap();
+        assert_eq!(c.serve.watch_budget, Some(64));
+        assert!(Config::parse("[serve]\nwatch-budgt = 64\n", Path::new("s.toml")).is_err());
     }
 
     #[test]
