@@ -33,6 +33,9 @@ pub enum CliError {
     /// The MCP server could not start or stopped.
     #[error(transparent)]
     Serve(#[from] skilldeck_mcp::Error),
+    /// The sandbox refused to run a skill file (nothing ran).
+    #[error(transparent)]
+    Exec(#[from] skilldeck_exec::ExecError),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
@@ -44,8 +47,12 @@ impl CliError {
         matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
-    /// The exit code (every error is [`exit::USAGE`]).
+    /// The exit code: [`exit::EXEC_REFUSED`] when the sandbox refused,
+    /// else [`exit::USAGE`].
     pub fn exit_code(&self) -> u8 {
-        exit::USAGE
+        match self {
+            CliError::Exec(_) => exit::EXEC_REFUSED,
+            _ => exit::USAGE,
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
 mod activate;
+mod call;
 mod context;
 mod doctor;
 mod error;
@@ -13,6 +14,8 @@ mod pack;
 mod prompt;
 mod read;
 mod render;
+mod run;
+mod sandbox;
 mod search;
 mod serve;
 mod show;
@@ -133,6 +136,40 @@ enum Command {
         #[command(flatten)]
         args: serve::Args,
     },
+    /// Run a file of a skill in the sandbox (stdin passes through; the
+    /// exit status is the script's, 124 on timeout).
+    #[command(
+        after_help = "Examples:\n  skilldeck run pdf-tools scripts/extract.py -- report.pdf\n  \
+                            skilldeck run pdf-tools scripts/check.sh --timeout 5 --format json"
+    )]
+    Run {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: run::Args,
+    },
+    /// Call a tool a skill declares (`tools:`): the arguments are checked
+    /// against its schema, then its script runs in the sandbox with them
+    /// as JSON on stdin.
+    #[command(
+        after_help = "Examples:\n  skilldeck call notes search_notes --args '{\"query\": \"rust\"}'\n  \
+                            skilldeck call notes stats --format json"
+    )]
+    Call {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: call::Args,
+    },
+    /// Show which isolation layers this machine offers and the policy
+    /// `run` would apply.
+    #[command(after_help = "Examples:\n  skilldeck sandbox\n  skilldeck sandbox --format json")]
+    Sandbox {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: sandbox::Args,
+    },
     /// Explain where skills come from: roots, config files, what was
     /// loaded, skipped, shadowed or excluded, and the catalog's size.
     #[command(
@@ -203,6 +240,9 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Prompt { deck, args } => prompt::run(&args, &Context::new(&deck)?),
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
+        Command::Run { deck, args } => run::run(&args, &Context::new(&deck)?),
+        Command::Call { deck, args } => call::run(&args, &Context::new(&deck)?),
+        Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Pack(args) => pack::run(&args),
         Command::Install(args) => install::run(&args),

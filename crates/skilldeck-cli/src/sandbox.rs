@@ -1,0 +1,125 @@
+//! `skilldeck sandbox`: which isolation layers this machine offers and the
+//! policy `run` would apply, so an operator can see it before trusting it.
+
+use std::io::Write;
+
+use skilldeck_exec::{Executor, probe};
+
+use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
+    format: Format,
+}
+
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
+    let probe = probe();
+    // The config's [exec] section (no skill's grants); `auto` may refuse.
+    let (policy, refusal) = match skilldeck_exec::policy_from_config(&ctx.config, "") {
+        Ok(p) => (p, None),
+        Err(e) => {
+            // `auto` with nothing available: show the native policy it
+            // would have, and the refusal.
+            let mut config = ctx.config.clone();
+            config.exec.sandbox = skilldeck::deck::SandboxProfile::Landlock;
+            (
+                skilldeck_exec::policy_from_config(&config, "")?,
+                Some(e.to_string()),
+            )
+        }
+    };
+    let profile = policy.profile;
+    let effective = Executor::default().effective(&policy);
+    if args.format == Format::Json {
+        let mut out = render::stdout();
+        render::write_json(
+            &mut out,
+            &serde_json::json!({
+                "probe": probe,
+                "profile": profile,
+                "ready": refusal.is_none() && (profile != skilldeck_exec::Profile::Native || probe.native_ready),
+                "refusal": refusal,
+                "policy": effective,
+            }),
+        )?;
+        out.flush()?;
+        return Ok(exit::OK);
+    }
+    let mut out = render::text_stdout();
+    writeln!(out, "Isolation layers on this machine:")?;
+    for layer in &probe.layers {
+        let mark = if layer.available { "yes" } else { "NO " };
+        writeln!(out, "  {:<14} {mark}  {}", layer.name, layer.detail)?;
+    }
+    match &probe.bwrap {
+        Some(p) => writeln!(
+            out,
+            "  {:<14} --   installed at {}: profile `bwrap` available (--sandbox bwrap)",
+            "bwrap",
+            p.display()
+        )?,
+        None => writeln!(
+            out,
+            "  {:<14} --   not installed: profile `bwrap` refuses",
+            "bwrap"
+        )?,
+    }
+    writeln!(out, "\nConfigured profile: {}", policy.profile.name())?;
+    if let Some(refusal) = &refusal {
+        writeln!(out, "  {refusal}")?;
+    }
+    if probe.native_ready {
+        writeln!(out, "\nProfile native: ready (every layer available).")?;
+    } else {
+        writeln!(
+            out,
+            "\nProfile native: REFUSES to run: missing {}.\n  (an operator may choose `--sandbox none`: no isolation)",
+            probe.missing().join("; ")
+        )?;
+    }
+    let l = &effective.limits;
+    writeln!(out, "\nPolicy that `skilldeck run` applies:")?;
+    writeln!(out, "  layers:      {}", effective.layers.join(", "))?;
+    writeln!(out, "  runs as uid: {}", effective.uid)?;
+    writeln!(
+        out,
+        "  filesystem:  system dirs read-only; the skill folder read-only; a private work dir (cwd, HOME) and TMPDIR; nothing else"
+    )?;
+    writeln!(
+        out,
+        "  network:     {}",
+        if effective.network {
+            "granted"
+        } else {
+            "none (no TCP/UDP/DNS, no host Unix sockets)"
+        }
+    )?;
+    writeln!(
+        out,
+        "  environment: cleared; PATH, LANG, HOME, TMPDIR and SKILLDECK_* only"
+    )?;
+    writeln!(
+        out,
+        "  limits:      timeout {} s, output {} bytes per stream, memory {} bytes, {} processes, files up to {} bytes, {} s CPU, {} open files",
+        l.timeout.as_secs(),
+        l.output_cap,
+        l.memory_bytes,
+        l.max_processes,
+        l.file_size_bytes,
+        l.cpu_seconds,
+        l.open_files
+    )?;
+    writeln!(
+        out,
+        "  concurrency: {} at once (overall and per agent), {} may wait",
+        ctx.config.exec.concurrency, ctx.config.exec.queue
+    )?;
+    out.flush()?;
+    Ok(exit::OK)
+}

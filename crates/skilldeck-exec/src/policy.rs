@@ -1,0 +1,220 @@
+//! What an execution may do: the [`Policy`] (profile, limits, grants) and
+//! every default and cap as a named constant.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// Default wall-clock timeout of one execution.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest timeout a policy may ask for; larger values are capped.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default cap on each of stdout and stderr (bytes kept; the rest is read
+/// and dropped, so the child never blocks on a full pipe).
+pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
+/// The largest output cap a policy may ask for.
+pub const MAX_OUTPUT_CAP: usize = 64 * 1024 * 1024;
+/// Default address-space limit (`RLIMIT_AS`): 2 GiB (Node reserves a lot of
+/// virtual memory at start; Python and shells need far less).
+pub const DEFAULT_MEMORY_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// Default process limit (`RLIMIT_NPROC`, counted per sandbox user).
+pub const DEFAULT_MAX_PROCESSES: u64 = 64;
+/// Default largest file the script may write (`RLIMIT_FSIZE`).
+pub const DEFAULT_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+/// Default CPU time limit (`RLIMIT_CPU`).
+pub const DEFAULT_CPU_SECONDS: u64 = 30;
+/// Default open-file limit (`RLIMIT_NOFILE`).
+pub const DEFAULT_OPEN_FILES: u64 = 256;
+/// Default concurrency: executions at once, overall and per agent.
+pub const DEFAULT_CONCURRENCY: usize = 3;
+/// Default number of callers that may wait for a free slot.
+pub const DEFAULT_QUEUE: usize = 32;
+/// Default time a caller waits for a free slot before it is refused.
+pub const DEFAULT_QUEUE_WAIT: Duration = Duration::from_secs(30);
+/// Largest stdin a caller may hand over as bytes.
+pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
+/// Largest total size of the command-line arguments.
+pub const MAX_ARGS_BYTES: usize = 256 * 1024;
+/// Largest script file (its first line is read for a shebang).
+pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+/// The unprivileged user (and group) a root caller drops to: `nobody`.
+pub const SANDBOX_UID: u32 = 65534;
+/// The `PATH` inside the sandbox (system directories only).
+pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// `LANG` inside the sandbox.
+pub const SANDBOX_LANG: &str = "C.UTF-8";
+
+/// How strongly an execution is isolated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// In process: Landlock (ABI 7, fully enforced) + seccomp + PID, mount
+    /// and network namespaces + rlimits + an unprivileged uid. Every layer
+    /// is required: a missing one refuses the execution.
+    Native,
+    /// bubblewrap (`bwrap` on the system PATH): a fresh mount namespace
+    /// holding only the system paths, the skill (read-only) and the work
+    /// dir; user, PID, IPC, UTS, cgroup and network namespaces; all
+    /// capabilities dropped; the same seccomp filter (passed to `bwrap
+    /// --add-seccomp-fd`), rlimits and uid 65534 inside. Refused when
+    /// `bwrap` is not installed.
+    Bwrap,
+    /// No isolation (operator's explicit choice): cleared environment,
+    /// rlimits, timeout and output caps only; the tree is killed by process
+    /// group, so a `setsid` daemon may survive.
+    None,
+}
+
+impl Profile {
+    /// The profile named `name` (`native`, `bwrap` or `none`).
+    pub fn parse(name: &str) -> Option<Profile> {
+        match name {
+            "native" | "landlock" => Some(Profile::Native),
+            "bwrap" | "bubblewrap" => Some(Profile::Bwrap),
+            "none" => Some(Profile::None),
+            _ => None,
+        }
+    }
+
+    /// The profile's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Native => "native",
+            Profile::Bwrap => "bwrap",
+            Profile::None => "none",
+        }
+    }
+}
+
+/// Resource limits of one execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// Wall-clock timeout; the whole process tree is killed when it passes.
+    #[serde(rename = "timeout_ms", serialize_with = "millis")]
+    pub timeout: Duration,
+    /// Bytes kept of each of stdout and stderr.
+    pub output_cap: usize,
+    /// Address-space limit in bytes (`RLIMIT_AS`).
+    pub memory_bytes: u64,
+    /// Process limit (`RLIMIT_NPROC`).
+    pub max_processes: u64,
+    /// Largest file written, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: u64,
+    /// CPU seconds (`RLIMIT_CPU`).
+    pub cpu_seconds: u64,
+    /// Open files (`RLIMIT_NOFILE`).
+    pub open_files: u64,
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: DEFAULT_TIMEOUT,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            memory_bytes: DEFAULT_MEMORY_BYTES,
+            max_processes: DEFAULT_MAX_PROCESSES,
+            file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
+            cpu_seconds: DEFAULT_CPU_SECONDS,
+            open_files: DEFAULT_OPEN_FILES,
+        }
+    }
+}
+
+impl Limits {
+    /// These limits with the timeout and output cap brought under their
+    /// caps ([`MAX_TIMEOUT`], [`MAX_OUTPUT_CAP`]).
+    pub fn capped(mut self) -> Self {
+        self.timeout = self.timeout.min(MAX_TIMEOUT);
+        self.output_cap = self.output_cap.min(MAX_OUTPUT_CAP);
+        self
+    }
+}
+
+/// What the operator grants one skill beyond the default policy. A skill
+/// never grants itself anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Grants {
+    /// IP networking (TCP/UDP/DNS). Host Unix sockets stay closed.
+    pub network: bool,
+    /// Extra paths readable (and executable) inside the sandbox.
+    pub read_paths: Vec<PathBuf>,
+    /// Extra paths writable inside the sandbox.
+    pub write_paths: Vec<PathBuf>,
+    /// Names of parent environment variables passed through.
+    pub env: Vec<String>,
+}
+
+/// The complete policy of an execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Policy {
+    /// The isolation profile.
+    pub profile: Profile,
+    /// Resource limits.
+    pub limits: Limits,
+    /// Operator grants for this skill.
+    pub grants: Grants,
+    /// Keep the work directory after the run (for debugging).
+    pub keep_workdir: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            profile: Profile::Native,
+            limits: Limits::default(),
+            grants: Grants::default(),
+            keep_workdir: false,
+        }
+    }
+}
+
+/// The system paths readable and executable inside the sandbox (missing
+/// ones are skipped). `/etc` is opened file by file, so root-only files
+/// there (`/etc/shadow`) stay closed even to a root caller.
+pub const SYSTEM_READ_PATHS: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/etc/ssl/certs",
+    "/etc/ssl/openssl.cnf",
+    "/etc/ca-certificates",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/usr/share/zoneinfo",
+];
+
+/// Device files readable and writable inside the sandbox.
+pub const SYSTEM_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// Network-related `/etc` files added when the network is granted.
+pub const NETWORK_READ_PATHS: &[&str] = &[
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/services",
+    "/etc/protocols",
+    "/etc/gai.conf",
+];

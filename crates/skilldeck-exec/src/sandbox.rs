@@ -1,0 +1,775 @@
+//! The isolation layers, prepared in the parent and applied in the child.
+//!
+//! Everything that allocates or opens files (the Landlock ruleset with its
+//! path descriptors, the seccomp programs, C strings for mounts) is built
+//! here, before the fork; the code that runs after the fork
+//! ([`Plan::enter`]) only makes system calls, as a child of a
+//! multi-threaded parent must.
+//!
+//! Process shape (native profile): the spawned child is a *supervisor*
+//! outside the new namespaces; it forks the *init* of a fresh PID, mount
+//! and network namespace, which forks the *worker* that becomes the script.
+//! The init reaps orphans and reports the worker's status on a pipe; when
+//! it exits (the worker finished, or the parent killed it on timeout) the
+//! kernel kills every process left in the namespace, daemons included.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use crate::error::ExecError;
+use crate::policy::{Limits, NETWORK_READ_PATHS, SANDBOX_UID, SYSTEM_DEVICES, SYSTEM_READ_PATHS};
+
+/// The Landlock ABI this crate was written and tested against.
+pub const LANDLOCK_ABI: ABI = ABI::V7;
+
+/// Status-pipe record tags (one `write` of [`RECORD_LEN`] bytes each).
+pub(crate) const TAG_PID: u8 = b'P';
+pub(crate) const TAG_EXIT: u8 = b'X';
+pub(crate) const TAG_SIGNAL: u8 = b'S';
+pub(crate) const TAG_ERROR: u8 = b'E';
+/// Tag, step, then a little-endian `i32`.
+pub(crate) const RECORD_LEN: usize = 6;
+
+/// The setup steps a child can fail at (the step byte of an error record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Step {
+    UserNamespace = 1,
+    Namespaces = 2,
+    Fork = 3,
+    MountPrivate = 4,
+    BindSkill = 5,
+    RemountSkill = 6,
+    Rlimit = 7,
+    DropUser = 8,
+    Landlock = 9,
+    LandlockPartial = 10,
+    Seccomp = 11,
+    Session = 12,
+}
+
+impl Step {
+    pub(crate) fn from_byte(b: u8) -> Option<Step> {
+        use Step::*;
+        [
+            UserNamespace,
+            Namespaces,
+            Fork,
+            MountPrivate,
+            BindSkill,
+            RemountSkill,
+            Rlimit,
+            DropUser,
+            Landlock,
+            LandlockPartial,
+            Seccomp,
+            Session,
+        ]
+        .into_iter()
+        .find(|s| *s as u8 == b)
+    }
+
+    /// What a failure at this step means for the operator.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Step::UserNamespace => "user namespace (unprivileged user namespaces disabled?)",
+            Step::Namespaces => {
+                "PID/mount/network namespaces (CAP_SYS_ADMIN or a user namespace needed)"
+            }
+            Step::Fork => "fork inside the sandbox",
+            Step::MountPrivate => "private mount namespace",
+            Step::BindSkill => "bind mount of the skill folder",
+            Step::RemountSkill => "read-only remount of the skill folder",
+            Step::Rlimit => "resource limits (setrlimit)",
+            Step::DropUser => "dropping root to the unprivileged sandbox user",
+            Step::Landlock => "Landlock (restrict_self)",
+            Step::LandlockPartial => "Landlock ABI 7 fully enforced (only partially enforced here)",
+            Step::Seccomp => "seccomp filter",
+            Step::Session => "new session (setsid)",
+        }
+    }
+}
+
+/// What the child must do, prepared by the parent.
+pub(crate) struct Plan {
+    /// Namespaces, Landlock, seccomp, uid drop (false: profile `none`).
+    pub native: bool,
+    /// The caller is root: drop to [`SANDBOX_UID`].
+    pub drop_root: bool,
+    /// Not root: enter a user namespace mapping the caller's own ids.
+    pub user_maps: Option<UserMaps>,
+    /// Give the sandbox its own (empty) network namespace.
+    pub new_netns: bool,
+    /// Bind the skill folder (source) read-only onto the mount point
+    /// (target), with the source's locked mount flags.
+    pub bind: Option<(CString, CString, libc::c_ulong)>,
+    /// Landlock ruleset, taken by the worker.
+    pub landlock: Option<RulesetCreated>,
+    /// Seccomp programs, applied in order.
+    pub seccomp: Vec<BpfProgram>,
+    /// `(resource, soft, hard)`.
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
+    /// Write end of the status pipe.
+    pub status_fd: RawFd,
+    /// Descriptors the worker hands to the program it execs (the seccomp
+    /// programs for `bwrap --add-seccomp-fd`); every other descriptor
+    /// above stderr is closed at exec.
+    pub inherit_fds: Vec<RawFd>,
+}
+
+/// `/proc/self/{setgroups,uid_map,gid_map}` contents.
+pub(crate) struct UserMaps {
+    pub uid_map: CString,
+    pub gid_map: CString,
+}
+
+/// The rlimits for `limits` (core dumps off).
+pub(crate) fn rlimits(limits: &Limits) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
+    vec![
+        (libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+        (
+            libc::RLIMIT_NPROC,
+            limits.max_processes,
+            limits.max_processes,
+        ),
+        (
+            libc::RLIMIT_FSIZE,
+            limits.file_size_bytes,
+            limits.file_size_bytes,
+        ),
+        (
+            libc::RLIMIT_CPU,
+            limits.cpu_seconds,
+            limits.cpu_seconds.saturating_add(1),
+        ),
+        (libc::RLIMIT_NOFILE, limits.open_files, limits.open_files),
+        (libc::RLIMIT_CORE, 0, 0),
+    ]
+}
+
+/// Paths for the Landlock ruleset.
+pub(crate) struct FsAccess<'a> {
+    /// Readable and executable (the skill folder, extra read grants).
+    pub read: Vec<&'a Path>,
+    /// Readable and writable (work dir, private tmp, extra write grants).
+    pub write: Vec<&'a Path>,
+    /// Network granted (also opens the resolver's `/etc` files).
+    pub network: bool,
+}
+
+fn landlock_error(e: impl std::fmt::Display) -> ExecError {
+    ExecError::Unavailable {
+        missing: format!("Landlock ABI 7 ({e})"),
+    }
+}
+
+/// Builds the Landlock ruleset (ABI 7, hard requirement): everything
+/// handled, only the listed paths allowed; TCP bind/connect handled (so
+/// denied) unless the network is granted; signals and abstract Unix
+/// sockets scoped to the sandbox. Missing system paths are skipped; a
+/// missing granted path is an error.
+pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, ExecError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .map_err(landlock_error)?
+        .scope(Scope::from_all(LANDLOCK_ABI))
+        .map_err(landlock_error)?;
+    if !access.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(LANDLOCK_ABI))
+            .map_err(landlock_error)?;
+    }
+    let mut created = ruleset.create().map_err(landlock_error)?;
+    let read_dir = AccessFs::from_read(LANDLOCK_ABI);
+    let file_only = AccessFs::from_file(LANDLOCK_ABI);
+    let all = AccessFs::from_all(LANDLOCK_ABI);
+    // (path, access, required): a missing system path is skipped, a
+    // missing granted path refused.
+    let mut wanted: Vec<(&Path, BitFlags<AccessFs>, bool)> = Vec::new();
+    wanted.extend(
+        SYSTEM_READ_PATHS
+            .iter()
+            .map(|p| (Path::new(*p), read_dir, false)),
+    );
+    if access.network {
+        wanted.extend(
+            NETWORK_READ_PATHS
+                .iter()
+                .map(|p| (Path::new(*p), read_dir, false)),
+        );
+    }
+    wanted.extend(
+        SYSTEM_DEVICES
+            .iter()
+            .map(|p| (Path::new(*p), file_only, false)),
+    );
+    wanted.extend(access.read.iter().map(|p| (*p, read_dir, true)));
+    wanted.extend(access.write.iter().map(|p| (*p, all, true)));
+    for (path, dir_access, required) in wanted {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(_) if !required => continue,
+            Err(e) => {
+                return Err(ExecError::InvalidInput(format!(
+                    "granted path {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        let fd = PathFd::new(path).map_err(landlock_error)?;
+        let access = if meta.is_dir() {
+            dir_access
+        } else {
+            dir_access & file_only
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error)?;
+    }
+    Ok(created)
+}
+
+/// True when this kernel enforces Landlock ABI 7 (a ruleset with every
+/// ABI-7 right created as a hard requirement).
+pub(crate) fn landlock_available() -> Result<(), ExecError> {
+    Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .map_err(landlock_error)?
+        .handle_access(AccessNet::from_all(LANDLOCK_ABI))
+        .map_err(landlock_error)?
+        .scope(Scope::from_all(LANDLOCK_ABI))
+        .map_err(landlock_error)?
+        .create()
+        .map_err(landlock_error)?;
+    Ok(())
+}
+
+/// Syscalls refused with `EPERM`: tracing and reading other processes,
+/// kernel attack surface, namespace and mount changes.
+const DENIED_SYSCALLS: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_kcmp,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_fsopen,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_acct,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_reboot,
+    libc::SYS_syslog,
+    libc::SYS_quotactl,
+];
+
+/// Namespace flags refused in `clone`.
+const NAMESPACE_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn seccomp_error(e: impl std::fmt::Display) -> ExecError {
+    ExecError::Unavailable {
+        missing: format!("seccomp filter ({e})"),
+    }
+}
+
+fn cond(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition, ExecError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(seccomp_error)
+}
+
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule, ExecError> {
+    SeccompRule::new(conditions).map_err(seccomp_error)
+}
+
+fn as_u64(v: libc::c_int) -> u64 {
+    u64::from(v.unsigned_abs())
+}
+
+/// The seccomp programs: (1) `EPERM` for [`DENIED_SYSCALLS`], `clone` with
+/// a namespace flag, the terminal-injection ioctls, and `socket` for every
+/// family (every family but IPv4/IPv6 when the network is granted: host
+/// Unix sockets stay closed either way, which Landlock ABI 7 cannot do);
+/// `socketpair` only for `AF_UNIX`. (2) `ENOSYS` for `clone3`, whose flags
+/// a filter cannot read, so libc falls back to `clone`.
+pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecError> {
+    let arch = std::env::consts::ARCH.try_into().map_err(seccomp_error)?;
+    let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED_SYSCALLS.iter().map(|s| (*s, Vec::new())).collect();
+    let clone_rules = NAMESPACE_FLAGS
+        .iter()
+        .map(|f| {
+            rule(vec![cond(
+                0,
+                SeccompCmpOp::MaskedEq(as_u64(*f)),
+                as_u64(*f),
+            )?])
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
+        ],
+    );
+    let socket_rules = if network {
+        vec![rule(vec![
+            cond(0, SeccompCmpOp::Ne, as_u64(libc::AF_INET))?,
+            cond(0, SeccompCmpOp::Ne, as_u64(libc::AF_INET6))?,
+        ])?]
+    } else {
+        Vec::new()
+    };
+    rules.insert(libc::SYS_socket, socket_rules);
+    rules.insert(
+        libc::SYS_socketpair,
+        vec![rule(vec![cond(
+            0,
+            SeccompCmpOp::Ne,
+            as_u64(libc::AF_UNIX),
+        )?])?],
+    );
+    let eperm = u32::try_from(libc::EPERM).unwrap_or(1);
+    let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
+    let main = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(eperm),
+        arch,
+    )
+    .map_err(seccomp_error)?;
+    let clone3 = SeccompFilter::new(
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(enosys),
+        arch,
+    )
+    .map_err(seccomp_error)?;
+    Ok(vec![
+        main.try_into().map_err(seccomp_error)?,
+        clone3.try_into().map_err(seccomp_error)?,
+    ])
+}
+
+/// The bytes of a BPF program as the kernel reads them (`struct
+/// sock_filter` array), for `bwrap --add-seccomp-fd`.
+pub(crate) fn program_bytes(program: &BpfProgram) -> Vec<u8> {
+    let mut out = Vec::with_capacity(program.len() * 8);
+    for insn in program {
+        out.extend_from_slice(&insn.code.to_ne_bytes());
+        out.push(insn.jt);
+        out.push(insn.jf);
+        out.extend_from_slice(&insn.k.to_ne_bytes());
+    }
+    out
+}
+
+/// A C string of `path`.
+pub(crate) fn c_path(path: &Path) -> Result<CString, ExecError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        ExecError::InvalidInput(format!("path {} contains a NUL byte", path.display()))
+    })
+}
+
+/// The mount flags of the file system holding `path` that a bind remount
+/// must keep (a user namespace may not clear locked flags).
+pub(crate) fn locked_mount_flags(path: &Path) -> Result<libc::c_ulong, ExecError> {
+    let c = c_path(path)?;
+    // SAFETY: `statvfs` writes into the zeroed struct we own; `c` is a
+    // valid NUL-terminated string that outlives the call.
+    #[allow(unsafe_code)]
+    let (rc, flags) = unsafe {
+        let mut buf: libc::statvfs = std::mem::zeroed();
+        let rc = libc::statvfs(c.as_ptr(), &mut buf);
+        (rc, buf.f_flag)
+    };
+    if rc != 0 {
+        return Err(ExecError::io(
+            format!("statvfs {}", path.display()),
+            io::Error::last_os_error(),
+        ));
+    }
+    let mut out = 0;
+    for (st, ms) in [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if flags & st != 0 {
+            out |= ms;
+        }
+    }
+    Ok(out)
+}
+
+/// The effective user id of this process.
+pub(crate) fn euid() -> u32 {
+    // SAFETY: `geteuid` has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::geteuid()
+    }
+}
+
+/// The effective group id of this process.
+pub(crate) fn egid() -> u32 {
+    // SAFETY: `getegid` has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::getegid()
+    }
+}
+
+// ---------------------------------------------------------------------
+// After the fork: system calls only (no allocation, no locks).
+// ---------------------------------------------------------------------
+
+/// One status record on the pipe (a single write, atomic under PIPE_BUF).
+fn record(fd: RawFd, tag: u8, step: u8, value: i32) {
+    let v = value.to_le_bytes();
+    let buf = [tag, step, v[0], v[1], v[2], v[3]];
+    // SAFETY: writes a stack buffer to a descriptor this process owns; a
+    // failed write only loses the report (the parent then sees no status).
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::write(fd, buf.as_ptr().cast(), RECORD_LEN);
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// Reports a failed step and returns the error for `pre_exec` (the worker)
+/// to hand back to the spawner.
+fn fail(fd: RawFd, step: Step, err: i32) -> io::Error {
+    record(fd, TAG_ERROR, step as u8, err);
+    io::Error::from_raw_os_error(err)
+}
+
+/// Ends a helper process (supervisor or init) without running any Rust
+/// or libc exit handlers, which belong to the parent's copy.
+fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` is async-signal-safe and never returns.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::_exit(code)
+    }
+}
+
+/// Closes every descriptor but `keep`.
+fn close_all_but(keep: RawFd) {
+    let keep = u32::try_from(keep).unwrap_or(0);
+    // SAFETY: closes descriptors of this (forked, single-threaded) helper
+    // process; nothing in it uses them afterwards.
+    #[allow(unsafe_code)]
+    unsafe {
+        if keep > 0 {
+            libc::close_range(0, keep - 1, 0);
+        }
+        libc::close_range(keep + 1, u32::MAX, 0);
+    }
+}
+
+/// Waits for `pid` (reaping any other child meanwhile, as an init must)
+/// and returns its raw wait status, or `None` when there is nothing left
+/// to wait for.
+fn wait_for(pid: libc::pid_t) -> Option<libc::c_int> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `waitpid` writes the status into our local.
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == pid {
+            return Some(status);
+        }
+        if r < 0 && errno() != libc::EINTR {
+            return None;
+        }
+    }
+}
+
+/// Reports `status` (of the worker) on the pipe.
+fn report_status(fd: RawFd, status: libc::c_int) {
+    if libc::WIFEXITED(status) {
+        record(fd, TAG_EXIT, 0, libc::WEXITSTATUS(status));
+    } else if libc::WIFSIGNALED(status) {
+        record(fd, TAG_SIGNAL, 0, libc::WTERMSIG(status));
+    }
+}
+
+/// `fork`, or the error.
+fn fork() -> Result<libc::pid_t, i32> {
+    // SAFETY: called in a single-threaded forked child; the new child only
+    // makes system calls until it execs or exits.
+    #[allow(unsafe_code)]
+    let pid = unsafe { libc::fork() };
+    if pid < 0 { Err(errno()) } else { Ok(pid) }
+}
+
+/// Dies with the parent (`PR_SET_PDEATHSIG`).
+fn die_with_parent() {
+    // SAFETY: prctl with integer arguments only.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+}
+
+fn write_file(path: &std::ffi::CStr, contents: &[u8]) -> Result<(), i32> {
+    // SAFETY: open/write/close on a NUL-terminated path we own and a byte
+    // slice that outlives the calls.
+    #[allow(unsafe_code)]
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(errno());
+        }
+        let n = libc::write(fd, contents.as_ptr().cast(), contents.len());
+        let err = errno();
+        libc::close(fd);
+        if n < 0 || n.unsigned_abs() != contents.len() {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    /// Runs in the spawned child (`pre_exec`). Returns `Ok` only in the
+    /// worker, which then execs the script; the supervisor and the init
+    /// never return.
+    pub(crate) fn enter(&mut self) -> io::Result<()> {
+        let fd = self.status_fd;
+        die_with_parent();
+        if self.native {
+            if let Some(maps) = &self.user_maps {
+                self.enter_user_namespace(maps)?;
+            }
+            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+            if self.new_netns {
+                flags |= libc::CLONE_NEWNET;
+            }
+            // SAFETY: unshare with flags only.
+            #[allow(unsafe_code)]
+            if unsafe { libc::unshare(flags) } != 0 {
+                return Err(fail(fd, Step::Namespaces, errno()));
+            }
+        }
+        let child = fork().map_err(|e| fail(fd, Step::Fork, e))?;
+        if child > 0 {
+            // Supervisor: report the pid to kill on timeout, wait, exit.
+            record(fd, TAG_PID, 0, child);
+            close_all_but(fd);
+            let status = wait_for(child);
+            if !self.native
+                && let Some(status) = status
+            {
+                report_status(fd, status);
+            }
+            exit_now(0);
+        }
+        die_with_parent();
+        if self.native {
+            self.become_init()?;
+        } else {
+            // SAFETY: setsid has no arguments; the worker leads its own
+            // process group, which the parent kills on timeout.
+            #[allow(unsafe_code)]
+            if unsafe { libc::setsid() } < 0 {
+                return Err(fail(fd, Step::Session, errno()));
+            }
+        }
+        self.restrict()
+    }
+
+    fn enter_user_namespace(&self, maps: &UserMaps) -> io::Result<()> {
+        let fd = self.status_fd;
+        // SAFETY: unshare with flags only.
+        #[allow(unsafe_code)]
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+            return Err(fail(fd, Step::UserNamespace, errno()));
+        }
+        write_file(c"/proc/self/setgroups", b"deny")
+            .and_then(|()| write_file(c"/proc/self/uid_map", maps.uid_map.as_bytes()))
+            .and_then(|()| write_file(c"/proc/self/gid_map", maps.gid_map.as_bytes()))
+            .map_err(|e| fail(fd, Step::UserNamespace, e))
+    }
+
+    /// PID 1 of the new namespace: private mounts, the skill folder bound
+    /// read-only, then fork the worker and reap until it ends.
+    fn become_init(&mut self) -> io::Result<()> {
+        let fd = self.status_fd;
+        // SAFETY: mount(2) with NUL-terminated strings owned by the plan
+        // (or null pointers where the call takes none).
+        #[allow(unsafe_code)]
+        unsafe {
+            let none = std::ptr::null::<libc::c_char>();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                record(fd, TAG_ERROR, Step::MountPrivate as u8, errno());
+                exit_now(127);
+            }
+            if let Some((src, dst, locked)) = &self.bind {
+                if libc::mount(
+                    src.as_ptr(),
+                    dst.as_ptr(),
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    record(fd, TAG_ERROR, Step::BindSkill as u8, errno());
+                    exit_now(127);
+                }
+                let flags = libc::MS_REMOUNT
+                    | libc::MS_BIND
+                    | libc::MS_RDONLY
+                    | libc::MS_NOSUID
+                    | libc::MS_NODEV
+                    | locked;
+                if libc::mount(none, dst.as_ptr(), none, flags, std::ptr::null()) != 0 {
+                    record(fd, TAG_ERROR, Step::RemountSkill as u8, errno());
+                    exit_now(127);
+                }
+            }
+        }
+        let worker = match fork() {
+            Ok(pid) => pid,
+            Err(e) => {
+                record(fd, TAG_ERROR, Step::Fork as u8, e);
+                exit_now(127);
+            }
+        };
+        if worker > 0 {
+            close_all_but(fd);
+            if let Some(status) = wait_for(worker) {
+                report_status(fd, status);
+            }
+            // Leaving kills whatever is left in the namespace.
+            exit_now(0);
+        }
+        die_with_parent();
+        // SAFETY: setsid has no arguments; it detaches the worker from any
+        // controlling terminal.
+        #[allow(unsafe_code)]
+        if unsafe { libc::setsid() } < 0 {
+            return Err(fail(fd, Step::Session, errno()));
+        }
+        Ok(())
+    }
+
+    /// The worker: rlimits, then (native) drop root, Landlock, seccomp.
+    fn restrict(&mut self) -> io::Result<()> {
+        let fd = self.status_fd;
+        // SAFETY: marks descriptors close-on-exec (nothing leaks into the
+        // script but stdio), then clears the flag on the few handed over.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int);
+            for inherit in &self.inherit_fds {
+                libc::fcntl(*inherit, libc::F_SETFD, 0);
+            }
+        }
+        for (resource, soft, hard) in &self.rlimits {
+            let lim = libc::rlimit {
+                rlim_cur: *soft,
+                rlim_max: *hard,
+            };
+            // SAFETY: setrlimit reads the struct we pass.
+            #[allow(unsafe_code)]
+            if unsafe { libc::setrlimit(*resource, &lim) } != 0 {
+                return Err(fail(fd, Step::Rlimit, errno()));
+            }
+        }
+        if !self.native {
+            return Ok(());
+        }
+        if self.drop_root {
+            let id = SANDBOX_UID;
+            // SAFETY: id-changing calls with integer arguments (and a null
+            // group list of length 0).
+            #[allow(unsafe_code)]
+            let ok = unsafe {
+                libc::setgroups(0, std::ptr::null()) == 0
+                    && libc::setresgid(id, id, id) == 0
+                    && libc::setresuid(id, id, id) == 0
+            };
+            if !ok {
+                return Err(fail(fd, Step::DropUser, errno()));
+            }
+        }
+        let Some(ruleset) = self.landlock.take() else {
+            return Err(fail(fd, Step::Landlock, libc::EINVAL));
+        };
+        match ruleset.restrict_self() {
+            Ok(status) if status.ruleset == RulesetStatus::FullyEnforced => {}
+            Ok(_) => return Err(fail(fd, Step::LandlockPartial, libc::EPERM)),
+            Err(_) => return Err(fail(fd, Step::Landlock, errno())),
+        }
+        for program in &self.seccomp {
+            if seccompiler::apply_filter(program).is_err() {
+                return Err(fail(fd, Step::Seccomp, errno()));
+            }
+        }
+        Ok(())
+    }
+}

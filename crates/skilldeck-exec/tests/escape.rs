@@ -1,0 +1,816 @@
+//! Escape attempts from skill scripts: each must be contained, with the
+//! reason visible in the result. Where this machine lacks a layer, every
+//! test asserts the refusal (naming what is missing) instead of skipping.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use skilldeck_exec::{
+    CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Request, probe,
+};
+use skilldeck_testkit::Root;
+
+struct Fixture {
+    root: Root,
+    deck: skilldeck::Deck,
+}
+
+fn fixture(files: &[(&str, &str)]) -> Fixture {
+    let root = Root::new();
+    let mut skill = root
+        .skill("probe")
+        .description("Escape probes. Use in tests.")
+        .body("# Probe\n");
+    for (path, text) in files {
+        skill = skill.file(path, text);
+    }
+    skill.write();
+    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root
+        .path()
+        .to_path_buf()]));
+    Fixture { root, deck }
+}
+
+impl Fixture {
+    fn skill(&self) -> &skilldeck::Skill {
+        self.deck.get("probe").expect("the probe skill loads")
+    }
+
+    fn skill_dir(&self) -> PathBuf {
+        self.skill().real_dir().to_path_buf()
+    }
+
+    fn run_with(
+        &self,
+        path: &str,
+        args: &[&str],
+        stdin: Input,
+        policy: &Policy,
+    ) -> Result<Outcome, ExecError> {
+        Executor::default().run(
+            Request {
+                skill: self.skill(),
+                path,
+                args: args.iter().map(|s| (*s).to_owned()).collect(),
+                stdin,
+                context: CallContext {
+                    agent_id: "agent-1".into(),
+                    user_id: "user-1".into(),
+                    session_id: "session-1".into(),
+                    call_id: "call-1".into(),
+                    tool: String::new(),
+                },
+            },
+            policy,
+        )
+    }
+
+    /// Runs `path` sandboxed; where the native profile cannot run here,
+    /// asserts the refusal names the missing layer and returns `None`.
+    fn sandboxed(&self, path: &str, args: &[&str], policy: &Policy) -> Option<Outcome> {
+        let result = self.run_with(path, args, Input::Null, policy);
+        let p = probe();
+        if !p.native_ready {
+            let err = result.expect_err("a missing layer must refuse");
+            assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+            let missing = p.missing().join("; ");
+            eprintln!("refusal path tested: missing {missing}: {err}");
+            assert!(err.to_string().contains("sandbox unavailable"), "{err}");
+            return None;
+        }
+        Some(result.unwrap_or_else(|e| panic!("sandboxed run failed: {e}")))
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn short_policy() -> Policy {
+    let mut p = Policy::default();
+    p.limits.timeout = Duration::from_secs(20);
+    p
+}
+
+#[test]
+fn a_root_only_file_stays_closed() {
+    let fx = fixture(&[(
+        "scripts/shadow.sh",
+        "cat /etc/shadow; echo \"cat=$?\"; cat /root/.bashrc >/dev/null; echo \"home=$?\"\n",
+    )]);
+    let Some(o) = fx.sandboxed("scripts/shadow.sh", &[], &short_policy()) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    let err = text(&o.stderr);
+    assert!(!out.contains("root:"), "shadow leaked: {out}");
+    assert!(
+        out.contains("cat=1") && out.contains("home=1"),
+        "{out} {err}"
+    );
+    assert!(err.contains("Permission denied"), "{err}");
+    assert!(o.policy.layers.contains(&"landlock-abi7"));
+}
+
+#[test]
+fn writes_outside_the_work_dir_and_into_the_skill_are_denied() {
+    let fx = fixture(&[(
+        "scripts/write.sh",
+        "try() { if (echo x > \"$2\"); then echo \"$1=written\"; else echo \"$1=denied\"; fi; }\n\
+         try skill \"$SKILLDECK_SKILL_DIR/planted.txt\"\n\
+         try real \"$1/planted-real.txt\"\n\
+         try outside \"$2\"\n\
+         try tmp /tmp/skilldeck-escape-$$\n\
+         try home \"$HOME/mine.txt\"\n\
+         try tmpdir \"$TMPDIR/mine.txt\"\n",
+    )]);
+    let outside = fx.root.path().join("outside.txt");
+    let skill_dir = fx.skill_dir();
+    let Some(o) = fx.sandboxed(
+        "scripts/write.sh",
+        &[skill_dir.to_str().unwrap(), outside.to_str().unwrap()],
+        &short_policy(),
+    ) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    for denied in ["skill", "real", "outside", "tmp"] {
+        assert!(out.contains(&format!("{denied}=denied")), "{denied}: {out}");
+    }
+    assert!(
+        out.contains("home=written"),
+        "the work dir is writable: {out}"
+    );
+    assert!(
+        out.contains("tmpdir=written"),
+        "the private tmp is writable: {out}"
+    );
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("Permission denied") || err.contains("Read-only file system"),
+        "the reason: {err}"
+    );
+    assert!(!skill_dir.join("planted.txt").exists());
+    assert!(!skill_dir.join("planted-real.txt").exists());
+    assert!(!outside.exists());
+}
+
+#[test]
+fn tcp_and_udp_to_a_loopback_listener_are_refused() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let fx = fixture(&[(
+        "scripts/net.py",
+        "import socket, sys\n\
+         port, uport = int(sys.argv[1]), int(sys.argv[2])\n\
+         try:\n    socket.create_connection(('127.0.0.1', port), timeout=3); print('tcp=connected')\n\
+         except OSError as e:\n    print('tcp=refused', e)\n\
+         try:\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', uport)); print('udp=sent')\n\
+         except OSError as e:\n    print('udp=refused', e)\n\
+         try:\n    socket.getaddrinfo('example.com', 80); print('dns=resolved')\n\
+         except OSError as e:\n    print('dns=refused', e)\n",
+    )]);
+    let port = listener.local_addr().unwrap().port().to_string();
+    let uport = udp.local_addr().unwrap().port().to_string();
+    let Some(o) = fx.sandboxed("scripts/net.py", &[&port, &uport], &short_policy()) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("tcp=refused"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("udp=refused"), "{out}");
+    assert!(out.contains("dns=refused"), "{out}");
+    assert!(out.contains("Operation not permitted"), "the reason: {out}");
+    assert!(listener.accept().is_err(), "nothing connected");
+    assert!(udp.recv(&mut [0u8; 8]).is_err(), "nothing arrived");
+}
+
+#[test]
+fn host_unix_sockets_pathname_and_abstract_are_refused() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let path = dir.path().join("host.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let name = format!("skilldeck-test-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let abstract_listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    abstract_listener.set_nonblocking(true).unwrap();
+    let fx = fixture(&[(
+        "scripts/unix.py",
+        "import socket, sys\n\
+         for label, addr in (('path', sys.argv[1]), ('abstract', '\\0' + sys.argv[2])):\n\
+         \x20   try:\n\
+         \x20       s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(addr); print(label + '=connected')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(label + '=refused', e)\n",
+    )]);
+    let Some(o) = fx.sandboxed(
+        "scripts/unix.py",
+        &[path.to_str().unwrap(), &name],
+        &short_policy(),
+    ) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("path=refused"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("abstract=refused"), "{out}");
+    assert!(listener.accept().is_err());
+    assert!(abstract_listener.accept().is_err());
+}
+
+#[test]
+fn the_parents_secrets_do_not_reach_the_script_unless_listed() {
+    // SAFETY: tests in this binary read the environment only through the
+    // executor; a racing reader would see either value.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("SKILLDECK_TEST_SECRET_TOKEN", "hunter2-secret");
+        std::env::set_var("SKILLDECK_TEST_LISTED", "listed-value");
+    }
+    let fx = fixture(&[("scripts/env.sh", "env\n")]);
+    let mut policy = short_policy();
+    policy.grants.env = vec!["SKILLDECK_TEST_LISTED".into()];
+    let Some(o) = fx.sandboxed("scripts/env.sh", &[], &policy) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(!out.contains("hunter2-secret"), "{out}");
+    assert!(out.contains("SKILLDECK_TEST_LISTED=listed-value"), "{out}");
+    for var in [
+        "PATH=",
+        "LANG=",
+        "HOME=",
+        "SKILLDECK_SKILL_NAME=probe",
+        "SKILLDECK_SKILL_DIR=",
+        "SKILLDECK_WORKDIR=",
+        "SKILLDECK_AGENT_ID=agent-1",
+        "SKILLDECK_USER_ID=user-1",
+        "SKILLDECK_SESSION_ID=session-1",
+    ] {
+        assert!(out.contains(var), "{var} missing: {out}");
+    }
+}
+
+#[test]
+fn host_processes_cannot_be_signalled_traced_or_read() {
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let target = sleeper.id().to_string();
+    let me = std::process::id().to_string();
+    let fx = fixture(&[(
+        "scripts/poke.py",
+        "import ctypes, os, signal, sys\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         for pid in map(int, sys.argv[1:]):\n\
+         \x20   try:\n\
+         \x20       os.kill(pid, signal.SIGTERM); print(pid, 'kill=sent')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(pid, 'kill=refused', e)\n\
+         \x20   r = libc.ptrace(16, pid, None, None)\n\
+         \x20   print(pid, 'ptrace=%s' % ('attached' if r == 0 else 'refused errno %d' % ctypes.get_errno()))\n\
+         \x20   try:\n\
+         \x20       open('/proc/%d/environ' % pid, 'rb').read(); print(pid, 'environ=read')\n\
+         \x20   except OSError as e:\n\
+         \x20       print(pid, 'environ=refused', e)\n",
+    )]);
+    let outcome = fx.sandboxed("scripts/poke.py", &[&target, &me], &short_policy());
+    let alive = sleeper.try_wait().unwrap().is_none();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let Some(o) = outcome else { return };
+    let out = text(&o.stdout);
+    assert!(alive, "the host process survived");
+    for pid in [&target, &me] {
+        assert!(
+            out.contains(&format!("{pid} kill=refused")),
+            "{out} {}",
+            text(&o.stderr)
+        );
+        assert!(out.contains(&format!("{pid} ptrace=refused")), "{out}");
+        assert!(out.contains(&format!("{pid} environ=refused")), "{out}");
+    }
+}
+
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let mut cmdline = String::new();
+        if let Ok(mut f) = std::fs::File::open(entry.path().join("cmdline"))
+            && f.read_to_string(&mut cmdline).is_ok()
+            && cmdline.contains(marker)
+        {
+            found.push(format!(
+                "{}: {}",
+                entry.path().display(),
+                cmdline.replace('\0', " ")
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn a_daemon_that_leaves_the_session_dies_with_the_timeout() {
+    let marker = format!("{}", 900_000 + std::process::id() % 90_000);
+    let fx = fixture(&[(
+        "scripts/daemon.sh",
+        "( setsid sh -c \"sleep $1 & sleep $1\" & ) \n\
+         ( sh -c \"sleep $1 &\" & )\n\
+         echo started\nsleep 100\n",
+    )]);
+    let mut policy = short_policy();
+    policy.limits.timeout = Duration::from_secs(2);
+    let Some(o) = fx.sandboxed("scripts/daemon.sh", &[&marker], &policy) else {
+        return;
+    };
+    assert!(o.timed_out, "{o:?}");
+    assert_eq!(o.exit_code, None);
+    assert_eq!(o.signal, Some(9));
+    assert!(text(&o.stdout).contains("started"));
+    // The namespace is torn down by the kernel as the init dies; allow it
+    // a moment to finish reaping.
+    let mut left = processes_with(&marker);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_with(&marker);
+    }
+    assert!(left.is_empty(), "daemons survived: {left:?}");
+}
+
+#[test]
+fn daemons_die_when_the_script_exits_normally_too() {
+    let marker = format!("{}", 800_000 + std::process::id() % 90_000);
+    let fx = fixture(&[("scripts/leave.sh", "( setsid sleep $1 & ) \necho done\n")]);
+    let Some(o) = fx.sandboxed("scripts/leave.sh", &[&marker], &short_policy()) else {
+        return;
+    };
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o.stderr));
+    let mut left = processes_with(&marker);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_with(&marker);
+    }
+    assert!(left.is_empty(), "daemons survived: {left:?}");
+}
+
+#[test]
+fn a_fork_storm_hits_the_process_limit() {
+    let fx = fixture(&[(
+        "scripts/storm.py",
+        "import os, time\n\
+         n = 0\n\
+         try:\n\
+         \x20   while n < 5000:\n\
+         \x20       if os.fork() == 0:\n\
+         \x20           time.sleep(30); os._exit(0)\n\
+         \x20       n += 1\n\
+         except OSError as e:\n\
+         \x20   print('stopped after', n, 'forks:', e)\n",
+    )]);
+    let mut policy = short_policy();
+    policy.limits.max_processes = 16;
+    let Some(o) = fx.sandboxed("scripts/storm.py", &[], &policy) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("stopped after"), "{out} {}", text(&o.stderr));
+    assert!(out.contains("Resource temporarily unavailable"), "{out}");
+    let n: u64 = out
+        .split_whitespace()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(n < 16, "{n} forks under a limit of 16");
+}
+
+#[test]
+fn a_memory_hog_is_stopped_by_the_memory_limit() {
+    let fx = fixture(&[(
+        "scripts/hog.py",
+        "try:\n    b = bytearray(4 * 1024 * 1024 * 1024); print('allocated', len(b))\n\
+         except MemoryError:\n    print('MemoryError')\n",
+    )]);
+    let mut policy = short_policy();
+    policy.limits.memory_bytes = 512 * 1024 * 1024;
+    let Some(o) = fx.sandboxed("scripts/hog.py", &[], &policy) else {
+        return;
+    };
+    assert!(text(&o.stdout).contains("MemoryError"), "{o:?}");
+}
+
+#[test]
+fn an_output_flood_is_capped_and_the_script_still_finishes() {
+    let fx = fixture(&[(
+        "scripts/flood.sh",
+        "head -c 20000000 /dev/zero\nhead -c 3000000 /dev/zero >&2\necho finished >&2\n",
+    )]);
+    let mut policy = short_policy();
+    policy.limits.output_cap = 1024 * 1024;
+    let Some(o) = fx.sandboxed("scripts/flood.sh", &[], &policy) else {
+        return;
+    };
+    assert_eq!(o.exit_code, Some(0));
+    assert!(o.stdout_truncated && o.stderr_truncated);
+    assert_eq!(o.stdout.len(), 1024 * 1024);
+    assert_eq!(o.stderr.len(), 1024 * 1024);
+}
+
+#[test]
+fn a_legitimate_script_writes_its_work_dir_reads_its_references_and_runs_python() {
+    let fx = fixture(&[
+        ("references/guide.md", "the guide\n"),
+        (
+            "scripts/legit.py",
+            "import json, os, subprocess, sys, tempfile\n\
+             guide = open(os.path.join(os.environ['SKILLDECK_SKILL_DIR'], 'references/guide.md')).read()\n\
+             open('result.txt', 'w').write('written')\n\
+             with tempfile.NamedTemporaryFile(dir=os.environ['TMPDIR']) as t: t.write(b'x')\n\
+             child = subprocess.run(['python3', '-c', 'print(6*7)'], capture_output=True, text=True).stdout.strip()\n\
+             data = sys.stdin.read()\n\
+             print(json.dumps({'guide': guide, 'cwd_is_home': os.getcwd() == os.environ['HOME'],\n\
+             \x20   'written': open('result.txt').read(), 'child': child, 'stdin': data, 'args': sys.argv[1:]}))\n",
+        ),
+    ]);
+    let result = fx.run_with(
+        "scripts/legit.py",
+        &["a b", "c"],
+        Input::Bytes(b"{\"x\": 1}".to_vec()),
+        &short_policy(),
+    );
+    if !probe().native_ready {
+        assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
+        return;
+    }
+    let o = result.unwrap();
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["guide"], "the guide\n");
+    assert_eq!(v["cwd_is_home"], true);
+    assert_eq!(v["written"], "written");
+    assert_eq!(v["child"], "42");
+    assert_eq!(v["stdin"], "{\"x\": 1}");
+    assert_eq!(v["args"], serde_json::json!(["a b", "c"]));
+    assert!(o.workdir.is_none(), "the work dir is removed");
+}
+
+#[test]
+fn a_timeout_kills_the_script_and_says_so() {
+    let fx = fixture(&[("scripts/slow.sh", "echo before\nsleep 100\n")]);
+    let mut policy = short_policy();
+    policy.limits.timeout = Duration::from_millis(500);
+    let Some(o) = fx.sandboxed("scripts/slow.sh", &[], &policy) else {
+        return;
+    };
+    assert!(o.timed_out);
+    assert_eq!((o.exit_code, o.signal), (None, Some(9)));
+    assert_eq!(o.label(), "timeout");
+    assert_eq!(text(&o.stdout), "before\n");
+}
+
+#[test]
+fn the_exit_code_and_a_signal_are_reported() {
+    let fx = fixture(&[
+        ("scripts/three.sh", "exit 3\n"),
+        ("scripts/term.sh", "kill -TERM $$\nsleep 5\n"),
+    ]);
+    let Some(o) = fx.sandboxed("scripts/three.sh", &[], &short_policy()) else {
+        return;
+    };
+    assert_eq!((o.exit_code, o.signal, o.timed_out), (Some(3), None, false));
+    let o = fx
+        .sandboxed("scripts/term.sh", &[], &short_policy())
+        .unwrap();
+    assert_eq!(
+        (o.exit_code, o.signal),
+        (None, Some(15)),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn profile_none_runs_without_isolation_but_with_a_cleared_environment() {
+    let fx = fixture(&[(
+        "scripts/none.sh",
+        "test -r /etc/passwd && echo read; echo \"HOME=$HOME\"; env | wc -l\n",
+    )]);
+    let mut policy = short_policy();
+    policy.profile = skilldeck_exec::Profile::None;
+    let o = fx
+        .run_with("scripts/none.sh", &[], Input::Null, &policy)
+        .unwrap();
+    assert_eq!(o.exit_code, Some(0), "{}", text(&o.stderr));
+    assert!(o.policy.layers.iter().all(|l| !l.starts_with("landlock")));
+    assert!(text(&o.stdout).contains("read"));
+}
+
+// ---------------------------------------------------------------- bad input
+
+#[test]
+fn a_path_that_leaves_the_skill_is_denied_before_anything_runs() {
+    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    fx.root.file("outside.sh", "echo escaped\n");
+    std::os::unix::fs::symlink(
+        fx.root.path().join("outside.sh"),
+        fx.skill_dir().join("scripts/link.sh"),
+    )
+    .unwrap();
+    for path in ["../outside.sh", "/etc/passwd", "scripts/link.sh"] {
+        let err = fx
+            .run_with(path, &[], Input::Null, &short_policy())
+            .expect_err(path);
+        assert_eq!(err.kind(), ErrorKind::Denied, "{path}: {err}");
+        assert!(err.to_string().contains("probe"), "names the skill: {err}");
+    }
+}
+
+#[test]
+fn a_missing_interpreter_is_a_clear_error() {
+    let fx = fixture(&[
+        (
+            "scripts/x.tool",
+            "#!/usr/bin/env skilldeck-no-such-interpreter\necho\n",
+        ),
+        ("scripts/y.tool", "#!/opt/nowhere/bin/interp\necho\n"),
+        ("scripts/plain.txt", "no shebang\n"),
+    ]);
+    let err = fx
+        .run_with("scripts/x.tool", &[], Input::Null, &short_policy())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(
+        err.to_string().contains("skilldeck-no-such-interpreter"),
+        "{err}"
+    );
+    let err = fx
+        .run_with("scripts/y.tool", &[], Input::Null, &short_policy())
+        .unwrap_err();
+    assert!(err.to_string().contains("/opt/nowhere/bin/interp"), "{err}");
+    let err = fx
+        .run_with("scripts/plain.txt", &[], Input::Null, &short_policy())
+        .unwrap_err();
+    assert!(err.to_string().contains("not executable"), "{err}");
+}
+
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let fifo = fx.skill_dir().join("scripts/pipe.sh");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = fx
+        .run_with("scripts/pipe.sh", &[], Input::Null, &short_policy())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn ten_megabytes_of_stdin_or_arguments_are_refused() {
+    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let big = vec![b'x'; 10 * 1024 * 1024];
+    let err = fx
+        .run_with(
+            "scripts/ok.sh",
+            &[],
+            Input::Bytes(big.clone()),
+            &short_policy(),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("stdin is 10485760 bytes"), "{err}");
+    let arg = String::from_utf8(big).unwrap();
+    let err = fx
+        .run_with("scripts/ok.sh", &[&arg], Input::Null, &short_policy())
+        .unwrap_err();
+    assert!(err.to_string().contains("arguments are"), "{err}");
+}
+
+#[test]
+fn a_granted_path_that_does_not_exist_is_refused() {
+    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let mut policy = short_policy();
+    policy.grants.read_paths = vec![Path::new("/nonexistent/skilldeck-grant").to_path_buf()];
+    let err = fx
+        .run_with("scripts/ok.sh", &[], Input::Null, &policy)
+        .unwrap_err();
+    if probe().native_ready {
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+        assert!(
+            err.to_string().contains("/nonexistent/skilldeck-grant"),
+            "{err}"
+        );
+    } else {
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    }
+}
+
+// ---------------------------------------------------------------- bwrap
+
+#[test]
+fn the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let fx = fixture(&[
+        ("references/guide.md", "the guide\n"),
+        (
+            "scripts/all.py",
+            "import os, socket, sys\n\
+             def attempt(label, f):\n\
+             \x20   try:\n\
+             \x20       f(); print(label + '=done')\n\
+             \x20   except OSError as e:\n\
+             \x20       print(label + '=refused', e)\n\
+             attempt('shadow', lambda: open('/etc/shadow').read())\n\
+             attempt('skillwrite', lambda: open(os.environ['SKILLDECK_SKILL_DIR'] + '/x', 'w'))\n\
+             attempt('outside', lambda: open(sys.argv[2], 'w'))\n\
+             attempt('tcp', lambda: socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3))\n\
+             attempt('unix', lambda: socket.socket(socket.AF_UNIX).connect('/run/systemd/private'))\n\
+             attempt('work', lambda: open('mine.txt', 'w').write('ok'))\n\
+             print('guide=' + open(os.environ['SKILLDECK_SKILL_DIR'] + '/references/guide.md').read().strip())\n\
+             print('secret=' + os.environ.get('SKILLDECK_TEST_BWRAP_SECRET', 'absent'))\n",
+        ),
+    ]);
+    // SAFETY: see the_parents_secrets_do_not_reach_the_script_unless_listed.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("SKILLDECK_TEST_BWRAP_SECRET", "bwrap-secret");
+    }
+    let outside = fx.root.path().join("outside-bwrap.txt");
+    let mut policy = short_policy();
+    policy.profile = skilldeck_exec::Profile::Bwrap;
+    let result = fx.run_with(
+        "scripts/all.py",
+        &[&port, outside.to_str().unwrap()],
+        Input::Null,
+        &policy,
+    );
+    if probe().bwrap.is_none() {
+        let err = result.expect_err("no bwrap: refused");
+        assert_eq!(err.kind(), ErrorKind::Unavailable);
+        assert!(err.to_string().contains("bwrap"), "{err}");
+        return;
+    }
+    let o = result.unwrap();
+    let out = text(&o.stdout);
+    assert_eq!(o.exit_code, Some(0), "{out} {}", text(&o.stderr));
+    for refused in ["shadow", "skillwrite", "outside", "tcp", "unix"] {
+        assert!(
+            out.contains(&format!("{refused}=refused")),
+            "{refused}: {out}"
+        );
+    }
+    assert!(out.contains("work=done"), "{out}");
+    assert!(out.contains("guide=the guide"), "{out}");
+    assert!(out.contains("secret=absent"), "{out}");
+    assert!(!outside.exists());
+    assert!(listener.accept().is_err());
+    assert!(o.policy.layers.contains(&"bwrap"));
+}
+
+#[test]
+fn a_bwrap_timeout_kills_the_whole_tree() {
+    let marker = format!("{}", 700_000 + std::process::id() % 90_000);
+    let fx = fixture(&[(
+        "scripts/daemon.sh",
+        "( setsid sh -c \"sleep $1 & sleep $1\" & )\necho started\nsleep 100\n",
+    )]);
+    let mut policy = short_policy();
+    policy.profile = skilldeck_exec::Profile::Bwrap;
+    policy.limits.timeout = Duration::from_secs(2);
+    let result = fx.run_with("scripts/daemon.sh", &[&marker], Input::Null, &policy);
+    if probe().bwrap.is_none() {
+        assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
+        return;
+    }
+    let o = result.unwrap();
+    assert!(o.timed_out, "{o:?}");
+    let mut left = processes_with(&marker);
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_with(&marker);
+    }
+    assert!(left.is_empty(), "daemons survived: {left:?}");
+}
+
+#[test]
+fn an_operator_network_grant_opens_tcp_but_not_host_unix_sockets() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let fx = fixture(&[(
+        "scripts/granted.py",
+        "import socket, sys\n\
+         s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5); s.sendall(b'hi'); s.close(); print('tcp=connected')\n\
+         try:\n    socket.socket(socket.AF_UNIX).connect('/run/none.sock'); print('unix=connected')\n\
+         except OSError as e:\n    print('unix=refused', e)\n",
+    )]);
+    let mut policy = short_policy();
+    policy.grants.network = true;
+    let accepter = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut got = Vec::new();
+        conn.read_to_end(&mut got).unwrap();
+        got
+    });
+    let Some(o) = fx.sandboxed("scripts/granted.py", &[&port], &policy) else {
+        // Unblock the accepting thread.
+        let _ = std::net::TcpStream::connect(format!("127.0.0.1:{port}"));
+        let _ = accepter.join();
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("tcp=connected"), "{out} {}", text(&o.stderr));
+    assert!(
+        out.contains("unix=refused Operation not permitted")
+            || out.contains("unix=refused [Errno 1]"),
+        "{out}"
+    );
+    assert_eq!(accepter.join().unwrap(), b"hi");
+    assert!(o.policy.network);
+    assert!(!o.policy.layers.contains(&"network-namespace"));
+}
+
+#[test]
+fn the_interpreter_comes_from_the_shebang_else_the_extension_else_the_executable_bit() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = fixture(&[
+        ("scripts/a.js", "console.log('js', typeof require)\n"),
+        ("scripts/b.bash", "echo \"bash ${BASH_VERSION%%.*}\"\n"),
+        ("scripts/c.sh", "echo sh\n"),
+        ("scripts/d.rb", "puts 'rb'\n"),
+        ("scripts/e.txt", "#!/bin/sh\necho shebang wins\n"),
+        ("scripts/f", "echo executable\n"),
+    ]);
+    let f = fx.skill_dir().join("scripts/f");
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cases = [
+        ("scripts/a.js", "node", "js function"),
+        ("scripts/b.bash", "bash", "bash "),
+        ("scripts/c.sh", "sh", "sh"),
+        ("scripts/d.rb", "ruby", "rb"),
+        ("scripts/e.txt", "sh", "shebang wins"),
+        ("scripts/f", "sh", "executable"),
+    ];
+    for (path, interpreter, expected) in cases {
+        let installed =
+            interpreter == "sh" || skilldeck_exec::on_sandbox_path(interpreter).is_some();
+        let result = fx.run_with(path, &[], Input::Null, &short_policy());
+        if !installed {
+            let err = result.expect_err(path);
+            assert_eq!(err.kind(), ErrorKind::InvalidInput, "{path}: {err}");
+            assert!(
+                err.to_string().contains(&format!("'{interpreter}'")),
+                "{err}"
+            );
+            continue;
+        }
+        if !probe().native_ready {
+            assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
+            continue;
+        }
+        let o = result.unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(o.exit_code, Some(0), "{path}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).starts_with(expected),
+            "{path}: {}",
+            text(&o.stdout)
+        );
+    }
+}
+
+#[test]
+fn auto_picks_native_when_ready_else_bwrap_else_refuses_naming_both() {
+    let p = probe();
+    match skilldeck_exec::best_profile() {
+        Ok(skilldeck_exec::Profile::Native) => assert!(p.native_ready),
+        Ok(skilldeck_exec::Profile::Bwrap) => assert!(!p.native_ready && p.bwrap.is_some()),
+        Ok(other) => panic!("auto never picks {other:?}"),
+        Err(e) => {
+            assert!(!p.native_ready && p.bwrap.is_none());
+            assert!(e.to_string().contains("bwrap not installed"), "{e}");
+        }
+    }
+}
