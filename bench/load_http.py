@@ -3,7 +3,8 @@
 connections, reported as requests/s and p50/p99 latency.
 
 Usage: bench/load_http.py [--skills N] [--connections C] [--sessions S]
-                          [--seconds T] [--processes P]
+                          [--seconds T] [--client loadgen|python] [--processes P]
+                          [--churn-bursts B] [--churn-size K] [--idle SECONDS]
 
 Builds the release binary, generates N skills with ../shared/bench/gen_skills.py
 into a throwaway folder, starts `skilldeck serve --http 127.0.0.1:0` on them,
@@ -13,12 +14,19 @@ opens S MCP sessions, then runs two loads of T seconds each:
                  sessions, every request with an id unique in its session;
   new connection the same, but each request on a fresh connection.
 
-The load generator is this script's own asyncio HTTP/1.1 client (raw sockets,
-one request in flight per connection), split over P processes so it is not
-the bottleneck of one core. `oha` (crates.io) was the first choice, but it
-sends one fixed body: every request would carry the same JSON-RPC id, which
-the server rightly refuses while a request with that id is in flight in the
-same session (see docs/design.md), so it cannot drive this load.
+The load generator is `bench/loadgen` (a compiled Rust client in this
+workspace, built with the server: tokio, raw HTTP/1.1, one request in flight
+per connection, a JSON-RPC id unique per request, JSON report with
+percentiles and its own CPU time). `oha` (crates.io) was the first choice,
+but it sends one fixed body: every request would carry the same JSON-RPC id,
+which the server rightly refuses while a request with that id is in flight
+in the same session (see docs/design.md), so it cannot drive this load.
+`--client python` keeps the first version's asyncio client (P processes)
+for comparison: it costs several times the CPU per request.
+
+Besides requests/s and latency, each load reports the CPU seconds the
+server and the client used (from /proc), so a row says who was the limit
+on a machine where both share the cores.
 """
 import argparse
 import asyncio
@@ -40,10 +48,27 @@ PROTOCOL = "2025-11-25"
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "skilldeck-cli"],
-                   cwd=REPO, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "skilldeck-cli",
+                    "-p", "skilldeck-loadgen"], cwd=REPO, check=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    return os.path.join(target, "release", "skilldeck")
+    return (os.path.join(target, "release", "skilldeck"),
+            os.path.join(target, "release", "loadgen"))
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` (and its reaped children)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_compiled(loadgen, host, port, skills, connections, sessions, seconds, keep_alive):
+    out = subprocess.run([loadgen, "--addr", f"{host}:{port}", "--connections",
+                          str(connections), "--sessions", str(sessions), "--seconds",
+                          str(seconds), "--mode", "keep-alive" if keep_alive else "new",
+                          "--skills", ",".join(skills)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
 
 
 def post(url, body, session=None):
@@ -166,7 +191,7 @@ def load(host, port, sessions, skills, connections, seconds, processes, keep_ali
         p.join()
     lat.sort()
     pct = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float("nan")
-    return len(lat) / seconds, pct(0.50), pct(0.99), errors, len(lat)
+    return len(lat) / seconds, pct(0.50), pct(0.90), pct(0.99), errors, len(lat)
 
 
 def churn(url, pid, bursts, per_burst):
@@ -192,10 +217,18 @@ def main():
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--churn-bursts", type=int, default=8)
     ap.add_argument("--churn-size", type=int, default=2000)
+    ap.add_argument("--client", choices=["loadgen", "python"], default="loadgen")
+    ap.add_argument("--idle", type=float, default=10,
+                    help="seconds to wait after the churn before the last RSS reading")
     ap.add_argument("--binary", help="a built skilldeck to measure (default: build this checkout)")
+    ap.add_argument("--loadgen", help="a built bench/loadgen (default: build this checkout)")
     args = ap.parse_args()
 
-    binary = args.binary or build()
+    if args.binary and args.loadgen:
+        binary, loadgen = args.binary, args.loadgen
+    else:
+        built = build()
+        binary, loadgen = args.binary or built[0], args.loadgen or built[1]
     tmp = tempfile.mkdtemp(prefix="skilldeck-load-")
     server = None
     try:
@@ -217,24 +250,51 @@ def main():
         threading.Thread(target=server.stderr.read, daemon=True).start()
         url = f"http://{host}:{port}/mcp"
         rss_start = rss_mb(server.pid)
-        sessions = [open_session(url) for _ in range(args.sessions)]
+        client = ("loadgen (compiled, 1 thread)" if args.client == "loadgen"
+                  else f"{args.processes} asyncio processes")
         print(f"# {os.cpu_count()} cores; {args.skills} skills; {args.connections} "
               f"connections over {args.sessions} sessions; {args.seconds:.0f} s per load; "
-              f"client: {args.processes} asyncio processes")
+              f"client: {client}")
         print()
-        print("| load | requests/s | p50 | p99 | errors | requests |")
-        print("|---|---|---|---|---|---|")
+        print("| load | requests/s | p50 | p90 | p99 | errors | requests "
+              "| server CPU | client CPU |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        results = {}
         for name, keep in (("keep-alive", True), ("new connection per request", False)):
-            rps, p50, p99, errors, n = load(host, port, sessions, skills, args.connections,
-                                            args.seconds, args.processes, keep)
-            print(f"| {name} | {rps:,.0f} | {p50:.1f} ms | {p99:.1f} ms | {errors} | {n:,} |")
+            server_cpu = cpu_seconds(server.pid)
+            if args.client == "loadgen":
+                r = load_compiled(loadgen, host, port, skills, args.connections,
+                                  args.sessions, args.seconds, keep)
+                rps, p50, p90, p99 = r["rps"], r["p50_ms"], r["p90_ms"], r["p99_ms"]
+                errors, n, client_cpu = r["errors"], r["requests"], r["client_cpu_s"]
+            else:
+                sessions = [open_session(url) for _ in range(args.sessions)]
+                before = os.times()
+                rps, p50, p90, p99, errors, n = load(host, port, sessions, skills,
+                                                     args.connections, args.seconds,
+                                                     args.processes, keep)
+                after = os.times()
+                client_cpu = (after.children_user + after.children_system
+                              - before.children_user - before.children_system)
+            server_cpu = cpu_seconds(server.pid) - server_cpu
+            results[name] = dict(rps=rps, p50=p50, p90=p90, p99=p99, errors=errors, n=n,
+                                 server_cpu=server_cpu, client_cpu=client_cpu)
+            print(f"| {name} | {rps:,.0f} | {p50:.1f} ms | {p90:.1f} ms | {p99:.1f} ms "
+                  f"| {errors} | {n:,} | {server_cpu:.1f} s | {client_cpu:.1f} s |")
         rss_load = rss_mb(server.pid)
         print()
         if args.churn_bursts:
-            after = churn(url, server.pid, args.churn_bursts, args.churn_size)
+            bursts = []
+            for _ in range(args.churn_bursts):
+                bursts.append(churn(url, server.pid, 1, args.churn_size))
+            after = bursts[-1]
+            time.sleep(args.idle)
+            idle = rss_mb(server.pid)
             print(f"RSS: start {rss_start:.1f} MB, after the loads {rss_load:.1f} MB, after "
                   f"{args.churn_bursts * args.churn_size:,} sessions churned in bursts of "
-                  f"{args.churn_size:,} {after:.1f} MB")
+                  f"{args.churn_size:,} {after:.1f} MB (after each burst: "
+                  f"{', '.join(f'{b:.1f}' for b in bursts)}), {args.idle:.0f} s later "
+                  f"{idle:.1f} MB")
     finally:
         if server is not None:
             server.terminate()

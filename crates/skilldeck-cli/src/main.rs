@@ -1,13 +1,16 @@
 //! `skilldeck`: the command-line face of the skilldeck engine.
 
 mod activate;
+mod call;
 mod context;
 mod doctor;
 mod error;
 mod exit;
 mod format;
+mod install;
 mod list;
 mod new;
+mod pack;
 mod prompt;
 mod read;
 mod render;
@@ -17,6 +20,7 @@ mod search;
 mod serve;
 mod show;
 mod validate;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -144,10 +148,28 @@ enum Command {
         #[command(flatten)]
         args: run::Args,
     },
+    /// Call a tool a skill declares (`tools:`): the arguments are checked
+    /// against its schema, then its script runs in the sandbox with them
+    /// as JSON on stdin.
+    #[command(
+        after_help = "Examples:\n  skilldeck call notes search_notes --args '{\"query\": \"rust\"}'\n  \
+                            skilldeck call notes stats --format json"
+    )]
+    Call {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: call::Args,
+    },
     /// Show which isolation layers this machine offers and the policy
     /// `run` would apply.
     #[command(after_help = "Examples:\n  skilldeck sandbox\n  skilldeck sandbox --format json")]
-    Sandbox(sandbox::Args),
+    Sandbox {
+        #[command(flatten)]
+        deck: DeckArgs,
+        #[command(flatten)]
+        args: sandbox::Args,
+    },
     /// Explain where skills come from: roots, config files, what was
     /// loaded, skipped, shadowed or excluded, and the catalog's size.
     #[command(
@@ -159,6 +181,26 @@ enum Command {
         #[command(flatten)]
         args: doctor::Args,
     },
+    /// Pack a skill folder into a deterministic .tar.gz or .zip; prints
+    /// its fingerprint.
+    #[command(
+        after_help = "Examples:\n  skilldeck pack .agents/skills/pdf-tools\n  \
+                            skilldeck pack pdf-tools -o dist/pdf-tools.zip"
+    )]
+    Pack(pack::Args),
+    /// Install packages or skill folders into a skills root, recorded in
+    /// skilldeck.lock.
+    #[command(
+        after_help = "Examples:\n  skilldeck install dist/pdf-tools-1.2.0.tar.gz\n  \
+                            skilldeck install --frozen          # exactly what skilldeck.lock says"
+    )]
+    Install(install::Args),
+    /// Re-hash installed skills against skilldeck.lock (exit 1 on any
+    /// difference).
+    #[command(
+        after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json"
+    )]
+    Verify(verify::Args),
     /// Print static shell completions (for completions with skill names,
     /// use `COMPLETE=SHELL skilldeck`: see the README).
     #[command(
@@ -199,8 +241,12 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Search { deck, args } => search::run(&args, &Context::new(&deck)?),
         Command::Serve { deck, args } => serve::run(&args, &Context::new(&deck)?),
         Command::Run { deck, args } => run::run(&args, &Context::new(&deck)?),
-        Command::Sandbox(args) => sandbox::run(&args),
+        Command::Call { deck, args } => call::run(&args, &Context::new(&deck)?),
+        Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
+        Command::Pack(args) => pack::run(&args),
+        Command::Install(args) => install::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

@@ -132,7 +132,7 @@ pub fn json(out: &mut dyn Write, reports: &[SkillReport]) -> io::Result<()> {
 /// Pretty JSON plus a newline; I/O errors keep their kind (a closed pipe
 /// stays a closed pipe, so it can be ignored quietly).
 pub fn write_json<T: serde::Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(|e| match e.io_error_kind() {
+    crate::format::to_writer_safe(&mut *out, value).map_err(|e| match e.io_error_kind() {
         Some(kind) => io::Error::new(kind, e),
         None => io::Error::other(e),
     })?;

@@ -6,9 +6,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use skilldeck_exec::{
-    CallContext, Executor, Input, MAX_TIMEOUT, Outcome, Policy, Profile, Request,
-};
+use skilldeck_exec::{CallContext, Executor, Input, MAX_TIMEOUT, Outcome, Profile, Request};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -34,15 +32,17 @@ pub struct Args {
     /// when a layer is missing), `bwrap` (bubblewrap + seccomp; refuses
     /// when bwrap is not installed) or `none` (no isolation: the
     /// operator's explicit choice).
-    #[arg(long, value_name = "PROFILE", default_value = "native", value_parser = parse_profile)]
-    sandbox: Profile,
+    /// (Default: `[exec] sandbox` in the config, `auto`: native when every
+    /// layer is there, else bwrap.)
+    #[arg(long, value_name = "PROFILE", value_parser = parse_profile)]
+    sandbox: Option<Profile>,
     /// Output format: text (the script's stdout and stderr as they are) or
     /// json (one object: exit_code, signal, timed_out, stdout, stderr, ...).
     #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, String> {
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
@@ -56,7 +56,7 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
+pub fn parse_profile(s: &str) -> Result<Profile, String> {
     Profile::parse(s)
         .ok_or_else(|| format!("'{s}': the sandbox profile is `native`, `bwrap` or `none`"))
 }
@@ -77,10 +77,11 @@ pub fn exit_status(outcome: &Outcome) -> u8 {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let skill = skilldeck_host::require_served(deck, &args.name)?;
-    let mut policy = Policy {
-        profile: args.sandbox,
-        ..Policy::default()
-    };
+    // The operator's [exec] section and this skill's grants; flags win.
+    let mut policy = skilldeck_exec::policy_from_config(&ctx.config, &skill.name)?;
+    if let Some(profile) = args.sandbox {
+        policy.profile = profile;
+    }
     if let Some(t) = args.timeout {
         policy.limits.timeout = t;
     }
@@ -97,7 +98,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             tool: args.path.clone(),
         },
     };
-    let outcome = Executor::default().run(request, &policy)?;
+    let executor = Executor::new(skilldeck_exec::executor_config(&ctx.config));
+    let outcome = executor.run(request, &policy)?;
     if args.format == Format::Json {
         let mut out = render::stdout();
         render::write_json(&mut out, &outcome)?;

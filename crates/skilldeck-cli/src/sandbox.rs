@@ -3,8 +3,9 @@
 
 use std::io::Write;
 
-use skilldeck_exec::{Executor, Policy, Profile, probe};
+use skilldeck_exec::{Executor, probe};
 
+use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
@@ -17,9 +18,23 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: &Args) -> Result<u8, CliError> {
+pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let probe = probe();
-    let policy = Policy::default();
+    // The config's [exec] section (no skill's grants); `auto` may refuse.
+    let (policy, refusal) = match skilldeck_exec::policy_from_config(&ctx.config, "") {
+        Ok(p) => (p, None),
+        Err(e) => {
+            // `auto` with nothing available: show the native policy it
+            // would have, and the refusal.
+            let mut config = ctx.config.clone();
+            config.exec.sandbox = skilldeck::deck::SandboxProfile::Landlock;
+            (
+                skilldeck_exec::policy_from_config(&config, "")?,
+                Some(e.to_string()),
+            )
+        }
+    };
+    let profile = policy.profile;
     let effective = Executor::default().effective(&policy);
     if args.format == Format::Json {
         let mut out = render::stdout();
@@ -27,8 +42,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             &mut out,
             &serde_json::json!({
                 "probe": probe,
-                "profile": Profile::Native,
-                "ready": probe.native_ready,
+                "profile": profile,
+                "ready": refusal.is_none() && (profile != skilldeck_exec::Profile::Native || probe.native_ready),
+                "refusal": refusal,
                 "policy": effective,
             }),
         )?;
@@ -53,6 +69,10 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             "  {:<14} --   not installed: profile `bwrap` refuses",
             "bwrap"
         )?,
+    }
+    writeln!(out, "\nConfigured profile: {}", policy.profile.name())?;
+    if let Some(refusal) = &refusal {
+        writeln!(out, "  {refusal}")?;
     }
     if probe.native_ready {
         writeln!(out, "\nProfile native: ready (every layer available).")?;
@@ -97,8 +117,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     )?;
     writeln!(
         out,
-        "  concurrency: {} at once (overall and per agent)",
-        skilldeck_exec::DEFAULT_CONCURRENCY
+        "  concurrency: {} at once (overall and per agent), {} may wait",
+        ctx.config.exec.concurrency, ctx.config.exec.queue
     )?;
     out.flush()?;
     Ok(exit::OK)

@@ -38,6 +38,11 @@ pub struct Args {
     /// Do not watch the roots for changes.
     #[arg(long)]
     no_watch: bool,
+    /// Most folders hot reload watches (inotify watches; default: the
+    /// config's `[serve] watch-budget`, else 8,192); beyond it the roots
+    /// are polled (known skills every 2 s, new folders less often).
+    #[arg(long, value_name = "N", conflicts_with = "no_watch")]
+    watch_budget: Option<usize>,
     /// Budget of the catalog in the activate_skill description, in tokens
     /// (o200k); default: the config's `[catalog]` budget, else 32,000 characters.
     #[arg(long, value_name = "N", conflicts_with = "budget_chars")]
@@ -54,7 +59,11 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let format: LogFormat = args.log_format.parse().map_err(CliError::Usage)?;
-    skilldeck_mcp::logging::init(format)?;
+    // Telemetry: OTLP span export when configured; flushed when `_telemetry` drops.
+    let telemetry = skilldeck_mcp::telemetry::Settings::resolve(&ctx.config.telemetry, |name| {
+        std::env::var(name).ok()
+    })?;
+    let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
     if let Some(limit) = args.budget_tokens {
         options.tool_catalog.budget = Some(Budget::Tokens {
@@ -70,6 +79,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     if args.exec {
         options.exec.enabled = true;
+    }
+    if let Some(budget) = args.watch_budget {
+        options.watch_budget = budget;
     }
     let result = match args.http.as_deref() {
         None => skilldeck_mcp::serve_stdio(options),

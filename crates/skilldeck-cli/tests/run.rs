@@ -236,3 +236,50 @@ fn sandbox_lists_the_layers_and_the_policy() {
     assert_eq!(v["probe"]["layers"].as_array().unwrap().len(), 3);
     assert_eq!(v["policy"]["limits"]["timeout_ms"], 30000);
 }
+
+#[test]
+fn the_exec_config_sets_the_policy_and_a_skills_grant_passes_its_variables() {
+    let root = Root::new();
+    root.skill("demo")
+        .description("Demo scripts. Use in tests.")
+        .file("scripts/env.sh", "echo \"token=${DEMO_TOKEN:-absent}\"\n")
+        .write();
+    root.skill("other")
+        .description("Other scripts. Use in tests.")
+        .file("scripts/env.sh", "echo \"token=${DEMO_TOKEN:-absent}\"\n")
+        .write();
+    root.file(
+        "skilldeck.toml",
+        "[exec]\ntimeout-secs = 9\n[exec.skills.demo]\nenv = [\"DEMO_TOKEN\"]\n",
+    );
+    let r = root.to_str().unwrap();
+    let run = |skill: &str| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skilldeck"));
+        cmd.args([
+            "run",
+            "--root",
+            r,
+            "--format",
+            "json",
+            skill,
+            "scripts/env.sh",
+        ])
+        .current_dir(&*root)
+        .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+        .env("DEMO_TOKEN", "t0ken")
+        .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    let o = run("demo");
+    if !ready(&root) {
+        assert_eq!(o.status.code(), Some(125));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["stdout"], "token=t0ken\n");
+    assert_eq!(v["policy"]["limits"]["timeout_ms"], 9000);
+    assert_eq!(v["policy"]["env"], serde_json::json!(["DEMO_TOKEN"]));
+    let v: serde_json::Value = serde_json::from_slice(&run("other").stdout).unwrap();
+    assert_eq!(v["stdout"], "token=absent\n", "the grant is per skill");
+}

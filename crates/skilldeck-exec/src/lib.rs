@@ -15,6 +15,7 @@
 //! GenAI attributes) plus an audit event on target `skilldeck::audit`;
 //! arguments and output are never logged, only a sha256 of the arguments.
 
+mod config;
 mod error;
 mod interpreter;
 mod limiter;
@@ -23,6 +24,7 @@ mod probe;
 mod run;
 mod sandbox;
 
+pub use config::{executor_config, policy_from_config, profile_from_config};
 pub use error::{ErrorKind, ExecError};
 pub use interpreter::{Command, INTERPRETERS_BY_EXTENSION, on_sandbox_path, resolve};
 pub use limiter::{Caps, Limiter, Permit};

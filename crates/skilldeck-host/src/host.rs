@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
 
-use crate::cache::ContentCache;
+use crate::cache::{CacheStats, CachedActivation, ContentCache};
 use crate::execution::Execution;
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
@@ -261,6 +261,13 @@ impl Host {
         name: &str,
         arguments: &str,
     ) -> Result<Activated, ToolError> {
+        let span = tracing::info_span!(
+            "activate",
+            skilldeck.skill.name = name,
+            skilldeck.activation.already_active = tracing::field::Empty,
+            skilldeck.activation.cached = tracing::field::Empty,
+        );
+        let _entered = span.enter();
         let skill = snapshot.require(name).map_err(ToolError::lookup)?;
         if !crate::rules::is_model_invocable(skill) {
             return Err(ToolError::new(
@@ -275,7 +282,9 @@ impl Host {
         // Recorded before rendering, in one step with the check, so two
         // concurrent calls in one session cannot both send the body; a
         // failed activation is forgotten again.
-        if self.tracker.record(session, &skill.name) == Seen::Again {
+        let again = self.tracker.record(session, &skill.name) == Seen::Again;
+        span.record("skilldeck.activation.already_active", again);
+        if again {
             return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
         }
         match self.render_for(skill, arguments, session) {
@@ -325,7 +334,28 @@ impl Host {
             )?;
             return Ok(Arc::from(activation.render(ActivationFormat::Xml)));
         }
-        let cached = lock(&self.cache).activate(skill, arguments)?;
+        let cached = self.activation(skill, arguments)?;
         Ok(Arc::from(cached.rendered(ActivationFormat::Xml)))
+    }
+
+    /// The skill's activation with `arguments` (body, folder, files), from
+    /// the cache when its `SKILL.md` is unchanged, with its renderings
+    /// built once; no session tracking. [`Host::render`] is its `xml`
+    /// rendering; a binding that returns the parts uses this.
+    pub fn activation(
+        &self,
+        skill: &Skill,
+        arguments: &str,
+    ) -> Result<Arc<CachedActivation>, skilldeck::Error> {
+        let mut cache = lock(&self.cache);
+        let hits = cache.stats().hits;
+        let cached = cache.activate(skill, arguments)?;
+        tracing::Span::current().record("skilldeck.activation.cached", cache.stats().hits > hits);
+        Ok(cached)
+    }
+
+    /// The activation cache's counters and sizes.
+    pub fn cache_stats(&self) -> CacheStats {
+        lock(&self.cache).stats()
     }
 }

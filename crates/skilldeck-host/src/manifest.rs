@@ -1,6 +1,7 @@
 //! The per-file manifest of a skill: each file's path, size and
 //! `sha256:<lowercase hex>` digest, the form the MCP Skills extension
-//! publishes. This is the one place a digest is computed.
+//! publishes. The digest itself is the core's [`skilldeck::digest`] (the
+//! one place a SHA-256 is computed).
 //!
 //! Bytes are read through the core's safe [`skilldeck::read_resource`], so
 //! a digest covers exactly what a read returns. Digests are kept in an LRU
@@ -13,11 +14,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use lru::LruCache;
-use sha2::{Digest, Sha256};
+use skilldeck::digest::sha256_digest;
 use skilldeck::{FileStamp, Skill};
-
-/// The prefix of every digest.
-pub const DIGEST_PREFIX: &str = "sha256:";
 
 /// One file of a skill, as a manifest lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,19 +26,6 @@ pub struct ManifestFile {
     pub size: u64,
     /// `sha256:` and the lowercase hex SHA-256 of those bytes.
     pub digest: Arc<str>,
-}
-
-/// `sha256:<lowercase hex>` of `bytes`.
-pub fn sha256_digest(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hash = Sha256::digest(bytes);
-    let mut digest = String::with_capacity(DIGEST_PREFIX.len() + 2 * hash.len());
-    digest.push_str(DIGEST_PREFIX);
-    for byte in hash.iter() {
-        digest.push(char::from(HEX[usize::from(byte >> 4)]));
-        digest.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-    digest
 }
 
 #[derive(Debug, Clone)]

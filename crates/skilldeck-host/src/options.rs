@@ -110,6 +110,9 @@ impl HostOptions {
                 *path = config.resolve(path);
             }
         }
+        if let Some(budget) = config.serve.watch_budget {
+            options.watch_budget = budget;
+        }
         Ok(options)
     }
 }

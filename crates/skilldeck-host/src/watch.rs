@@ -23,7 +23,12 @@
 //! A tree larger than that (or a system out of watches) is not watched:
 //! the watcher polls it every [`WATCH_POLL_PERIOD`] instead, comparing a
 //! [`Survey`]'s fingerprint (the folders' and skill files' stamps), so hot
-//! reload keeps working, only later.
+//! reload keeps working, only later. Polling has two speeds: the files of
+//! the skill folders already known are stamped every period
+//! ([`stamp_skills`], cheap: skills only, however many empty folders
+//! surround them), and the whole tree is surveyed again (to find new and
+//! removed skills) only every [`POLL_IDLE_FACTOR`] times as long as the
+//! last survey took.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -42,9 +47,10 @@ pub const WATCH_BUDGET: usize = 8_192;
 /// polled for changes.
 pub const WATCH_POLL_PERIOD: Duration = Duration::from_secs(2);
 
-/// Polling idles at least this many times as long as its last survey took
-/// (so it costs at most a tenth of one core on a tree whose survey is slow
-/// to take), and never less than [`WATCH_POLL_PERIOD`].
+/// Full surveys of a polled tree are at least this many times as long
+/// apart as the last one took (so they cost at most a tenth of one core on
+/// a tree whose survey is slow), and never closer than the poll period;
+/// the known skill folders are stamped every period in between.
 pub const POLL_IDLE_FACTOR: u32 = 9;
 
 /// One folder to watch (never recursively).
@@ -83,6 +89,10 @@ pub struct Survey {
     /// A hash of the folders' modification times (an entry added, removed
     /// or renamed) and the stamps of every file in the skill folders.
     pub fingerprint: u64,
+    /// The folders' part of the fingerprint alone (what changes when a
+    /// folder or skill appears, vanishes or is renamed), to compare with
+    /// skills stamped by [`stamp_skills`] in between.
+    pub folders: u64,
     /// Each skill folder's own part of the fingerprint, to tell which
     /// skills' files changed.
     pub skills: BTreeMap<PathBuf, u64>,
@@ -251,7 +261,8 @@ impl Walk<'_> {
 
     /// A symlink where skills are found: when it is a skill folder outside
     /// every root (installed by symlink), that one folder is watched and
-    /// its `SKILL.md` stamped; nothing below it is followed.
+    /// its files stamped (its own real subfolders included, symlinks not
+    /// followed); nothing else below it is watched.
     fn linked_skill(&mut self, link: &Path) {
         let Ok(target) = std::fs::canonicalize(link) else {
             return;
@@ -259,19 +270,17 @@ impl Walk<'_> {
         if !target.is_dir() || self.deck.iter().any(|d| target.starts_with(d)) {
             return;
         }
-        let skill_md = [SKILL_MD, SKILL_MD_LOWERCASE]
+        let is_skill = [SKILL_MD, SKILL_MD_LOWERCASE]
             .iter()
-            .map(|n| target.join(n))
-            .find_map(|p| std::fs::symlink_metadata(&p).ok().map(|m| (p, m)));
-        let Some((path, meta)) = skill_md else {
+            .any(|n| std::fs::symlink_metadata(target.join(n)).is_ok());
+        if !is_skill {
             return;
-        };
+        }
         if !self.take(&target) {
             return;
         }
         let hasher = self.skills.entry(target.clone()).or_default();
-        path.hash(hasher);
-        hash_stamp(&meta, hasher);
+        stamp_skill_into(&target, hasher);
         self.deck.push(target);
     }
 }
@@ -330,13 +339,14 @@ pub fn survey(discovery: &DiscoveryOptions, limit: usize) -> Survey {
     missing.sort();
     missing.dedup();
     let mut hasher = walk.hasher;
+    missing.hash(&mut hasher);
+    let folders = hasher.finish();
     let skills: BTreeMap<PathBuf, u64> = walk
         .skills
         .into_iter()
         .map(|(dir, h)| (dir, h.finish()))
         .collect();
     skills.hash(&mut hasher);
-    missing.hash(&mut hasher);
     Survey {
         plan: WatchPlan {
             targets,
@@ -345,8 +355,52 @@ pub fn survey(discovery: &DiscoveryOptions, limit: usize) -> Survey {
             complete: walk.complete,
         },
         fingerprint: hasher.finish(),
+        folders,
         skills,
     }
+}
+
+/// Hashes the files of the skill folder `dir` into `hasher` (path and
+/// stamp of each, folders breadth first, each in sorted order; symlinks
+/// never followed): the same hash a [`survey`] keeps for a skill whose
+/// folders all fitted its limit.
+fn stamp_skill_into(dir: &Path, hasher: &mut DefaultHasher) {
+    let mut queue = VecDeque::from([dir.to_path_buf()]);
+    while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, file_type) in entries {
+            let path = dir.join(&name);
+            if file_type.is_dir() {
+                queue.push_back(path);
+            } else if !file_type.is_symlink()
+                && let Ok(meta) = std::fs::symlink_metadata(&path)
+            {
+                path.hash(hasher);
+                hash_stamp(&meta, hasher);
+            }
+        }
+    }
+}
+
+/// Stamps the files of each skill folder in `dirs` (see [`Survey::skills`]):
+/// what polling checks every period between full surveys. Costs what the
+/// skills hold, not what surrounds them: at 200,000 empty folders around
+/// a few skills, a few file stamps.
+pub fn stamp_skills<'a>(dirs: impl IntoIterator<Item = &'a Path>) -> BTreeMap<PathBuf, u64> {
+    dirs.into_iter()
+        .map(|dir| {
+            let mut hasher = DefaultHasher::new();
+            stamp_skill_into(dir, &mut hasher);
+            (dir.to_path_buf(), hasher.finish())
+        })
+        .collect()
 }
 
 impl WatchPlan {
@@ -516,9 +570,40 @@ mod tests {
         std::fs::write(root.join("pdf/references/a.md"), "longer").unwrap();
         let after = survey(&roots(&[&root]), usize::MAX);
         assert_ne!(before.fingerprint, after.fingerprint);
+        assert_eq!(before.folders, after.folders);
         assert_ne!(
             before.skills.get(&root.join("pdf")),
             after.skills.get(&root.join("pdf"))
         );
+    }
+
+    #[test]
+    fn stamping_the_known_skills_alone_agrees_with_a_survey_and_sees_an_edit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(root.join("pdf/references")).unwrap();
+        std::fs::write(root.join("pdf/SKILL.md"), "---\nname: pdf\n---\n").unwrap();
+        std::fs::write(root.join("pdf/references/a.md"), "a").unwrap();
+        for i in 0..50 {
+            std::fs::create_dir_all(root.join(format!("empty{i}"))).unwrap();
+        }
+        let survey = survey(&roots(&[&root]), usize::MAX);
+        let quick = stamp_skills(survey.skills.keys().map(PathBuf::as_path));
+        assert_eq!(quick, survey.skills);
+        std::fs::write(root.join("pdf/SKILL.md"), "---\nname: pdf\n---\nedited\n").unwrap();
+        let after = stamp_skills(survey.skills.keys().map(PathBuf::as_path));
+        assert_ne!(after.get(&root.join("pdf")), quick.get(&root.join("pdf")));
+    }
+
+    #[test]
+    fn a_new_skill_folder_changes_the_folders_part_of_the_fingerprint() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let before = survey(&roots(&[&root]), usize::MAX);
+        std::fs::create_dir_all(root.join("new")).unwrap();
+        std::fs::write(root.join("new/SKILL.md"), "---\nname: new\n---\n").unwrap();
+        let after = survey(&roots(&[&root]), usize::MAX);
+        assert_ne!(before.folders, after.folders);
+        assert!(after.skills.contains_key(&root.join("new")));
     }
 }

@@ -98,6 +98,13 @@ impl Engine {
         self.changes.subscribe()
     }
 
+    /// How many listeners the change notices have now: one per live
+    /// session's notification forwarder (and per open subscription), so it
+    /// returns to zero once every session has ended.
+    pub fn change_listeners(&self) -> usize {
+        self.changes.receiver_count()
+    }
+
     /// A fresh session key (for the activation tracker).
     pub fn new_session_key(&self) -> String {
         self.host.new_session_key()

@@ -62,4 +62,7 @@ pub enum Error {
     /// Logging could not be set up.
     #[error("cannot set up logging: {0}")]
     Logging(String),
+    /// Span export is misconfigured or could not be set up.
+    #[error("telemetry: {0}")]
+    Telemetry(String),
 }

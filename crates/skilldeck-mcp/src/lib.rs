@@ -37,6 +37,7 @@ pub mod reload;
 pub mod resources;
 pub mod server;
 pub mod stdio;
+pub mod telemetry;
 pub mod tools;
 pub mod transport;
 pub mod uri;

@@ -22,8 +22,8 @@
 //!   the catalog (clients' prompt caches stay warm): [`Engine::skill_files_changed`],
 //!   which is the host's rule ([`skilldeck_host::Host::skill_files_changed`]).
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -58,6 +58,40 @@ struct Polling {
     /// polled; a tree that shrinks back under the budget is watched again.
     system_limit: bool,
     last: Survey,
+    /// The known skill folders' file stamps ([`skilldeck_host::watch::stamp_skills`]),
+    /// checked every poll period between full surveys.
+    skills: BTreeMap<PathBuf, u64>,
+    /// When the next full survey (new or removed skills) is due.
+    next_survey: Instant,
+}
+
+impl Polling {
+    /// Polling from `last` (just taken, in `took`) on.
+    fn new(system_limit: bool, last: Survey, took: Duration, period: Duration) -> Polling {
+        let skills = skilldeck_host::watch::stamp_skills(last.skills.keys().map(PathBuf::as_path));
+        Polling {
+            system_limit,
+            last,
+            skills,
+            next_survey: Instant::now() + survey_spacing(took, period),
+        }
+    }
+}
+
+/// How long after a survey that took `took` the next one is due (see
+/// [`skilldeck_host::watch::POLL_IDLE_FACTOR`]).
+fn survey_spacing(took: Duration, period: Duration) -> Duration {
+    period.max(took * skilldeck_host::watch::POLL_IDLE_FACTOR)
+}
+
+/// The skill folders whose stamps differ between `old` and `new` (present
+/// in only one of them included).
+fn changed_skills(old: &BTreeMap<PathBuf, u64>, new: &BTreeMap<PathBuf, u64>) -> BTreeSet<PathBuf> {
+    old.keys()
+        .chain(new.keys())
+        .filter(|dir| old.get(*dir) != new.get(*dir))
+        .cloned()
+        .collect()
 }
 
 /// How the watcher follows the roots now.
@@ -262,9 +296,16 @@ fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_l
         let _ = state.debouncer.unwatch(&old.path);
     }
     let options = engine.options();
+    let started = Instant::now();
     let last = skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+    let took = started.elapsed();
     state.plan = last.plan.clone();
-    state.polling = Some(Polling { system_limit, last });
+    state.polling = Some(Polling::new(
+        system_limit,
+        last,
+        took,
+        options.watch_poll_period,
+    ));
     tracing::warn!(
         period = ?options.watch_poll_period,
         "hot reload: {reason}; polling the roots every {:?} instead of watching them \
@@ -273,37 +314,52 @@ fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_l
     );
 }
 
-/// One poll: compares the roots with the last survey and applies what
-/// changed (discovery again, and the skills whose files changed); a tree
-/// back under the budget is watched again. Returns how long to wait before
-/// the next poll (see [`skilldeck_host::watch::POLL_IDLE_FACTOR`]).
+/// One poll. Every period the known skill folders are stamped
+/// ([`skilldeck_host::watch::stamp_skills`]: an edit to a `SKILL.md` or a
+/// skill's file is seen within a period, however large the tree around
+/// them); when a full survey is due, the whole tree is surveyed again (new,
+/// removed or renamed folders and skills). What changed is applied
+/// (discovery again, and the skills whose files changed); a tree back
+/// under the budget is watched again. Returns how long to wait before the
+/// next poll.
 fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
     let options = engine.options();
     let period = options.watch_poll_period;
-    if lock(state).polling.is_none() {
-        return period;
-    }
-    let started = Instant::now();
-    let survey =
-        skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
-    let wait = period.max(started.elapsed() * skilldeck_host::watch::POLL_IDLE_FACTOR);
+    let (known, due) = {
+        let guard = lock(state);
+        let Some(polling) = guard.polling.as_ref() else {
+            return period;
+        };
+        let known: Vec<PathBuf> = polling.last.skills.keys().cloned().collect();
+        (known, Instant::now() >= polling.next_survey)
+    };
+    let survey = due.then(|| {
+        let started = Instant::now();
+        let survey =
+            skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+        (survey, started.elapsed())
+    });
+    // The skills to stamp: the known ones, or those the new survey found.
+    let dirs: Vec<&Path> = match &survey {
+        Some((survey, _)) => survey.skills.keys().map(PathBuf::as_path).collect(),
+        None => known.iter().map(PathBuf::as_path).collect(),
+    };
+    let stamps = skilldeck_host::watch::stamp_skills(dirs);
     let mut guard = lock(state);
     let Some(polling) = guard.polling.as_mut() else {
         return period;
     };
-    let changed = survey.fingerprint != polling.last.fingerprint;
-    let mut paths = BTreeSet::new();
-    if changed {
-        let (old, new) = (&polling.last.skills, &survey.skills);
-        for dir in old.keys().chain(new.keys()) {
-            if old.get(dir) != new.get(dir) {
-                paths.insert(dir.clone());
-            }
-        }
+    let paths = changed_skills(&polling.skills, &stamps);
+    polling.skills = stamps;
+    let mut changed = !paths.is_empty();
+    let mut back_to_watching = false;
+    if let Some((survey, took)) = survey {
+        changed |= survey.folders != polling.last.folders;
+        let fits = survey.plan.complete && survey.plan.targets.len() <= options.watch_budget;
+        back_to_watching = fits && !polling.system_limit;
+        polling.next_survey = Instant::now() + survey_spacing(took, period);
+        polling.last = survey;
     }
-    let fits = survey.plan.complete && survey.plan.targets.len() <= options.watch_budget;
-    let back_to_watching = fits && !polling.system_limit;
-    polling.last = survey;
     if back_to_watching {
         guard.polling = None;
         tracing::info!("hot reload: the roots fit the watch budget again; watching them");
@@ -320,7 +376,7 @@ fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
             },
         );
     }
-    wait
+    period
 }
 
 /// Handles one debounced batch: events inside roots are sorted by

@@ -10,7 +10,6 @@
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -23,11 +22,12 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::{CancellationToken, DropGuard};
 use tracing::Instrument as _;
 
 use crate::engine::{Change, Engine, Snapshot};
 use crate::extension::{self, EntryError};
-use crate::{cursor, prompts, resources, tools, uri};
+use crate::{cursor, prompts, resources, telemetry, tools, uri};
 
 /// `_meta` key a client may set to name its conversation: activations are
 /// tracked per conversation instead of per MCP session (needed by
@@ -55,22 +55,30 @@ const STANDARD_METHODS: [&str; 16] = [
     "logging/setLevel",
 ];
 
-/// How often an idle notification forwarder checks that its session is
-/// still open.
-const FORWARDER_POLL: Duration = Duration::from_secs(30);
-
 /// The MCP face of an [`Engine`]; cheap to clone (one per session).
 #[derive(Debug, Clone)]
 pub struct SkillServer {
     engine: Arc<Engine>,
     session: Arc<str>,
+    /// Cancelled when the last clone of this session's server is dropped
+    /// (rmcp drops it when the session ends: `DELETE`, idle expiry, the
+    /// peer gone): the session's notification forwarder stops at once,
+    /// releasing the session's channel and task with it.
+    ended: CancellationToken,
+    _ended_on_drop: Arc<DropGuard>,
 }
 
 impl SkillServer {
     /// A server for a new session over `engine`.
     pub fn new(engine: Arc<Engine>) -> Self {
         let session = Arc::from(engine.new_session_key());
-        SkillServer { engine, session }
+        let ended = CancellationToken::new();
+        SkillServer {
+            engine,
+            session,
+            _ended_on_drop: Arc::new(ended.clone().drop_guard()),
+            ended,
+        }
     }
 
     /// The shared engine.
@@ -146,13 +154,17 @@ fn hide_paths(engine: &Engine, mut error: ErrorData) -> ErrorData {
     error
 }
 
-/// The trace id of a W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
-fn trace_id_from(meta: &RequestMetaObject) -> Option<String> {
-    let tp = meta.get("traceparent")?.as_str()?;
-    let mut parts = tp.split('-');
-    let (_version, trace) = (parts.next()?, parts.next()?);
-    (trace.len() == 32 && trace.bytes().all(|b| b.is_ascii_hexdigit()) && trace != "0".repeat(32))
-        .then(|| trace.to_ascii_lowercase())
+/// The client's trace context: `_meta.traceparent` (the request's own
+/// `_meta`, then the context's), else the HTTP `traceparent` header.
+fn trace_context(
+    meta: Option<&RequestMetaObject>,
+    ctx: &RequestContext<RoleServer>,
+) -> Option<telemetry::TraceContext> {
+    let headers = ctx
+        .extensions
+        .get::<http::request::Parts>()
+        .map(|parts| &parts.headers);
+    telemetry::trace_context(&[meta.map(|m| &m.0.0), Some(&ctx.meta.0.0)], headers)
 }
 
 fn fresh_trace_id() -> String {
@@ -162,13 +174,72 @@ fn fresh_trace_id() -> String {
     format!("{:016x}{:016x}", state.hash_one(n), state.hash_one(!n))
 }
 
+/// The span of one request. When spans are exported it is named after the
+/// method (`tools/list`; `tools/call <tool>` in [`tool_call_span`]), is a
+/// server span, and the client's trace context is its parent.
 fn request_span(
     method: &'static str,
     ctx: &RequestContext<RoleServer>,
     session: &str,
 ) -> tracing::Span {
-    let trace_id = trace_id_from(&ctx.meta).unwrap_or_else(fresh_trace_id);
-    tracing::info_span!("request", request_id = %ctx.id, trace_id = %trace_id, method, session)
+    let trace = trace_context(None, ctx);
+    let trace_id = trace
+        .as_ref()
+        .map_or_else(fresh_trace_id, |t| t.trace_id().to_owned());
+    let exporting = telemetry::exporting();
+    let span = tracing::info_span!(
+        "request",
+        request_id = %ctx.id,
+        trace_id = %trace_id,
+        method,
+        session,
+        otel.name = exporting.then_some(method),
+        otel.kind = exporting.then_some("server"),
+        mcp.method.name = exporting.then_some(method),
+        skilldeck.skills.available = tracing::field::Empty,
+    );
+    if let Some(trace) = &trace {
+        telemetry::set_parent(&span, trace);
+    }
+    span
+}
+
+/// The span of a `tools/call`, with the OpenTelemetry GenAI attributes
+/// when exported: `tools/call <tool>`, `gen_ai.operation.name =
+/// execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id` (the JSON-RPC
+/// id) and Langfuse's `langfuse.observation.type = tool`.
+fn tool_call_span(
+    tool: &str,
+    meta: Option<&RequestMetaObject>,
+    ctx: &RequestContext<RoleServer>,
+    session: &str,
+) -> tracing::Span {
+    let trace = trace_context(meta, ctx);
+    let trace_id = trace
+        .as_ref()
+        .map_or_else(fresh_trace_id, |t| t.trace_id().to_owned());
+    let exporting = telemetry::exporting();
+    let name = exporting.then(|| format!("tools/call {tool}"));
+    let span = tracing::info_span!(
+        "request",
+        request_id = %ctx.id,
+        trace_id = %trace_id,
+        method = "tools/call",
+        session,
+        otel.name = name,
+        otel.kind = exporting.then_some("server"),
+        mcp.method.name = exporting.then_some("tools/call"),
+        gen_ai.operation.name = exporting.then_some("execute_tool"),
+        gen_ai.tool.name = exporting.then_some(tool),
+        gen_ai.tool.call.id = exporting.then(|| ctx.id.to_string()),
+        langfuse.observation.type = exporting.then_some("tool"),
+        skilldeck.skills.available = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    );
+    if let Some(trace) = &trace {
+        telemetry::set_parent(&span, trace);
+    }
+    span
 }
 
 /// Runs blocking file work off the async workers.
@@ -230,6 +301,12 @@ impl ServerHandler for SkillServer {
         let span = request_span("tools/list", &ctx, &self.session);
         let _enter = span.enter();
         let snapshot = self.engine.snapshot();
+        if telemetry::exporting() {
+            span.record(
+                "skilldeck.skills.available",
+                snapshot.model_names.len() as i64,
+            );
+        }
         let mut tools = tools::definitions(&snapshot);
         let conversation = self.conversation(None, &ctx);
         let host = self.engine.host();
@@ -247,7 +324,7 @@ impl ServerHandler for SkillServer {
         request: CallToolRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let span = request_span("tools/call", &ctx, &self.session);
+        let span = tool_call_span(&request.name, request.meta.as_ref(), &ctx, &self.session);
         let conversation = self.conversation(request.meta.as_ref(), &ctx);
         let engine = Arc::clone(&self.engine);
         let peer = ctx.peer.clone();
@@ -256,6 +333,16 @@ impl ServerHandler for SkillServer {
             let snapshot = engine.snapshot();
             let args = request.arguments.unwrap_or_default();
             let name = request.name.to_string();
+            let span = tracing::Span::current();
+            if telemetry::exporting() {
+                span.record(
+                    "skilldeck.skills.available",
+                    snapshot.model_names.len() as i64,
+                );
+            }
+            telemetry::record_content(&span, "gen_ai.tool.call.arguments", || {
+                serde_json::Value::Object(args.clone()).to_string()
+            });
             let activated = args.get("name").and_then(|v| v.as_str()).map(str::to_owned);
             tracing::debug!(tool = %name, "call");
             if engine.host().is_execution_tool(&name) {
@@ -301,6 +388,7 @@ impl ServerHandler for SkillServer {
                 && r.is_error == Some(true)
             {
                 tracing::info!(tool = %name, "tool error");
+                span.record("error.type", "tool_error");
             }
             if name == tools::ACTIVATE
                 && let Ok(r) = &result
@@ -316,6 +404,11 @@ impl ServerHandler for SkillServer {
                 }
             }
             log_result(&result);
+            if let Ok(r) = &result {
+                telemetry::record_content(&span, "gen_ai.tool.call.result", || {
+                    serde_json::to_string(&r.content).unwrap_or_default()
+                });
+            }
             result.map(CallToolResponse::from)
         }
         .instrument(span)
@@ -476,13 +569,12 @@ impl ServerHandler for SkillServer {
             .map(|p| format!("{} {}", p.client_info.name, p.client_info.version))
             .unwrap_or_default();
         tracing::info!(%session, %client, "client initialized");
+        let ended = self.ended.clone();
         tokio::spawn(async move {
             loop {
                 let change = tokio::select! {
                     change = changes.recv() => change,
-                    () = tokio::time::sleep(FORWARDER_POLL) => {
-                        if peer.is_transport_closed() { break } else { continue }
-                    }
+                    () = ended.cancelled() => break,
                 };
                 let change = match change {
                     Ok(c) => c,

@@ -511,3 +511,49 @@ fn sessions_beyond_the_cap_are_refused_until_one_closes() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// How long a closed session's forwarder may linger (the task has to be
+/// scheduled once); the old forwarder checked every 30 s.
+const RELEASED: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until `engine` has `want` change listeners (one per live
+/// session's notification forwarder), or [`RELEASED`] passes.
+fn wait_for_listeners(engine: &Engine, want: usize) -> usize {
+    let deadline = std::time::Instant::now() + RELEASED;
+    loop {
+        let now = engine.change_listeners();
+        if now == want || std::time::Instant::now() >= deadline {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_deleted_session_leaves_no_notification_forwarder_behind() {
+    // Each initialized session holds a forwarder (a task, a broadcast
+    // receiver, and with it the session's channel to its peer). It used
+    // to notice the session's end only on a 30 s poll, so sessions churned
+    // faster than that piled up in memory (~11 KB each).
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve(Arc::clone(&engine));
+    let baseline = engine.change_listeners();
+    let sessions: Vec<Session> = (0..8).map(|_| Session::open(addr)).collect();
+    assert_eq!(wait_for_listeners(&engine, baseline + 8), baseline + 8);
+    for session in &sessions {
+        let id = session.id.clone().unwrap();
+        let closed = request(
+            addr,
+            "DELETE",
+            "/mcp",
+            &[
+                ("Mcp-Session-Id", id.as_str()),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            "",
+        );
+        assert!(closed.status < 300, "{} {}", closed.status, closed.body);
+    }
+    assert_eq!(wait_for_listeners(&engine, baseline), baseline);
+}

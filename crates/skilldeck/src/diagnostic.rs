@@ -189,6 +189,37 @@ codes! {
     /// A `requires` block (top-level, or `metadata.openclaw.requires` and
     /// its aliases) is malformed.
     RequiresInvalid = "requires-invalid",
+    // Packages (issue 14): pack, unpack, install, lockfile. One block.
+    /// Package: an entry's path is absolute, holds `..`, a backslash, a NUL
+    /// or control character, an empty component, or is not UTF-8.
+    PackageUnsafePath = "package-unsafe-path",
+    /// Package: a symlink or hardlink entry (or a symlink in a folder
+    /// being packed or installed).
+    PackageLink = "package-link",
+    /// Package: a device, FIFO, socket or other non-regular entry.
+    PackageSpecialFile = "package-special-file",
+    /// Package: two entries with the same name, or names equal but for
+    /// letter case.
+    PackageDuplicate = "package-duplicate",
+    /// Package: more files (or entries) than the limit.
+    PackageTooManyFiles = "package-too-many-files",
+    /// Package: more unpacked bytes than the limit.
+    PackageTooLarge = "package-too-large",
+    /// Package: unpacked bytes beyond the compression-ratio bound.
+    PackageRatio = "package-ratio",
+    /// Package: the archive ends early or is corrupt.
+    PackageTruncated = "package-truncated",
+    /// Package: not a tar.gz or zip, or a feature it needs (encryption,
+    /// an unknown compression method) is not supported.
+    PackageFormat = "package-format",
+    /// Package: not exactly one skill (`SKILL.md` at the root, or under one
+    /// top folder named like the skill).
+    PackageLayout = "package-layout",
+    /// Install: the installed skill has local edits (it does not match its
+    /// lock entry), or was not installed by skilldeck.
+    InstallLocalEdits = "install-local-edits",
+    /// Lockfile: what is installed or given does not match the lock.
+    LockMismatch = "lock-mismatch",
 }
 
 impl fmt::Display for Code {

@@ -25,6 +25,7 @@ pub mod activation;
 pub mod catalog;
 pub mod deck;
 mod diagnostic;
+pub mod digest;
 mod error;
 pub mod fs;
 pub mod limits;
@@ -47,6 +48,10 @@ pub use deck::{
     Root, RootReport, Shadowed, discover, skill_folders,
 };
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
+pub use digest::{
+    DIGEST_PREFIX, DigestWriter, FileDigest, ManifestDiff, SkillManifest, fingerprint,
+    sha256_digest,
+};
 pub use error::{Error, ResourceProblem};
 pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};
 pub use resources::{

@@ -610,3 +610,30 @@ fn format_names_round_trip() {
     }
     assert!("yaml".parse::<ActivationFormat>().is_err());
 }
+
+#[test]
+fn control_characters_in_folder_and_file_names_never_reach_the_envelope() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("evil\u{1b}]0;x\u{7}\nroot");
+    skilldeck_testkit::skill(&root, "ctl")
+        .description("Does ctl things.")
+        .body("Run ${SKILL_DIR}/x.sh\n")
+        .file("references/a\u{202e}dm.md", "# A\n")
+        .write();
+    let skill = load(&root, "ctl");
+    let a = activate(&skill, "").unwrap();
+    let bad = |t: &str| t.chars().any(skilldeck::spec::is_control);
+    for format in [
+        ActivationFormat::Xml,
+        ActivationFormat::Text,
+        ActivationFormat::Json,
+    ] {
+        let text = a.render(format);
+        assert!(!bad(&text), "{format:?}: {text:?}");
+        assert!(
+            text.contains("evil\u{fffd}]0;x\u{fffd}\u{fffd}root"),
+            "{format:?}: {text:?}"
+        );
+        assert!(text.contains("a\u{fffd}dm.md"), "{format:?}: {text:?}");
+    }
+}

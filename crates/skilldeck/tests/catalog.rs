@@ -961,3 +961,31 @@ fn control_characters_never_reach_the_catalog_or_the_deck() {
         assert!(!text.contains("\n- injected"), "{format:?}: {text:?}");
     }
 }
+
+#[test]
+fn control_characters_in_a_folder_path_never_reach_the_location() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("evil\u{1b}[2J\nroot\u{202e}");
+    skilldeck_testkit::skill(&root, "ctl")
+        .description("Does ctl things. Use when testing.")
+        .body("Body\n")
+        .write();
+    let deck = discover(&DiscoveryOptions::with_roots([root.clone()]));
+    assert_eq!(deck.len(), 1, "{:#?}", deck.diagnostics());
+    let bad = |t: &str| t.chars().any(skilldeck::spec::is_control);
+    for format in [
+        CatalogFormat::Xml,
+        CatalogFormat::Markdown,
+        CatalogFormat::SkillsRef,
+        CatalogFormat::Json,
+    ] {
+        let text = catalog::render(deck.skills(), &options(format, None), None)
+            .unwrap()
+            .text;
+        assert!(!bad(&text), "{format:?}: {text:?}");
+        assert!(
+            text.contains("evil\u{fffd}[2J\u{fffd}root\u{fffd}"),
+            "{format:?}: {text:?}"
+        );
+    }
+}

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use crate::activation::dynamic::{DisabledDynamicContext, DynamicContext, expand_dynamic};
 use crate::activation::envelope::escape_xml;
 use crate::activation::envelope::neutralise_envelope_tags;
+use crate::activation::envelope::path_without_controls;
 use crate::activation::substitute::Substitution;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
@@ -136,7 +137,7 @@ impl Activation {
     }
 
     fn dir_text(&self) -> Cow<'_, str> {
-        self.skill_dir.to_string_lossy()
+        path_without_controls(self.skill_dir.to_string_lossy())
     }
 
     fn render_xml(&self) -> String {
@@ -165,7 +166,7 @@ impl Activation {
             out.push_str("\n<skill_resources>\n");
             for r in &self.resources {
                 out.push_str("  <file>");
-                out.push_str(&escape_xml(&r.path));
+                out.push_str(&escape_xml(&path_without_controls(Cow::Borrowed(&r.path))));
                 out.push_str("</file>\n");
             }
             if self.resources_omitted > 0 {
@@ -199,7 +200,7 @@ impl Activation {
             });
             for r in &self.resources {
                 out.push_str("- ");
-                out.push_str(&r.path);
+                out.push_str(&path_without_controls(Cow::Borrowed(&r.path)));
                 out.push('\n');
             }
             if self.resources_omitted > 0 {
@@ -216,7 +217,7 @@ impl Activation {
             name: &'a str,
             skill_dir: Option<&'a str>,
             body: &'a str,
-            resources: Vec<&'a str>,
+            resources: Vec<Cow<'a, str>>,
             resources_omitted: usize,
         }
         let dir = self.dir_text();
@@ -224,7 +225,11 @@ impl Activation {
             name: &self.name,
             skill_dir: self.show_skill_dir.then_some(&*dir),
             body: &self.body,
-            resources: self.resources.iter().map(|r| r.path.as_str()).collect(),
+            resources: self
+                .resources
+                .iter()
+                .map(|r| path_without_controls(Cow::Borrowed(r.path.as_str())))
+                .collect(),
             resources_omitted: self.resources_omitted,
         };
         // Strings and integers always serialise; the default is unreachable.
@@ -269,6 +274,7 @@ pub(crate) fn activate_stamped(
     options: &ActivationOptions,
     dynamic: &dyn DynamicContext,
 ) -> Result<(Activation, Metadata), Error> {
+    let _span = tracing::info_span!("read_skill_md", skilldeck.skill.name = %skill.name).entered();
     if arguments.len() > options.max_arguments_bytes {
         return Err(Error::ArgumentsTooLong {
             name: skill.name.clone(),
@@ -289,7 +295,7 @@ pub(crate) fn activate_stamped(
     // Directives first, on the body as written: arguments never reach a command.
     let body = expand_dynamic(body, skill, dynamic);
     let dir = if options.show_skill_dir {
-        skill.dir.to_string_lossy()
+        path_without_controls(skill.dir.to_string_lossy())
     } else {
         Cow::Borrowed(".")
     };

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::catalog::escape::without_controls;
 use crate::catalog::format::CatalogFormat;
 use crate::catalog::hints::hint;
 use crate::catalog::text::all_ascii;
@@ -78,6 +79,7 @@ impl<'a> Item<'a> {
         } else {
             path_text(&skill.skill_md)
         };
+        let location = without_controls(location);
         let relevance = relevance.map(|scores| {
             scores
                 .get(&skill.name)

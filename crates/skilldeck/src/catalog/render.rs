@@ -30,7 +30,38 @@ use crate::skill::{Skill, SkillMode};
 /// is 0), for example BM25 scores for the user's query; without it skills
 /// rank by scope and name. See the [module documentation](crate::catalog) for the
 /// formats and the budget rules. Fails only if the tokenizer cannot be built.
+///
+/// Runs in a `render_catalog` span recording the skills offered, listed and
+/// dropped to fit the budget, the text's size and the budget.
 pub fn render<'a, I>(
+    skills: I,
+    options: &CatalogOptions,
+    relevance: Option<&HashMap<String, f64>>,
+) -> Result<Catalog<'a>, Error>
+where
+    I: IntoIterator<Item = &'a Skill>,
+{
+    let span = tracing::info_span!(
+        "render_catalog",
+        skilldeck.catalog.budget = options.budget.map(|b| b.limit() as i64),
+        skilldeck.catalog.skills = tracing::field::Empty,
+        skilldeck.catalog.listed = tracing::field::Empty,
+        skilldeck.catalog.dropped = tracing::field::Empty,
+        skilldeck.catalog.size = tracing::field::Empty,
+    );
+    let _entered = span.enter();
+    let catalog = render_catalog(skills, options, relevance)?;
+    if !span.is_disabled() {
+        let summary = catalog.explanation.summary();
+        span.record("skilldeck.catalog.skills", summary.skills as i64);
+        span.record("skilldeck.catalog.listed", summary.listed() as i64);
+        span.record("skilldeck.catalog.dropped", summary.unlisted as i64);
+        span.record("skilldeck.catalog.size", summary.size as i64);
+    }
+    Ok(catalog)
+}
+
+fn render_catalog<'a, I>(
     skills: I,
     options: &CatalogOptions,
     relevance: Option<&HashMap<String, f64>>,

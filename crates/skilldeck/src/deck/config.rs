@@ -55,10 +55,91 @@ pub struct Config {
     /// `[exec]`: whether and how skill scripts run.
     #[serde(default)]
     pub exec: ExecConfig,
+    /// `[serve]`: the MCP server's hot reload.
+    #[serde(default)]
+    pub serve: ServeConfig,
+    /// `[telemetry]`: OpenTelemetry export (OTLP over HTTP).
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// `[telemetry]`: OpenTelemetry export of the server's spans (OTLP/HTTP,
+/// protobuf). Off unless an endpoint is set here or in
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`; the `OTEL_*` variables win over this.
+/// Its `Debug` hides the header values (they carry credentials).
+#[derive(Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct TelemetryConfig {
+    /// The collector's base URL (`http://` or `https://`); spans go to
+    /// `<endpoint>/v1/traces`. Langfuse: `<host>/api/public/otel`.
+    #[serde(deserialize_with = "http_url")]
+    pub endpoint: Option<String>,
+    /// Headers sent with every export (e.g. `Authorization`); never logged.
+    pub headers: BTreeMap<String, String>,
+    /// The `service.name` resource attribute (default `skilldeck`).
+    pub service_name: Option<String>,
+    /// Fraction of traces recorded, 0.0 to 1.0 (default 1.0); a
+    /// `traceparent`'s sampled flag wins.
+    #[serde(deserialize_with = "fraction")]
+    pub sampling: Option<f64>,
+    /// Also export tool arguments and results (default off: they may hold
+    /// user data).
+    pub export_content: bool,
+    /// Most finished spans waiting for export; more are dropped (and
+    /// counted), never waited for (default 2,048).
+    #[serde(deserialize_with = "positive")]
+    pub queue_size: Option<usize>,
+}
+
+impl std::fmt::Debug for TelemetryConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .keys()
+            .map(|k| (k.as_str(), "<hidden>"))
+            .collect();
+        f.debug_struct("TelemetryConfig")
+            .field("endpoint", &self.endpoint)
+            .field("headers", &headers)
+            .field("service_name", &self.service_name)
+            .field("sampling", &self.sampling)
+            .field("export_content", &self.export_content)
+            .field("queue_size", &self.queue_size)
+            .finish()
+    }
+}
+
+fn http_url<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let url = String::deserialize(d)?;
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(Some(url))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "endpoint '{url}' must be an http:// or https:// URL"
+        )))
+    }
+}
+
+fn fraction<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let value = f64::deserialize(d)?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(Some(value))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "sampling {value} must be between 0.0 and 1.0"
+        )))
+    }
+}
+
+fn positive<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    match usize::deserialize(d)? {
+        0 => Err(serde::de::Error::custom("queue-size must be at least 1")),
+        n => Ok(Some(n)),
+    }
 }
 
 /// `[[skill]]`: one explicitly listed skill.
@@ -186,6 +267,16 @@ pub struct ResourcesConfig {
     /// (objects; `core.hardlinks`), nix and guix store optimisation.
     #[serde(default)]
     pub allow_hardlinks: bool,
+}
+
+/// `[serve]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ServeConfig {
+    /// `watch-budget = N`: most folders hot reload watches (one inotify
+    /// watch each, a per-user system resource); beyond it the roots are
+    /// polled. Default: `skilldeck_host::watch::WATCH_BUDGET` (8,192).
+    pub watch_budget: Option<usize>,
 }
 
 /// `[cache]`.
@@ -387,6 +478,66 @@ mod tests {
     }
 
     #[test]
+    fn telemetry_section_parses_every_key() {
+        let c = Config::parse(
+            "[telemetry]\nendpoint = \"https://cloud.langfuse.com/api/public/otel\"\n\
+             service-name = \"agent\"\nsampling = 0.25\nexport-content = true\n\
+             queue-size = 64\n[telemetry.headers]\nAuthorization = \"Basic c2VjcmV0\"\n",
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let t = &c.telemetry;
+        assert_eq!(
+            t.endpoint.as_deref(),
+            Some("https://cloud.langfuse.com/api/public/otel")
+        );
+        assert_eq!(t.service_name.as_deref(), Some("agent"));
+        assert_eq!(t.sampling, Some(0.25));
+        assert!(t.export_content);
+        assert_eq!(t.queue_size, Some(64));
+        assert_eq!(t.headers["Authorization"], "Basic c2VjcmV0");
+    }
+
+    #[test]
+    fn telemetry_is_off_and_content_private_by_default() {
+        let c = Config::parse("", Path::new("s.toml")).unwrap();
+        assert_eq!(c.telemetry.endpoint, None);
+        assert!(!c.telemetry.export_content);
+    }
+
+    #[test]
+    fn telemetry_debug_hides_header_values() {
+        let c = Config::parse(
+            "[telemetry.headers]\nAuthorization = \"Basic c2VjcmV0\"\n",
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let debug = format!("{c:?}");
+        assert!(debug.contains("Authorization"), "{debug}");
+        assert!(!debug.contains("c2VjcmV0"), "{debug}");
+    }
+
+    #[test]
+    fn telemetry_bad_values_are_errors_with_their_line() {
+        for (bad, what) in [
+            ("endpoint = \"localhost:4318\"", "http"),
+            ("sampling = 1.5", "between"),
+            ("queue-size = 0", "at least 1"),
+            ("exporter = \"grpc\"", "exporter"),
+        ] {
+            let err =
+                Config::parse(&format!("[telemetry]\n{bad}\n"), Path::new("s.toml")).unwrap_err();
+            match err {
+                Error::Config { line, message, .. } => {
+                    assert_eq!(line, 2, "{bad}: {message}");
+                    assert!(message.contains(what), "{bad}: {message}");
+                }
+                other => panic!("{other}"),
+            }
+        }
+    }
+
+    #[test]
     fn unknown_config_key_is_an_error_with_its_line() {
         let err = Config::parse(
             "[validate]\nmode = \"lenient\"\nallow-feilds = []\n",
@@ -472,6 +623,14 @@ y = \"sometimes\"
         assert!(CatalogOptions::from_config(&c.catalog).is_ok());
         assert_eq!(c.cache.capacity, Some(256));
         assert_eq!(c.validate.mode, Some(Mode::Strict));
+        assert_eq!(c.serve.watch_budget, Some(8192));
+    }
+
+    #[test]
+    fn serve_section_sets_the_watch_budget_and_refuses_unknown_keys() {
+        let c = Config::parse("[serve]\nwatch-budget = 64\n", Path::new("s.toml")).unwrap();
+        assert_eq!(c.serve.watch_budget, Some(64));
+        assert!(Config::parse("[serve]\nwatch-budgt = 64\n", Path::new("s.toml")).is_err());
     }
 
     #[test]

@@ -311,7 +311,52 @@ pub fn skill_folders(options: &DiscoveryOptions) -> (Vec<PathBuf>, Vec<Diagnosti
 
 /// Finds and loads every skill. Never fails as a whole: everything skipped
 /// is a diagnostic in the returned deck.
+///
+/// Runs in a `discover` span recording the skills found, loaded and failed
+/// (with each failure's `file:line`, at most `SPAN_FAILURES` = 50); counts are
+/// recorded as `i64` (OpenTelemetry has no unsigned attribute).
 pub fn discover(options: &DiscoveryOptions) -> Deck {
+    let span = tracing::info_span!(
+        "discover",
+        skilldeck.discovery.roots = options.roots.len() as i64,
+        skilldeck.discovery.found = tracing::field::Empty,
+        skilldeck.discovery.loaded = tracing::field::Empty,
+        skilldeck.discovery.failed = tracing::field::Empty,
+        skilldeck.discovery.failures = tracing::field::Empty,
+    );
+    let _entered = span.enter();
+    let deck = discover_deck(options);
+    if !span.is_disabled() {
+        let found: usize = deck
+            .roots()
+            .iter()
+            .filter(|r| r.used)
+            .map(|r| r.found)
+            .sum();
+        let failures: Vec<String> = deck
+            .diagnostics()
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.to_string())
+            .collect();
+        span.record(
+            "skilldeck.discovery.found",
+            (found + options.explicit.len()) as i64,
+        );
+        span.record("skilldeck.discovery.loaded", deck.len() as i64);
+        span.record("skilldeck.discovery.failed", failures.len() as i64);
+        if !failures.is_empty() {
+            let shown = failures.len().min(SPAN_FAILURES);
+            span.record("skilldeck.discovery.failures", failures[..shown].join("\n"));
+        }
+    }
+    deck
+}
+
+/// Most load failures listed on the `discover` span (the count is whole).
+const SPAN_FAILURES: usize = 50;
+
+fn discover_deck(options: &DiscoveryOptions) -> Deck {
     let mut diagnostics = Vec::new();
     let mut candidates: Vec<Candidate> = options
         .explicit

@@ -1,0 +1,90 @@
+//! `skilldeck verify`: re-hash the installed skills against the lock.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use skilldeck_package::{PackageLimits, Status};
+
+use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
+use crate::pack::{refused, skills_root};
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The skills root (default: .agents/skills of the current folder).
+    #[arg(long, value_name = "ROOT")]
+    dir: Option<PathBuf>,
+    /// The lockfile (default: skilldeck.lock next to the root).
+    #[arg(long, value_name = "FILE")]
+    lock: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
+    format: Format,
+}
+
+pub fn run(args: &Args) -> Result<u8, CliError> {
+    let root = skills_root(args.dir.as_deref())?;
+    let report =
+        match skilldeck_package::verify(&root, args.lock.as_deref(), &PackageLimits::default()) {
+            Ok(r) => r,
+            Err(e) => return refused(e),
+        };
+    let mut out = render::stdout_for(args.format == Format::Json);
+    if args.format == Format::Json {
+        render::write_json(&mut out, &report)?;
+    } else {
+        for s in &report.skills {
+            let status = match s.status {
+                Status::Ok => "ok",
+                Status::Modified => "modified",
+                Status::Missing => "missing",
+                Status::Unreadable => "unreadable",
+            };
+            writeln!(out, "{status:<10} {}", s.name)?;
+            for f in &s.diff.modified {
+                writeln!(out, "  modified {f}")?;
+            }
+            for f in &s.diff.added {
+                writeln!(out, "  added    {f}")?;
+            }
+            if s.status != Status::Missing {
+                for f in &s.diff.missing {
+                    writeln!(out, "  missing  {f}")?;
+                }
+            }
+            if let Some(p) = &s.problem {
+                writeln!(out, "  {p}")?;
+            }
+        }
+        for u in &report.untracked {
+            writeln!(out, "untracked  {u} (not in {})", report.lockfile.display())?;
+        }
+        for i in &report.interrupted {
+            writeln!(
+                out,
+                "interrupted install of {i}: run `skilldeck install` to finish it"
+            )?;
+        }
+        let bad = report
+            .skills
+            .iter()
+            .filter(|s| s.status != Status::Ok)
+            .count()
+            + report.untracked.len();
+        writeln!(
+            out,
+            "{} skill{} checked, {bad} differ{}",
+            report.skills.len(),
+            if report.skills.len() == 1 { "" } else { "s" },
+            if bad == 1 { "s" } else { "" }
+        )?;
+    }
+    out.flush()?;
+    Ok(if report.is_clean() {
+        exit::OK
+    } else {
+        exit::INVALID
+    })
+}

@@ -1,0 +1,123 @@
+//! The operator's `[exec]` section of `skilldeck.toml` (the core's
+//! [`skilldeck::deck::ExecConfig`], data only) turned into a [`Policy`] for one
+//! skill and the [`ExecutorConfig`] of a host.
+
+use skilldeck::Config;
+use skilldeck::deck::SandboxProfile;
+
+use crate::error::ExecError;
+use crate::limiter::Caps;
+use crate::policy::{DEFAULT_OPEN_FILES, DEFAULT_QUEUE_WAIT, Grants, Limits, Policy, Profile};
+use crate::probe::best_profile;
+use crate::run::ExecutorConfig;
+
+/// The profile the config names; `auto` is the strongest this machine
+/// offers ([`best_profile`]), or the refusal naming what is missing.
+pub fn profile_from_config(profile: SandboxProfile) -> Result<Profile, ExecError> {
+    match profile {
+        SandboxProfile::Auto => best_profile(),
+        SandboxProfile::Landlock => Ok(Profile::Native),
+        SandboxProfile::Bwrap => Ok(Profile::Bwrap),
+        SandboxProfile::None => Ok(Profile::None),
+    }
+}
+
+/// The policy for skill `skill` under `config`: `[exec]` limits and
+/// pass-through variables, plus `[exec.skills.<skill>]` grants (relative
+/// read paths resolved against the config file's folder).
+pub fn policy_from_config(config: &Config, skill: &str) -> Result<Policy, ExecError> {
+    let exec = &config.exec;
+    let grant = exec.grant(skill);
+    let mut env = exec.env.clone();
+    env.extend(grant.env.iter().cloned());
+    env.sort();
+    env.dedup();
+    Ok(Policy {
+        profile: profile_from_config(exec.sandbox)?,
+        limits: Limits {
+            timeout: std::time::Duration::from_secs(exec.timeout_secs),
+            output_cap: usize::try_from(exec.output_cap_bytes).unwrap_or(usize::MAX),
+            memory_bytes: exec.memory_bytes,
+            max_processes: exec.max_processes,
+            file_size_bytes: exec.file_size_bytes,
+            cpu_seconds: exec.cpu_secs,
+            open_files: DEFAULT_OPEN_FILES,
+        }
+        .capped(),
+        grants: Grants {
+            network: grant.network,
+            read_paths: grant.read.iter().map(|p| config.resolve(p)).collect(),
+            write_paths: Vec::new(),
+            env,
+        },
+        keep_workdir: false,
+    })
+}
+
+/// The executor settings under `config`: `concurrency` overall and per
+/// agent, `queue` waiting callers.
+pub fn executor_config(config: &Config) -> ExecutorConfig {
+    ExecutorConfig {
+        caps: Caps {
+            total: config.exec.concurrency,
+            per_agent: config.exec.concurrency,
+            queue: config.exec.queue,
+            wait: DEFAULT_QUEUE_WAIT,
+        },
+        work_root: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_exec_section_and_the_skills_grant_make_the_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skilldeck.toml");
+        std::fs::write(
+            &path,
+            "[exec]\nsandbox = \"none\"\ntimeout-secs = 7\noutput-cap-bytes = 1000\n\
+             memory-bytes = 100000000\nmax-processes = 9\nconcurrency = 2\nqueue = 5\n\
+             env = [\"A_VAR\"]\n[exec.skills.web]\nnetwork = true\nread = [\"data\"]\nenv = [\"TOKEN\"]\n",
+        )
+        .unwrap();
+        let config = Config::load(&path).unwrap();
+        let web = policy_from_config(&config, "web").unwrap();
+        assert_eq!(web.profile, Profile::None);
+        assert_eq!(web.limits.timeout, std::time::Duration::from_secs(7));
+        assert_eq!(web.limits.output_cap, 1000);
+        assert_eq!(web.limits.memory_bytes, 100_000_000);
+        assert_eq!(web.limits.max_processes, 9);
+        assert!(web.grants.network);
+        assert_eq!(web.grants.read_paths, vec![dir.path().join("data")]);
+        assert_eq!(web.grants.env, vec!["A_VAR".to_owned(), "TOKEN".to_owned()]);
+        let other = policy_from_config(&config, "other").unwrap();
+        assert!(!other.grants.network && other.grants.read_paths.is_empty());
+        assert_eq!(other.grants.env, vec!["A_VAR".to_owned()]);
+        let exec = executor_config(&config);
+        assert_eq!(
+            (exec.caps.total, exec.caps.per_agent, exec.caps.queue),
+            (2, 2, 5)
+        );
+    }
+
+    #[test]
+    fn landlock_and_bwrap_name_their_profiles_and_auto_asks_the_machine() {
+        assert_eq!(
+            profile_from_config(SandboxProfile::Landlock).unwrap(),
+            Profile::Native
+        );
+        assert_eq!(
+            profile_from_config(SandboxProfile::Bwrap).unwrap(),
+            Profile::Bwrap
+        );
+        assert_eq!(
+            profile_from_config(SandboxProfile::Auto).ok(),
+            best_profile().ok()
+        );
+    }
+}

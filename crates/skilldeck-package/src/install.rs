@@ -1,0 +1,555 @@
+//! `install`: skills from packages or folders into a skills root, with an
+//! atomic swap and a lockfile.
+//!
+//! Each skill is unpacked (or copied) into a staging folder inside the
+//! root (same file system), validated, then swapped in with one rename
+//! (`renameat2(RENAME_EXCHANGE)` on Linux), so the skill's folder is at
+//! every moment either the old skill or the new one. A journal written
+//! before the swap lets the next install finish an interrupted one:
+//!
+//! | killed after | the skill folder | the lock | next install |
+//! |---|---|---|---|
+//! | staging | old | old | removes the staging folder |
+//! | journal | old | old | drops the journal |
+//! | swap | new | old | records the journal's entry in the lock |
+//! | lock | new | new | removes the old copy and the journal |
+//!
+//! Where the exchange is not available, the old folder is renamed aside
+//! first (`.skilldeck-old-NAME`); a restart renames it back when the new
+//! one is not in place, else removes it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use skilldeck::{Code, Diagnostic, Severity, SkillManifest};
+
+use crate::error::Error;
+use crate::folder::{folder_files, folder_manifest, read_file};
+use crate::lock::{LockEntry, Lockfile, lock_path};
+use crate::unpack::{UnpackOptions, Unpacked, finish_staged, unpack};
+
+/// Prefix of every file and folder install keeps in a root (skills never
+/// start with `.`, so they never collide).
+pub const LEFTOVER_PREFIX: &str = ".skilldeck-";
+
+const STAGE_PREFIX: &str = ".skilldeck-stage-";
+const OLD_PREFIX: &str = ".skilldeck-old-";
+const PENDING_PREFIX: &str = ".skilldeck-pending-";
+const INSTALL_LOCK: &str = ".skilldeck-install.lock";
+
+/// How to install.
+#[derive(Debug, Clone, Default)]
+pub struct InstallOptions {
+    /// Replace a skill with local edits (or one not in the lock).
+    pub force: bool,
+    /// Install exactly what the lock says: every source must match its
+    /// entry; with no source, every entry is installed from its `source`.
+    /// The lock is not changed.
+    pub frozen: bool,
+    /// Limits and validation of each skill.
+    pub unpack: UnpackOptions,
+    /// The lockfile (default: [`lock_path`] of the root).
+    pub lockfile: Option<PathBuf>,
+    /// Test hook: sleep this long after each step, so a test can kill the
+    /// process at any of them. Never set in normal use.
+    pub step_pause: Option<Duration>,
+}
+
+/// What happened to one skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// It was not there before.
+    Added,
+    /// An older copy was replaced.
+    Replaced,
+    /// The same files were already there.
+    Unchanged,
+}
+
+/// One installed skill.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Installed {
+    /// The skill's name.
+    pub name: String,
+    /// Its `metadata.version`.
+    pub version: Option<String>,
+    /// The source as the lock records it.
+    pub source: String,
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// What happened.
+    pub action: Action,
+    /// Where it is now.
+    pub path: PathBuf,
+}
+
+/// A source: a package file or a skill folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A tar.gz or zip.
+    Package(PathBuf),
+    /// A skill folder.
+    Folder(PathBuf),
+}
+
+impl Source {
+    /// A folder when `path` is one, else a package file.
+    pub fn from_path(path: &Path) -> Source {
+        if path.is_dir() {
+            Source::Folder(path.to_path_buf())
+        } else {
+            Source::Package(path.to_path_buf())
+        }
+    }
+
+    /// The path.
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::Package(p) | Source::Folder(p) => p,
+        }
+    }
+
+    /// Unpacks or copies the source into `staging` (created) and validates
+    /// it.
+    pub fn stage(&self, staging: &Path, options: &UnpackOptions) -> Result<Unpacked, Error> {
+        match self {
+            Source::Package(p) => unpack(p, staging, options),
+            Source::Folder(dir) => copy_folder(dir, staging, options),
+        }
+    }
+}
+
+fn copy_folder(dir: &Path, staging: &Path, options: &UnpackOptions) -> Result<Unpacked, Error> {
+    let files = folder_files(dir, &options.limits)?;
+    fs::create_dir(staging).map_err(|e| Error::io(staging, e))?;
+    let tree = staging.join(".tree");
+    let mut digests = Vec::with_capacity(files.len());
+    for file in &files {
+        let bytes = read_file(file, &options.limits)?;
+        let to = tree.join(&file.path);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        write_new(&to, &bytes, file.executable).map_err(|e| Error::io(&to, e))?;
+        digests.push(skilldeck::FileDigest::of_bytes(
+            file.path.clone(),
+            &bytes,
+            file.executable,
+        ));
+    }
+    if files.is_empty() {
+        fs::create_dir(&tree).map_err(|e| Error::io(&tree, e))?;
+    }
+    finish_staged(dir, staging, &tree, digests, &options.validation)
+}
+
+fn write_new(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(if executable { 0o755 } else { 0o644 });
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    options.open(path)?.write_all(bytes)
+}
+
+/// The `source` string a lock records: relative to the lockfile's folder
+/// (`../dist/x.tar.gz`), computed lexically from absolute paths.
+pub fn lock_source(path: &Path, lockfile: &Path) -> String {
+    let abs = lexical(path);
+    let base = lexical(lockfile.parent().unwrap_or(Path::new(".")));
+    let a: Vec<_> = abs.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common == 0 {
+        return abs.to_string_lossy().into_owned();
+    }
+    let mut rel = PathBuf::new();
+    for _ in common..b.len() {
+        rel.push("..");
+    }
+    for c in &a[common..] {
+        rel.push(c.as_os_str());
+    }
+    rel.to_string_lossy().into_owned()
+}
+
+/// `path` made absolute, with `.` and `..` removed lexically.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The path a lock's `source` names (relative ones against the lockfile's
+/// folder).
+pub fn resolve_source(source: &str, lockfile: &Path) -> PathBuf {
+    let p = Path::new(source);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        lockfile.parent().unwrap_or(Path::new(".")).join(p)
+    }
+}
+
+/// Holds the root's install lock (an exclusive file lock) while alive.
+struct RootLock {
+    _file: fs::File,
+}
+
+fn lock_root(root: &Path) -> Result<RootLock, Error> {
+    let path = root.join(INSTALL_LOCK);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    file.lock().map_err(|e| Error::io(&path, e))?;
+    Ok(RootLock { _file: file })
+}
+
+/// Installs `sources` into the skills root `root` (created if missing).
+/// Every source is staged and checked before any skill is swapped in; a
+/// refusal leaves the root as it was.
+pub fn install(
+    root: &Path,
+    sources: &[Source],
+    options: &InstallOptions,
+) -> Result<Vec<Installed>, Error> {
+    fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    let lockfile = options.lockfile.clone().unwrap_or_else(|| lock_path(root));
+    let _guard = lock_root(root)?;
+    recover_locked(root, &lockfile, options)?;
+    let root_name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut lock = Lockfile::load(&lockfile)?.unwrap_or_else(|| Lockfile::new(root_name));
+    let sources: Vec<(Source, String)> = if options.frozen && sources.is_empty() {
+        lock.skill
+            .values()
+            .map(|e| {
+                (
+                    Source::from_path(&resolve_source(&e.source, &lockfile)),
+                    e.source.clone(),
+                )
+            })
+            .collect()
+    } else {
+        sources
+            .iter()
+            .map(|s| (s.clone(), lock_source(s.path(), &lockfile)))
+            .collect()
+    };
+    if options.frozen && lock.skill.is_empty() {
+        return Err(mismatch(
+            &lockfile,
+            "--frozen needs a lockfile with entries",
+        ));
+    }
+    let result = stage_and_commit(root, &lockfile, &mut lock, &sources, options);
+    // Staging folders that were not swapped in (a refusal) go now.
+    remove_stages(root);
+    result
+}
+
+fn mismatch(lockfile: &Path, message: &str) -> Error {
+    Error::refused(Diagnostic::new(Code::LockMismatch, Severity::Error, message).in_file(lockfile))
+}
+
+struct Staged {
+    unpacked: Unpacked,
+    source: String,
+    existing: Option<SkillManifest>,
+}
+
+fn stage_and_commit(
+    root: &Path,
+    lockfile: &Path,
+    lock: &mut Lockfile,
+    sources: &[(Source, String)],
+    options: &InstallOptions,
+) -> Result<Vec<Installed>, Error> {
+    let mut staged: Vec<Staged> = Vec::new();
+    for (i, (source, source_text)) in sources.iter().enumerate() {
+        let staging = root.join(format!("{STAGE_PREFIX}{}-{i}", std::process::id()));
+        let unpacked = source.stage(&staging, &options.unpack)?;
+        pause(options);
+        if staged.iter().any(|s| s.unpacked.name == unpacked.name) {
+            return Err(Error::refused(
+                Diagnostic::new(
+                    Code::PackageDuplicate,
+                    Severity::Error,
+                    format!("skill '{}' is given twice", unpacked.name),
+                )
+                .in_file(source.path()),
+            ));
+        }
+        let entry = lock.skill.get(&unpacked.name);
+        if options.frozen {
+            match entry {
+                Some(e) if e.matches(&unpacked.manifest) => {}
+                Some(e) => {
+                    return Err(mismatch(
+                        lockfile,
+                        &format!(
+                            "skill '{}' from {} has fingerprint {}; the lock says {}",
+                            unpacked.name,
+                            source.path().display(),
+                            unpacked.manifest.fingerprint(),
+                            e.fingerprint
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(mismatch(
+                        lockfile,
+                        &format!("skill '{}' is not in the lock", unpacked.name),
+                    ));
+                }
+            }
+        }
+        let dest = root.join(&unpacked.name);
+        let existing = if fs::symlink_metadata(&dest).is_ok() {
+            let found = folder_manifest(&dest, &options.unpack.limits).ok();
+            let same = found.as_ref() == Some(&unpacked.manifest);
+            let clean = match (&found, entry) {
+                (Some(m), Some(e)) => e.matches(m),
+                _ => false,
+            };
+            if !same && !clean && !options.force {
+                let why = if entry.is_none() {
+                    "is not in the lock (not installed by skilldeck)"
+                } else {
+                    "has local edits (it does not match its lock entry)"
+                };
+                return Err(Error::refused(
+                    Diagnostic::new(
+                        Code::InstallLocalEdits,
+                        Severity::Error,
+                        format!("skill '{}' at {} {why}", unpacked.name, dest.display()),
+                    )
+                    .in_file(&dest)
+                    .with_help(
+                        "run `skilldeck verify` to see the changes; pass --force to replace it",
+                    ),
+                ));
+            }
+            Some(found.unwrap_or_default())
+        } else {
+            None
+        };
+        staged.push(Staged {
+            unpacked,
+            source: source_text.clone(),
+            existing,
+        });
+    }
+    // Swap every skill in (each behind its journal), then write the lock
+    // once, then clean up: a crash anywhere is finished by the journals.
+    let mut done = Vec::new();
+    let mut cleanup = Vec::new();
+    let mut lock_changed = false;
+    for s in staged {
+        let (installed, entry, leftovers) = commit(root, lock, s, options)?;
+        if let Some(entry) = entry {
+            lock.skill.insert(installed.name.clone(), entry);
+            lock_changed = true;
+        }
+        cleanup.extend(leftovers);
+        done.push(installed);
+    }
+    if lock_changed && !options.frozen {
+        lock.save(lockfile)?;
+    }
+    pause(options);
+    for path in cleanup {
+        if path.is_dir() {
+            let _ = fs::remove_dir_all(&path);
+        } else {
+            let _ = fs::remove_file(&path);
+        }
+    }
+    Ok(done)
+}
+
+fn pause(options: &InstallOptions) {
+    if let Some(d) = options.step_pause {
+        std::thread::sleep(d);
+    }
+}
+
+/// Swaps one staged skill in. Returns what happened, the lock entry to
+/// record (when it changes) and what to remove once the lock is written.
+fn commit(
+    root: &Path,
+    lock: &Lockfile,
+    staged: Staged,
+    options: &InstallOptions,
+) -> Result<(Installed, Option<LockEntry>, Vec<PathBuf>), Error> {
+    let Staged {
+        unpacked,
+        source,
+        existing,
+    } = staged;
+    let name = unpacked.name.clone();
+    let dest = root.join(&name);
+    let entry = LockEntry {
+        version: unpacked.version.clone(),
+        source: source.clone(),
+        fingerprint: unpacked.manifest.fingerprint(),
+        files: unpacked.manifest.files().to_vec(),
+    };
+    let installed = |action| Installed {
+        name: name.clone(),
+        version: entry.version.clone(),
+        source: source.clone(),
+        fingerprint: entry.fingerprint.clone(),
+        action,
+        path: dest.clone(),
+    };
+    let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
+    let staging: Vec<PathBuf> = unpacked
+        .dir
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
+        .collect();
+    if existing.as_ref() == Some(&unpacked.manifest) {
+        return Ok((installed(Action::Unchanged), changed, staging));
+    }
+    // 1. The journal: what the lock will say once the swap is done.
+    let journal = root.join(format!("{PENDING_PREFIX}{name}.toml"));
+    let mut pending = Lockfile::new(lock.root.clone());
+    pending.skill.insert(name.clone(), entry.clone());
+    pending.save_unsynced(&journal)?;
+    pause(options);
+    // 2. The swap.
+    let action = if existing.is_some() {
+        swap(&unpacked.dir, &dest, root, &name)?;
+        Action::Replaced
+    } else {
+        fs::rename(&unpacked.dir, &dest).map_err(|e| Error::io(&dest, e))?;
+        Action::Added
+    };
+    pause(options);
+    // 3. After the lock is written: the old copy (now in the staging
+    // folder, or set aside) and the journal.
+    let mut leftovers = staging;
+    leftovers.push(root.join(format!("{OLD_PREFIX}{name}")));
+    leftovers.push(journal);
+    Ok((installed(action), changed, leftovers))
+}
+
+/// Puts `new` at `dest`, where a folder is: one atomic exchange where the
+/// system has it (the old folder ends at `new`), else aside-then-in.
+fn swap(new: &Path, dest: &Path, root: &Path, name: &str) -> Result<(), Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        match renameat_with(CWD, new, CWD, dest, RenameFlags::EXCHANGE) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+            Err(e) => return Err(Error::io(dest, e.into())),
+        }
+    }
+    let aside = root.join(format!("{OLD_PREFIX}{name}"));
+    fs::rename(dest, &aside).map_err(|e| Error::io(dest, e))?;
+    fs::rename(new, dest).map_err(|e| Error::io(dest, e))?;
+    Ok(())
+}
+
+fn remove_stages(root: &Path) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(STAGE_PREFIX)
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Finishes or rolls back installs a crash interrupted in `root`: an old
+/// folder set aside is put back (or removed when the new one is in place),
+/// a journal whose skill is in place is recorded in the lock, staging
+/// folders are removed. Returns the skills whose lock entry was completed.
+pub fn recover(root: &Path, options: &InstallOptions) -> Result<Vec<String>, Error> {
+    if !root.is_dir() {
+        return Ok(Vec::new());
+    }
+    let lockfile = options.lockfile.clone().unwrap_or_else(|| lock_path(root));
+    let _guard = lock_root(root)?;
+    recover_locked(root, &lockfile, options)
+}
+
+fn recover_locked(
+    root: &Path,
+    lockfile: &Path,
+    options: &InstallOptions,
+) -> Result<Vec<String>, Error> {
+    let mut names: Vec<(String, PathBuf)> = fs::read_dir(root)
+        .map_err(|e| Error::io(root, e))?
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(n, _)| n.starts_with(LEFTOVER_PREFIX))
+        .collect();
+    names.sort();
+    let mut completed = Vec::new();
+    for (file, path) in &names {
+        if let Some(name) = file.strip_prefix(OLD_PREFIX) {
+            let dest = root.join(name);
+            if fs::symlink_metadata(&dest).is_ok() {
+                let _ = fs::remove_dir_all(path);
+            } else {
+                fs::rename(path, &dest).map_err(|e| Error::io(&dest, e))?;
+            }
+        }
+    }
+    for (file, path) in &names {
+        let Some(name) = file
+            .strip_prefix(PENDING_PREFIX)
+            .and_then(|n| n.strip_suffix(".toml"))
+        else {
+            continue;
+        };
+        if let Ok(pending) = Lockfile::parse(&fs::read_to_string(path).unwrap_or_default(), path)
+            && let Some(entry) = pending.skill.get(name)
+            && let Ok(found) = folder_manifest(&root.join(name), &options.unpack.limits)
+            && entry.matches(&found)
+            && !options.frozen
+        {
+            let root_name = pending.root.clone();
+            let mut lock = Lockfile::load(lockfile)?.unwrap_or_else(|| Lockfile::new(root_name));
+            if lock.skill.get(name) != Some(entry) {
+                lock.skill.insert(name.to_owned(), entry.clone());
+                lock.save(lockfile)?;
+                completed.push(name.to_owned());
+            }
+        }
+        let _ = fs::remove_file(path);
+    }
+    remove_stages(root);
+    Ok(completed)
+}

@@ -1,0 +1,42 @@
+//! # skilldeck-package
+//!
+//! Skill packages: a deterministic [`pack`] of a skill folder into a tar.gz
+//! or zip, a safe [`unpack`] that refuses hostile archives entry by entry,
+//! an atomic [`install`] into a skills root, and a lockfile
+//! ([`Lockfile`], `skilldeck.lock`) that [`verify`] re-hashes against.
+//!
+//! The content fingerprint and per-file manifest are the core's
+//! ([`skilldeck::digest`]): the same for a folder, a tar.gz and a zip.
+//! Every refusal is an [`Error::Refused`] of [`skilldeck::Diagnostic`]s
+//! with a stable `package-*` code naming the entry; every limit is in
+//! [`limits`].
+//!
+//! A separate crate, so the core stays free of archive dependencies.
+
+#![warn(missing_docs)]
+
+mod error;
+mod folder;
+mod install;
+pub mod limits;
+mod lock;
+mod pack;
+mod path;
+mod unpack;
+mod verify;
+
+pub use error::Error;
+pub use folder::{FolderFile, folder_files, folder_manifest};
+pub use install::{
+    Action, InstallOptions, Installed, LEFTOVER_PREFIX, Source, install, lock_source, recover,
+    resolve_source,
+};
+pub use limits::PackageLimits;
+pub use lock::{LOCK_FORMAT, LOCKFILE_NAME, LockEntry, Lockfile, lock_path};
+pub use pack::{
+    ArchiveFormat, COMPRESSION_LEVEL, PackOptions, Packed, metadata_version, pack, pack_to_file,
+    write_atomic,
+};
+pub use path::check_entry_path;
+pub use unpack::{UnpackOptions, Unpacked, unpack};
+pub use verify::{SkillCheck, Status, VerifyReport, verify};

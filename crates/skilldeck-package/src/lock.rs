@@ -1,0 +1,212 @@
+//! The lockfile, `skilldeck.lock`: TOML, sorted, one line per file, next to
+//! the skills root it describes (in the root's parent folder).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use skilldeck::{FileDigest, SkillManifest};
+
+use crate::error::Error;
+use crate::pack::{write_atomic, write_atomic_with};
+
+/// The lockfile's name.
+pub const LOCKFILE_NAME: &str = "skilldeck.lock";
+
+/// The lockfile format this code reads and writes.
+pub const LOCK_FORMAT: u32 = 1;
+
+/// The lockfile of the skills root `root`: `skilldeck.lock` in its parent
+/// folder (`.agents/skills` → `.agents/skilldeck.lock`).
+pub fn lock_path(root: &Path) -> PathBuf {
+    match root.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.join(LOCKFILE_NAME),
+        _ => PathBuf::from(LOCKFILE_NAME),
+    }
+}
+
+/// One installed skill as the lock records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockEntry {
+    /// The skill's `metadata.version`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where it was installed from (a package file or a folder; relative to
+    /// the lockfile's folder when inside it).
+    pub source: String,
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// Every file, sorted by path.
+    pub files: Vec<FileDigest>,
+}
+
+impl LockEntry {
+    /// The entry's files as a manifest.
+    pub fn manifest(&self) -> SkillManifest {
+        SkillManifest::new(self.files.clone())
+    }
+
+    /// True when `manifest` has exactly these files, digests and executable
+    /// bits (and so this fingerprint).
+    pub fn matches(&self, manifest: &SkillManifest) -> bool {
+        manifest.files() == self.manifest().files() && manifest.fingerprint() == self.fingerprint
+    }
+}
+
+/// The whole lockfile.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lockfile {
+    /// The format ([`LOCK_FORMAT`]).
+    pub format: u32,
+    /// The skills root it describes, relative to the lockfile's folder.
+    pub root: String,
+    /// Installed skills by name.
+    #[serde(default)]
+    pub skill: BTreeMap<String, LockEntry>,
+}
+
+impl Lockfile {
+    /// An empty lock for the root named `root`.
+    pub fn new(root: impl Into<String>) -> Lockfile {
+        Lockfile {
+            format: LOCK_FORMAT,
+            root: root.into(),
+            skill: BTreeMap::new(),
+        }
+    }
+
+    /// Reads the lockfile at `path`; `None` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Lockfile>, Error> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        Lockfile::parse(&text, path).map(Some)
+    }
+
+    /// Parses lockfile text (`path` names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Lockfile, Error> {
+        let lock: Lockfile = toml::from_str(text).map_err(|e| Error::Lock {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        if lock.format != LOCK_FORMAT {
+            return Err(Error::Lock {
+                path: path.to_path_buf(),
+                message: format!(
+                    "lockfile format {} is not supported (this skilldeck reads {LOCK_FORMAT})",
+                    lock.format
+                ),
+            });
+        }
+        Ok(lock)
+    }
+
+    /// The TOML text: sorted by skill, then one line per file, so a change
+    /// shows as a small diff.
+    pub fn to_toml(&self) -> String {
+        let mut out = String::from(
+            "# skilldeck.lock: written by `skilldeck install`; commit it, do not edit it.\n",
+        );
+        let _ = writeln!(out, "format = {}", self.format);
+        let _ = writeln!(out, "root = {}", quote(&self.root));
+        for (name, entry) in &self.skill {
+            let _ = writeln!(out, "\n[skill.{}]", key(name));
+            if let Some(v) = &entry.version {
+                let _ = writeln!(out, "version = {}", quote(v));
+            }
+            let _ = writeln!(out, "source = {}", quote(&entry.source));
+            let _ = writeln!(out, "fingerprint = {}", quote(&entry.fingerprint));
+            out.push_str("files = [\n");
+            for f in &entry.files {
+                let _ = write!(
+                    out,
+                    "    {{ path = {}, size = {}, sha256 = {}",
+                    quote(&f.path),
+                    f.size,
+                    quote(&f.sha256)
+                );
+                if f.executable {
+                    out.push_str(", executable = true");
+                }
+                out.push_str(" },\n");
+            }
+            out.push_str("]\n");
+        }
+        out
+    }
+
+    /// Writes the lockfile atomically (a temporary file, synced, renamed).
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        write_atomic(path, self.to_toml().as_bytes())
+    }
+
+    /// [`Lockfile::save`] without the sync to disk (install's journals).
+    pub fn save_unsynced(&self, path: &Path) -> Result<(), Error> {
+        write_atomic_with(path, self.to_toml().as_bytes(), false)
+    }
+}
+
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+fn key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        name.to_owned()
+    } else {
+        quote(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lockfile_round_trips_through_its_toml() {
+        let mut lock = Lockfile::new("skills");
+        let files = vec![
+            FileDigest::of_bytes("SKILL.md", b"x", false),
+            FileDigest::of_bytes("scripts/run \"it\".sh", b"y", true),
+        ];
+        let manifest = SkillManifest::new(files.clone());
+        lock.skill.insert(
+            "pdf-tools".into(),
+            LockEntry {
+                version: Some("1.0".into()),
+                source: "dist/pdf.tar.gz".into(),
+                fingerprint: manifest.fingerprint(),
+                files,
+            },
+        );
+        lock.skill.insert(
+            "café".into(),
+            LockEntry {
+                version: None,
+                source: "x".into(),
+                fingerprint: manifest.fingerprint(),
+                files: manifest.files().to_vec(),
+            },
+        );
+        let text = lock.to_toml();
+        let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
+        assert_eq!(back, lock);
+        assert!(back.skill["pdf-tools"].matches(&manifest));
+    }
+
+    #[test]
+    fn the_lockfile_sits_next_to_the_root() {
+        assert_eq!(
+            lock_path(Path::new(".agents/skills")),
+            Path::new(".agents/skilldeck.lock")
+        );
+    }
+}

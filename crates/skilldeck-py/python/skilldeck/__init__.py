@@ -1,0 +1,272 @@
+"""skilldeck: Agent Skills for Python, on skilldeck's native host layer.
+
+    from skilldeck import Deck
+    deck = Deck.discover(roots=["./skills"])
+    print(deck.catalog())                       # for the system prompt
+    print(deck.activate("pdf-forms", "fill invoice.pdf").text)
+
+Every native call releases the GIL; the ``a``-prefixed twins run it in a
+worker thread, so they never block the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+from . import _native
+from ._errors import (
+    ResourceError,
+    SkilldeckError,
+    SkillInvocationError,
+    SkillNotFoundError,
+    SkillParsingError,
+)
+from ._native import (
+    Activation,
+    CacheStats,
+    Diagnostic,
+    Reload,
+    Resource,
+    SearchHit,
+    Skill,
+)
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Activation",
+    "CacheStats",
+    "Deck",
+    "Diagnostic",
+    "Reload",
+    "Resource",
+    "ResourceError",
+    "SearchHit",
+    "Skill",
+    "SkillInvocationError",
+    "SkillNotFoundError",
+    "SkillParsingError",
+    "SkilldeckError",
+    "ToolSpec",
+    "avalidate",
+    "validate",
+]
+
+PathArg = Union[str, "os.PathLike[str]"]
+
+
+def _paths(roots: Union[PathArg, Iterable[PathArg], None]) -> Optional[List[str]]:
+    if roots is None:
+        return None
+    if isinstance(roots, (str, os.PathLike)):
+        return [os.fspath(roots)]
+    return [os.fspath(r) for r in roots]
+
+
+def _opt_path(path: Optional[PathArg]) -> Optional[str]:
+    return None if path is None else os.fspath(path)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One of the host's agent tools as data."""
+
+    name: str
+    title: str
+    description: str
+    input_schema: Dict[str, Any]
+    read_only: bool
+
+
+class Deck:
+    """The discovered skills and the host serving them: metadata in memory,
+    bodies read on activation (and cached while ``SKILL.md`` is unchanged).
+    Thread-safe; ``reload()`` swaps the whole deck at once."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: _native.Deck) -> None:
+        self._native = native
+
+    # -- discovery -----------------------------------------------------------
+
+    @classmethod
+    def discover(
+        cls,
+        roots: Union[PathArg, Iterable[PathArg], None] = None,
+        config: Optional[PathArg] = None,
+        cwd: Optional[PathArg] = None,
+    ) -> "Deck":
+        """Finds the skills. ``roots`` replace the default roots (project,
+        user, bundled), as the command's ``--root`` does; ``config`` is a
+        ``skilldeck.toml`` (default: the one the ``skilldeck`` command
+        finds); ``cwd`` is where project roots are looked for."""
+        return cls(_native.Deck.discover(_paths(roots), _opt_path(config), _opt_path(cwd)))
+
+    @classmethod
+    async def adiscover(
+        cls,
+        roots: Union[PathArg, Iterable[PathArg], None] = None,
+        config: Optional[PathArg] = None,
+        cwd: Optional[PathArg] = None,
+    ) -> "Deck":
+        """``discover`` in a worker thread."""
+        native = await asyncio.to_thread(
+            _native.Deck.discover, _paths(roots), _opt_path(config), _opt_path(cwd)
+        )
+        return cls(native)
+
+    def reload(self) -> Reload:
+        """Discovers again; when the catalog changed the new deck replaces
+        the old one and cached activations are dropped."""
+        return self._native.reload()
+
+    async def areload(self) -> Reload:
+        """``reload`` in a worker thread."""
+        return await asyncio.to_thread(self._native.reload)
+
+    # -- metadata ------------------------------------------------------------
+
+    @property
+    def skills(self) -> List[Skill]:
+        """The served skills, in deck order (metadata only)."""
+        return self._native.skills()
+
+    @property
+    def diagnostics(self) -> List[Diagnostic]:
+        """What discovery reported (skipped folders, warnings)."""
+        return self._native.diagnostics()
+
+    @property
+    def model_invocable(self) -> List[str]:
+        """Names of the skills the model may activate."""
+        return self._native.model_invocable()
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._native
+
+    def __iter__(self) -> Iterator[Skill]:
+        return iter(self._native.skills())
+
+    def __repr__(self) -> str:
+        return repr(self._native)
+
+    def get(self, name: str) -> Skill:
+        """The served skill ``name``; ``SkillNotFoundError`` (with
+        ``suggestions``) when there is none."""
+        return self._native.get(name)
+
+    def catalog(
+        self,
+        format: Optional[str] = None,
+        budget_tokens: Optional[int] = None,
+        query: Optional[str] = None,
+        *,
+        budget_chars: Optional[int] = None,
+        encoding: Optional[str] = None,
+        locations: bool = True,
+    ) -> str:
+        """The catalog for a system prompt: ``xml`` (the default, unless
+        the config says otherwise), ``skills-ref``, ``markdown`` or
+        ``json``; fitted in ``budget_tokens`` (or ``budget_chars``);
+        ranked by relevance to ``query`` first."""
+        return self._native.catalog(format, budget_tokens, budget_chars, query, encoding, locations)
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        source: Union[str, Sequence[str], None] = None,
+        pattern: Optional[str] = None,
+        keywords: Optional[Sequence[str]] = None,
+    ) -> List[SearchHit]:
+        """Served skills matching ``query`` (BM25 over names and
+        descriptions), best first; ``source`` keeps these scopes
+        (``project``, ``user``, ...), ``pattern`` is a regular expression
+        the name must match, ``keywords`` must all appear."""
+        scopes = [source] if isinstance(source, str) else (None if source is None else list(source))
+        words = None if keywords is None else list(keywords)
+        return self._native.search(query, limit, scopes, pattern, words)
+
+    async def asearch(
+        self,
+        query: str,
+        limit: int = 10,
+        source: Union[str, Sequence[str], None] = None,
+        pattern: Optional[str] = None,
+        keywords: Optional[Sequence[str]] = None,
+    ) -> List[SearchHit]:
+        """``search`` in a worker thread."""
+        return await asyncio.to_thread(self.search, query, limit, source, pattern, keywords)
+
+    # -- activation and files ------------------------------------------------
+
+    def activate(
+        self, name: str, arguments: str = "", conversation: Optional[str] = None
+    ) -> Activation:
+        """The skill's instructions with ``arguments`` substituted
+        (``$ARGUMENTS``, ``$0``, ``$name``, ``${SKILL_DIR}``).
+
+        Without ``conversation`` the application asks: the instructions
+        every time, from the cache while ``SKILL.md`` is unchanged. With a
+        ``conversation`` id the model asks in that conversation: skills the
+        model may not invoke are refused, and a second activation answers a
+        short "already active" notice (``already_active`` is True)."""
+        return self._native.activate(name, arguments, conversation)
+
+    async def aactivate(
+        self, name: str, arguments: str = "", conversation: Optional[str] = None
+    ) -> Activation:
+        """``activate`` in a worker thread."""
+        return await asyncio.to_thread(self._native.activate, name, arguments, conversation)
+
+    def read(self, name: str, path: str) -> Resource:
+        """The file ``path`` (relative to the skill folder) of skill
+        ``name``; paths that leave the folder raise ``ResourceError``."""
+        return self._native.read(name, path)
+
+    async def aread(self, name: str, path: str) -> Resource:
+        """``read`` in a worker thread."""
+        return await asyncio.to_thread(self._native.read, name, path)
+
+    # -- host ----------------------------------------------------------------
+
+    def cache_stats(self) -> CacheStats:
+        """The activation cache's counters and sizes."""
+        return self._native.cache_stats()
+
+    def tool_specs(self) -> List[ToolSpec]:
+        """The host's agent tools as data: ``activate_skill`` (the catalog
+        in its description), ``read_skill_resource``, ``search_skills``."""
+        return [
+            ToolSpec(t.name, t.title, t.description, json.loads(t.input_schema_json), t.read_only)
+            for t in self._native.tool_specs()
+        ]
+
+    def _call_host_tool(self, tool: str, arguments: Dict[str, Any], conversation: str) -> str:
+        return self._native.call_host_tool(tool, json.dumps(arguments), conversation)
+
+    async def _acall_host_tool(
+        self, tool: str, arguments: Dict[str, Any], conversation: str
+    ) -> str:
+        return await asyncio.to_thread(self._call_host_tool, tool, arguments, conversation)
+
+
+def validate(path: PathArg, mode: str = "strict") -> List[Diagnostic]:
+    """Validates the skill folder (or ``SKILL.md``) at ``path``: every
+    problem with its code, severity, message, file, line and column; empty
+    when valid. ``mode`` is ``strict`` (the specification) or ``lenient``
+    (how hosts load skills)."""
+    return _native.validate(os.fspath(path), mode)
+
+
+async def avalidate(path: PathArg, mode: str = "strict") -> List[Diagnostic]:
+    """``validate`` in a worker thread."""
+    return await asyncio.to_thread(validate, path, mode)

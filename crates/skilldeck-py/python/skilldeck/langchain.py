@@ -1,0 +1,142 @@
+"""skilldeck skills as LangChain tools (needs ``langchain-core>=1.0``:
+``pip install 'skilldeck[langchain]'``).
+
+``create_tools(deck)`` gives one ``StructuredTool`` per skill the model may
+activate (its name and description, one ``arguments`` input), or with
+``style="activate"`` the host's pair ``activate_skill`` (the catalog in its
+description, ``name`` an enum of the skills) + ``read_skill_resource``.
+Every tool works sync and async (``ainvoke`` runs the native call in a
+worker thread), and every failure is raised as a ``ToolException`` with the
+host's message (an unknown skill comes with "did you mean ...?"), which
+LangGraph's ``ToolNode`` hands back to the model instead of crashing the
+run.
+
+The tools of one ``create_tools`` call share a conversation id: a second
+activation of a skill answers a short "already active" notice instead of the
+whole instructions again. Pass ``conversation=`` to choose it (one per
+agent thread).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, TypeVar
+
+from . import Deck, SkilldeckError
+
+try:
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from pydantic import BaseModel, Field, create_model
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "skilldeck.langchain needs langchain-core>=1.0: pip install 'skilldeck[langchain]'"
+    ) from e
+
+__all__ = ["create_tools", "ACTIVATE_TOOL", "READ_TOOL"]
+
+ACTIVATE_TOOL = "activate_skill"
+READ_TOOL = "read_skill_resource"
+
+Style = Literal["per-skill", "activate"]
+T = TypeVar("T")
+
+
+def _guard(call: Callable[[], T]) -> T:
+    """Runs ``call``; a skilldeck error becomes a ``ToolException`` (the
+    model sees the message)."""
+    try:
+        return call()
+    except SkilldeckError as e:
+        raise ToolException(str(e)) from e
+    except ValueError as e:  # an argument the host refused
+        raise ToolException(str(e)) from e
+
+
+async def _aguard(call: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await call()
+    except SkilldeckError as e:
+        raise ToolException(str(e)) from e
+    except ValueError as e:
+        raise ToolException(str(e)) from e
+
+
+def _arguments_model(deck: Deck) -> Type[BaseModel]:
+    """The single ``arguments`` input, described in the host's words (the
+    ``arguments`` property of its ``activate_skill`` schema)."""
+    description = ""
+    for spec in deck.tool_specs():
+        if spec.name == ACTIVATE_TOOL:
+            prop = spec.input_schema.get("properties", {}).get("arguments", {})
+            description = str(prop.get("description", ""))
+    model: Type[BaseModel] = create_model(
+        "SkillArguments",
+        arguments=(str, Field(default="", description=description)),
+    )
+    return model
+
+
+def _skill_tool(
+    deck: Deck, name: str, description: str, schema: Type[BaseModel], conversation: str
+) -> StructuredTool:
+    # A function per tool, with `name` bound here: each tool activates its
+    # own skill (a lambda in the caller's loop would see the last name).
+    def run(arguments: str = "") -> str:
+        return _guard(lambda: deck.activate(name, arguments, conversation=conversation).text)
+
+    async def arun(arguments: str = "") -> str:
+        async def call() -> str:
+            return (await deck.aactivate(name, arguments, conversation=conversation)).text
+
+        return await _aguard(call)
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=name,
+        description=description,
+        args_schema=schema,
+        infer_schema=False,
+    )
+
+
+def _host_tool(deck: Deck, spec_name: str, conversation: str) -> StructuredTool:
+    spec = next(s for s in deck.tool_specs() if s.name == spec_name)
+
+    def run(**kwargs: Any) -> str:
+        return _guard(lambda: deck._call_host_tool(spec_name, kwargs, conversation))
+
+    async def arun(**kwargs: Any) -> str:
+        return await _aguard(lambda: deck._acall_host_tool(spec_name, kwargs, conversation))
+
+    schema: Dict[str, Any] = dict(spec.input_schema)
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=spec.name,
+        description=spec.description,
+        args_schema=schema,
+        infer_schema=False,
+    )
+
+
+def create_tools(
+    deck: Deck, style: Style = "per-skill", *, conversation: Optional[str] = None
+) -> List[BaseTool]:
+    """LangChain tools for ``deck``'s skills (see the module documentation).
+
+    ``style="per-skill"``: one tool per skill the model may activate.
+    ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
+    (none when no skill is served)."""
+    conv = conversation if conversation is not None else f"langchain-{uuid.uuid4()}"
+    if style == "per-skill":
+        schema = _arguments_model(deck)
+        return [
+            _skill_tool(deck, s.name, s.description, schema, conv)
+            for s in deck.skills
+            if s.model_invocable
+        ]
+    if style == "activate":
+        names = {s.name for s in deck.tool_specs()}
+        return [_host_tool(deck, n, conv) for n in (ACTIVATE_TOOL, READ_TOOL) if n in names]
+    raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")

@@ -1,0 +1,402 @@
+//! [`Deck`]: a [`Host`] over the discovered skills, as Python sees it.
+//! Every method takes the current snapshot (swapped whole on reload) and
+//! does its work with the GIL released.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use skilldeck::{Budget, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding};
+use skilldeck_host::{Activated, Host, HostOptions, ToolErrorKind};
+
+use crate::diagnostic::Diagnostic;
+use crate::errors;
+use crate::types::{Activation, CacheStats, Reload, Resource, SearchHit, Skill, ToolSpec};
+
+/// The deck of skills and the host serving them (the private half of
+/// `skilldeck.Deck`).
+#[pyclass(frozen, module = "skilldeck._native")]
+pub struct Deck {
+    host: Arc<Host>,
+    config: Arc<Config>,
+}
+
+/// The config at `path`, else the one the `skilldeck` command would use
+/// (`skilldeck.toml` in the working folder or the user's config folder),
+/// else the defaults.
+fn load_config(path: Option<PathBuf>) -> Result<Config, skilldeck::Error> {
+    match path {
+        Some(p) => Config::load(&p),
+        None => Ok(Config::discover(None)?.map(|(_, c)| c).unwrap_or_default()),
+    }
+}
+
+#[derive(Debug)]
+enum OpenError {
+    Core(skilldeck::Error),
+    Io(std::io::Error),
+}
+
+fn open(
+    roots: Option<Vec<PathBuf>>,
+    config: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+) -> Result<(Host, Config), OpenError> {
+    let config = load_config(config).map_err(OpenError::Core)?;
+    let cwd = match cwd {
+        Some(c) => c,
+        None => std::env::current_dir().map_err(OpenError::Io)?,
+    };
+    let discovery = DiscoveryOptions::from_config(&config, &cwd, roots.as_deref());
+    let mut options = HostOptions::from_config(&config, discovery).map_err(OpenError::Core)?;
+    // A library shares the host's files with its caller, like the CLI and
+    // stdio: answers may name the skill folders.
+    options.expose_paths = true;
+    let host = Host::new(options).map_err(OpenError::Core)?;
+    Ok((host, config))
+}
+
+fn parse<T: std::str::FromStr<Err = skilldeck::Error>>(py: Python<'_>, text: &str) -> PyResult<T> {
+    text.parse().map_err(|e| errors::core(py, e))
+}
+
+#[pymethods]
+impl Deck {
+    /// Discovers the skills: `roots` replace the default roots (project,
+    /// user, bundled) as `--root` does; `config` is a `skilldeck.toml`
+    /// (default: the one the `skilldeck` command finds); `cwd` is where
+    /// project roots are looked for (default: the working folder).
+    #[staticmethod]
+    #[pyo3(signature = (roots = None, config = None, cwd = None))]
+    fn discover(
+        py: Python<'_>,
+        roots: Option<Vec<PathBuf>>,
+        config: Option<PathBuf>,
+        cwd: Option<PathBuf>,
+    ) -> PyResult<Deck> {
+        match py.detach(|| open(roots, config, cwd)) {
+            Ok((host, config)) => Ok(Deck {
+                host: Arc::new(host),
+                config: Arc::new(config),
+            }),
+            Err(OpenError::Core(e)) => Err(errors::core(py, e)),
+            Err(OpenError::Io(e)) => Err(e.into()),
+        }
+    }
+
+    /// The served skills, in deck order (metadata only).
+    fn skills(&self) -> Vec<Skill> {
+        let snapshot = self.host.snapshot();
+        let all = snapshot.deck.skills();
+        all.iter()
+            .enumerate()
+            .filter(|(_, s)| skilldeck_host::is_served(s))
+            .map(|(i, _)| Skill::new(Arc::clone(&snapshot), i))
+            .collect()
+    }
+
+    /// How many skills are served.
+    fn __len__(&self) -> usize {
+        self.host.snapshot().served().count()
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.host.snapshot().get(name).is_some()
+    }
+
+    /// The served skill `name` (exact, else the one name equal ignoring
+    /// case): else `SkillNotFoundError` with close names.
+    fn get(&self, py: Python<'_>, name: &str) -> PyResult<Skill> {
+        let snapshot = self.host.snapshot();
+        let found = snapshot.require(name).map(|s| s.name.clone());
+        match found {
+            Ok(found) => {
+                let index = snapshot
+                    .deck
+                    .skills()
+                    .iter()
+                    .position(|s| s.name == found && skilldeck_host::is_served(s))
+                    .ok_or_else(|| errors::core(py, skilldeck::Error::SkillOff(found)))?;
+                Ok(Skill::new(snapshot, index))
+            }
+            Err(e) => Err(errors::core(py, e)),
+        }
+    }
+
+    /// The names of the skills the model may activate.
+    fn model_invocable(&self) -> Vec<String> {
+        self.host.snapshot().model_names.clone()
+    }
+
+    /// Problems discovery found (skipped skill folders, warnings).
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        let snapshot = self.host.snapshot();
+        snapshot
+            .deck
+            .diagnostics()
+            .iter()
+            .map(Diagnostic::from)
+            .collect()
+    }
+
+    /// The catalog for a system prompt.
+    #[pyo3(signature = (format = None, budget_tokens = None, budget_chars = None, query = None, encoding = None, locations = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn catalog(
+        &self,
+        py: Python<'_>,
+        format: Option<&str>,
+        budget_tokens: Option<usize>,
+        budget_chars: Option<usize>,
+        query: Option<&str>,
+        encoding: Option<&str>,
+        locations: bool,
+    ) -> PyResult<String> {
+        let mut options =
+            CatalogOptions::from_config(&self.config.catalog).map_err(|e| errors::core(py, e))?;
+        if let Some(f) = format {
+            options.format = parse::<CatalogFormat>(py, f)?;
+        }
+        let encoding: Encoding = match encoding.or(self.config.catalog.encoding.as_deref()) {
+            Some(e) => parse(py, e)?,
+            None => match options.budget {
+                Some(Budget::Tokens { encoding, .. }) => encoding,
+                _ => Encoding::default(),
+            },
+        };
+        match (budget_tokens, budget_chars) {
+            (Some(_), Some(_)) => {
+                return Err(errors::core(
+                    py,
+                    skilldeck::Error::ConflictingOptions(
+                        "give budget_tokens or budget_chars, not both".to_owned(),
+                    ),
+                ));
+            }
+            (Some(limit), None) => options.budget = Some(Budget::Tokens { limit, encoding }),
+            (None, Some(n)) => options.budget = Some(Budget::Chars(n)),
+            (None, None) => {}
+        }
+        options.locations = locations;
+        let snapshot = self.host.snapshot();
+        py.detach(|| {
+            let relevance = query.map(|q| snapshot.search_index().scores(q));
+            skilldeck::render_catalog(snapshot.served(), &options, relevance.as_ref())
+                .map(|c| c.text)
+        })
+        .map_err(|e| errors::core(py, e))
+    }
+
+    /// Activates `name` with `arguments`. Without `conversation`: the
+    /// application asks (the instructions every time, from the cache while
+    /// `SKILL.md` is unchanged). With it: the model asks in that
+    /// conversation (the host's model rules apply, and a second activation
+    /// answers the short "already active" notice).
+    #[pyo3(signature = (name, arguments = "", conversation = None))]
+    fn activate(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        arguments: &str,
+        conversation: Option<&str>,
+    ) -> PyResult<Activation> {
+        let host = &self.host;
+        match conversation {
+            None => {
+                let result = py.detach(|| {
+                    let snapshot = host.snapshot();
+                    let skill = snapshot.require(name)?;
+                    Ok::<_, skilldeck::Error>((
+                        skill.name.clone(),
+                        host.activation(skill, arguments)?,
+                    ))
+                });
+                match result {
+                    Ok((name, cached)) => Ok(Activation::content(name, cached)),
+                    Err(e) => Err(errors::core(py, e)),
+                }
+            }
+            Some(conversation) => {
+                let result = py.detach(|| {
+                    let snapshot = host.snapshot();
+                    match host.activate(&snapshot, conversation, name, arguments) {
+                        Ok(Activated::AlreadyActive(notice)) => {
+                            let found = snapshot
+                                .require(name)
+                                .map_or_else(|_| name.to_owned(), |s| s.name.clone());
+                            Ok(Activation::notice(found, notice))
+                        }
+                        Ok(Activated::Content(_)) => {
+                            // Just rendered into the cache: this is a hit.
+                            let skill = snapshot.require(name).map_err(|e| (None, Some(e)))?;
+                            host.activation(skill, arguments)
+                                .map(|c| Activation::content(skill.name.clone(), c))
+                                .map_err(|e| (None, Some(e)))
+                        }
+                        Err(tool) => {
+                            // The core's error for the same request keeps
+                            // its structure (suggestions, diagnostics).
+                            let core = match tool.kind {
+                                ToolErrorKind::UnknownSkill => snapshot.require(name).err(),
+                                ToolErrorKind::Failed => snapshot
+                                    .require(name)
+                                    .and_then(|s| host.activation(s, arguments).map(|_| ()))
+                                    .err(),
+                                _ => None,
+                            };
+                            Err((Some(tool), core))
+                        }
+                    }
+                });
+                match result {
+                    Ok(a) => Ok(a),
+                    Err((Some(tool), core)) => Err(errors::tool(py, tool, core)),
+                    Err((None, Some(core))) => Err(errors::core(py, core)),
+                    Err((None, None)) => Err(PyValueError::new_err("activation failed")),
+                }
+            }
+        }
+    }
+
+    /// The file `path` (relative to the skill folder) of the skill `name`;
+    /// paths that leave the skill folder are refused (`ResourceError`).
+    fn read(&self, py: Python<'_>, name: &str, path: &str) -> PyResult<Resource> {
+        let host = &self.host;
+        py.detach(|| {
+            let snapshot = host.snapshot();
+            let skill = snapshot.require(name)?;
+            let resource = skilldeck::read_resource(skill, path)?;
+            Ok(Resource::new(skill.name.clone(), resource))
+        })
+        .map_err(|e| errors::core(py, e))
+    }
+
+    /// Served skills matching `query` (BM25 over names and descriptions),
+    /// best first: at most `limit`, from the scopes in `source`, whose
+    /// names match the regular expression `pattern`, holding every word of
+    /// `keywords`.
+    #[pyo3(signature = (query, limit = 10, source = None, pattern = None, keywords = None))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        limit: usize,
+        source: Option<Vec<String>>,
+        pattern: Option<&str>,
+        keywords: Option<Vec<String>>,
+    ) -> PyResult<Vec<SearchHit>> {
+        let mut q = skilldeck::SearchQuery::new(query).limit(limit);
+        if let Some(scopes) = source {
+            let scopes = scopes
+                .iter()
+                .map(|s| s.parse::<skilldeck::Scope>())
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(PyValueError::new_err)?;
+            q = q.scopes(scopes);
+        }
+        if let Some(p) = pattern {
+            let re =
+                regex::Regex::new(p).map_err(|e| PyValueError::new_err(format!("pattern: {e}")))?;
+            q = q.name_pattern(re);
+        }
+        for k in keywords.unwrap_or_default() {
+            q = q.require(k);
+        }
+        let snapshot = self.host.snapshot();
+        Ok(py.detach(|| {
+            snapshot
+                .search_index()
+                .search(&q)
+                .into_iter()
+                // Skills turned off are indexed but not served.
+                .filter_map(|hit| {
+                    let skill = snapshot.get(&hit.name)?;
+                    Some(SearchHit {
+                        name: skill.name.clone(),
+                        description: skill.description.clone(),
+                        score: hit.score,
+                        scope: skill.scope.as_str(),
+                        model_invocable: skilldeck_host::is_model_invocable(skill),
+                    })
+                })
+                .collect()
+        }))
+    }
+
+    /// Discovers the skills again; when the catalog changed the new deck
+    /// replaces the old one (and cached activations are dropped).
+    fn reload(&self, py: Python<'_>) -> PyResult<Reload> {
+        let host = &self.host;
+        let reload = py
+            .detach(|| host.reload())
+            .map_err(|e| errors::core(py, e))?;
+        Ok(Reload {
+            catalog_changed: reload.catalog_changed,
+            generation: reload.generation,
+            skills: reload.skills,
+            errors: reload.errors.iter().map(Diagnostic::from).collect(),
+        })
+    }
+
+    /// The activation cache's counters and sizes.
+    fn cache_stats(&self) -> CacheStats {
+        self.host.cache_stats().into()
+    }
+
+    /// The host's agent tools as data (`activate_skill` with the catalog
+    /// in its description, `read_skill_resource`, `search_skills`); none
+    /// when no skill is served.
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        let snapshot = self.host.snapshot();
+        self.host
+            .tool_specs(&snapshot)
+            .into_iter()
+            .map(|t| ToolSpec {
+                name: t.name,
+                title: t.title,
+                description: t.description,
+                input_schema_json: t.input_schema.to_string(),
+                read_only: t.read_only,
+            })
+            .collect()
+    }
+
+    /// Calls one of the host's agent tools ([`Deck::tool_specs`]) with its
+    /// JSON arguments for `conversation`: the text for the model. The
+    /// host checks the arguments and words every answer and error.
+    fn call_host_tool(
+        &self,
+        py: Python<'_>,
+        tool: &str,
+        arguments_json: &str,
+        conversation: &str,
+    ) -> PyResult<String> {
+        let host = &self.host;
+        py.detach(|| {
+            let arguments = match serde_json::from_str::<serde_json::Value>(arguments_json) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => {
+                    return Err(skilldeck_host::ToolError::new(
+                        ToolErrorKind::InvalidArguments,
+                        "the arguments must be a JSON object",
+                    ));
+                }
+            };
+            let snapshot = host.snapshot();
+            host.call_tool(&snapshot, conversation, tool, &arguments)
+                .map(|out| out.text())
+        })
+        .map_err(|e| errors::tool(py, e, None))
+    }
+
+    fn __repr__(&self) -> String {
+        let snapshot = self.host.snapshot();
+        format!(
+            "<Deck {} skills, generation {}>",
+            snapshot.served().count(),
+            snapshot.generation
+        )
+    }
+}

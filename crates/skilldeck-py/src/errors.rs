@@ -1,0 +1,131 @@
+//! Errors to Python exceptions, in one place. The classes live in
+//! `skilldeck._errors` (Python, so they take keyword attributes):
+//!
+//! | host / core error | exception |
+//! |---|---|
+//! | unknown skill, skill turned off | `SkillNotFoundError` (`.name`, `.suggestions`) |
+//! | `SKILL.md` unreadable or unsplittable on activation, frontmatter unreadable, config file malformed | `SkillParsingError` (`.diagnostics`) |
+//! | resource refused or unreadable | `ResourceError` |
+//! | arguments too long, body too large, not model-invocable | `SkillInvocationError` |
+//! | an option value the core does not accept | `ValueError` (the core's message) |
+//! | anything else | `SkilldeckError` |
+//!
+//! Messages are the host's and the core's, unchanged.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use skilldeck_host::{ToolError, ToolErrorKind};
+
+use crate::diagnostic::Diagnostic;
+
+const ERRORS_MODULE: &str = "skilldeck._errors";
+
+/// An instance of `skilldeck._errors.<class>` with `message` and `kwargs`.
+fn raise(py: Python<'_>, class: &str, message: &str, kwargs: &[(&str, Py<PyAny>)]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import(ERRORS_MODULE)?.getattr(class)?;
+        let kw = PyDict::new(py);
+        for (k, v) in kwargs {
+            kw.set_item(*k, v)?;
+        }
+        let value = cls.call((message,), Some(&kw))?;
+        Ok(PyErr::from_value(value))
+    };
+    // If the classes cannot be imported (a broken install), that error says so.
+    build().unwrap_or_else(|e| e)
+}
+
+fn diagnostics_list(py: Python<'_>, diagnostics: &[skilldeck::Diagnostic]) -> PyResult<Py<PyAny>> {
+    let items = diagnostics
+        .iter()
+        .map(|d| Py::new(py, Diagnostic::from(d)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any().unbind())
+}
+
+fn text_list(py: Python<'_>, items: &[String]) -> Py<PyAny> {
+    match PyList::new(py, items) {
+        Ok(list) => list.into_any().unbind(),
+        Err(_) => py.None(),
+    }
+}
+
+/// The exception for a core error.
+pub(crate) fn core(py: Python<'_>, error: skilldeck::Error) -> PyErr {
+    let message = error.to_string();
+    use skilldeck::Error as E;
+    match &error {
+        E::UnknownSkill {
+            name, suggestions, ..
+        } => raise(
+            py,
+            "SkillNotFoundError",
+            &message,
+            &[
+                (
+                    "name",
+                    name.clone()
+                        .into_pyobject(py)
+                        .map_or_else(|_| py.None(), |n| n.into_any().unbind()),
+                ),
+                ("suggestions", text_list(py, suggestions)),
+            ],
+        ),
+        E::SkillOff(name) => raise(
+            py,
+            "SkillNotFoundError",
+            &message,
+            &[(
+                "name",
+                name.clone()
+                    .into_pyobject(py)
+                    .map_or_else(|_| py.None(), |n| n.into_any().unbind()),
+            )],
+        ),
+        E::Activation { diagnostic, .. } | E::Frontmatter { diagnostic, .. } => {
+            match diagnostics_list(py, std::slice::from_ref(diagnostic)) {
+                Ok(list) => raise(py, "SkillParsingError", &message, &[("diagnostics", list)]),
+                Err(e) => e,
+            }
+        }
+        E::Config { .. } => raise(py, "SkillParsingError", &message, &[]),
+        E::Resource { .. } => raise(py, "ResourceError", &message, &[]),
+        E::ArgumentsTooLong { .. } | E::ActivationTooLarge { .. } => {
+            raise(py, "SkillInvocationError", &message, &[])
+        }
+        E::InvalidValue { .. } | E::ConflictingOptions(_) | E::InvalidName { .. } => {
+            PyValueError::new_err(message)
+        }
+        _ => raise(py, "SkilldeckError", &message, &[]),
+    }
+}
+
+/// The exception for a failed tool-style call. `core` is the core's error
+/// for the same request when the caller could recover it (a lookup or an
+/// activation retried), so the exception keeps its structure
+/// (suggestions, diagnostics); else the kind decides.
+pub(crate) fn tool(
+    py: Python<'_>,
+    error: ToolError,
+    core_error: Option<skilldeck::Error>,
+) -> PyErr {
+    if let Some(e) = core_error {
+        return core(py, e);
+    }
+    let class = match error.kind {
+        ToolErrorKind::UnknownSkill => "SkillNotFoundError",
+        ToolErrorKind::NotModelInvocable
+        | ToolErrorKind::Failed
+        | ToolErrorKind::Denied
+        | ToolErrorKind::ExecutionFailed
+        | ToolErrorKind::TimedOut
+        | ToolErrorKind::Unavailable
+        | ToolErrorKind::Busy => "SkillInvocationError",
+        ToolErrorKind::InvalidArguments | ToolErrorKind::UnknownTool => {
+            return PyValueError::new_err(error.message);
+        }
+    };
+    raise(py, class, &error.message, &[])
+}

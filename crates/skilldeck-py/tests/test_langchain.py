@@ -1,0 +1,190 @@
+"""skilldeck.langchain: per-skill StructuredTools (each activates its own
+skill), the host's activate/read pair, sync and async, ToolException on
+failure, and a real agent loop with a fake chat model from langchain-core."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, ToolException
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from skilldeck import Deck
+from skilldeck.langchain import create_tools
+from conftest import write_skill
+
+
+@pytest.fixture
+def deck(skills_root: Path) -> Deck:
+    write_skill(skills_root, "pdf-forms", "Fill PDF forms. Use when a PDF has fields.",
+                body="PDF skill: fill $ARGUMENTS\n", files={"references/FORMS.md": "# Form fields\n"})
+    write_skill(skills_root, "csv-clean", "Clean CSV files. Use for messy tables.",
+                body="CSV skill: clean $ARGUMENTS\n")
+    write_skill(skills_root, "git-log", "Summarise git history. Use for changelogs.",
+                body="GIT skill: $ARGUMENTS\n")
+    write_skill(skills_root, "user-only", "Only the user runs this.",
+                frontmatter="disable-model-invocation: true\n")
+    return Deck.discover(roots=[skills_root])
+
+
+def test_per_skill_tools_each_activate_their_own_skill(deck: Deck) -> None:
+    tools = create_tools(deck)
+    by_name = {t.name: t for t in tools}
+    # Only what the model may invoke.
+    assert set(by_name) == {"pdf-forms", "csv-clean", "git-log"}
+    assert by_name["pdf-forms"].description == "Fill PDF forms. Use when a PDF has fields."
+    assert list(by_name["csv-clean"].args) == ["arguments"]
+    # The closure-capture trap: built in a loop, each tool must still call
+    # its own skill (not the last one).
+    expected = {"pdf-forms": "PDF skill: fill x", "csv-clean": "CSV skill: clean x",
+                "git-log": "GIT skill: x"}
+    for name, tool in by_name.items():
+        out = tool.invoke({"arguments": "x"})
+        assert f'<skill_content name="{name}">' in out and expected[name] in out
+        for other, text in expected.items():
+            if other != name:
+                assert text not in out
+
+
+def test_per_skill_tools_work_async(deck: Deck) -> None:
+    tools = {t.name: t for t in create_tools(deck)}
+
+    async def main() -> List[str]:
+        return list(await asyncio.gather(*(t.ainvoke({"arguments": "y"}) for t in tools.values())))
+
+    outs = asyncio.run(main())
+    assert any("PDF skill: fill y" in o for o in outs)
+    assert any("CSV skill: clean y" in o for o in outs)
+
+
+def test_second_activation_in_the_conversation_is_the_notice(deck: Deck) -> None:
+    tool = {t.name: t for t in create_tools(deck, conversation="thread-1")}["git-log"]
+    assert "GIT skill" in tool.invoke({"arguments": ""})
+    assert "already active" in tool.invoke({"arguments": ""})
+    # Another create_tools call is another conversation.
+    fresh = {t.name: t for t in create_tools(deck)}["git-log"]
+    assert "GIT skill" in fresh.invoke({"arguments": ""})
+
+
+def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:
+    tools = {t.name: t for t in create_tools(deck, style="activate")}
+    assert set(tools) == {"activate_skill", "read_skill_resource"}
+    activate = tools["activate_skill"]
+    assert "Fill PDF forms" in activate.description  # the catalog
+    schema = convert_to_openai_tool(activate)["function"]["parameters"]
+    assert sorted(schema["properties"]["name"]["enum"]) == ["csv-clean", "git-log", "pdf-forms"]
+    assert "PDF skill: fill a.pdf" in activate.invoke({"name": "pdf-forms", "arguments": "a.pdf"})
+    read = tools["read_skill_resource"]
+    assert read.invoke({"name": "pdf-forms", "path": "references/FORMS.md"}) == "# Form fields\n"
+    with pytest.raises(ToolException, match="did you mean 'pdf-forms'"):
+        activate.invoke({"name": "pdf-form"})
+    with pytest.raises(ToolException, match="leads outside|not allowed"):
+        read.invoke({"name": "pdf-forms", "path": "../csv-clean/SKILL.md"})
+    with pytest.raises(ToolException, match="cannot be activated by the model"):
+        activate.invoke({"name": "user-only"})
+
+
+def test_activate_style_async_raises_tool_exceptions(deck: Deck) -> None:
+    activate = {t.name: t for t in create_tools(deck, style="activate")}["activate_skill"]
+
+    async def main() -> str:
+        with pytest.raises(ToolException, match="unknown skill"):
+            await activate.ainvoke({"name": "nope"})
+        return str(await activate.ainvoke({"name": "csv-clean", "arguments": "t.csv"}))
+
+    assert "CSV skill: clean t.csv" in asyncio.run(main())
+
+
+def test_unknown_style_is_refused(deck: Deck) -> None:
+    with pytest.raises(ValueError, match="style"):
+        create_tools(deck, style="both")  # type: ignore[arg-type]
+
+
+class ToolCallingFakeModel(GenericFakeChatModel):
+    """GenericFakeChatModel that accepts bind_tools (records the schemas it
+    would send) and replays scripted AIMessages, tool calls included."""
+
+    bound: List[Dict[str, Any]] = []
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        self.bound.extend(convert_to_openai_tool(t) for t in tools)
+        return self
+
+
+def run_agent(model: Any, tools: Sequence[BaseTool], question: str, async_: bool = False) -> List[BaseMessage]:
+    """A minimal agent loop (what LangGraph's ToolNode does): call the
+    model, run each tool call, hand back a ToolMessage (an error status
+    for a ToolException), until the model answers without tool calls."""
+    by_name = {t.name: t for t in tools}
+    messages: List[BaseMessage] = [HumanMessage(question)]
+    for _ in range(10):
+        reply = model.invoke(messages)
+        messages.append(reply)
+        if not reply.tool_calls:
+            return messages
+        for call in reply.tool_calls:
+            tool = by_name[call["name"]]
+            try:
+                if async_:
+                    content = asyncio.run(tool.ainvoke(call["args"]))
+                else:
+                    content = tool.invoke(call["args"])
+                messages.append(ToolMessage(content=content, tool_call_id=call["id"]))
+            except ToolException as e:
+                messages.append(ToolMessage(content=str(e), tool_call_id=call["id"], status="error"))
+    raise AssertionError("the agent did not finish")
+
+
+@pytest.mark.parametrize("async_", [False, True])
+def test_agent_loop_with_a_fake_chat_model(deck: Deck, async_: bool) -> None:
+    script = iter([
+        AIMessage(content="", tool_calls=[
+            {"name": "activate_skill", "args": {"name": "pdf-form"}, "id": "c1"},
+        ]),
+        AIMessage(content="", tool_calls=[
+            {"name": "activate_skill", "args": {"name": "pdf-forms", "arguments": "invoice.pdf"}, "id": "c2"},
+            {"name": "read_skill_resource", "args": {"name": "pdf-forms", "path": "references/FORMS.md"}, "id": "c3"},
+        ]),
+        AIMessage(content="", tool_calls=[
+            {"name": "activate_skill", "args": {"name": "pdf-forms"}, "id": "c4"},
+        ]),
+        AIMessage(content="Filled invoice.pdf."),
+    ])
+    model = ToolCallingFakeModel(messages=script)
+    tools = create_tools(deck, style="activate")
+    bound = model.bind_tools(tools)
+    assert {t["function"]["name"] for t in model.bound} == {"activate_skill", "read_skill_resource"}
+
+    messages = run_agent(bound, tools, "Fill the invoice form", async_=async_)
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    # The unknown skill reached the model as an error it can act on.
+    assert results["c1"].status == "error"
+    assert "unknown skill 'pdf-form'" in str(results["c1"].content)
+    assert "did you mean 'pdf-forms'" in str(results["c1"].content)
+    # Then the real skill, its file, and the notice on a second activation.
+    assert results["c2"].status == "success"
+    assert "PDF skill: fill invoice.pdf" in str(results["c2"].content)
+    assert results["c3"].content == "# Form fields\n"
+    assert "already active" in str(results["c4"].content)
+    assert messages[-1].content == "Filled invoice.pdf."
+
+
+def test_agent_loop_with_per_skill_tools(deck: Deck) -> None:
+    script = iter([
+        AIMessage(content="", tool_calls=[
+            {"name": "csv-clean", "args": {"arguments": "sales.csv"}, "id": "k1"},
+            {"name": "git-log", "args": {"arguments": "v1..v2"}, "id": "k2"},
+        ]),
+        AIMessage(content="done"),
+    ])
+    model = ToolCallingFakeModel(messages=script)
+    tools = create_tools(deck)
+    messages = run_agent(model.bind_tools(tools), tools, "clean and summarise")
+    results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    assert "CSV skill: clean sales.csv" in results["k1"]
+    assert "GIT skill: v1..v2" in results["k2"]

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The Python package (crates/skilldeck-py) as a user installs it:
+#
+# - builds the wheel with maturin (PyPI maturin 1.16.0, in a throwaway venv);
+# - installs the wheel + pytest + mypy + langchain-core 1.7.2 in a second,
+#   clean venv (so nothing of the checkout is importable but the wheel);
+# - runs crates/skilldeck-py/tests/test_*.py with pytest (the API, the error
+#   hierarchy, the $ARGUMENTS cases, async twins and GIL release, the
+#   LangChain tools and an agent loop with a fake chat model);
+# - runs `mypy --strict` on tests/typing_usage.py against the installed
+#   package's stubs (py.typed).
+#
+# Everything lives in a temporary folder removed on exit. Prints PASS or
+# FAIL per part and exits non-zero on any failure; when PyPI is unreachable
+# (or venv is missing) it prints SKIP and does not fail the run.
+#
+#   bash scripts/test-python.sh
+#
+# Honours CARGO_TARGET_DIR (default $HOME/.cache/skilldeck-target, as
+# .ci/run sets). PYTEST_ARGS passes arguments to pytest (e.g. `-k async`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work="$(mktemp -d)"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
+pip_install() {
+    "$1/bin/pip" install -q --disable-pip-version-check --timeout 20 --retries 1 "${@:2}"
+}
+
+if ! python3 -m venv "$work/build" >"$work/venv.log" 2>&1 \
+    || ! python3 -m venv "$work/venv" >>"$work/venv.log" 2>&1; then
+    echo "SKIP: python3 -m venv failed (install python3-venv); the Python package tests did not run"
+    exit 0
+fi
+if ! pip_install "$work/build" maturin==1.16.0 >"$work/pip.log" 2>&1 \
+    || ! pip_install "$work/venv" pytest mypy langchain-core==1.7.2 >>"$work/pip.log" 2>&1; then
+    echo "SKIP: could not install maturin / pytest / mypy / langchain-core from PyPI (offline?); the Python package tests did not run"
+    tail -n 3 "$work/pip.log" | sed 's/^/  /'
+    exit 0
+fi
+
+failed=0
+t0=$SECONDS
+if ! "$work/build/bin/maturin" build --quiet --manifest-path crates/skilldeck-py/Cargo.toml \
+    --interpreter "$work/venv/bin/python" --out "$work/wheels" >"$work/build.log" 2>&1; then
+    echo "FAIL: maturin build"
+    sed 's/^/  /' "$work/build.log"
+    exit 1
+fi
+wheel="$(ls "$work"/wheels/skilldeck-*.whl)"
+pip_install "$work/venv" --no-index "$wheel"
+echo "PASS: maturin build ($(basename "$wheel"), $((SECONDS - t0)) s)"
+
+# From a folder outside the checkout, so only the installed wheel imports.
+mkdir -p "$work/run"
+cp crates/skilldeck-py/tests/*.py "$work/run/"
+status=0
+# shellcheck disable=SC2086 # PYTEST_ARGS is word-split on purpose
+(cd "$work/run" && PYTHONDONTWRITEBYTECODE=1 "$work/venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --basetemp "$work/pytest" ${PYTEST_ARGS:-} test_*.py) >"$work/pytest.log" 2>&1 || status=$?
+if [[ $status -eq 0 ]]; then
+    echo "PASS: pytest ($(tail -n 1 "$work/pytest.log"))"
+else
+    echo "FAIL: pytest (exit $status)"
+    sed 's/^/  /' "$work/pytest.log"
+    failed=1
+fi
+
+status=0
+(cd "$work/run" && "$work/venv/bin/python" -m mypy --strict --no-incremental --cache-dir /dev/null \
+    typing_usage.py) >"$work/mypy.log" 2>&1 || status=$?
+if [[ $status -eq 0 ]]; then
+    echo "PASS: mypy --strict on typing_usage.py"
+else
+    echo "FAIL: mypy --strict (exit $status)"
+    sed 's/^/  /' "$work/mypy.log"
+    failed=1
+fi
+exit $failed
