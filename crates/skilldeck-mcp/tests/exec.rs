@@ -179,7 +179,7 @@ fn exec(profile: SandboxProfile) -> ExecConfig {
     }
 }
 
-const JSON_SCRIPT: &str = "read -r args\nprintf '{\"skill\":\"%s\",\"args\":%s}\\n' \"$SKILLDECK_SKILL_NAME\" \"$args\"\n";
+const JSON_SCRIPT: &str = "read -r args\nprintf '{\"skill\":\"%s\",\"agent\":\"%s\",\"session\":\"%s\",\"args\":%s}\\n' \"$SKILLDECK_SKILL_NAME\" \"$SKILLDECK_AGENT_ID\" \"$SKILLDECK_SESSION_ID\" \"$args\"\n";
 
 /// True when the native sandbox can run here; else `result` must be the
 /// refusal naming what is missing.
@@ -247,8 +247,18 @@ fn a_skills_tools_appear_once_it_is_activated_and_the_list_change_is_sent() {
         return;
     }
     assert_ne!(result["isError"], true, "{result}");
-    let expected = json!({"skill": "words", "args": {"word": "kiwi"}});
-    assert_eq!(result["structuredContent"], expected);
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["skill"], "words");
+    assert_eq!(structured["args"], json!({"word": "kiwi"}));
+    // The call context: the server's agent id and this session's key.
+    assert_eq!(structured["agent"], "skilldeck-mcp");
+    assert!(
+        structured["session"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{structured}"
+    );
+    let expected = structured.clone();
     let text: Value = serde_json::from_str(text(&result).trim()).unwrap();
     assert_eq!(text, expected);
 }
