@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Optional
 
 import pytest
 
@@ -235,9 +235,8 @@ def test_langchain_declared_tools_call_their_own_skill(deck: Deck) -> None:
     tools = {t.name: t for t in create_tools(deck, conversation="conv-1")}
     assert {"alpha", "beta", "alpha__lookup", "beta__lookup"} <= set(tools)
     lookup = tools["beta__lookup"]
-    schema: Dict[str, Any] = lookup.tool_call_schema.model_json_schema() if hasattr(
-        lookup.tool_call_schema, "model_json_schema") else dict(lookup.tool_call_schema)  # type: ignore[arg-type]
-    assert "word" in schema["properties"]
+    assert lookup.description == "Look a word up in beta."
+    assert set(lookup.args) == {"word", "tags"}
     # [exec] tools = on-activate (the default): offered once the skill is
     # active in this conversation.
     with pytest.raises(ToolException, match="activate"):
@@ -266,3 +265,54 @@ def test_langchain_declared_tools_need_exec_enabled(skills_root: Path, tmp_path:
     )
     assert not off.execution_enabled
     assert {t.name for t in create_tools(off)} == {"alpha"}
+
+
+def test_agent_loop_calls_a_skill_tool_after_activating_its_skill(deck: Deck) -> None:
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from skilldeck.langchain import create_tools
+    from test_langchain import ToolCallingFakeModel, run_agent
+
+    script = iter([
+        AIMessage(content="", tool_calls=[
+            {"name": "alpha__lookup", "args": {"word": "w"}, "id": "t1"},
+        ]),
+        AIMessage(content="", tool_calls=[
+            {"name": "activate_skill", "args": {"name": "alpha"}, "id": "t2"},
+        ]),
+        AIMessage(content="", tool_calls=[
+            {"name": "alpha__lookup", "args": {"word": ["not", "a", "string"]}, "id": "t3"},
+        ]),
+        AIMessage(content="", tool_calls=[
+            {"name": "alpha__lookup", "args": {"word": "w", "tags": ["t"]}, "id": "t4"},
+        ]),
+        AIMessage(content="looked up"),
+    ])
+    model = ToolCallingFakeModel(messages=script)
+    tools = create_tools(deck, style="activate")
+    bound = model.bind_tools(tools)
+    sent = {t["function"]["name"]: t["function"] for t in model.bound}
+    # The model is sent the tool's JSON schema as it is declared.
+    assert sent["alpha__lookup"]["parameters"]["required"] == ["word"]
+    assert sent["alpha__lookup"]["parameters"]["properties"]["tags"]["type"] == "array"
+
+    messages = run_agent(bound, tools, "look w up")
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    # Before activation: refused, and the model is told what to do.
+    assert results["t1"].status == "error" and "activate_skill" in str(results["t1"].content)
+    assert results["t2"].status == "success" and "alpha instructions" in str(results["t2"].content)
+    # Invalid arguments: refused by the host, naming the field; nothing ran.
+    assert results["t3"].status == "error" and "/word" in str(results["t3"].content)
+    assert "RAN WITH" not in str(results["t3"].content)
+    last = str(results["t4"].content)
+    if results["t4"].status == "error":
+        assert "was not run" in last and "sandbox" in last.lower(), last
+    else:
+        assert '"tool": "alpha"' in last and '"n": 1' in last
+    assert messages[-1].content == "looked up"
+
+
+def test_run_passes_bytes_on_stdin(deck: Deck) -> None:
+    result = sandboxed(lambda: deck.run("beta", "scripts/echo.py", stdin=b"raw bytes"))
+    if result is not None:
+        assert "stdin:raw bytes" in result.stdout and result.skill == "beta"
