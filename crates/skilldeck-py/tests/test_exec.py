@@ -256,7 +256,7 @@ def test_langchain_declared_tools_call_their_own_skill(deck: Deck) -> None:
     assert '"tool": "alpha"' in a and '"tool": "beta"' in b
 
 
-def test_langchain_declared_tools_need_exec_enabled(skills_root: Path, tmp_path: Path) -> None:
+def test_langchain_declared_tools_need_exec_enabled_application_calls_do_not(skills_root: Path, tmp_path: Path) -> None:
     from skilldeck.langchain import create_tools
 
     make_skill(skills_root, "alpha")
@@ -265,6 +265,10 @@ def test_langchain_declared_tools_need_exec_enabled(skills_root: Path, tmp_path:
     )
     assert not off.execution_enabled
     assert {t.name for t in create_tools(off)} == {"alpha"}
+    # The application's own calls do not need it (like `skilldeck run`).
+    result = sandboxed(lambda: off.call_tool("alpha", "lookup", {"word": "w"}))
+    if result is not None:
+        assert result.structured == {"word": "w", "tool": "alpha", "n": 0}
 
 
 def test_agent_loop_calls_a_skill_tool_after_activating_its_skill(deck: Deck) -> None:
