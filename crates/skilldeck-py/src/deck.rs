@@ -9,10 +9,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use skilldeck::{Budget, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding};
-use skilldeck_host::{Activated, Host, HostOptions, ToolErrorKind};
+use skilldeck_host::{Activated, Execution, Host, HostOptions, ToolErrorKind};
 
 use crate::diagnostic::Diagnostic;
 use crate::errors;
+use crate::exec::{self, RunResult, SkillToolInfo};
 use crate::types::{Activation, CacheStats, Reload, Resource, SearchHit, Skill, ToolSpec};
 
 /// The deck of skills and the host serving them (the private half of
@@ -21,6 +22,11 @@ use crate::types::{Activation, CacheStats, Reload, Resource, SearchHit, Skill, T
 pub struct Deck {
     host: Arc<Host>,
     config: Arc<Config>,
+    /// The execution service for the application's own calls (`run`,
+    /// `call_tool`), under the config's `[exec]` (grants resolved by
+    /// `HostOptions::from_config`), whether or not `[exec] enabled` offers
+    /// skill code to models.
+    execution: Arc<Execution>,
 }
 
 /// The config at `path`, else the one the `skilldeck` command would use
@@ -78,6 +84,7 @@ impl Deck {
     ) -> PyResult<Deck> {
         match py.detach(|| open(roots, config, cwd)) {
             Ok((host, config)) => Ok(Deck {
+                execution: Arc::new(Execution::new(host.options().exec.clone())),
                 host: Arc::new(host),
                 config: Arc::new(config),
             }),
@@ -388,6 +395,131 @@ impl Deck {
             host.call_tool(&snapshot, conversation, tool, &arguments)
                 .map(|out| out.text())
         })
+        .map_err(|e| errors::tool(py, e, None))
+    }
+
+    /// True when `[exec] enabled` offers skill code to models (the
+    /// LangChain skill tools follow it, as the MCP server does).
+    #[getter]
+    fn execution_enabled(&self) -> bool {
+        self.host.execution().is_some()
+    }
+
+    /// The tools the served skills declare (`tools:`), in deck order.
+    fn skill_tools(&self) -> Vec<SkillToolInfo> {
+        let snapshot = self.host.snapshot();
+        snapshot
+            .skill_tools()
+            .served(&snapshot.deck)
+            .map(|t| SkillToolInfo {
+                full_name: t.full_name.to_owned(),
+                skill: t.skill.name.clone(),
+                name: t.tool.name.to_string(),
+                description: t.tool.description.clone(),
+                input_schema_json: t.tool.input_schema.to_string(),
+            })
+            .collect()
+    }
+
+    /// Runs the file `path` (under the skill's `scripts/` folder) of skill
+    /// `name` with `args` and `stdin`, in the sandbox, under `[exec]`
+    /// (`timeout` in seconds replaces `[exec] timeout-secs`). A non-zero
+    /// exit, a signal, the timeout or a refusal raises
+    /// `SkillInvocationError` with the host's message.
+    #[pyo3(signature = (name, path, args = None, stdin = None, timeout = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        args: Option<Vec<String>>,
+        stdin: Option<Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+    ) -> PyResult<RunResult> {
+        let input = exec::stdin(stdin.as_ref())?;
+        let (host, execution) = (&self.host, &self.execution);
+        py.detach(|| {
+            let snapshot = host.snapshot();
+            let own = exec::with_timeout(execution.config(), timeout).map_err(|e| (e, None))?;
+            own.as_ref()
+                .unwrap_or(execution)
+                .run_script(
+                    &snapshot,
+                    name,
+                    path,
+                    args.unwrap_or_default(),
+                    input,
+                    exec::context(),
+                )
+                .map_err(|e| {
+                    let core = (e.kind == ToolErrorKind::UnknownSkill)
+                        .then(|| snapshot.require(name).err())
+                        .flatten();
+                    (e, core)
+                })
+        })
+        .map(RunResult::from)
+        .map_err(|(e, core)| errors::tool(py, e, core))
+    }
+
+    /// Calls the skill tool `full_name` (`{skill}__{tool}`) with the JSON
+    /// object `arguments_json`: the host checks the arguments against the
+    /// tool's schema before anything runs, then runs its skill's `run`
+    /// script with them on stdin.
+    #[pyo3(signature = (full_name, arguments_json, timeout = None))]
+    fn call_tool(
+        &self,
+        py: Python<'_>,
+        full_name: &str,
+        arguments_json: &str,
+        timeout: Option<f64>,
+    ) -> PyResult<RunResult> {
+        let (host, execution) = (&self.host, &self.execution);
+        py.detach(|| {
+            let snapshot = host.snapshot();
+            let own = exec::with_timeout(execution.config(), timeout)?;
+            let mut context = exec::context();
+            context.tool = full_name.to_owned();
+            own.as_ref().unwrap_or(execution).call_tool_json(
+                &snapshot,
+                full_name,
+                arguments_json,
+                context,
+            )
+        })
+        .map(RunResult::from)
+        .map_err(|e| errors::tool(py, e, None))
+    }
+
+    /// Calls the skill tool `full_name` for `conversation` as a model
+    /// would (the MCP server's path): only while `[exec] enabled`, and
+    /// only when `[exec] tools` offers the skill's tools to that
+    /// conversation (`on-activate`: once the skill was activated in it).
+    fn call_execution_tool(
+        &self,
+        py: Python<'_>,
+        full_name: &str,
+        arguments_json: &str,
+        conversation: &str,
+    ) -> PyResult<RunResult> {
+        let host = &self.host;
+        py.detach(|| {
+            let arguments = match serde_json::from_str::<serde_json::Value>(arguments_json) {
+                Ok(serde_json::Value::Object(map)) => map,
+                _ => {
+                    return Err(skilldeck_host::ToolError::new(
+                        ToolErrorKind::InvalidArguments,
+                        "the arguments must be a JSON object",
+                    ));
+                }
+            };
+            let snapshot = host.snapshot();
+            let mut context = exec::context();
+            context.session_id = String::new();
+            context.tool = full_name.to_owned();
+            host.call_execution_tool(&snapshot, conversation, full_name, &arguments, context)
+        })
+        .map(RunResult::from)
         .map_err(|e| errors::tool(py, e, None))
     }
 

@@ -7,6 +7,8 @@
 //! | `SKILL.md` unreadable or unsplittable on activation, frontmatter unreadable, config file malformed | `SkillParsingError` (`.diagnostics`) |
 //! | resource refused or unreadable | `ResourceError` |
 //! | arguments too long, body too large, not model-invocable | `SkillInvocationError` |
+//! | a run refused, failed (non-zero exit, signal) or timed out | `SkillInvocationError` (`.kind`: `denied`, `unavailable`, `busy`, `execution_failed`, `timed_out`, `failed`) |
+//! | tool arguments that do not match the schema, unknown tool | `InvalidArgumentsError` (a `ValueError`; `.kind`; the message names the failing field) |
 //! | an option value the core does not accept | `ValueError` (the core's message) |
 //! | anything else | `SkilldeckError` |
 //!
@@ -114,18 +116,20 @@ pub(crate) fn tool(
     if let Some(e) = core_error {
         return core(py, e);
     }
-    let class = match error.kind {
-        ToolErrorKind::UnknownSkill => "SkillNotFoundError",
-        ToolErrorKind::NotModelInvocable
-        | ToolErrorKind::Failed
-        | ToolErrorKind::Denied
-        | ToolErrorKind::ExecutionFailed
-        | ToolErrorKind::TimedOut
-        | ToolErrorKind::Unavailable
-        | ToolErrorKind::Busy => "SkillInvocationError",
-        ToolErrorKind::InvalidArguments | ToolErrorKind::UnknownTool => {
-            return PyValueError::new_err(error.message);
-        }
+    let (class, kind) = match error.kind {
+        ToolErrorKind::UnknownSkill => return raise(py, "SkillNotFoundError", &error.message, &[]),
+        ToolErrorKind::NotModelInvocable => ("SkillInvocationError", "not_model_invocable"),
+        ToolErrorKind::Failed => ("SkillInvocationError", "failed"),
+        ToolErrorKind::Denied => ("SkillInvocationError", "denied"),
+        ToolErrorKind::ExecutionFailed => ("SkillInvocationError", "execution_failed"),
+        ToolErrorKind::TimedOut => ("SkillInvocationError", "timed_out"),
+        ToolErrorKind::Unavailable => ("SkillInvocationError", "unavailable"),
+        ToolErrorKind::Busy => ("SkillInvocationError", "busy"),
+        ToolErrorKind::InvalidArguments => ("InvalidArgumentsError", "invalid_arguments"),
+        ToolErrorKind::UnknownTool => ("InvalidArgumentsError", "unknown_tool"),
     };
-    raise(py, class, &error.message, &[])
+    let kind = kind
+        .into_pyobject(py)
+        .map_or_else(|_| py.None(), |k| k.into_any().unbind());
+    raise(py, class, &error.message, &[("kind", kind)])
 }

@@ -17,6 +17,7 @@
 mod deck;
 mod diagnostic;
 mod errors;
+mod exec;
 mod types;
 mod validate;
 
@@ -34,6 +35,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::CacheStats>()?;
     m.add_class::<types::Reload>()?;
     m.add_class::<types::ToolSpec>()?;
+    m.add_class::<exec::RunResult>()?;
+    m.add_class::<exec::SkillToolInfo>()?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -4,10 +4,20 @@ the public API as a user writes it must type-check against the stubs."""
 from __future__ import annotations
 
 import asyncio
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 import skilldeck
-from skilldeck import Activation, CacheStats, Deck, Diagnostic, Resource, SearchHit, Skill
+from skilldeck import (
+    Activation,
+    CacheStats,
+    Deck,
+    Diagnostic,
+    Resource,
+    RunResult,
+    SearchHit,
+    Skill,
+    SkillTool,
+)
 from skilldeck.langchain import create_tools
 
 
@@ -35,6 +45,22 @@ def use(deck: Deck) -> None:
         close: List[str] = e.suggestions
     except skilldeck.SkillParsingError as e:
         located: List[Diagnostic] = e.diagnostics
+    run: RunResult = deck.run("x", "scripts/a.py", args=["1"], stdin=b"in", timeout=2.5)
+    code: Optional[int] = run.exit_code
+    out: str = run.stdout + run.stderr
+    ms: int = run.duration_ms
+    cut: bool = run.stdout_truncated or run.timed_out
+    called: RunResult = deck.call_tool("x", "lookup", {"word": "w"})
+    structured: Optional[Dict[str, Any]] = called.structured
+    declared: List[SkillTool] = deck.skill_tools()
+    schema: Dict[str, Any] = declared[0].input_schema
+    try:
+        deck.call_tool("x__lookup", arguments={})
+    except skilldeck.InvalidArgumentsError as e:
+        what: Optional[str] = e.kind
+    except skilldeck.SkillInvocationError as e:
+        why: Optional[str] = e.kind
+    print(code, out, ms, cut, structured, schema, deck.execution_enabled)
     print(tools, scope, catalog, body, text, data, score, rate, changed, line, create_tools(deck, style="activate"))
 
 
@@ -44,4 +70,6 @@ async def ause() -> None:
     first: Activation = results[0]
     found: List[SearchHit] = await deck.asearch("pdf")
     res: Resource = await deck.aread("a", "SKILL.md")
-    print(first, found, res)
+    ran: RunResult = await deck.arun("a", "scripts/x.py")
+    tool: RunResult = await deck.acall_tool("a__t", arguments={"k": 1}, timeout=3)
+    print(first, found, res, ran, tool)

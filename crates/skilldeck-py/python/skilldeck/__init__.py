@@ -19,6 +19,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 
 from . import _native
 from ._errors import (
+    InvalidArgumentsError,
     ResourceError,
     SkilldeckError,
     SkillInvocationError,
@@ -31,6 +32,7 @@ from ._native import (
     Diagnostic,
     Reload,
     Resource,
+    RunResult,
     SearchHit,
     Skill,
 )
@@ -42,14 +44,17 @@ __all__ = [
     "CacheStats",
     "Deck",
     "Diagnostic",
+    "InvalidArgumentsError",
     "Reload",
     "Resource",
     "ResourceError",
+    "RunResult",
     "SearchHit",
     "Skill",
     "SkillInvocationError",
     "SkillNotFoundError",
     "SkillParsingError",
+    "SkillTool",
     "SkilldeckError",
     "ToolSpec",
     "avalidate",
@@ -80,6 +85,19 @@ class ToolSpec:
     description: str
     input_schema: Dict[str, Any]
     read_only: bool
+
+
+@dataclass(frozen=True)
+class SkillTool:
+    """A tool a skill declares (``tools:`` in its frontmatter)."""
+
+    full_name: str
+    """``{skill}__{tool}``: the name agents call it by."""
+    skill: str
+    name: str
+    description: str
+    input_schema: Dict[str, Any]
+    """Its arguments' JSON schema."""
 
 
 class Deck:
@@ -249,6 +267,87 @@ class Deck:
             ToolSpec(t.name, t.title, t.description, json.loads(t.input_schema_json), t.read_only)
             for t in self._native.tool_specs()
         ]
+
+    @property
+    def execution_enabled(self) -> bool:
+        """True when the config's ``[exec] enabled`` offers skill code to
+        models (``skilldeck.langchain`` adds skill tools only then)."""
+        return self._native.execution_enabled
+
+    def skill_tools(self) -> List[SkillTool]:
+        """The tools the served skills declare, in deck order."""
+        return [
+            SkillTool(t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json))
+            for t in self._native.skill_tools()
+        ]
+
+    # -- running skill code --------------------------------------------------
+
+    def run(
+        self,
+        name: str,
+        path: str,
+        args: Optional[Sequence[str]] = None,
+        stdin: Union[str, bytes, None] = None,
+        timeout: Optional[float] = None,
+    ) -> RunResult:
+        """Runs the file ``path`` (under the skill's ``scripts/`` folder)
+        of skill ``name`` in the sandbox, under the config's ``[exec]``
+        policy (``timeout`` in seconds replaces ``[exec] timeout-secs``;
+        fractions round up to whole seconds). A non-zero exit, a signal,
+        the timeout or a refusal raises ``SkillInvocationError`` (its
+        ``kind`` says which) with the host's message."""
+        return self._native.run(name, path, None if args is None else list(args), stdin, timeout)
+
+    async def arun(
+        self,
+        name: str,
+        path: str,
+        args: Optional[Sequence[str]] = None,
+        stdin: Union[str, bytes, None] = None,
+        timeout: Optional[float] = None,
+    ) -> RunResult:
+        """``run`` in a worker thread."""
+        return await asyncio.to_thread(self.run, name, path, args, stdin, timeout)
+
+    def call_tool(
+        self,
+        name: str,
+        tool: Optional[str] = None,
+        arguments: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> RunResult:
+        """Calls a skill's tool: ``call_tool("skill", "tool", {...})`` or
+        ``call_tool("skill__tool", arguments={...})``. The host checks
+        ``arguments`` against the tool's schema first (nothing runs when
+        they do not match: ``InvalidArgumentsError`` naming the field),
+        then runs the tool's script with them as JSON on stdin; its
+        ``structured`` result is stdout parsed as JSON."""
+        full_name = name if tool is None else f"{name}__{tool}"
+        text = json.dumps({} if arguments is None else arguments)
+        return self._native.call_tool(full_name, text, timeout)
+
+    async def acall_tool(
+        self,
+        name: str,
+        tool: Optional[str] = None,
+        arguments: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> RunResult:
+        """``call_tool`` in a worker thread."""
+        return await asyncio.to_thread(self.call_tool, name, tool, arguments, timeout)
+
+    def _call_execution_tool(
+        self, full_name: str, arguments: Dict[str, Any], conversation: str
+    ) -> RunResult:
+        return self._native.call_execution_tool(full_name, json.dumps(arguments), conversation)
+
+    async def _acall_execution_tool(
+        self, full_name: str, arguments: Dict[str, Any], conversation: str
+    ) -> RunResult:
+        return await asyncio.to_thread(
+            self._call_execution_tool, full_name, arguments, conversation
+        )
 
     def _call_host_tool(self, tool: str, arguments: Dict[str, Any], conversation: str) -> str:
         return self._native.call_host_tool(tool, json.dumps(arguments), conversation)

@@ -48,5 +48,24 @@ class ResourceError(SkilldeckError):
 
 
 class SkillInvocationError(SkilldeckError):
-    """The skill could not be activated as asked (arguments over the limit,
-    a skill only the user may invoke, ...)."""
+    """The skill could not be activated or its code run as asked (arguments
+    over the limit, a skill only the user may invoke, a run refused, failed
+    or timed out, ...). ``kind`` says which for a run: ``denied``,
+    ``unavailable`` (a sandbox layer is missing), ``busy``,
+    ``execution_failed`` (non-zero exit or a signal), ``timed_out``,
+    ``failed``; ``None`` otherwise."""
+
+    def __init__(self, message: str, *, kind: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class InvalidArgumentsError(SkilldeckError, ValueError):
+    """Arguments the host refused before anything ran: a skill tool's
+    arguments that do not match its JSON schema (the message names the
+    failing field), an unknown tool, a timeout out of range. ``kind`` is
+    ``invalid_arguments`` or ``unknown_tool``."""
+
+    def __init__(self, message: str, *, kind: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.kind = kind

@@ -11,6 +11,17 @@ host's message (an unknown skill comes with "did you mean ...?"), which
 LangGraph's ``ToolNode`` hands back to the model instead of crashing the
 run.
 
+When the config's ``[exec] enabled`` is on, each tool a skill declares
+(``tools:`` in its frontmatter) is a tool too, under its full name
+``{skill}__{tool}``, its ``args_schema`` the tool's JSON schema: the host
+checks the arguments against it before anything runs (an invalid argument
+is a ``ToolException`` naming the field) and runs the tool's script in the
+sandbox; the tool returns its standard output. They are called as the MCP
+server calls them, in the tools' conversation: with ``[exec] tools =
+"on-activate"`` (the default) a skill's tools answer once the skill was
+activated in that conversation (through its per-skill tool or
+``activate_skill``); before, the ``ToolException`` says to activate it.
+
 The tools of one ``create_tools`` call share a conversation id: a second
 activation of a skill answers a short "already active" notice instead of the
 whole instructions again. Pass ``conversation=`` to choose it (one per
@@ -22,7 +33,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, TypeVar
 
-from . import Deck, SkilldeckError
+from . import Deck, SkilldeckError, SkillTool
 
 try:
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -120,6 +131,29 @@ def _host_tool(deck: Deck, spec_name: str, conversation: str) -> StructuredTool:
     )
 
 
+def _declared_tool(deck: Deck, spec: SkillTool, conversation: str) -> StructuredTool:
+    # `full_name` bound here, per tool (the closure-capture trap again).
+    full_name = spec.full_name
+
+    def run(**kwargs: Any) -> str:
+        return _guard(lambda: deck._call_execution_tool(full_name, kwargs, conversation).text)
+
+    async def arun(**kwargs: Any) -> str:
+        async def call() -> str:
+            return (await deck._acall_execution_tool(full_name, kwargs, conversation)).text
+
+        return await _aguard(call)
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=full_name,
+        description=spec.description,
+        args_schema=dict(spec.input_schema),
+        infer_schema=False,
+    )
+
+
 def create_tools(
     deck: Deck, style: Style = "per-skill", *, conversation: Optional[str] = None
 ) -> List[BaseTool]:
@@ -127,16 +161,23 @@ def create_tools(
 
     ``style="per-skill"``: one tool per skill the model may activate.
     ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
-    (none when no skill is served)."""
+    (none when no skill is served).
+    Either way, with ``[exec] enabled`` on, the skills' declared tools
+    follow (``{skill}__{tool}``)."""
     conv = conversation if conversation is not None else f"langchain-{uuid.uuid4()}"
+    tools: List[BaseTool]
     if style == "per-skill":
         schema = _arguments_model(deck)
-        return [
+        tools = [
             _skill_tool(deck, s.name, s.description, schema, conv)
             for s in deck.skills
             if s.model_invocable
         ]
-    if style == "activate":
+    elif style == "activate":
         names = {s.name for s in deck.tool_specs()}
-        return [_host_tool(deck, n, conv) for n in (ACTIVATE_TOOL, READ_TOOL) if n in names]
-    raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
+        tools = [_host_tool(deck, n, conv) for n in (ACTIVATE_TOOL, READ_TOOL) if n in names]
+    else:
+        raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
+    if deck.execution_enabled:
+        tools.extend(_declared_tool(deck, t, conv) for t in deck.skill_tools())
+    return tools

@@ -1,0 +1,155 @@
+//! Running skill code from Python: `Deck.run` and `Deck.call_tool` bind the
+//! host's execution service ([`skilldeck_host::Execution`]), which checks
+//! arguments against the tool's schema, picks the file, applies the
+//! `[exec]` policy and the sandbox. This module only converts values.
+
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::PyAny;
+
+use skilldeck::deck::ExecConfig;
+use skilldeck_exec::{CallContext, Input, MAX_TIMEOUT};
+use skilldeck_host::{Execution, ToolError, ToolErrorKind, ToolRun};
+
+/// Who asks, as the script sees it (`SKILLDECK_*` variables) and the audit
+/// line records it: the Python process.
+pub(crate) fn context() -> CallContext {
+    CallContext {
+        agent_id: "python".to_owned(),
+        user_id: std::env::var("USER").unwrap_or_default(),
+        session_id: format!("python-{}", std::process::id()),
+        call_id: String::new(),
+        tool: String::new(),
+    }
+}
+
+/// `config` with its timeout replaced by `timeout` (seconds), else the
+/// refusal of a timeout out of range. The host's policy caps it again.
+pub(crate) fn with_timeout(
+    config: &ExecConfig,
+    timeout: Option<f64>,
+) -> Result<Option<Execution>, ToolError> {
+    let Some(secs) = timeout else {
+        return Ok(None);
+    };
+    let max = MAX_TIMEOUT.as_secs_f64();
+    if !secs.is_finite() || secs <= 0.0 || secs > max {
+        return Err(ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("timeout: {secs} s is not a positive number of seconds up to {max}"),
+        ));
+    }
+    let mut config = config.clone();
+    // `[exec] timeout-secs` is whole seconds: a fraction rounds up.
+    config.timeout_secs = Duration::from_secs_f64(secs).as_secs()
+        + u64::from(Duration::from_secs_f64(secs).subsec_nanos() > 0);
+    Ok(Some(Execution::new(config)))
+}
+
+/// A successful run (exit code 0): its output and how it ended.
+#[pyclass(frozen, get_all, module = "skilldeck._native")]
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// The skill whose file ran.
+    pub skill: String,
+    /// The tool's full name (`{skill}__{tool}`), or `run_skill_script`.
+    pub tool: String,
+    /// The file that ran, relative to the skill folder.
+    pub path: String,
+    /// The exit code (0 for a result; a failure raises instead).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if any.
+    pub signal: Option<i32>,
+    /// True when the timeout stopped it.
+    pub timed_out: bool,
+    /// Standard output (invalid UTF-8 replaced).
+    pub stdout: String,
+    /// Standard error (invalid UTF-8 replaced).
+    pub stderr: String,
+    /// Standard output went over the output cap.
+    pub stdout_truncated: bool,
+    /// Standard error went over the output cap.
+    pub stderr_truncated: bool,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// What the model would read: stdout, with a note when it was cut.
+    pub text: String,
+    /// Stdout as JSON text when it parsed (an object; other values as
+    /// `{"result": value}`), else `None`.
+    pub structured_json: Option<String>,
+}
+
+impl From<ToolRun> for RunResult {
+    fn from(run: ToolRun) -> Self {
+        let o = &run.outcome;
+        RunResult {
+            exit_code: o.exit_code,
+            signal: o.signal,
+            timed_out: o.timed_out,
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            stdout_truncated: o.stdout_truncated,
+            stderr_truncated: o.stderr_truncated,
+            duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
+            structured_json: run.structured.as_ref().map(|v| v.to_string()),
+            skill: run.skill,
+            tool: run.tool,
+            path: run.path,
+            text: run.text,
+        }
+    }
+}
+
+#[pymethods]
+impl RunResult {
+    /// The structured result (parsed `structured_json`), or `None`.
+    #[getter]
+    fn structured(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.structured_json {
+            Some(text) => Ok(py
+                .import("json")?
+                .call_method1("loads", (text.as_str(),))?
+                .unbind()),
+            None => Ok(py.None()),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<RunResult {} {} exit_code={:?} duration_ms={}>",
+            self.skill, self.path, self.exit_code, self.duration_ms
+        )
+    }
+}
+
+/// Standard input for a run: text or bytes, else nothing.
+pub(crate) fn stdin(value: Option<&Bound<'_, PyAny>>) -> PyResult<Input> {
+    match value {
+        None => Ok(Input::Null),
+        Some(v) if v.is_none() => Ok(Input::Null),
+        Some(v) => {
+            if let Ok(text) = v.extract::<String>() {
+                Ok(Input::Bytes(text.into_bytes()))
+            } else {
+                Ok(Input::Bytes(v.extract::<Vec<u8>>()?))
+            }
+        }
+    }
+}
+
+/// A tool a skill declares (`tools:` in its frontmatter), as data.
+#[pyclass(frozen, get_all, module = "skilldeck._native")]
+#[derive(Debug, Clone)]
+pub struct SkillToolInfo {
+    /// `{skill}__{tool}`: the name agents call it by.
+    pub full_name: String,
+    /// The skill that declares it.
+    pub skill: String,
+    /// The tool's name within its skill.
+    pub name: String,
+    /// What the model reads about it.
+    pub description: String,
+    /// The JSON Schema of its arguments, as JSON text.
+    pub input_schema_json: String,
+}
