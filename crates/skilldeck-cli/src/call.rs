@@ -2,18 +2,22 @@
 //! (`tools:`), its arguments checked against its schema by the host before
 //! anything runs, then its `run` script in the sandbox with the arguments
 //! as JSON on stdin. Stdout is the result (structured when it is JSON).
+//! The host's [`Execution`] finds the tool, checks the arguments and runs
+//! it (the flags are explicit [`Overrides`]); this module maps flags and
+//! renders.
 
 use std::io::Write;
 use std::time::Duration;
 
-use skilldeck_exec::{CallContext, Executor, Input, Profile, Request};
+use skilldeck_exec::{CallContext, Profile};
 use skilldeck_host::SkillTools;
+use skilldeck_host::execution::{Execution, Overrides};
 
 use crate::context::Context;
 use crate::error::CliError;
 use crate::format::{self, Format};
 use crate::render;
-use crate::run::{exit_status, parse_profile, parse_timeout};
+use crate::run::{call_context, execution, exit_status, not_run, parse_profile, parse_timeout};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,61 +44,33 @@ pub struct Args {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
+    let execution = execution(ctx)?;
     let tools = SkillTools::build(deck);
-    let declared = tools.of_skill(deck, &args.name)?;
-    let Some(tool) = declared
-        .iter()
-        .find(|t| t.tool.name.to_string() == args.tool || t.full_name == args.tool)
-    else {
-        let names: Vec<String> = declared.iter().map(|t| t.tool.name.to_string()).collect();
-        return Err(CliError::Usage(format!(
-            "skill '{}' declares no tool '{}'; {}",
-            args.name,
-            args.tool,
-            if names.is_empty() {
-                "it declares none".to_owned()
-            } else {
-                format!("its tools: {}", names.join(", "))
-            }
-        )));
-    };
-    let arguments: serde_json::Value = serde_json::from_str(&args.args).map_err(|e| {
-        CliError::Host(skilldeck_host::Error::ToolArgumentsNotJson {
-            tool: tool.full_name.to_owned(),
-            message: e.to_string(),
-        })
-    })?;
-    tools.check_arguments(deck, tool.full_name, &arguments)?;
-    let mut policy = skilldeck_exec::policy_from_config(&ctx.config, &tool.skill.name)?;
-    if let Some(profile) = args.sandbox {
-        policy.profile = profile;
-    }
-    if let Some(t) = args.timeout {
-        policy.limits.timeout = t;
-    }
-    let stdin = serde_json::to_vec(&arguments).map_err(std::io::Error::other)?;
-    let request = Request {
-        skill: tool.skill,
-        path: &tool.tool.run,
-        args: Vec::new(),
-        stdin: Input::Bytes(stdin),
-        context: CallContext {
-            agent_id: "cli".to_owned(),
-            user_id: std::env::var("USER").unwrap_or_default(),
-            session_id: format!("cli-{}", std::process::id()),
-            call_id: String::new(),
-            tool: tool.full_name.to_owned(),
+    let full_name =
+        Execution::tool_full_name(deck, &tools, &args.name, &args.tool).map_err(not_run)?;
+    let prepared = Execution::prepare_tool_json(
+        deck,
+        &tools,
+        &full_name,
+        &args.args,
+        CallContext {
+            tool: full_name.clone(),
+            ..call_context()
         },
+    )
+    .map_err(not_run)?;
+    let overrides = Overrides {
+        timeout: args.timeout,
+        profile: args.sandbox,
     };
-    let executor = Executor::new(skilldeck_exec::executor_config(&ctx.config));
-    let outcome = executor.run(request, &policy)?;
+    let outcome = execution.execute(prepared, &overrides)?;
     let structured: Option<serde_json::Value> = serde_json::from_slice(&outcome.stdout).ok();
     if args.format == Format::Json {
         let mut out = render::stdout();
         render::write_json(
             &mut out,
             &serde_json::json!({
-                "tool": tool.full_name,
+                "tool": full_name,
                 "result": structured.clone().unwrap_or_else(|| String::from_utf8_lossy(&outcome.stdout).into_owned().into()),
                 "structured": structured.is_some(),
                 "outcome": outcome,
@@ -114,7 +90,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         if outcome.timed_out {
             eprintln!(
                 "skilldeck: '{}' timed out; its process tree was killed",
-                tool.full_name
+                full_name
             );
         }
     }

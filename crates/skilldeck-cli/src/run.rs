@@ -1,12 +1,16 @@
 //! `skilldeck run NAME PATH [-- ARGS...]`: one file of a skill, run in the
-//! sandbox (skilldeck-exec). The host layer finds the skill (served skills
-//! only); the core checks the path (the rules of `read`); the exec crate
-//! applies the policy. This module only maps flags and renders.
+//! sandbox. The host's [`Execution`] does it all: finds the skill (served
+//! skills only), keeps the path in the skill folder
+//! ([`ScriptScope::SkillFolder`], the rules of `read`), applies the
+//! `[exec]` policy with the flags as explicit [`Overrides`]. This module
+//! only maps flags and renders.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use skilldeck_exec::{CallContext, Executor, Input, MAX_TIMEOUT, Outcome, Profile, Request};
+use skilldeck_exec::{CallContext, Input, MAX_TIMEOUT, Outcome, Profile};
+use skilldeck_host::execution::{Execution, Overrides, ScriptScope};
+use skilldeck_host::{HostOptions, ToolError};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -74,32 +78,50 @@ pub fn exit_status(outcome: &Outcome) -> u8 {
     }
 }
 
+/// The host's execution service under the config's `[exec]` section
+/// (grant paths resolved against the config file's folder).
+pub fn execution(ctx: &Context) -> Result<Execution, CliError> {
+    let options = HostOptions::from_config(&ctx.config, ctx.discovery_options())?;
+    Ok(Execution::new(options.exec))
+}
+
+/// Who calls, for the trace and the script's `SKILLDECK_*` variables.
+pub fn call_context() -> CallContext {
+    CallContext {
+        agent_id: "cli".to_owned(),
+        user_id: std::env::var("USER").unwrap_or_default(),
+        session_id: format!("cli-{}", std::process::id()),
+        call_id: String::new(),
+        tool: String::new(),
+    }
+}
+
+/// A call the host refused before anything ran (unknown skill or tool,
+/// invalid arguments): a usage error.
+pub fn not_run(e: ToolError) -> CliError {
+    CliError::Usage(e.message)
+}
+
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
-    let deck = ctx.deck();
-    let skill = skilldeck_host::require_served(deck, &args.name)?;
-    // The operator's [exec] section and this skill's grants; flags win.
-    let mut policy = skilldeck_exec::policy_from_config(&ctx.config, &skill.name)?;
-    if let Some(profile) = args.sandbox {
-        policy.profile = profile;
-    }
-    if let Some(t) = args.timeout {
-        policy.limits.timeout = t;
-    }
-    let request = Request {
-        skill,
-        path: &args.path,
-        args: args.args.clone(),
-        stdin: Input::Inherit,
-        context: CallContext {
-            agent_id: "cli".to_owned(),
-            user_id: std::env::var("USER").unwrap_or_default(),
-            session_id: format!("cli-{}", std::process::id()),
-            call_id: String::new(),
+    let execution = execution(ctx)?;
+    let prepared = Execution::prepare_script(
+        ctx.deck(),
+        &args.name,
+        &args.path,
+        ScriptScope::SkillFolder,
+        args.args.clone(),
+        Input::Inherit,
+        CallContext {
             tool: args.path.clone(),
+            ..call_context()
         },
+    )
+    .map_err(not_run)?;
+    let overrides = Overrides {
+        timeout: args.timeout,
+        profile: args.sandbox,
     };
-    let executor = Executor::new(skilldeck_exec::executor_config(&ctx.config));
-    let outcome = executor.run(request, &policy)?;
+    let outcome = execution.execute(prepared, &overrides)?;
     if args.format == Format::Json {
         let mut out = render::stdout();
         render::write_json(&mut out, &outcome)?;

@@ -3,7 +3,8 @@
 
 use std::io::Write;
 
-use skilldeck_exec::{Executor, probe};
+use skilldeck_exec::{Executor, Profile, probe};
+use skilldeck_host::execution::Execution;
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -21,17 +22,15 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let probe = probe();
     // The config's [exec] section (no skill's grants); `auto` may refuse.
-    let (policy, refusal) = match skilldeck_exec::policy_from_config(&ctx.config, "") {
+    let execution = crate::run::execution(ctx)?;
+    let (policy, refusal) = match execution.policy("") {
         Ok(p) => (p, None),
         Err(e) => {
             // `auto` with nothing available: show the native policy it
             // would have, and the refusal.
-            let mut config = ctx.config.clone();
-            config.exec.sandbox = skilldeck::deck::SandboxProfile::Landlock;
-            (
-                skilldeck_exec::policy_from_config(&config, "")?,
-                Some(e.to_string()),
-            )
+            let mut exec = execution.config().clone();
+            exec.sandbox = skilldeck::deck::SandboxProfile::Landlock;
+            (Execution::new(exec).policy("")?, Some(e.to_string()))
         }
     };
     let profile = policy.profile;
@@ -43,7 +42,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             &serde_json::json!({
                 "probe": probe,
                 "profile": profile,
-                "ready": refusal.is_none() && (profile != skilldeck_exec::Profile::Native || probe.native_ready),
+                "ready": refusal.is_none() && (profile != Profile::Native || probe.native_ready),
                 "refusal": refusal,
                 "policy": effective,
             }),

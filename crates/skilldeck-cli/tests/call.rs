@@ -154,3 +154,49 @@ fn each_tool_runs_its_own_skills_script() {
     );
     assert_eq!(text(&c.stdout), "other here: other\n");
 }
+
+#[test]
+fn invalid_arguments_name_the_field_and_start_no_process() {
+    let root = Root::new();
+    root.skill("marker")
+        .description("Leaves a mark. Use when testing.")
+        .frontmatter_raw(
+            "tools:\n  - name: mark\n    description: Leave a mark.\n    parameters:\n      count: {type: integer, required: true}\n    run: scripts/mark.sh",
+        )
+        .file(
+            "scripts/mark.sh",
+            "touch \"$SKILLDECK_SKILL_DIR/ran.marker\"\necho marked\n",
+        )
+        .write();
+    let r = root.to_str().unwrap();
+    let marker = root.path().join("marker/ran.marker");
+    let call = |json: &str| {
+        skilldeck(
+            &[
+                "call",
+                "--root",
+                r,
+                "--sandbox",
+                "none",
+                "marker",
+                "mark",
+                "--args",
+                json,
+            ],
+            &root,
+        )
+    };
+    let o = call(r#"{"count": "many"}"#);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("/count"), "{}", text(&o.stderr));
+    assert!(o.stdout.is_empty());
+    assert!(
+        !marker.exists(),
+        "invalid arguments must not start the script"
+    );
+    // The same call with valid arguments does run it (the marker can appear).
+    let o = call(r#"{"count": 2}"#);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "marked\n");
+    assert!(marker.exists());
+}

@@ -1,9 +1,10 @@
 //! The operator's `[exec]` section of `skilldeck.toml` (the core's
-//! [`skilldeck::deck::ExecConfig`], data only) turned into a [`Policy`] for one
-//! skill and the [`ExecutorConfig`] of a host.
+//! [`ExecConfig`], data only) turned into a [`Policy`] for one skill and the
+//! [`ExecutorConfig`] of a host. This is the one mapping from config to
+//! policy: the host's `Execution` calls it (every face goes through the
+//! host), nothing else builds a policy from config.
 
-use skilldeck::Config;
-use skilldeck::deck::SandboxProfile;
+use skilldeck::deck::{ExecConfig, SandboxProfile};
 
 use crate::error::ExecError;
 use crate::limiter::Caps;
@@ -22,16 +23,22 @@ pub fn profile_from_config(profile: SandboxProfile) -> Result<Profile, ExecError
     }
 }
 
-/// The policy for skill `skill` under `config`: `[exec]` limits and
-/// pass-through variables, plus `[exec.skills.<skill>]` grants (relative
-/// read paths resolved against the config file's folder).
-pub fn policy_from_config(config: &Config, skill: &str) -> Result<Policy, ExecError> {
-    let exec = &config.exec;
+/// The policy for skill `skill` under `exec`: the `[exec]` limits (capped),
+/// the `[exec] env` names plus the skill's grant (`[exec.skills.<skill>]`:
+/// network, extra read paths, extra variables; each variable once, in
+/// that order). A skill never grants itself anything.
+///
+/// Relative read paths in the grants must already be resolved against the
+/// config file's folder (`skilldeck_host::HostOptions::from_config` does
+/// it); they are used as given.
+pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, ExecError> {
     let grant = exec.grant(skill);
-    let mut env = exec.env.clone();
-    env.extend(grant.env.iter().cloned());
-    env.sort();
-    env.dedup();
+    let mut env: Vec<String> = Vec::with_capacity(exec.env.len() + grant.env.len());
+    for name in exec.env.iter().chain(grant.env.iter()) {
+        if !env.contains(name) {
+            env.push(name.clone());
+        }
+    }
     Ok(Policy {
         profile: profile_from_config(exec.sandbox)?,
         limits: Limits {
@@ -46,7 +53,7 @@ pub fn policy_from_config(config: &Config, skill: &str) -> Result<Policy, ExecEr
         .capped(),
         grants: Grants {
             network: grant.network,
-            read_paths: grant.read.iter().map(|p| config.resolve(p)).collect(),
+            read_paths: grant.read,
             write_paths: Vec::new(),
             env,
         },
@@ -54,14 +61,14 @@ pub fn policy_from_config(config: &Config, skill: &str) -> Result<Policy, ExecEr
     })
 }
 
-/// The executor settings under `config`: `concurrency` overall and per
+/// The executor settings under `exec`: `concurrency` overall and per
 /// agent, `queue` waiting callers.
-pub fn executor_config(config: &Config) -> ExecutorConfig {
+pub fn executor_config(exec: &ExecConfig) -> ExecutorConfig {
     ExecutorConfig {
         caps: Caps {
-            total: config.exec.concurrency,
-            per_agent: config.exec.concurrency,
-            queue: config.exec.queue,
+            total: exec.concurrency,
+            per_agent: exec.concurrency,
+            queue: exec.queue,
             wait: DEFAULT_QUEUE_WAIT,
         },
         work_root: None,
@@ -85,8 +92,14 @@ mod tests {
              env = [\"A_VAR\"]\n[exec.skills.web]\nnetwork = true\nread = [\"data\"]\nenv = [\"TOKEN\"]\n",
         )
         .unwrap();
-        let config = Config::load(&path).unwrap();
-        let web = policy_from_config(&config, "web").unwrap();
+        let config = skilldeck::Config::load(&path).unwrap();
+        let mut exec = config.exec.clone();
+        for grant in exec.skills.values_mut() {
+            for p in &mut grant.read {
+                *p = config.resolve(p);
+            }
+        }
+        let web = policy_from_config(&exec, "web").unwrap();
         assert_eq!(web.profile, Profile::None);
         assert_eq!(web.limits.timeout, std::time::Duration::from_secs(7));
         assert_eq!(web.limits.output_cap, 1000);
@@ -95,14 +108,11 @@ mod tests {
         assert!(web.grants.network);
         assert_eq!(web.grants.read_paths, vec![dir.path().join("data")]);
         assert_eq!(web.grants.env, vec!["A_VAR".to_owned(), "TOKEN".to_owned()]);
-        let other = policy_from_config(&config, "other").unwrap();
+        let other = policy_from_config(&exec, "other").unwrap();
         assert!(!other.grants.network && other.grants.read_paths.is_empty());
         assert_eq!(other.grants.env, vec!["A_VAR".to_owned()]);
-        let exec = executor_config(&config);
-        assert_eq!(
-            (exec.caps.total, exec.caps.per_agent, exec.caps.queue),
-            (2, 2, 5)
-        );
+        let caps = executor_config(&exec).caps;
+        assert_eq!((caps.total, caps.per_agent, caps.queue), (2, 2, 5));
     }
 
     #[test]

@@ -16,7 +16,14 @@
 //!   spawn failure), with the arguments as JSON on stdin; its stdout is the
 //!   result, structured when it parses as JSON;
 //! - `run_skill_script` runs only files under the skill's `scripts/` folder
-//!   (symlinks resolved);
+//!   (symlinks resolved), [`ScriptScope::Scripts`]; the operator's own CLI
+//!   (`skilldeck run`) may run any file of the skill folder,
+//!   [`ScriptScope::SkillFolder`], contained as for reading a file (the
+//!   executor refuses a path that leaves the folder);
+//! - the policy comes from the `[exec]` config alone
+//!   ([`skilldeck_exec::policy_from_config`], the one mapping); an operator
+//!   at the CLI may override the timeout and the profile for one run
+//!   ([`Overrides`]), nothing else;
 //! - a run that ends badly (non-zero exit, a signal, the timeout) or is
 //!   refused (denied, sandbox unavailable, too busy) is a [`ToolError`]
 //!   whose kind says which and whose text tells the model what happened.
@@ -32,12 +39,14 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use skilldeck::Skill;
 use skilldeck::activation::dynamic::{Directive, DynamicContext};
-use skilldeck::deck::{ExecConfig, SandboxProfile};
+use skilldeck::deck::{Deck, ExecConfig};
 use skilldeck_exec::{
-    CallContext, Caps, DEFAULT_OPEN_FILES, DEFAULT_QUEUE_WAIT, ErrorKind, ExecError, Executor,
-    ExecutorConfig, Grants, Input, Limits, Outcome, Policy, Profile, Request, best_profile,
+    CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Profile, Request,
+    executor_config, policy_from_config, profile_from_config,
 };
 
+use crate::rules;
+use crate::skill_tools::SkillTools;
 use crate::snapshot::Snapshot;
 use crate::tool_error::{ToolError, ToolErrorKind};
 
@@ -81,6 +90,72 @@ pub struct ToolRun {
     pub outcome: Outcome,
 }
 
+/// Which files of a skill a run may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptScope {
+    /// Only files under the skill's `scripts/` folder (symlinks resolved):
+    /// what a model may run (`run_skill_script`).
+    Scripts,
+    /// Any file of the skill folder, contained as for reading a file (no
+    /// `..`, no absolute path, no symlink out): what the operator may run
+    /// from the CLI (`skilldeck run`).
+    SkillFolder,
+}
+
+/// What the operator overrides for one run, on top of the `[exec]` policy
+/// (the CLI's `--timeout` and `--sandbox`). Nothing else of the policy can
+/// be overridden per run; a model's calls use none
+/// (`Overrides::default()`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// The wall-clock timeout (still capped at
+    /// [`skilldeck_exec::MAX_TIMEOUT`]).
+    pub timeout: Option<Duration>,
+    /// The isolation profile (`none` is the operator's explicit choice).
+    pub profile: Option<Profile>,
+}
+
+impl Overrides {
+    /// `policy` with these overrides applied.
+    pub fn apply(&self, mut policy: Policy) -> Policy {
+        if let Some(profile) = self.profile {
+            policy.profile = profile;
+        }
+        if let Some(timeout) = self.timeout {
+            policy.limits.timeout = timeout;
+        }
+        policy.limits = policy.limits.capped();
+        policy
+    }
+}
+
+/// A run that passed every check of the call (skill served, tool known,
+/// arguments valid, file in scope) and has not started:
+/// [`Execution::execute`] starts it.
+#[derive(Debug)]
+pub struct PreparedRun<'d> {
+    /// The skill whose file runs.
+    pub skill: &'d Skill,
+    /// The tool's full name, or [`RUN_SKILL_SCRIPT`] for a script.
+    pub tool: String,
+    /// The file, relative to the skill folder.
+    pub path: String,
+    args: Vec<String>,
+    stdin: Input,
+    context: CallContext,
+}
+
+impl PreparedRun<'_> {
+    /// How messages name this run.
+    fn what(&self) -> String {
+        if self.tool == RUN_SKILL_SCRIPT {
+            format!("script '{}' of skill '{}'", self.path, self.skill.name)
+        } else {
+            format!("skill tool '{}'", self.tool)
+        }
+    }
+}
+
 /// Runs skill code under the operator's `[exec]` configuration. See the
 /// module documentation.
 #[derive(Debug)]
@@ -94,19 +169,8 @@ impl Execution {
     /// must already be resolved against the config file's folder
     /// ([`crate::HostOptions::from_config`] does it).
     pub fn new(config: ExecConfig) -> Self {
-        let caps = Caps {
-            total: config.concurrency,
-            per_agent: config.concurrency,
-            queue: config.queue,
-            wait: DEFAULT_QUEUE_WAIT,
-        };
-        Execution::with_executor(
-            config,
-            Executor::new(ExecutorConfig {
-                caps,
-                work_root: None,
-            }),
-        )
+        let executor = Executor::new(executor_config(&config));
+        Execution::with_executor(config, executor)
     }
 
     /// An execution service running through `executor` (its caps and work
@@ -128,66 +192,83 @@ impl Execution {
     /// The isolation profile `[exec] sandbox` names: `auto` is the strongest
     /// this machine offers, else the refusal naming what is missing.
     pub fn profile(&self) -> Result<Profile, ExecError> {
-        match self.config.sandbox {
-            SandboxProfile::Auto => best_profile(),
-            SandboxProfile::Landlock => Ok(Profile::Native),
-            SandboxProfile::Bwrap => Ok(Profile::Bwrap),
-            SandboxProfile::None => Ok(Profile::None),
-        }
+        profile_from_config(self.config.sandbox)
     }
 
     /// The policy of one run of skill `skill`: the `[exec]` limits, the
     /// `[exec] env` names plus the skill's grant (`[exec.skills.<name>]`:
     /// network, extra read paths, extra variables). A skill never grants
-    /// itself anything.
+    /// itself anything. The mapping is [`policy_from_config`].
     pub fn policy(&self, skill: &str) -> Result<Policy, ExecError> {
-        let c = &self.config;
-        let grant = c.grant(skill);
-        let mut env = c.env.clone();
-        for name in grant.env {
-            if !env.contains(&name) {
-                env.push(name);
-            }
-        }
-        Ok(Policy {
-            profile: self.profile()?,
-            limits: Limits {
-                timeout: Duration::from_secs(c.timeout_secs),
-                output_cap: usize::try_from(c.output_cap_bytes).unwrap_or(usize::MAX),
-                memory_bytes: c.memory_bytes,
-                max_processes: c.max_processes,
-                file_size_bytes: c.file_size_bytes,
-                cpu_seconds: c.cpu_secs,
-                open_files: DEFAULT_OPEN_FILES,
-            }
-            .capped(),
-            grants: Grants {
-                network: grant.network,
-                read_paths: grant.read,
-                write_paths: Vec::new(),
-                env,
-            },
-            keep_workdir: false,
-        })
+        policy_from_config(&self.config, skill)
     }
 
-    /// Calls the skill tool `full_name` (`{skill}__{tool}`) with
-    /// `arguments`: checked against its schema first (nothing runs when
-    /// they do not match; the error names the failing field), then its
-    /// skill's `run` script runs with the arguments as JSON on stdin.
-    pub fn call_tool(
-        &self,
-        snapshot: &Snapshot,
+    /// [`Execution::policy`] with the operator's `overrides` applied.
+    pub fn policy_with(&self, skill: &str, overrides: &Overrides) -> Result<Policy, ExecError> {
+        Ok(overrides.apply(self.policy(skill)?))
+    }
+
+    /// The full name (`{skill}__{tool}`) of the tool `tool` of the served
+    /// skill `skill`; `tool` is the name the skill declares or the full
+    /// name. Unknown: the error lists the skill's tools.
+    pub fn tool_full_name(
+        deck: &Deck,
+        tools: &SkillTools,
+        skill: &str,
+        tool: &str,
+    ) -> Result<String, ToolError> {
+        let declared = tools.of_skill(deck, skill).map_err(|e| e.to_tool_error())?;
+        if let Some(found) = declared
+            .iter()
+            .find(|t| t.tool.name.to_string() == tool || t.full_name == tool)
+        {
+            return Ok(found.full_name.to_owned());
+        }
+        let names: Vec<String> = declared.iter().map(|t| t.tool.name.to_string()).collect();
+        Err(ToolError::new(
+            ToolErrorKind::UnknownTool,
+            format!(
+                "skill '{skill}' declares no tool '{tool}'; {}",
+                if names.is_empty() {
+                    "it declares none".to_owned()
+                } else {
+                    format!("its tools: {}", names.join(", "))
+                }
+            ),
+        ))
+    }
+
+    /// Checks a call of the skill tool `full_name` with `arguments` (JSON
+    /// text, refused past [`crate::MAX_TOOL_ARGUMENT_BYTES`] before it is
+    /// parsed, then checked against the tool's schema; the error names the
+    /// failing field) and prepares its skill's `run` script with the
+    /// arguments as JSON on stdin. Nothing runs.
+    pub fn prepare_tool_json<'d>(
+        deck: &'d Deck,
+        tools: &'d SkillTools,
+        full_name: &str,
+        arguments: &str,
+        context: CallContext,
+    ) -> Result<PreparedRun<'d>, ToolError> {
+        let value = tools
+            .parse_arguments(deck, full_name, arguments)
+            .map_err(|e| e.to_tool_error())?;
+        Execution::prepare_tool(deck, tools, full_name, &value, context)
+    }
+
+    /// [`Execution::prepare_tool_json`] with the arguments as a JSON value.
+    pub fn prepare_tool<'d>(
+        deck: &'d Deck,
+        tools: &'d SkillTools,
         full_name: &str,
         arguments: &Value,
         context: CallContext,
-    ) -> Result<ToolRun, ToolError> {
-        let tools = snapshot.skill_tools();
+    ) -> Result<PreparedRun<'d>, ToolError> {
         let resolved = tools
-            .resolve(&snapshot.deck, full_name)
+            .resolve(deck, full_name)
             .map_err(|e| e.to_tool_error())?;
         tools
-            .check_arguments(&snapshot.deck, full_name, arguments)
+            .check_arguments(deck, full_name, arguments)
             .map_err(|e| e.to_tool_error())?;
         if resolved.script_path().is_err() {
             return Err(ToolError::new(
@@ -201,18 +282,90 @@ impl Execution {
         }
         // Checked against the schema: serialising a JSON value cannot fail.
         let stdin = serde_json::to_vec(arguments).unwrap_or_default();
-        let context = CallContext {
+        Ok(PreparedRun {
+            skill: resolved.skill,
             tool: full_name.to_owned(),
+            path: resolved.tool.run.clone(),
+            args: Vec::new(),
+            stdin: Input::Bytes(stdin),
+            context: CallContext {
+                tool: full_name.to_owned(),
+                ..context
+            },
+        })
+    }
+
+    /// Checks a run of the file `path` of the served skill `skill` within
+    /// `scope` and prepares it with `args` and `stdin`. Nothing runs.
+    pub fn prepare_script<'d>(
+        deck: &'d Deck,
+        skill: &str,
+        path: &str,
+        scope: ScriptScope,
+        args: Vec<String>,
+        stdin: Input,
+        context: CallContext,
+    ) -> Result<PreparedRun<'d>, ToolError> {
+        let skill = rules::require_served(deck, skill).map_err(ToolError::lookup)?;
+        if scope == ScriptScope::Scripts {
+            check_under_scripts(skill, path)?;
+        }
+        let context = CallContext {
+            tool: if context.tool.is_empty() {
+                RUN_SKILL_SCRIPT.to_owned()
+            } else {
+                context.tool
+            },
             ..context
         };
-        self.run(
-            resolved.skill,
-            full_name,
-            &resolved.tool.run,
-            Vec::new(),
-            Input::Bytes(stdin),
+        Ok(PreparedRun {
+            skill,
+            tool: RUN_SKILL_SCRIPT.to_owned(),
+            path: path.to_owned(),
+            args,
+            stdin,
             context,
-        )
+        })
+    }
+
+    /// Starts `run` under the skill's policy with `overrides` and waits for
+    /// it: the outcome however the process ended (exit code, signal,
+    /// timeout), or the executor's refusal (nothing ran).
+    pub fn execute(
+        &self,
+        run: PreparedRun<'_>,
+        overrides: &Overrides,
+    ) -> Result<Outcome, ExecError> {
+        let policy = self.policy_with(&run.skill.name, overrides)?;
+        let request = Request {
+            skill: run.skill,
+            path: &run.path,
+            args: run.args,
+            stdin: run.stdin,
+            context: run.context,
+        };
+        self.executor.run(request, &policy)
+    }
+
+    /// Calls the skill tool `full_name` (`{skill}__{tool}`) with
+    /// `arguments`: checked against its schema first (nothing runs when
+    /// they do not match; the error names the failing field), then its
+    /// skill's `run` script runs with the arguments as JSON on stdin.
+    pub fn call_tool(
+        &self,
+        snapshot: &Snapshot,
+        full_name: &str,
+        arguments: &Value,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let run = Execution::prepare_tool(
+            &snapshot.deck,
+            snapshot.skill_tools(),
+            full_name,
+            arguments,
+            context,
+        )?;
+        self.finish_run(run)
     }
 
     /// [`Execution::call_tool`] with the arguments as JSON text (refused
@@ -224,11 +377,14 @@ impl Execution {
         arguments: &str,
         context: CallContext,
     ) -> Result<ToolRun, ToolError> {
-        let value = snapshot
-            .skill_tools()
-            .parse_arguments(&snapshot.deck, full_name, arguments)
-            .map_err(|e| e.to_tool_error())?;
-        self.call_tool(snapshot, full_name, &value, context)
+        let run = Execution::prepare_tool_json(
+            &snapshot.deck,
+            snapshot.skill_tools(),
+            full_name,
+            arguments,
+            context,
+        )?;
+        self.finish_run(run)
     }
 
     /// Runs the file `path` of skill `skill` with `args`: only files under
@@ -243,17 +399,16 @@ impl Execution {
         stdin: Input,
         context: CallContext,
     ) -> Result<ToolRun, ToolError> {
-        let skill = snapshot.require(skill).map_err(ToolError::lookup)?;
-        check_under_scripts(skill, path)?;
-        let context = CallContext {
-            tool: if context.tool.is_empty() {
-                RUN_SKILL_SCRIPT.to_owned()
-            } else {
-                context.tool
-            },
-            ..context
-        };
-        self.run(skill, RUN_SKILL_SCRIPT, path, args, stdin, context)
+        let run = Execution::prepare_script(
+            &snapshot.deck,
+            skill,
+            path,
+            ScriptScope::Scripts,
+            args,
+            stdin,
+            context,
+        )?;
+        self.finish_run(run)
     }
 
     /// A dynamic-context runner for activations made under `context`.
@@ -264,35 +419,15 @@ impl Execution {
         }
     }
 
-    fn run(
-        &self,
-        skill: &Skill,
-        tool: &str,
-        path: &str,
-        args: Vec<String>,
-        stdin: Input,
-        context: CallContext,
-    ) -> Result<ToolRun, ToolError> {
-        let what = if tool == RUN_SKILL_SCRIPT {
-            format!("script '{path}' of skill '{}'", skill.name)
-        } else {
-            format!("skill tool '{tool}'")
-        };
-        let policy = self
-            .policy(&skill.name)
-            .map_err(|e| exec_error(&what, &e))?;
-        let request = Request {
-            skill,
-            path,
-            args,
-            stdin,
-            context,
-        };
+    /// Runs `run` under the `[exec]` policy (no overrides) and tells the
+    /// model how it ended.
+    fn finish_run(&self, run: PreparedRun<'_>) -> Result<ToolRun, ToolError> {
+        let what = run.what();
+        let (skill, tool, path) = (run.skill, run.tool.clone(), run.path.clone());
         let outcome = self
-            .executor
-            .run(request, &policy)
+            .execute(run, &Overrides::default())
             .map_err(|e| exec_error(&what, &e))?;
-        finish(&what, skill, tool, path, outcome)
+        finish(&what, skill, &tool, &path, outcome)
     }
 }
 

@@ -520,3 +520,79 @@ fn dynamic_context_is_the_disabled_text_unless_both_switches_are_on() {
         assert!(!text.contains("dyn-42"), "{text}");
     }
 }
+
+#[test]
+fn operator_overrides_change_only_timeout_and_profile_and_stay_capped() {
+    let execution = Execution::new(config(SandboxProfile::None));
+    let base = execution.policy("any").unwrap();
+    let overrides = skilldeck_host::execution::Overrides {
+        timeout: Some(std::time::Duration::from_secs(3)),
+        profile: Some(Profile::Bwrap),
+    };
+    let changed = execution.policy_with("any", &overrides).unwrap();
+    assert_eq!(changed.profile, Profile::Bwrap);
+    assert_eq!(changed.limits.timeout.as_secs(), 3);
+    assert_eq!(changed.grants, base.grants);
+    assert_eq!(changed.limits.output_cap, base.limits.output_cap);
+    let too_long = skilldeck_host::execution::Overrides {
+        timeout: Some(skilldeck_exec::MAX_TIMEOUT * 2),
+        profile: None,
+    };
+    let capped = execution.policy_with("any", &too_long).unwrap();
+    assert_eq!(capped.limits.timeout, skilldeck_exec::MAX_TIMEOUT);
+    assert_eq!(capped.profile, base.profile);
+    assert_eq!(
+        execution
+            .policy_with("any", &skilldeck_host::execution::Overrides::default())
+            .unwrap(),
+        base
+    );
+}
+
+#[test]
+fn the_scripts_scope_refuses_files_outside_scripts_and_the_skill_folder_scope_allows_them() {
+    use skilldeck_host::execution::ScriptScope;
+    let root = skilldeck_testkit::Root::new();
+    skilldeck_testkit::skill(&root, "tool-a")
+        .description("Has a tool. Use when testing.")
+        .file("tool.sh", "echo hi\n")
+        .file("scripts/ok.sh", "echo ok\n")
+        .write();
+    let deck = skilldeck::discover(&DiscoveryOptions::with_roots([root.path().to_path_buf()]));
+    let scripts = Execution::prepare_script(
+        &deck,
+        "tool-a",
+        "tool.sh",
+        ScriptScope::Scripts,
+        Vec::new(),
+        Input::Null,
+        ctx(),
+    )
+    .unwrap_err();
+    assert_eq!(scripts.kind, ToolErrorKind::Denied, "{scripts}");
+    let folder = Execution::prepare_script(
+        &deck,
+        "tool-a",
+        "tool.sh",
+        ScriptScope::SkillFolder,
+        Vec::new(),
+        Input::Null,
+        ctx(),
+    )
+    .unwrap();
+    assert_eq!(
+        (folder.path.as_str(), folder.tool.as_str()),
+        ("tool.sh", RUN_SKILL_SCRIPT)
+    );
+    let unknown = Execution::prepare_script(
+        &deck,
+        "nope",
+        "tool.sh",
+        ScriptScope::SkillFolder,
+        Vec::new(),
+        Input::Null,
+        ctx(),
+    )
+    .unwrap_err();
+    assert_eq!(unknown.kind, ToolErrorKind::UnknownSkill);
+}
