@@ -236,7 +236,7 @@ impl Sink {
                 Err(e) => {
                     return Err(self.refuse(
                         Code::PackageTruncated,
-                        &path,
+                        path,
                         &format!("the archive is truncated or corrupt ({e})"),
                     ));
                 }
@@ -245,7 +245,7 @@ impl Sink {
             if self.total > self.limits.max_bytes {
                 return Err(self.refuse(
                     Code::PackageTooLarge,
-                    &path,
+                    path,
                     &format!("more than {} bytes unpacked", self.limits.max_bytes),
                 ));
             }
@@ -253,7 +253,7 @@ impl Sink {
             if self.total > RATIO_FLOOR_BYTES && self.total / read > self.limits.max_ratio {
                 return Err(self.refuse(
                     Code::PackageRatio,
-                    &path,
+                    path,
                     &format!(
                         "{} bytes unpacked from {read} compressed: over the {}:1 bound",
                         self.total, self.limits.max_ratio
