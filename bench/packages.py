@@ -112,13 +112,22 @@ def main():
 
         dest = os.path.join(work, "dest")
 
+        # A reset moves the previous run's tree aside instead of deleting it
+        # (all trash goes at the end): ext4 skips inodes freed in the last
+        # minutes when it allocates (`recently_deleted` in the kernel), so
+        # deleting thousands of files just before a timed step makes that
+        # step slower, by how much depending on what ran before it.
+        trash = os.path.join(work, "trash")
+        os.mkdir(trash)
+        resets = [0]
+
         def reset():
-            shutil.rmtree(os.path.join(work, "dest"), ignore_errors=True)
-            for lock in ("skilldeck.lock",):
-                try:
-                    os.remove(os.path.join(work, lock))
-                except FileNotFoundError:
-                    pass
+            resets[0] += 1
+            if os.path.exists(dest):
+                os.rename(dest, os.path.join(trash, f"dest-{resets[0]}"))
+            lock = os.path.join(work, "skilldeck.lock")
+            if os.path.exists(lock):
+                os.rename(lock, os.path.join(trash, f"lock-{resets[0]}"))
             os.mkdir(dest)
 
         def cp_one():
@@ -132,18 +141,27 @@ def main():
             check([binary, "install", "--dir", dest, *folders])
 
         def pack_each():
+            # Into a fresh folder per run (not over the packages install
+            # reads: that would free 701 inodes just before it).
+            resets[0] += 1
+            out = os.path.join(trash, f"pkgs-{resets[0]}")
+            os.mkdir(out)
             for i, d in enumerate(folders):
-                check([binary, "pack", d, "--lenient", "-o", os.path.join(pkgs, f"{i:04d}.tar.gz")])
+                check([binary, "pack", d, "--lenient", "-o", os.path.join(out, f"{i:04d}.tar.gz")])
 
         def install_packages():
             check([binary, "install", "--dir", dest, *packages])
 
-        rows = {}
-        rows["cp_one"] = timed(cp_one, args.runs, reset)
-        rows["install_folders"] = timed(install_folders, args.runs, reset)
-        rows["cp_each"] = timed(cp_each, args.runs, reset)
-        rows["pack_each"] = timed(pack_each, args.runs)
-        rows["install_packages"] = timed(install_packages, args.runs, reset)
+        # Round-robin: each run times every step once, so whatever the file
+        # system is doing (see reset) weighs on all steps alike.
+        steps = [("cp_one", cp_one, reset), ("install_folders", install_folders, reset),
+                 ("cp_each", cp_each, reset), ("pack_each", pack_each, None),
+                 ("install_packages", install_packages, reset)]
+        times = {k: [] for k, _, _ in steps}
+        for _ in range(args.runs):
+            for k, fn, rs in steps:
+                times[k].append(timed(fn, 1, rs)[0])
+        rows = {k: (min(v), statistics.median(v)) for k, v in times.items()}
         verify = lambda: check([binary, "verify", "--dir", dest])
         rows["verify"] = timed(verify, args.runs)
 

@@ -126,11 +126,16 @@ fn copy_folder(dir: &Path, staging: &Path, options: &UnpackOptions) -> Result<Un
     fs::create_dir(staging).map_err(|e| Error::io(staging, e))?;
     let tree = staging.join(".tree");
     let mut digests = Vec::with_capacity(files.len());
+    // Folders made so far: each file's parent is created once.
+    let mut made = std::collections::HashSet::new();
     for file in &files {
         let bytes = read_file(file, &options.limits)?;
         let to = tree.join(&file.path);
-        if let Some(parent) = to.parent() {
+        if let Some(parent) = to.parent()
+            && !made.contains(parent)
+        {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            made.insert(parent.to_path_buf());
         }
         write_new(&to, &bytes, file.executable).map_err(|e| Error::io(&to, e))?;
         digests.push(skilldeck::FileDigest::of_bytes(

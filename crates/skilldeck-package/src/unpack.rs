@@ -91,6 +91,8 @@ pub fn unpack(package: &Path, staging: &Path, options: &UnpackOptions) -> Result
         files: Vec::new(),
         entries: 0,
         total: 0,
+        made: std::iter::once(tree.clone()).collect(),
+        buf: Vec::new(),
     };
     match format {
         ArchiveFormat::TarGz => unpack_tar_gz(package, &mut sink)?,
@@ -120,6 +122,11 @@ struct Sink {
     files: Vec<FileDigest>,
     entries: usize,
     total: u64,
+    /// Folders this unpack created (or found made) under `tree`: a file's
+    /// parent is created once, not asked for again for every file.
+    made: std::collections::HashSet<PathBuf>,
+    /// The copy buffer, reused across entries.
+    buf: Vec<u8>,
 }
 
 impl Sink {
@@ -151,7 +158,9 @@ impl Sink {
             .add_dir(&path)
             .map_err(|why| self.refuse(Code::PackageDuplicate, &path, why))?;
         let full = self.tree.join(&path);
-        fs::create_dir_all(&full).map_err(|e| Error::io(&full, e))
+        fs::create_dir_all(&full).map_err(|e| Error::io(&full, e))?;
+        self.made.insert(full);
+        Ok(())
     }
 
     /// Writes one file entry; `consumed` tells how many compressed bytes
@@ -176,21 +185,58 @@ impl Sink {
             ));
         }
         let full = self.tree.join(&path);
-        if let Some(parent) = full.parent() {
+        if let Some(parent) = full.parent()
+            && !self.made.contains(parent)
+        {
             fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            self.made.insert(parent.to_path_buf());
         }
         let mut out = create_new(&full, executable).map_err(|e| Error::io(&full, e))?;
         let mut digest = DigestWriter::new();
-        let mut buf = vec![0u8; CHUNK];
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.resize(CHUNK, 0);
+        let result = self.copy_entry(
+            &path,
+            &full,
+            reader,
+            consumed,
+            &mut out,
+            &mut digest,
+            &mut buf,
+        );
+        self.buf = buf;
+        result?;
+        let size = digest.len();
+        self.files.push(FileDigest {
+            path,
+            size,
+            sha256: digest.finish(),
+            executable,
+        });
+        Ok(())
+    }
+
+    /// Streams one entry's data to `out` and `digest` within the limits.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_entry(
+        &mut self,
+        path: &str,
+        full: &Path,
+        reader: &mut dyn Read,
+        consumed: &dyn Fn() -> u64,
+        out: &mut fs::File,
+        digest: &mut DigestWriter,
+        buf: &mut [u8],
+    ) -> Result<(), Error> {
         loop {
-            let n = match reader.read(&mut buf) {
+            let n = match reader.read(buf) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     return Err(self.refuse(
                         Code::PackageTruncated,
-                        &path,
+                        path,
                         &format!("the archive is truncated or corrupt ({e})"),
                     ));
                 }
@@ -199,7 +245,7 @@ impl Sink {
             if self.total > self.limits.max_bytes {
                 return Err(self.refuse(
                     Code::PackageTooLarge,
-                    &path,
+                    path,
                     &format!("more than {} bytes unpacked", self.limits.max_bytes),
                 ));
             }
@@ -207,25 +253,18 @@ impl Sink {
             if self.total > RATIO_FLOOR_BYTES && self.total / read > self.limits.max_ratio {
                 return Err(self.refuse(
                     Code::PackageRatio,
-                    &path,
+                    path,
                     &format!(
                         "{} bytes unpacked from {read} compressed: over the {}:1 bound",
                         self.total, self.limits.max_ratio
                     ),
                 ));
             }
-            out.write_all(&buf[..n]).map_err(|e| Error::io(&full, e))?;
+            out.write_all(&buf[..n]).map_err(|e| Error::io(full, e))?;
             digest
                 .write_all(&buf[..n])
-                .map_err(|e| Error::io(&full, e))?;
+                .map_err(|e| Error::io(full, e))?;
         }
-        let size = digest.len();
-        self.files.push(FileDigest {
-            path,
-            size,
-            sha256: digest.finish(),
-            executable,
-        });
         Ok(())
     }
 }
