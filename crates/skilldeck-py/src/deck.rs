@@ -382,15 +382,7 @@ impl Deck {
     ) -> PyResult<String> {
         let host = &self.host;
         py.detach(|| {
-            let arguments = match serde_json::from_str::<serde_json::Value>(arguments_json) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => {
-                    return Err(skilldeck_host::ToolError::new(
-                        ToolErrorKind::InvalidArguments,
-                        "the arguments must be a JSON object",
-                    ));
-                }
-            };
+            let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
             host.call_tool(&snapshot, conversation, tool, &arguments)
                 .map(|out| out.text())
@@ -504,15 +496,7 @@ impl Deck {
     ) -> PyResult<RunResult> {
         let host = &self.host;
         py.detach(|| {
-            let arguments = match serde_json::from_str::<serde_json::Value>(arguments_json) {
-                Ok(serde_json::Value::Object(map)) => map,
-                _ => {
-                    return Err(skilldeck_host::ToolError::new(
-                        ToolErrorKind::InvalidArguments,
-                        "the arguments must be a JSON object",
-                    ));
-                }
-            };
+            let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
             let mut context = exec::context();
             context.session_id = String::new();
@@ -530,5 +514,18 @@ impl Deck {
             snapshot.served().count(),
             snapshot.generation
         )
+    }
+}
+
+/// Tool arguments from Python as JSON text: they must be one JSON object.
+fn json_object(
+    arguments_json: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, skilldeck_host::ToolError> {
+    match serde_json::from_str::<serde_json::Value>(arguments_json) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        _ => Err(skilldeck_host::ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            "the arguments must be a JSON object",
+        )),
     }
 }
