@@ -326,14 +326,15 @@ def test_run_passes_bytes_on_stdin(deck: Deck) -> None:
 
 # -- one concurrency cap per deck ---------------------------------------------
 
-# Prints when it starts and when it ends (wall clock, one clock for every
-# process on the machine); in between it holds its execution slot a while.
+# Prints when it starts and when it ends (CLOCK_MONOTONIC: one clock for
+# every process on the machine, never stepped); in between it holds its
+# execution slot a while.
 STAMP = f"""#!{PY}
 import sys, time
 sys.stdin.read()
-print(time.time(), flush=True)
+print(time.monotonic(), flush=True)
 time.sleep(1.5)
-print(time.time())
+print(time.monotonic())
 """
 
 CLOCK_TOOLS = """tools:
