@@ -2,11 +2,12 @@
 # The Python package (crates/skilldeck-py) as a user installs it:
 #
 # - builds the wheel with maturin (PyPI maturin 1.16.0, in a throwaway venv);
-# - installs the wheel + pytest + mypy + langchain-core 1.7.2 in a second,
-#   clean venv (so nothing of the checkout is importable but the wheel);
+# - installs the wheel + pytest + mypy + langchain-core 1.7.2 + langgraph
+#   1.2.22 in a second, clean venv (so nothing of the checkout is importable but the wheel);
 # - runs crates/skilldeck-py/tests/test_*.py with pytest (the API, the error
 #   hierarchy, the $ARGUMENTS cases, async twins and GIL release, the
-#   LangChain tools and an agent loop with a fake chat model);
+#   LangChain tools, an agent loop with a fake chat model, and a LangGraph
+#   StateGraph + ToolNode agent);
 # - runs `mypy --strict` on tests/typing_usage.py against the installed
 #   package's stubs (py.typed).
 #
@@ -38,8 +39,8 @@ if ! python3 -m venv "$work/build" >"$work/venv.log" 2>&1 \
     exit 0
 fi
 if ! pip_install "$work/build" maturin==1.16.0 >"$work/pip.log" 2>&1 \
-    || ! pip_install "$work/venv" pytest mypy langchain-core==1.7.2 >>"$work/pip.log" 2>&1; then
-    echo "SKIP: could not install maturin / pytest / mypy / langchain-core from PyPI (offline?); the Python package tests did not run"
+    || ! pip_install "$work/venv" pytest mypy langchain-core==1.7.2 langgraph==1.2.22 >>"$work/pip.log" 2>&1; then
+    echo "SKIP: could not install maturin / pytest / mypy / langchain-core / langgraph from PyPI (offline?); the Python package tests did not run"
     tail -n 3 "$work/pip.log" | sed 's/^/  /'
     exit 0
 fi

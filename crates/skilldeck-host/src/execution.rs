@@ -422,10 +422,22 @@ impl Execution {
     /// Runs `run` under the `[exec]` policy (no overrides) and tells the
     /// model how it ended.
     fn finish_run(&self, run: PreparedRun<'_>) -> Result<ToolRun, ToolError> {
+        self.run_prepared(run, &Overrides::default())
+    }
+
+    /// Runs `run` under the skill's policy with `overrides`, through this
+    /// service's executor (so its concurrency cap holds), and words how it
+    /// ended as for a model: a [`ToolRun`] on exit code 0, else a
+    /// [`ToolError`] saying why (refusal, non-zero exit, signal, timeout).
+    pub fn run_prepared(
+        &self,
+        run: PreparedRun<'_>,
+        overrides: &Overrides,
+    ) -> Result<ToolRun, ToolError> {
         let what = run.what();
         let (skill, tool, path) = (run.skill, run.tool.clone(), run.path.clone());
         let outcome = self
-            .execute(run, &Overrides::default())
+            .execute(run, overrides)
             .map_err(|e| exec_error(&what, &e))?;
         finish(&what, skill, &tool, &path, outcome)
     }

@@ -3,13 +3,15 @@
 //! does its work with the GIL released.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use skilldeck::{Budget, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding};
-use skilldeck_host::{Activated, Execution, Host, HostOptions, ToolErrorKind};
+use skilldeck_host::execution::ScriptScope;
+use skilldeck_host::{Activated, Execution, Host, HostOptions, Snapshot, ToolErrorKind};
 
 use crate::diagnostic::Diagnostic;
 use crate::errors;
@@ -23,10 +25,31 @@ pub struct Deck {
     host: Arc<Host>,
     config: Arc<Config>,
     /// The execution service for the application's own calls (`run`,
-    /// `call_tool`), under the config's `[exec]` (grants resolved by
-    /// `HostOptions::from_config`), whether or not `[exec] enabled` offers
-    /// skill code to models.
-    execution: Arc<Execution>,
+    /// `call_tool`) while `[exec] enabled` is off, under the config's
+    /// `[exec]` (grants resolved by `HostOptions::from_config`). With it on
+    /// the host's own service runs every call (see [`Deck::execution`]).
+    fallback_execution: Execution,
+    /// The served skills as Python objects, built once per snapshot (see
+    /// [`Deck::skills`]).
+    skills_cache: Mutex<Option<SkillsCache>>,
+}
+
+/// [`Deck::skills`]' answer for one snapshot: the snapshot it was built
+/// from (held, so the comparison is by identity) and the list.
+struct SkillsCache {
+    snapshot: Arc<Snapshot>,
+    list: Py<PyList>,
+}
+
+impl Deck {
+    /// The deck's one execution service: every run from Python (`run`,
+    /// `call_tool`, with or without a timeout, and the model's calls)
+    /// goes through it, so its concurrency cap (`[exec] concurrency`,
+    /// `queue`) holds across them all. Per-run settings are explicit
+    /// [`skilldeck_host::execution::Overrides`], never another service.
+    fn execution(&self) -> &Execution {
+        self.host.execution().unwrap_or(&self.fallback_execution)
+    }
 }
 
 /// The config at `path`, else the one the `skilldeck` command would use
@@ -84,24 +107,56 @@ impl Deck {
     ) -> PyResult<Deck> {
         match py.detach(|| open(roots, config, cwd)) {
             Ok((host, config)) => Ok(Deck {
-                execution: Arc::new(Execution::new(host.options().exec.clone())),
+                fallback_execution: Execution::new(host.options().exec.clone()),
                 host: Arc::new(host),
                 config: Arc::new(config),
+                skills_cache: Mutex::new(None),
             }),
             Err(OpenError::Core(e)) => Err(errors::core(py, e)),
             Err(OpenError::Io(e)) => Err(e.into()),
         }
     }
 
-    /// The served skills, in deck order (metadata only).
-    fn skills(&self) -> Vec<Skill> {
+    /// The served skills, in deck order (metadata only): a new list each
+    /// call, of `Skill` objects built once per snapshot (a reload that
+    /// swaps the snapshot builds them again).
+    fn skills<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let snapshot = self.host.snapshot();
-        let all = snapshot.deck.skills();
-        all.iter()
-            .enumerate()
-            .filter(|(_, s)| skilldeck_host::is_served(s))
-            .map(|(i, _)| Skill::new(Arc::clone(&snapshot), i))
-            .collect()
+        // The lock is never held while Python code may run (allocating the
+        // objects can run a finalizer that asks for `skills` again).
+        let cached = self
+            .skills_cache
+            .lock()
+            // The cache is a plain slot: a panic elsewhere leaves it usable.
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .filter(|c| Arc::ptr_eq(&c.snapshot, &snapshot))
+            .map(|c| c.list.clone_ref(py));
+        let list = match cached {
+            Some(list) => list.into_bound(py),
+            None => {
+                let all = snapshot.deck.skills();
+                let skills = all
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| skilldeck_host::is_served(s))
+                    .map(|(i, _)| Skill::new(Arc::clone(&snapshot), i));
+                let list = PyList::new(py, skills)?;
+                let fresh = SkillsCache {
+                    snapshot,
+                    list: list.clone().unbind(),
+                };
+                let old = self
+                    .skills_cache
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .replace(fresh);
+                drop(old);
+                list
+            }
+        };
+        // A copy: the caller may change its list, not the cache.
+        Ok(list.get_slice(0, list.len()))
     }
 
     /// How many skills are served.
@@ -339,6 +394,16 @@ impl Deck {
         let reload = py
             .detach(|| host.reload())
             .map_err(|e| errors::core(py, e))?;
+        if reload.catalog_changed {
+            // Not kept until the next `skills`: the cache holds the old
+            // snapshot (the whole previous deck) alive.
+            let old = self
+                .skills_cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            drop(old);
+        }
         Ok(Reload {
             catalog_changed: reload.catalog_changed,
             generation: reload.generation,
@@ -429,26 +494,26 @@ impl Deck {
         timeout: Option<f64>,
     ) -> PyResult<RunResult> {
         let input = exec::stdin(stdin.as_ref())?;
-        let (host, execution) = (&self.host, &self.execution);
+        let (host, execution) = (&self.host, self.execution());
         py.detach(|| {
             let snapshot = host.snapshot();
-            let own = exec::with_timeout(execution.config(), timeout).map_err(|e| (e, None))?;
-            own.as_ref()
-                .unwrap_or(execution)
-                .run_script(
-                    &snapshot,
-                    name,
-                    path,
-                    args.unwrap_or_default(),
-                    input,
-                    exec::context(),
-                )
-                .map_err(|e| {
-                    let core = (e.kind == ToolErrorKind::UnknownSkill)
-                        .then(|| snapshot.require(name).err())
-                        .flatten();
-                    (e, core)
-                })
+            let overrides = exec::overrides(timeout).map_err(|e| (e, None))?;
+            Execution::prepare_script(
+                &snapshot.deck,
+                name,
+                path,
+                ScriptScope::Scripts,
+                args.unwrap_or_default(),
+                input,
+                exec::context(),
+            )
+            .and_then(|run| execution.run_prepared(run, &overrides))
+            .map_err(|e| {
+                let core = (e.kind == ToolErrorKind::UnknownSkill)
+                    .then(|| snapshot.require(name).err())
+                    .flatten();
+                (e, core)
+            })
         })
         .map(RunResult::from)
         .map_err(|(e, core)| errors::tool(py, e, core))
@@ -466,18 +531,20 @@ impl Deck {
         arguments_json: &str,
         timeout: Option<f64>,
     ) -> PyResult<RunResult> {
-        let (host, execution) = (&self.host, &self.execution);
+        let (host, execution) = (&self.host, self.execution());
         py.detach(|| {
             let snapshot = host.snapshot();
-            let own = exec::with_timeout(execution.config(), timeout)?;
+            let overrides = exec::overrides(timeout)?;
             let mut context = exec::context();
             context.tool = full_name.to_owned();
-            own.as_ref().unwrap_or(execution).call_tool_json(
-                &snapshot,
+            let run = Execution::prepare_tool_json(
+                &snapshot.deck,
+                snapshot.skill_tools(),
                 full_name,
                 arguments_json,
                 context,
-            )
+            )?;
+            execution.run_prepared(run, &overrides)
         })
         .map(RunResult::from)
         .map_err(|e| errors::tool(py, e, None))

@@ -8,9 +8,9 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
 
-use skilldeck::deck::ExecConfig;
 use skilldeck_exec::{CallContext, Input, MAX_TIMEOUT};
-use skilldeck_host::{Execution, ToolError, ToolErrorKind, ToolRun};
+use skilldeck_host::execution::Overrides;
+use skilldeck_host::{ToolError, ToolErrorKind, ToolRun};
 
 /// Who asks, as the script sees it (`SKILLDECK_*` variables) and the audit
 /// line records it: the Python process.
@@ -24,14 +24,13 @@ pub(crate) fn context() -> CallContext {
     }
 }
 
-/// `config` with its timeout replaced by `timeout` (seconds), else the
-/// refusal of a timeout out of range. The host's policy caps it again.
-pub(crate) fn with_timeout(
-    config: &ExecConfig,
-    timeout: Option<f64>,
-) -> Result<Option<Execution>, ToolError> {
+/// The overrides of one run from Python: `timeout` (seconds) replaces
+/// `[exec] timeout-secs`, else the refusal of a timeout out of range.
+/// Nothing else of the policy changes, and the run still goes through the
+/// deck's one execution service (its concurrency cap holds).
+pub(crate) fn overrides(timeout: Option<f64>) -> Result<Overrides, ToolError> {
     let Some(secs) = timeout else {
-        return Ok(None);
+        return Ok(Overrides::default());
     };
     let max = MAX_TIMEOUT.as_secs_f64();
     if !secs.is_finite() || secs <= 0.0 || secs > max {
@@ -40,11 +39,10 @@ pub(crate) fn with_timeout(
             format!("timeout: {secs} s is not a positive number of seconds up to {max}"),
         ));
     }
-    let mut config = config.clone();
-    // `[exec] timeout-secs` is whole seconds: a fraction rounds up.
-    config.timeout_secs = Duration::from_secs_f64(secs).as_secs()
-        + u64::from(Duration::from_secs_f64(secs).subsec_nanos() > 0);
-    Ok(Some(Execution::new(config)))
+    Ok(Overrides {
+        timeout: Some(Duration::from_secs_f64(secs)),
+        profile: None,
+    })
 }
 
 /// A successful run (exit code 0): its output and how it ended.

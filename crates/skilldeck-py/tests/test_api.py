@@ -136,6 +136,29 @@ def test_reload_picks_up_new_skills_and_reports_the_change(skills_root: Path) ->
     assert "two" in deck
 
 
+def test_skills_are_built_once_per_deck_and_again_after_a_reload_that_changed_it(
+    skills_root: Path,
+) -> None:
+    write_skill(skills_root, "one", "First description.")
+    deck = Deck.discover(roots=[skills_root])
+    first, again = deck.skills, deck.skills
+    # The same Skill objects (built once), in a list of the caller's own.
+    assert first is not again and len(first) == 1 and first[0] is again[0]
+    assert next(iter(deck)) is first[0]
+    first.clear()
+    assert [s.name for s in deck.skills] == ["one"]
+    # A reload with a changed folder: the new skills, built anew.
+    write_skill(skills_root, "one", "Changed description.")
+    write_skill(skills_root, "two")
+    assert deck.reload().catalog_changed
+    after = {s.name: s for s in deck.skills}
+    assert sorted(after) == ["one", "two"]
+    assert after["one"].description == "Changed description."
+    assert after["one"] is not again[0] and deck.skills[0] is deck.skills[0]
+    # An object from before keeps describing the deck it came from.
+    assert again[0].description == "First description."
+
+
 def test_cache_stats_count_hits_and_misses(skills_root: Path) -> None:
     write_skill(skills_root, "one", body="Do $ARGUMENTS\n")
     deck = Deck.discover(roots=[skills_root])

@@ -10,8 +10,10 @@ place of the run, never skip."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import pytest
 
@@ -232,7 +234,7 @@ def test_langchain_declared_tools_call_their_own_skill(deck: Deck) -> None:
 
     from skilldeck.langchain import create_tools
 
-    tools = {t.name: t for t in create_tools(deck, conversation="conv-1")}
+    tools = {t.name: t for t in create_tools(deck, conversation="conv-1", handle_errors=False)}
     assert {"alpha", "beta", "alpha__lookup", "beta__lookup"} <= set(tools)
     lookup = tools["beta__lookup"]
     assert lookup.description == "Look a word up in beta."
@@ -320,3 +322,83 @@ def test_run_passes_bytes_on_stdin(deck: Deck) -> None:
     result = sandboxed(lambda: deck.run("beta", "scripts/echo.py", stdin=b"raw bytes"))
     if result is not None:
         assert "stdin:raw bytes" in result.stdout and result.skill == "beta"
+
+
+# -- one concurrency cap per deck ---------------------------------------------
+
+# Prints when it starts and when it ends (CLOCK_MONOTONIC: one clock for
+# every process on the machine, never stepped); in between it holds its
+# execution slot a while.
+STAMP = f"""#!{PY}
+import sys, time
+sys.stdin.read()
+print(time.monotonic(), flush=True)
+time.sleep(1.5)
+print(time.monotonic())
+"""
+
+CLOCK_TOOLS = """tools:
+  - name: stamp
+    description: Say when it ran.
+    parameters:
+      tag: {type: string}
+    run: scripts/stamp.py
+"""
+
+
+def make_clock(root: Path) -> None:
+    folder = write_skill(
+        root, "clock", "Says when it ran. Use when testing the concurrency cap.",
+        frontmatter=CLOCK_TOOLS, files={"scripts/stamp.py": STAMP},
+    )
+    (folder / "scripts" / "stamp.py").chmod(0o755)
+
+
+def span(result: RunResult) -> Tuple[float, float]:
+    start, end = (float(line) for line in result.stdout.split())
+    return start, end
+
+
+@pytest.mark.parametrize(
+    "enabled, calls",
+    [
+        (False, ("run timeout", "run timeout")),
+        (False, ("run timeout", "call_tool timeout")),
+        (True, ("run timeout", "call_tool")),
+        (True, ("model tool", "run timeout")),
+    ],
+)
+def test_every_run_of_a_deck_shares_its_concurrency_cap(
+    skills_root: Path, tmp_path: Path, enabled: bool, calls: Tuple[str, str]
+) -> None:
+    """`[exec] concurrency = 1`: two runs started together never overlap,
+    whether they give a timeout (a per-run override), call a declared tool,
+    or come from the model (`[exec] enabled`): one deck, one cap. Each
+    script reports its own start and end; the second must start after the
+    first ended (a queued run waits for the slot)."""
+    make_clock(skills_root)
+    config = write_config(tmp_path / "one.toml", enabled=enabled, extra="concurrency = 1\n")
+    deck = Deck.discover(roots=[skills_root], config=config)
+    if enabled:
+        deck.activate("clock", conversation="c1")  # [exec] tools = on-activate
+    call: Dict[str, Callable[[], RunResult]] = {
+        "run timeout": lambda: deck.run("clock", "scripts/stamp.py", timeout=15),
+        "call_tool timeout": lambda: deck.call_tool("clock", "stamp", {"tag": "b"}, timeout=15),
+        "call_tool": lambda: deck.call_tool("clock", "stamp", {"tag": "c"}),
+        "model tool": lambda: deck._call_execution_tool("clock__stamp", {"tag": "d"}, "c1"),
+    }
+    together = threading.Barrier(2)
+
+    def start(name: str) -> Optional[RunResult]:
+        together.wait()
+        return sandboxed(call[name])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(start, calls))
+    if any(r is None for r in results):
+        return  # the sandbox is unavailable here (the refusal was asserted)
+    first, second = sorted(span(r) for r in results if r is not None)
+    assert first[0] <= first[1] <= second[0] <= second[1], (
+        f"{calls} overlapped under [exec] concurrency = 1: {first} and {second}"
+    )
+

@@ -72,7 +72,7 @@ def test_second_activation_in_the_conversation_is_the_notice(deck: Deck) -> None
 
 
 def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:
-    tools = {t.name: t for t in create_tools(deck, style="activate")}
+    tools = {t.name: t for t in create_tools(deck, style="activate", handle_errors=False)}
     assert set(tools) == {"activate_skill", "read_skill_resource"}
     activate = tools["activate_skill"]
     assert "Fill PDF forms" in activate.description  # the catalog
@@ -90,7 +90,9 @@ def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:
 
 
 def test_activate_style_async_raises_tool_exceptions(deck: Deck) -> None:
-    activate = {t.name: t for t in create_tools(deck, style="activate")}["activate_skill"]
+    activate = {t.name: t for t in create_tools(deck, style="activate", handle_errors=False)}[
+        "activate_skill"
+    ]
 
     async def main() -> str:
         with pytest.raises(ToolException, match="unknown skill"):
@@ -98,6 +100,18 @@ def test_activate_style_async_raises_tool_exceptions(deck: Deck) -> None:
         return str(await activate.ainvoke({"name": "csv-clean", "arguments": "t.csv"}))
 
     assert "CSV skill: clean t.csv" in asyncio.run(main())
+
+
+def test_failures_reach_the_model_as_error_tool_messages_by_default(deck: Deck) -> None:
+    tools = {t.name: t for t in create_tools(deck, style="activate")}
+    call = {"name": "activate_skill", "args": {"name": "pdf-form"}, "id": "e1", "type": "tool_call"}
+    for out in (tools["activate_skill"].invoke(call),
+                asyncio.run(tools["activate_skill"].ainvoke(call))):
+        assert isinstance(out, ToolMessage) and out.status == "error"
+        assert "did you mean 'pdf-forms'" in str(out.content)
+    per_skill = {t.name: t for t in create_tools(deck)}["csv-clean"]
+    ok = per_skill.invoke({**call, "name": "csv-clean", "args": {"arguments": "a.csv"}})
+    assert isinstance(ok, ToolMessage) and ok.status == "success"
 
 
 def test_unknown_style_is_refused(deck: Deck) -> None:
@@ -117,9 +131,10 @@ class ToolCallingFakeModel(GenericFakeChatModel):
 
 
 def run_agent(model: Any, tools: Sequence[BaseTool], question: str, async_: bool = False) -> List[BaseMessage]:
-    """A minimal agent loop (what LangGraph's ToolNode does): call the
-    model, run each tool call, hand back a ToolMessage (an error status
-    for a ToolException), until the model answers without tool calls."""
+    """A minimal agent loop: call the model, invoke each tool with its tool
+    call (as LangGraph's ToolNode does: the tool answers a ToolMessage, an
+    error status for a failure), until the model answers without tool
+    calls."""
     by_name = {t.name: t for t in tools}
     messages: List[BaseMessage] = [HumanMessage(question)]
     for _ in range(10):
@@ -129,14 +144,13 @@ def run_agent(model: Any, tools: Sequence[BaseTool], question: str, async_: bool
             return messages
         for call in reply.tool_calls:
             tool = by_name[call["name"]]
-            try:
-                if async_:
-                    content = asyncio.run(tool.ainvoke(call["args"]))
-                else:
-                    content = tool.invoke(call["args"])
-                messages.append(ToolMessage(content=content, tool_call_id=call["id"]))
-            except ToolException as e:
-                messages.append(ToolMessage(content=str(e), tool_call_id=call["id"], status="error"))
+            tool_call = {**call, "type": "tool_call"}
+            if async_:
+                out = asyncio.run(tool.ainvoke(tool_call))
+            else:
+                out = tool.invoke(tool_call)
+            assert isinstance(out, ToolMessage), out
+            messages.append(out)
     raise AssertionError("the agent did not finish")
 
 
@@ -188,3 +202,85 @@ def test_agent_loop_with_per_skill_tools(deck: Deck) -> None:
     results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
     assert "CSV skill: clean sales.csv" in results["k1"]
     assert "GIT skill: v1..v2" in results["k2"]
+
+
+# -- LangGraph ---------------------------------------------------------------
+
+
+def langgraph_agent(model: Any, tools: Sequence[BaseTool], seen: List[List[BaseMessage]]) -> Any:
+    """LangGraph 1.x's own loop: a StateGraph whose model node calls the
+    bound model and whose ``ToolNode`` (default error handling) runs the
+    tool calls, routed by ``tools_condition``. (``create_react_agent`` is
+    deprecated in LangGraph 1.x, moved to ``langchain.agents``.) ``seen``
+    records what the model was given at each turn."""
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    bound = model.bind_tools(tools)
+
+    def agent(state: MessagesState) -> Dict[str, Any]:
+        seen.append(list(state["messages"]))
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    async def aagent(state: MessagesState) -> Dict[str, Any]:
+        seen.append(list(state["messages"]))
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    from langchain_core.runnables import RunnableLambda
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", RunnableLambda(agent, afunc=aagent))
+    graph.add_node("tools", ToolNode(tools))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    return graph.compile()
+
+
+def graph_script() -> Any:
+    return iter([
+        AIMessage(content="", tool_calls=[
+            {"name": "pdf-forms", "args": {"arguments": "invoice.pdf"}, "id": "g1"},
+            {"name": "activate_skill", "args": {"name": "pdf-form"}, "id": "g2"},
+        ]),
+        AIMessage(content="Filled invoice.pdf."),
+    ])
+
+
+@pytest.mark.parametrize("async_", [False, True])
+def test_langgraph_agent_gets_the_skill_body_and_the_unknown_skill_error(deck: Deck, async_: bool) -> None:
+    tools = create_tools(deck, conversation="graph-1") + create_tools(
+        deck, style="activate", conversation="graph-1"
+    )
+    seen: List[List[BaseMessage]] = []
+    app = langgraph_agent(ToolCallingFakeModel(messages=graph_script()), tools, seen)
+    start = {"messages": [HumanMessage("Fill the invoice form")]}
+    config = {"recursion_limit": 10}
+    final = asyncio.run(app.ainvoke(start, config)) if async_ else app.invoke(start, config)
+
+    messages = final["messages"]
+    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    assert set(results) == {"g1", "g2"}
+    # The per-skill tool returned the skill's body, arguments substituted.
+    assert results["g1"].status == "success"
+    assert '<skill_content name="pdf-forms">' in str(results["g1"].content)
+    assert "PDF skill: fill invoice.pdf" in str(results["g1"].content)
+    # The unknown skill's ToolException came back as an error message.
+    assert results["g2"].status == "error"
+    assert "unknown skill 'pdf-form'" in str(results["g2"].content)
+    assert "did you mean 'pdf-forms'" in str(results["g2"].content)
+    # ... which the model was given on its next turn, and it answered.
+    assert len(seen) == 2
+    assert {m.tool_call_id for m in seen[1] if isinstance(m, ToolMessage)} == {"g1", "g2"}
+    assert isinstance(messages[-1], AIMessage) and messages[-1].content == "Filled invoice.pdf."
+
+
+def test_langgraph_raises_tool_exceptions_when_the_tools_do_not_handle_them(deck: Deck) -> None:
+    """Why ``handle_errors`` defaults to True: LangGraph 1.x's ToolNode
+    re-raises a ToolException the tool did not handle."""
+    tools = create_tools(deck, handle_errors=False) + create_tools(
+        deck, style="activate", handle_errors=False
+    )
+    app = langgraph_agent(ToolCallingFakeModel(messages=graph_script()), tools, [])
+    with pytest.raises(ToolException, match="unknown skill 'pdf-form'"):
+        app.invoke({"messages": [HumanMessage("Fill the invoice form")]}, {"recursion_limit": 10})

@@ -61,7 +61,8 @@ def use(deck: Deck) -> None:
     except skilldeck.SkillInvocationError as e:
         why: Optional[str] = e.kind
     print(code, out, ms, cut, structured, schema, deck.execution_enabled)
-    print(tools, scope, catalog, body, text, data, score, rate, changed, line, create_tools(deck, style="activate"))
+    print(tools, scope, catalog, body, text, data, score, rate, changed, line, create_tools(deck, style="activate"),
+          create_tools(deck, conversation="t", handle_errors=False))
 
 
 async def ause() -> None:

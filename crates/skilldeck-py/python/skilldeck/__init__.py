@@ -293,10 +293,11 @@ class Deck:
     ) -> RunResult:
         """Runs the file ``path`` (under the skill's ``scripts/`` folder)
         of skill ``name`` in the sandbox, under the config's ``[exec]``
-        policy (``timeout`` in seconds replaces ``[exec] timeout-secs``;
-        fractions round up to whole seconds). A non-zero exit, a signal,
-        the timeout or a refusal raises ``SkillInvocationError`` (its
-        ``kind`` says which) with the host's message."""
+        policy (``timeout`` in seconds replaces ``[exec] timeout-secs`` for
+        this run; it still waits for a slot under ``[exec] concurrency``,
+        shared by every run of the deck). A non-zero exit, a signal, the
+        timeout or a refusal raises ``SkillInvocationError`` (its ``kind``
+        says which) with the host's message."""
         return self._native.run(name, path, None if args is None else list(args), stdin, timeout)
 
     async def arun(

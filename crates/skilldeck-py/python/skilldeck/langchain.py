@@ -7,9 +7,13 @@ activate (its name and description, one ``arguments`` input), or with
 description, ``name`` an enum of the skills) + ``read_skill_resource``.
 Every tool works sync and async (``ainvoke`` runs the native call in a
 worker thread), and every failure is raised as a ``ToolException`` with the
-host's message (an unknown skill comes with "did you mean ...?"), which
-LangGraph's ``ToolNode`` hands back to the model instead of crashing the
-run.
+host's message (an unknown skill comes with "did you mean ...?"). The tools
+handle it themselves (``handle_tool_error=True``): the model gets the
+message as a ``ToolMessage`` with ``status="error"`` and can act on it.
+LangGraph 1.x's ``ToolNode`` would otherwise re-raise it out of the graph
+(its default handler only catches argument errors). Pass
+``handle_errors=False`` to get the ``ToolException`` raised instead (for a
+handler of your own).
 
 When the config's ``[exec] enabled`` is on, each tool a skill declares
 (``tools:`` in its frontmatter) is a tool too, under its full name
@@ -88,7 +92,12 @@ def _arguments_model(deck: Deck) -> Type[BaseModel]:
 
 
 def _skill_tool(
-    deck: Deck, name: str, description: str, schema: Type[BaseModel], conversation: str
+    deck: Deck,
+    name: str,
+    description: str,
+    schema: Type[BaseModel],
+    conversation: str,
+    handle_errors: bool,
 ) -> StructuredTool:
     # A function per tool, with `name` bound here: each tool activates its
     # own skill (a lambda in the caller's loop would see the last name).
@@ -108,10 +117,13 @@ def _skill_tool(
         description=description,
         args_schema=schema,
         infer_schema=False,
+        handle_tool_error=handle_errors,
     )
 
 
-def _host_tool(deck: Deck, spec_name: str, conversation: str) -> StructuredTool:
+def _host_tool(
+    deck: Deck, spec_name: str, conversation: str, handle_errors: bool
+) -> StructuredTool:
     spec = next(s for s in deck.tool_specs() if s.name == spec_name)
 
     def run(**kwargs: Any) -> str:
@@ -128,10 +140,13 @@ def _host_tool(deck: Deck, spec_name: str, conversation: str) -> StructuredTool:
         description=spec.description,
         args_schema=schema,
         infer_schema=False,
+        handle_tool_error=handle_errors,
     )
 
 
-def _declared_tool(deck: Deck, spec: SkillTool, conversation: str) -> StructuredTool:
+def _declared_tool(
+    deck: Deck, spec: SkillTool, conversation: str, handle_errors: bool
+) -> StructuredTool:
     # `full_name` bound here, per tool (the closure-capture trap again).
     full_name = spec.full_name
 
@@ -151,11 +166,16 @@ def _declared_tool(deck: Deck, spec: SkillTool, conversation: str) -> Structured
         description=spec.description,
         args_schema=dict(spec.input_schema),
         infer_schema=False,
+        handle_tool_error=handle_errors,
     )
 
 
 def create_tools(
-    deck: Deck, style: Style = "per-skill", *, conversation: Optional[str] = None
+    deck: Deck,
+    style: Style = "per-skill",
+    *,
+    conversation: Optional[str] = None,
+    handle_errors: bool = True,
 ) -> List[BaseTool]:
     """LangChain tools for ``deck``'s skills (see the module documentation).
 
@@ -163,21 +183,27 @@ def create_tools(
     ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
     (none when no skill is served).
     Either way, with ``[exec] enabled`` on, the skills' declared tools
-    follow (``{skill}__{tool}``)."""
+    follow (``{skill}__{tool}``).
+    ``handle_errors=True`` (the default): a failure reaches the model as
+    an error ``ToolMessage``; ``False``: it is raised as ``ToolException``."""
     conv = conversation if conversation is not None else f"langchain-{uuid.uuid4()}"
     tools: List[BaseTool]
     if style == "per-skill":
         schema = _arguments_model(deck)
         tools = [
-            _skill_tool(deck, s.name, s.description, schema, conv)
+            _skill_tool(deck, s.name, s.description, schema, conv, handle_errors)
             for s in deck.skills
             if s.model_invocable
         ]
     elif style == "activate":
         names = {s.name for s in deck.tool_specs()}
-        tools = [_host_tool(deck, n, conv) for n in (ACTIVATE_TOOL, READ_TOOL) if n in names]
+        tools = [
+            _host_tool(deck, n, conv, handle_errors)
+            for n in (ACTIVATE_TOOL, READ_TOOL)
+            if n in names
+        ]
     else:
         raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
     if deck.execution_enabled:
-        tools.extend(_declared_tool(deck, t, conv) for t in deck.skill_tools())
+        tools.extend(_declared_tool(deck, t, conv, handle_errors) for t in deck.skill_tools())
     return tools
