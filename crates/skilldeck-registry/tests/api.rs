@@ -126,6 +126,16 @@ async fn env_with(limits: RegistryLimits) -> Env {
     })
     .await
     .unwrap_or_else(|e| panic!("cannot open the registry: {e}"));
+    if store_dir.is_none() {
+        let probe = BlobStore::open(&store_url).unwrap();
+        if let Err(e) = probe
+            .put("probe", bytes::Bytes::from_static(b"probe"))
+            .await
+        {
+            panic!("{STORE_ENV} names a store that cannot be written: {e}");
+        }
+        probe.delete("probe").await.unwrap();
+    }
     let token_file = tmp.path().join("admin-token");
     registry.ensure_admin_token(&token_file).await.unwrap();
     let admin = std::fs::read_to_string(&token_file)
@@ -1451,6 +1461,18 @@ async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
         StatusCode::BAD_REQUEST,
     )
     .await;
+    // Text with a control character (PostgreSQL refuses NUL) is a 400, never a 5xx.
+    let p = problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "nul", "name": "a\u{0}b"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-invalid-text");
     let r = env
         .client
         .delete(env.url("/agents/crud"))
@@ -1467,4 +1489,42 @@ async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
         StatusCode::UNAUTHORIZED,
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_control_character_in_a_description_is_stored_as_a_space_not_a_server_error() {
+    let env = env().await;
+    let md = b"---\nname: ctl\ndescription: \"Has a \\0 NUL. Use when testing.\"\n---\n# Ctl\n";
+    let r = env
+        .publish("version=1.0.0", tar_gz(&[file_entry(b"ctl/SKILL.md", md)]))
+        .await;
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    let detail: Value = env.get("/skills/default/ctl").await.json().await.unwrap();
+    assert_eq!(detail["description"], "Has a   NUL. Use when testing.");
+}
+
+#[tokio::test]
+async fn an_admin_token_file_is_created_0600_and_one_open_to_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env().await;
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("sub/admin-token");
+    env.registry.ensure_admin_token(&fresh).await.unwrap();
+    assert_eq!(
+        std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let token = std::fs::read_to_string(&fresh).unwrap();
+    assert_eq!(
+        env.get_as(token.trim(), "/audit").await.status(),
+        StatusCode::OK
+    );
+    std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = env.registry.ensure_admin_token(&fresh).await.unwrap_err();
+    assert!(e.to_string().contains("chmod 600"), "{e}");
 }

@@ -93,6 +93,29 @@ impl RegistryError {
         }
     }
 
+    /// 400 `registry-invalid-text` unless `value` is at most
+    /// [`MAX_TEXT_LEN`](crate::service::config::MAX_TEXT_LEN) bytes without
+    /// control characters (PostgreSQL refuses NUL in text; logs and
+    /// terminals should never see the others).
+    pub fn check_text(field: &str, value: &str) -> Result<(), RegistryError> {
+        if value.len() > crate::service::config::MAX_TEXT_LEN {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!(
+                    "{field} is longer than {} bytes",
+                    crate::service::config::MAX_TEXT_LEN
+                ),
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} holds a control character"),
+            ));
+        }
+        Ok(())
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> RegistryError {
         RegistryError::Io {

@@ -146,7 +146,15 @@ fn stage(body: Bytes, limits: PackageLimits) -> Result<Staged, RegistryError> {
         name: packed.name.clone(),
         meta_version: packed.version.clone(),
         fingerprint: packed.fingerprint(),
-        description: fm.description.clone().unwrap_or_default(),
+        // Control characters (a YAML "\0" escape decodes to NUL, which
+        // PostgreSQL refuses in text) become spaces, as the deck does.
+        description: fm
+            .description
+            .clone()
+            .unwrap_or_default()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect(),
         frontmatter: serde_json::to_value(&fm)?,
         files,
         archive: Bytes::from(packed.bytes),

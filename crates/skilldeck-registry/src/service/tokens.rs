@@ -41,6 +41,27 @@ fn new_token_id() -> Result<String, RegistryError> {
     Ok(format!("tok_{}", URL_SAFE_NO_PAD.encode(random_bytes(9)?)))
 }
 
+/// Refuses a token file others can read or write (fails closed: the
+/// admin token must stay the operator's).
+fn check_private(path: &Path) -> Result<(), RegistryError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map_err(|e| RegistryError::io(path, e))?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            return Err(RegistryError::Config(format!(
+                "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
+                path.display(),
+                mode & 0o777
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
     let digest = skilldeck::sha256_digest(token.as_bytes());
@@ -103,6 +124,7 @@ impl Registry {
     pub async fn ensure_admin_token(&self, path: &Path) -> Result<PathBuf, RegistryError> {
         let token = match std::fs::read_to_string(path) {
             Ok(text) => {
+                check_private(path)?;
                 let t = text.trim().to_owned();
                 if !t.starts_with(TOKEN_PREFIX) {
                     return Err(RegistryError::Config(format!(
@@ -187,12 +209,7 @@ impl Registry {
         name: String,
         scopes: Vec<Scope>,
     ) -> Result<TokenCreated, RegistryError> {
-        if name.len() > MAX_TEXT_LEN {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-name",
-                "the token name is too long",
-            ));
-        }
+        RegistryError::check_text("the token name", &name)?;
         let token = new_token()?;
         let id = self
             .store_token(by, token_hash(&token), name.clone(), &scopes)
