@@ -1528,3 +1528,68 @@ async fn an_admin_token_file_is_created_0600_and_one_open_to_others_is_refused()
     let e = env.registry.ensure_admin_token(&fresh).await.unwrap_err();
     assert!(e.to_string().contains("chmod 600"), "{e}");
 }
+
+#[tokio::test]
+async fn a_catalog_budget_drops_the_lower_priority_skill_and_the_preview_says_why() {
+    let env = env().await;
+    let long =
+        "Handles a very specific kind of task with many words in its description. ".repeat(6);
+    env.publish(
+        "version=1.0.0",
+        package("first", &format!("First. {long}Use when first."), "", &[]),
+    )
+    .await;
+    env.publish(
+        "version=1.0.0",
+        package(
+            "second",
+            &format!("Second. {long}Use when second."),
+            "",
+            &[],
+        ),
+    )
+    .await;
+    env.create_agent(json!({"id": "bud", "name": "Bud"})).await;
+    env.assign("bud", "default/first", json!({"priority": 10}))
+        .await;
+    env.assign("bud", "default/second", json!({"priority": 1}))
+        .await;
+    let full = env
+        .get("/agents/bud/catalog?format=markdown")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        full.contains("**first**") && full.contains("**second**"),
+        "{full}"
+    );
+    let tight = env
+        .get("/agents/bud/catalog?budget_tokens=70")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(tight.contains("<name>first</name>"), "{tight}");
+    assert!(!tight.contains("<name>second</name>"), "{tight}");
+
+    let admin = env.registry.authenticate(&env.admin).await.unwrap();
+    let id = skilldeck_registry::names::AgentId::new("bud").unwrap();
+    let preview = env
+        .registry
+        .catalog_preview(&admin, &id, Some(70))
+        .await
+        .unwrap();
+    assert_eq!(preview.budget, Some(70));
+    assert_eq!(preview.text, tight);
+    assert!(preview.tokens <= 70, "{preview:?}");
+    assert_eq!(preview.included, ["first"]);
+    assert_eq!(preview.omitted.len(), 1);
+    assert_eq!(
+        (
+            preview.omitted[0].name.as_str(),
+            preview.omitted[0].reason.as_str()
+        ),
+        ("second", "budget")
+    );
+}
