@@ -749,12 +749,8 @@ pub async fn lock(
     Path(id): Path<String>,
 ) -> Result<Response> {
     let p = principal(&registry, &headers).await?;
-    let (lock, etag) = registry.lock(&p, &AgentId::new(&id)?).await?;
-    if not_modified(&headers, &etag) {
-        return with_etag(&headers, &etag, "application/json", Bytes::new());
-    }
-    let body = serde_json::to_vec(&lock)?;
-    with_etag(&headers, &etag, "application/json", Bytes::from(body))
+    let (body, etag) = registry.lock_json(&p, &AgentId::new(&id)?).await?;
+    with_etag(&headers, &etag, "application/json", body)
 }
 
 /// The audit log, newest first (admin).

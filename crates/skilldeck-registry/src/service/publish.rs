@@ -461,3 +461,20 @@ async fn existing_in(
 ) -> Result<Option<Existing>, RegistryError> {
     existing_on(tx, skill, version).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_capabilities;
+
+    #[test]
+    fn capabilities_are_comma_or_space_separated_words_sorted_and_deduplicated() {
+        assert_eq!(
+            parse_capabilities("network, gpu  fs.read,network").unwrap(),
+            ["fs.read", "gpu", "network"]
+        );
+        assert!(parse_capabilities("").unwrap().is_empty());
+        assert!(parse_capabilities("Network").is_err());
+        assert!(parse_capabilities("-gpu").is_err());
+        assert!(parse_capabilities("gpu;rm").is_err());
+    }
+}
