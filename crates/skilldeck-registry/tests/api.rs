@@ -1593,3 +1593,24 @@ async fn a_catalog_budget_drops_the_lower_priority_skill_and_the_preview_says_wh
         ("second", "budget")
     );
 }
+
+#[tokio::test]
+async fn replicas_registering_one_admin_token_file_at_once_all_succeed() {
+    let env = env().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shared-token");
+    std::fs::write(&file, "sdk_shared-admin-token-for-replicas\n").unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let (a, b, c) = tokio::join!(
+        env.registry.ensure_admin_token(&file),
+        env.registry.ensure_admin_token(&file),
+        env.registry.ensure_admin_token(&file)
+    );
+    a.unwrap();
+    b.unwrap();
+    c.unwrap();
+    let r = env
+        .get_as("sdk_shared-admin-token-for-replicas", "/audit")
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+}

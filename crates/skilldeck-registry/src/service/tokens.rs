@@ -165,8 +165,26 @@ impl Registry {
                 name: "registry".to_owned(),
                 scopes: vec![Scope::Admin],
             };
-            self.store_token(&system, hash, "admin-file".to_owned(), &[Scope::Admin])
-                .await?;
+            let stored = self
+                .store_token(
+                    &system,
+                    hash.clone(),
+                    "admin-file".to_owned(),
+                    &[Scope::Admin],
+                )
+                .await;
+            if let Err(e) = stored {
+                // Replicas started together with one token file race to
+                // register it: the hash is unique, so the loser finds it.
+                let now_known: Option<String> =
+                    sqlx::query_scalar("SELECT id FROM tokens WHERE hash = $1")
+                        .bind(hash)
+                        .fetch_optional(&self.inner.db)
+                        .await?;
+                if now_known.is_none() {
+                    return Err(e);
+                }
+            }
         }
         Ok(path.to_path_buf())
     }
