@@ -1005,6 +1005,15 @@ async fn no_token_or_an_unknown_token_is_401_with_www_authenticate() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     problem(env.get("/no/such/route").await, StatusCode::NOT_FOUND).await;
+    let r = env
+        .client
+        .patch(env.url("/skills"))
+        .bearer_auth(&env.admin)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, StatusCode::METHOD_NOT_ALLOWED).await;
+    assert_eq!(p["code"], "registry-method-not-allowed");
 }
 
 async fn refused(env: &Env, body: Vec<u8>) -> Value {

@@ -784,3 +784,8 @@ pub async fn healthz() -> &'static str {
 pub async fn not_found() -> RegistryError {
     RegistryError::NotFound("this path".to_owned())
 }
+
+/// A known path with another method: a 405 problem.
+pub async fn method_not_allowed() -> RegistryError {
+    RegistryError::MethodNotAllowed
+}

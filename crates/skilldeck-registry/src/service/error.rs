@@ -20,6 +20,9 @@ pub enum RegistryError {
     /// Nothing at this name.
     #[error("{0} not found")]
     NotFound(String),
+    /// The path exists but not with this HTTP method.
+    #[error("this method is not allowed on this path")]
+    MethodNotAllowed,
     /// The request is malformed; `code` is stable.
     #[error("{detail}")]
     BadRequest {
