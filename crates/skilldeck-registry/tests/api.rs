@@ -424,6 +424,33 @@ async fn republishing_the_same_content_is_an_idempotent_200() {
 }
 
 #[tokio::test]
+async fn a_version_report_names_files_inside_the_package_never_the_servers_temp_folder() {
+    let env = env().await;
+    // An unknown field is a warning in lenient mode: published, reported.
+    let md: &[u8] = b"---\nname: warn-demo\ndescription: Warns. Use when testing reports.\ncolour: blue\n---\n# Warn\n";
+    let body = tar_gz(&[file_entry(b"warn-demo/SKILL.md", md)]);
+    let r = env.publish("version=1.0.0", body.clone()).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let published: Value = r.json().await.unwrap();
+    let report = published["report"].as_array().unwrap();
+    assert!(
+        !report.is_empty(),
+        "no warning for an unknown field: {published}"
+    );
+    for d in report {
+        assert_eq!(d["file"], "warn-demo/SKILL.md", "{d}");
+        assert!(d["line"].as_u64().is_some(), "{d}");
+    }
+    let again: Value = env
+        .publish("version=1.0.0", body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["report"], published["report"]);
+}
+
+#[tokio::test]
 async fn other_content_under_an_existing_version_is_409() {
     let env = env().await;
     assert_eq!(

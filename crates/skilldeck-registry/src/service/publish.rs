@@ -158,7 +158,13 @@ fn stage(body: Bytes, limits: PackageLimits) -> Result<Staged, RegistryError> {
         frontmatter: serde_json::to_value(&fm)?,
         files,
         archive: Bytes::from(packed.bytes),
-        warnings: packed.warnings,
+        // Positions relative to the package, like a refusal's: never this
+        // server's temporary folder.
+        warnings: packed
+            .warnings
+            .into_iter()
+            .map(|d| relative_file(d, tmp.path(), &package))
+            .collect(),
         skill_md,
         capabilities,
     })
