@@ -12,7 +12,10 @@ mod list;
 mod new;
 mod pack;
 mod prompt;
+mod publish;
 mod read;
+mod registry;
+mod registry_client;
 mod render;
 mod run;
 mod sandbox;
@@ -188,6 +191,9 @@ enum Command {
                             skilldeck pack pdf-tools -o dist/pdf-tools.zip"
     )]
     Pack(pack::Args),
+    /// Run a skill registry: `serve` its HTTP API, `gc` its blobs.
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
     /// Install packages or skill folders into a skills root, recorded in
     /// skilldeck.lock.
     #[command(
@@ -201,6 +207,12 @@ enum Command {
         after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json"
     )]
     Verify(verify::Args),
+    /// Publish a skill folder or package to a registry.
+    #[command(
+        after_help = "Examples:\n  skilldeck publish .agents/skills/pdf-tools --namespace acme --registry http://127.0.0.1:7878 --token-file admin-token\n  \
+                            skilldeck publish dist/pdf-tools-1.2.0.tar.gz --version 1.2.0 --registry https://skills.example"
+    )]
+    Publish(publish::Args),
     /// Print static shell completions (for completions with skill names,
     /// use `COMPLETE=SHELL skilldeck`: see the README).
     #[command(
@@ -245,8 +257,10 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Pack(args) => pack::run(&args),
+        Command::Registry(command) => registry::run(&command),
         Command::Install(args) => install::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Publish(args) => publish::run(&args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

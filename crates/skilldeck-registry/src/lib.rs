@@ -7,5 +7,6 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod names;
 pub mod wire;
