@@ -209,6 +209,7 @@ enum Command {
     Verify(verify::Args),
     /// Publish a skill folder or package to a registry.
     #[command(
+        disable_version_flag = true,
         after_help = "Examples:\n  skilldeck publish .agents/skills/pdf-tools --namespace acme --registry http://127.0.0.1:7878 --token-file admin-token\n  \
                             skilldeck publish dist/pdf-tools-1.2.0.tar.gz --version 1.2.0 --registry https://skills.example"
     )]

@@ -18,8 +18,9 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     /// A file whose first line is the bearer token HTTP clients must send
-    /// (`Authorization: Bearer <token>`); required off loopback.
-    #[arg(long, value_name = "FILE", requires = "http")]
+    /// (`Authorization: Bearer <token>`); required off loopback. With
+    /// --registry and without --http: the registry token.
+    #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// Serve one agent's skills from this registry (with --agent) instead
     /// of the skill roots: its resolved set, cached by content, refreshed
@@ -29,7 +30,8 @@ pub struct Args {
     /// The registry agent whose skills are served.
     #[arg(long, value_name = "ID", requires = "registry")]
     agent: Option<String>,
-    /// The registry token file (scope agent:ID; else SKILLDECK_TOKEN).
+    /// The registry token file (scope agent:ID; else --token-file without
+    /// --http, else SKILLDECK_TOKEN).
     #[arg(long, value_name = "FILE", requires = "registry")]
     registry_token_file: Option<PathBuf>,
     /// Seconds between polls of the agent's lock (default 10; fractions
@@ -99,11 +101,21 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     if let Some(budget) = args.watch_budget {
         options.watch_budget = budget;
     }
+    if args.token_file.is_some() && args.http.is_none() && args.registry.is_none() {
+        return Err(CliError::Usage(
+            "--token-file needs --http (the clients' token) or --registry (the registry's)".into(),
+        ));
+    }
     if let (Some(url), Some(agent)) = (&args.registry, &args.agent) {
         let agent = skilldeck_registry::names::AgentId::new(agent)
             .map_err(|e| CliError::Usage(e.to_string()))?;
-        let token =
-            skilldeck_registry::client::Token::resolve(args.registry_token_file.as_deref())?;
+        // Over HTTP, --token-file is the clients' token: never sent to the
+        // registry.
+        let token_file = args
+            .registry_token_file
+            .as_deref()
+            .or(args.token_file.as_deref().filter(|_| args.http.is_none()));
+        let token = skilldeck_registry::client::Token::resolve(token_file)?;
         let mut registry = RegistryOptions::new(url, agent, token);
         if let Some(secs) = args.registry_poll {
             registry.poll = std::time::Duration::try_from_secs_f64(secs)

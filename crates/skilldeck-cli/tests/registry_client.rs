@@ -252,13 +252,13 @@ fn a_package_the_registry_refuses_prints_each_diagnostic_as_file_line_code_messa
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
     let server = Server::start(&home.join("data"));
-    // A package whose SKILL.md names another skill than its folder: packed
-    // by hand (skilldeck pack would refuse it).
+    // A package whose SKILL.md frontmatter is broken YAML on line 3:
+    // packed by hand (skilldeck pack would refuse it).
     let src = home.join("src/bad");
     std::fs::create_dir_all(&src).unwrap();
     std::fs::write(
         src.join("SKILL.md"),
-        "---\nname: other-name\ndescription: Mismatched.\nmetadata:\n  version: \"1.0.0\"\n---\n# Bad\n",
+        "---\nname: bad\ndescription: [unclosed\nmetadata:\n  version: \"1.0.0\"\n---\n# Bad\n",
     )
     .unwrap();
     let package = home.join("bad.tar.gz");
@@ -500,22 +500,23 @@ impl McpClient {
         }
     }
 
-    /// Waits for a `list_changed` notification.
-    fn wait_list_changed(&mut self) {
+    /// Waits until a `list_changed` notification came and the served set
+    /// is `expected`.
+    fn wait_for_set(&mut self, expected: &[&str]) {
         let deadline = Instant::now() + GIVE_UP;
-        while !self.notes.iter().any(|n| n.ends_with("/list_changed")) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .expect("no list_changed notification");
-            if let Ok(message) = serde_json::from_str::<Value>(&line)
-                && let Some(m) = message["method"].as_str()
-            {
-                self.notes.push(m.to_owned());
+        loop {
+            let names = self.skill_names();
+            if names == expected && self.notes.iter().any(|n| n.ends_with("/list_changed")) {
+                self.notes.clear();
+                return;
             }
+            assert!(
+                Instant::now() < deadline,
+                "still {names:?} (notifications {:?}), expected {expected:?}",
+                self.notes
+            );
+            std::thread::sleep(Duration::from_millis(100));
         }
-        self.notes.clear();
     }
 
     fn skill_names(&mut self) -> Vec<String> {
@@ -582,7 +583,7 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
             &server.url,
             "--agent",
             "bot-1",
-            "--registry-token-file",
+            "--token-file",
             token_file.to_str().unwrap(),
             "--registry-poll",
             "0.2",
@@ -610,14 +611,12 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
         home,
         &admin_args(&server, &["registry", "assign", "bot-1", "acme/other"]),
     ));
-    mcp.wait_list_changed();
-    assert_eq!(mcp.skill_names(), ["notes", "other", "pdf"]);
+    mcp.wait_for_set(&["notes", "other", "pdf"]);
     ok(&sd(
         home,
         &admin_args(&server, &["registry", "unassign", "bot-1", "acme/notes"]),
     ));
-    mcp.wait_list_changed();
-    assert_eq!(mcp.skill_names(), ["other", "pdf"]);
+    mcp.wait_for_set(&["other", "pdf"]);
 
     // The registry goes down: the last good set stays, and the outage is
     // reported once however many polls fail.

@@ -205,40 +205,10 @@ impl RegistrySource {
         self.poll
     }
 
-    /// The `[exec]` config of `lock`: the local config with the lock's
-    /// limits, and per served skill the registry's network and env grants
-    /// (read paths stay the local config's).
+    /// The `[exec]` config of `lock` ([`exec_config_of`] over the local
+    /// config).
     pub fn exec_config(&self, lock: &AgentLock) -> ExecConfig {
-        let mut exec = self.base_exec.clone();
-        if let Some(t) = lock.execution_timeout_secs {
-            exec.timeout_secs = u64::from(t).clamp(1, skilldeck::limits::MAX_EXEC_TIMEOUT_SECS);
-        }
-        if let Some(c) = lock.max_concurrent_executions {
-            let c = usize::try_from(c).unwrap_or(usize::MAX);
-            exec.concurrency = c.clamp(1, skilldeck::limits::MAX_EXEC_CONCURRENCY);
-        }
-        let local = std::mem::take(&mut exec.skills);
-        for skill in &lock.skills {
-            let read = local
-                .get(&skill.name)
-                .map(|g| g.read.clone())
-                .unwrap_or_default();
-            exec.skills.insert(
-                skill.name.clone(),
-                SkillGrant {
-                    network: skill.grants.network,
-                    read,
-                    env: skill
-                        .grants
-                        .env
-                        .iter()
-                        .filter(|n| is_env_name(n))
-                        .cloned()
-                        .collect(),
-                },
-            );
-        }
-        exec
+        exec_config_of(&self.base_exec, lock)
     }
 
     /// One poll: a new lock (ETag changed) is materialised, linked, and
@@ -471,6 +441,42 @@ impl Drop for RegistrySource {
     }
 }
 
+/// The `[exec]` config of `lock`: the local config with the lock's
+/// limits, and per served skill the registry's network and env grants
+/// (read paths stay the local config's).
+pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
+    let mut exec = base.clone();
+    if let Some(t) = lock.execution_timeout_secs {
+        exec.timeout_secs = u64::from(t).clamp(1, skilldeck::limits::MAX_EXEC_TIMEOUT_SECS);
+    }
+    if let Some(c) = lock.max_concurrent_executions {
+        let c = usize::try_from(c).unwrap_or(usize::MAX);
+        exec.concurrency = c.clamp(1, skilldeck::limits::MAX_EXEC_CONCURRENCY);
+    }
+    let local = std::mem::take(&mut exec.skills);
+    for skill in &lock.skills {
+        let read = local
+            .get(&skill.name)
+            .map(|g| g.read.clone())
+            .unwrap_or_default();
+        exec.skills.insert(
+            skill.name.clone(),
+            SkillGrant {
+                network: skill.grants.network,
+                read,
+                env: skill
+                    .grants
+                    .env
+                    .iter()
+                    .filter(|n| is_env_name(n))
+                    .cloned()
+                    .collect(),
+            },
+        );
+    }
+    exec
+}
+
 fn served_of(lock: &AgentLock) -> BTreeMap<String, String> {
     lock.skills
         .iter()
@@ -520,6 +526,64 @@ fn remove_stale_roots(agent_dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lock_with(grants: skilldeck_registry::wire::Grants) -> AgentLock {
+        serde_json::from_value(serde_json::json!({
+            "agent": "bot-1",
+            "max_concurrent_executions": 2,
+            "execution_timeout_secs": 30,
+            "skills": [{
+                "namespace": "acme", "name": "web", "version": "1.0.0",
+                "fingerprint": format!("sha256:{}", "0".repeat(64)),
+                "grants": grants, "files": []
+            }]
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_locks_grants_and_limits_become_the_exec_config_and_read_paths_stay_local() {
+        let mut base = ExecConfig {
+            sandbox: skilldeck::deck::SandboxProfile::None,
+            ..ExecConfig::default()
+        };
+        base.skills.insert(
+            "web".into(),
+            SkillGrant {
+                network: false,
+                read: vec![PathBuf::from("/srv/data")],
+                env: vec!["LOCAL_ONLY".into()],
+            },
+        );
+        base.skills.insert(
+            "not-served".into(),
+            SkillGrant {
+                network: true,
+                ..SkillGrant::default()
+            },
+        );
+        let lock = lock_with(skilldeck_registry::wire::Grants {
+            network: true,
+            env: vec!["API_TOKEN".into(), "bad name".into()],
+        });
+        let exec = exec_config_of(&base, &lock);
+        assert_eq!(exec.timeout_secs, 30);
+        assert_eq!(exec.concurrency, 2);
+        let web = exec.grant("web");
+        assert!(web.network);
+        assert_eq!(web.read, [PathBuf::from("/srv/data")]);
+        assert_eq!(
+            web.env,
+            ["API_TOKEN"],
+            "malformed names dropped, local env replaced"
+        );
+        assert!(!exec.skills.contains_key("not-served"));
+        // The one mapping turns it into the run's policy.
+        let policy =
+            skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
+        assert!(policy.grants.network);
+        assert_eq!(policy.limits.timeout, Duration::from_secs(30));
+    }
 
     #[test]
     fn a_fingerprint_names_a_folder_only_when_it_is_64_lowercase_hex_digits() {
