@@ -645,4 +645,48 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
         answer.to_string().contains("# Guide"),
         "a served file reads during the outage: {answer}"
     );
+    // A restart while the registry is still down serves the lock the last
+    // run saved (its skills are in the cache).
+    let url = server.url.clone();
+    let mut again = McpClient::start(
+        home,
+        &[
+            "serve",
+            "--registry",
+            &url,
+            "--agent",
+            "bot-1",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.skill_names(), ["other", "pdf"]);
+}
+
+#[test]
+fn serve_registry_refuses_to_start_with_the_registry_down_and_nothing_saved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // A port nothing listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = Command::new(bin())
+        .args(["serve", "--registry", &url, "--agent", "bot-1"])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("SKILLDECK_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("registry") && err.contains("no lock saved"),
+        "{err}"
+    );
 }
