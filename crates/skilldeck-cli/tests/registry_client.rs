@@ -690,3 +690,64 @@ fn serve_registry_refuses_to_start_with_the_registry_down_and_nothing_saved() {
         "{err}"
     );
 }
+
+#[test]
+fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n"),
+    );
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "create", "bot-1"]),
+    ));
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "assign", "bot-1", "acme/pdf"]),
+    ));
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "token", "create", "--agent", "bot-1"],
+        ),
+    ));
+    let token_file = home.join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let args = [
+        "serve",
+        "--registry",
+        server.url.as_str(),
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ];
+    let mut first = McpClient::start(home, &args);
+    assert_eq!(first.skill_names(), ["pdf"]);
+    drop(first);
+    // Someone edits the cache: the next start does not trust it.
+    let blobs = home.join("cache/skilldeck/registry/blobs");
+    let guide = std::fs::read_dir(&blobs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("pdf/references/guide.md"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::write(&guide, "# Tampered\n").unwrap();
+    let mut second = McpClient::start(home, &args);
+    let answer = second.request(
+        "resources/read",
+        json!({"uri": "skill://pdf/references/guide.md"}),
+    );
+    let text = answer.to_string();
+    assert!(
+        text.contains("# Guide") && !text.contains("Tampered"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&guide).unwrap(), "# Guide\n");
+}
