@@ -36,6 +36,9 @@ pub enum CliError {
     /// The sandbox refused to run a skill file (nothing ran).
     #[error(transparent)]
     Exec(#[from] skilldeck_exec::ExecError),
+    /// A registry call failed (unreachable, refused, a bad answer).
+    #[error(transparent)]
+    RegistryClient(#[from] skilldeck_registry::client::ClientError),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),

@@ -1,16 +1,22 @@
 //! `skilldeck install SOURCE...`: packages or skill folders into a skills
-//! root, atomically, recorded in `skilldeck.lock`.
+//! root, atomically, recorded in `skilldeck.lock`. With `--registry URL`,
+//! each SOURCE is `NS/NAME[@VERSION|@LABEL]`: the version is downloaded,
+//! checked against its manifest's fingerprint, and recorded with the
+//! source `registry+URL#ns/name@version`; `--frozen` downloads exactly the
+//! locked version again (from the URL the lock records).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use skilldeck_package::{Action, InstallOptions, Source};
+use skilldeck_package::{Action, InstallOptions, Lockfile, Source, is_fetched, lock_path};
+use skilldeck_registry::client::parse_lock_source;
 
 use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
 use crate::pack::{refused, skills_root};
+use crate::registry_client::{self, Fetched};
 use crate::render;
 
 /// Test hook (documented in docs/design.md): milliseconds to sleep after
@@ -19,12 +25,20 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Package files (.tar.gz, .zip) or skill folders. With --frozen and
-    /// none given: every skill of the lock, from its recorded source.
+    /// Package files (.tar.gz, .zip) or skill folders; with --registry,
+    /// NS/NAME, NS/NAME@VERSION or NS/NAME@LABEL. With --frozen and none given: every skill
+    /// of the lock, from its recorded source.
     sources: Vec<PathBuf>,
     /// The skills root (default: .agents/skills of the current folder).
-    #[arg(long, value_name = "ROOT")]
+    #[arg(long, visible_alias = "root", value_name = "ROOT")]
     dir: Option<PathBuf>,
+    /// Install NS/NAME, NS/NAME@VERSION or NS/NAME@LABEL from this
+    /// registry.
+    #[arg(long, value_name = "URL")]
+    registry: Option<String>,
+    /// The registry's bearer token file (else SKILLDECK_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
     /// The lockfile (default: skilldeck.lock next to the root).
     #[arg(long, value_name = "FILE")]
     lock: Option<PathBuf>,
@@ -59,7 +73,26 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         step_pause,
         ..InstallOptions::default()
     };
-    let sources: Vec<Source> = args.sources.iter().map(|p| Source::from_path(p)).collect();
+    // Downloaded packages live until the install is done.
+    let mut fetched: Vec<Fetched> = Vec::new();
+    let sources: Vec<Source> = if let Some(url) = &args.registry {
+        let client = registry_client::client_for(url, args.token_file.as_deref())?;
+        for spec in &args.sources {
+            let (skill, version) = registry_client::parse_spec(&spec.to_string_lossy())?;
+            fetched.push(registry_client::fetch(
+                &client,
+                &skill,
+                &version,
+                None,
+                &std::env::temp_dir(),
+            )?);
+        }
+        fetched.iter().map(|f| f.source.clone()).collect()
+    } else if args.frozen && args.sources.is_empty() {
+        frozen_sources(&root, args, &mut fetched)?
+    } else {
+        args.sources.iter().map(|p| Source::from_path(p)).collect()
+    };
     let installed = match skilldeck_package::install(&root, &sources, &options) {
         Ok(i) => i,
         Err(e) => return refused(e),
@@ -89,4 +122,53 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// The sources of a frozen install with none given: every lock entry,
+/// registry ones downloaded again at exactly their version (checked
+/// against the lock's fingerprint), the others from their recorded path.
+/// Empty when the lock has no registry entry (the package crate then reads
+/// the lock itself).
+fn frozen_sources(
+    root: &std::path::Path,
+    args: &Args,
+    fetched: &mut Vec<Fetched>,
+) -> Result<Vec<Source>, CliError> {
+    let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
+    let lock = match Lockfile::load(&lockfile) {
+        Ok(Some(lock)) => lock,
+        // No lock, or a broken one: the install says so.
+        _ => return Ok(Vec::new()),
+    };
+    if !lock.skill.values().any(|e| is_fetched(&e.source)) {
+        return Ok(Vec::new());
+    }
+    let mut sources = Vec::with_capacity(lock.skill.len());
+    for (name, entry) in &lock.skill {
+        if !is_fetched(&entry.source) {
+            sources.push(Source::from_path(&skilldeck_package::resolve_source(
+                &entry.source,
+                &lockfile,
+            )));
+            continue;
+        }
+        let (url, skill, version) = parse_lock_source(&entry.source).ok_or_else(|| {
+            CliError::Usage(format!(
+                "{}: skill '{name}' has a source this skilldeck cannot fetch: {}",
+                lockfile.display(),
+                entry.source
+            ))
+        })?;
+        let client = registry_client::client_for(&url, args.token_file.as_deref())?;
+        let f = registry_client::fetch(
+            &client,
+            &skill,
+            &version,
+            Some(&entry.fingerprint),
+            &std::env::temp_dir(),
+        )?;
+        sources.push(f.source.clone());
+        fetched.push(f);
+    }
+    Ok(sources)
 }

@@ -12,8 +12,10 @@ mod list;
 mod new;
 mod pack;
 mod prompt;
+mod publish;
 mod read;
 mod registry;
+mod registry_client;
 mod render;
 mod run;
 mod sandbox;
@@ -205,6 +207,13 @@ enum Command {
         after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json"
     )]
     Verify(verify::Args),
+    /// Publish a skill folder or package to a registry.
+    #[command(
+        disable_version_flag = true,
+        after_help = "Examples:\n  skilldeck publish .agents/skills/pdf-tools --namespace acme --registry http://127.0.0.1:7878 --token-file admin-token\n  \
+                            skilldeck publish dist/pdf-tools-1.2.0.tar.gz --version 1.2.0 --registry https://skills.example"
+    )]
+    Publish(publish::Args),
     /// Print static shell completions (for completions with skill names,
     /// use `COMPLETE=SHELL skilldeck`: see the README).
     #[command(
@@ -252,6 +261,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Registry(command) => registry::run(&command),
         Command::Install(args) => install::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Publish(args) => publish::run(&args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "skilldeck", &mut std::io::stdout());

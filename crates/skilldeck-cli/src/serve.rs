@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use skilldeck::{Budget, Encoding};
+use skilldeck_mcp::options::{MIN_REGISTRY_POLL, RegistryOptions};
 use skilldeck_mcp::{HttpOptions, LogFormat, ServeOptions};
 
 use crate::context::Context;
@@ -17,9 +18,26 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     /// A file whose first line is the bearer token HTTP clients must send
-    /// (`Authorization: Bearer <token>`); required off loopback.
-    #[arg(long, value_name = "FILE", requires = "http")]
+    /// (`Authorization: Bearer <token>`); required off loopback. With
+    /// --registry and without --http: the registry token.
+    #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// Serve one agent's skills from this registry (with --agent) instead
+    /// of the skill roots: its resolved set, cached by content, refreshed
+    /// by polling, its grants applied to execution.
+    #[arg(long, value_name = "URL", requires = "agent")]
+    registry: Option<String>,
+    /// The registry agent whose skills are served.
+    #[arg(long, value_name = "ID", requires = "registry")]
+    agent: Option<String>,
+    /// The registry token file (scope agent:ID; else --token-file without
+    /// --http, else SKILLDECK_TOKEN).
+    #[arg(long, value_name = "FILE", requires = "registry")]
+    registry_token_file: Option<PathBuf>,
+    /// Seconds between polls of the agent's lock (default 10; fractions
+    /// allowed).
+    #[arg(long, value_name = "SECS", requires = "registry")]
+    registry_poll: Option<f64>,
     /// Accept this `Host` header besides localhost (repeatable; DNS
     /// rebinding protection stays on).
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
@@ -82,6 +100,35 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     if let Some(budget) = args.watch_budget {
         options.watch_budget = budget;
+    }
+    if args.token_file.is_some() && args.http.is_none() && args.registry.is_none() {
+        return Err(CliError::Usage(
+            "--token-file needs --http (the clients' token) or --registry (the registry's)".into(),
+        ));
+    }
+    if let (Some(url), Some(agent)) = (&args.registry, &args.agent) {
+        let agent = skilldeck_registry::names::AgentId::new(agent)
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        // Over HTTP, --token-file is the clients' token: never sent to the
+        // registry.
+        let token_file = args
+            .registry_token_file
+            .as_deref()
+            .or(args.token_file.as_deref().filter(|_| args.http.is_none()));
+        let token = skilldeck_registry::client::Token::resolve(token_file)?;
+        let mut registry = RegistryOptions::new(url, agent, token);
+        if let Some(secs) = args.registry_poll {
+            registry.poll = std::time::Duration::try_from_secs_f64(secs)
+                .ok()
+                .filter(|d| *d >= MIN_REGISTRY_POLL)
+                .ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "--registry-poll {secs}: expected seconds, at least {:?}",
+                        MIN_REGISTRY_POLL
+                    ))
+                })?;
+        }
+        options.registry = Some(registry);
     }
     let result = match args.http.as_deref() {
         None => skilldeck_mcp::serve_stdio(options),

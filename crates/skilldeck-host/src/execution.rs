@@ -162,6 +162,9 @@ impl PreparedRun<'_> {
 pub struct Execution {
     config: ExecConfig,
     executor: Executor,
+    /// The policy source once [`Execution::update_policy`] was called
+    /// (limits and per-skill grants of later runs).
+    live: std::sync::RwLock<Option<std::sync::Arc<ExecConfig>>>,
 }
 
 impl Execution {
@@ -176,7 +179,25 @@ impl Execution {
     /// An execution service running through `executor` (its caps and work
     /// root), under `config`'s policy.
     pub fn with_executor(config: ExecConfig, executor: Executor) -> Self {
-        Execution { config, executor }
+        Execution {
+            config,
+            executor,
+            live: std::sync::RwLock::new(None),
+        }
+    }
+
+    /// Replaces the configuration later runs take their policy from (the
+    /// limits and the `[exec.skills]` grants; a run already started keeps
+    /// its own). The executor's concurrency caps, the sandbox profile, the
+    /// tool exposure and dynamic context stay as the service started: those
+    /// are [`Execution::config`]'s. A registry-served agent calls this
+    /// when its lock changes the grants.
+    pub fn update_policy(&self, config: ExecConfig) {
+        let mut live = self
+            .live
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *live = Some(std::sync::Arc::new(config));
     }
 
     /// The configuration in force.
@@ -200,7 +221,15 @@ impl Execution {
     /// network, extra read paths, extra variables). A skill never grants
     /// itself anything. The mapping is [`policy_from_config`].
     pub fn policy(&self, skill: &str) -> Result<Policy, ExecError> {
-        policy_from_config(&self.config, skill)
+        let live = self
+            .live
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        match live {
+            Some(config) => policy_from_config(&config, skill),
+            None => policy_from_config(&self.config, skill),
+        }
     }
 
     /// [`Execution::policy`] with the operator's `overrides` applied.

@@ -596,3 +596,28 @@ fn the_scripts_scope_refuses_files_outside_scripts_and_the_skill_folder_scope_al
     .unwrap_err();
     assert_eq!(unknown.kind, ToolErrorKind::UnknownSkill);
 }
+
+#[test]
+fn an_updated_policy_applies_to_later_runs_and_can_revoke_a_grant() {
+    let mut exec = config(SandboxProfile::None);
+    exec.skills.insert(
+        "web".into(),
+        SkillGrant {
+            network: true,
+            env: vec!["API_TOKEN".into()],
+            ..SkillGrant::default()
+        },
+    );
+    let execution = Execution::new(exec.clone());
+    assert!(execution.policy("web").unwrap().grants.network);
+    let mut revoked = exec.clone();
+    revoked.skills.clear();
+    revoked.timeout_secs = 7;
+    execution.update_policy(revoked);
+    let policy = execution.policy("web").unwrap();
+    assert!(!policy.grants.network);
+    assert!(!policy.grants.env.contains(&"API_TOKEN".to_owned()));
+    assert_eq!(policy.limits.timeout, std::time::Duration::from_secs(7));
+    // What the service started with stays its config.
+    assert_eq!(execution.config(), &exec);
+}

@@ -65,4 +65,8 @@ pub enum Error {
     /// Span export is misconfigured or could not be set up.
     #[error("telemetry: {0}")]
     Telemetry(String),
+    /// Serving an agent's skills from a registry failed (at start: the
+    /// lock or a skill could not be fetched or verified).
+    #[error("registry: {0}")]
+    Registry(String),
 }

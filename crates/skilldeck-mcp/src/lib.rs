@@ -33,6 +33,7 @@ pub mod extension;
 pub mod logging;
 pub mod options;
 pub mod prompts;
+pub mod registry;
 pub mod reload;
 pub mod resources;
 pub mod server;

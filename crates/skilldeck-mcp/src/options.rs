@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use skilldeck::DiscoveryOptions;
 use skilldeck_host::HostOptions;
+use skilldeck_registry::client::Token;
+use skilldeck_registry::names::AgentId;
 
 pub use skilldeck_host::options::{
     DEFAULT_SEARCH_RESULTS, DEFAULT_TOOL_CATALOG_CHARS, DIGEST_CACHE_ENTRIES, MAX_SEARCH_RESULTS,
@@ -48,6 +50,9 @@ pub struct ServeOptions {
     pub exec_agent_id: String,
     /// The user id skill code runs under (`SKILLDECK_USER_ID`; empty: none).
     pub exec_user_id: String,
+    /// Serve one agent's skills from a registry instead of the roots
+    /// ([`crate::registry`]).
+    pub registry: Option<RegistryOptions>,
 }
 
 /// The agent id of skill code run for MCP clients, unless set.
@@ -84,6 +89,7 @@ impl ServeOptions {
             max_request_bytes: MAX_REQUEST_BYTES,
             exec_agent_id: DEFAULT_EXEC_AGENT_ID.to_owned(),
             exec_user_id: String::new(),
+            registry: None,
         }
     }
 
@@ -176,6 +182,41 @@ impl HttpOptions {
             header_read_timeout: HEADER_READ_TIMEOUT,
             request_timeout: REQUEST_TIMEOUT,
             max_sessions: MAX_SESSIONS,
+        }
+    }
+}
+
+/// How often the lock is polled, unless set.
+pub const DEFAULT_REGISTRY_POLL: Duration = Duration::from_secs(10);
+
+/// Shortest poll period accepted.
+pub const MIN_REGISTRY_POLL: Duration = Duration::from_millis(100);
+
+/// Which registry, which agent, how often.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// The registry's URL.
+    pub url: String,
+    /// The agent whose skills are served.
+    pub agent: AgentId,
+    /// The token (scope `agent:<id>`, or admin).
+    pub token: Option<Token>,
+    /// See [`DEFAULT_REGISTRY_POLL`].
+    pub poll: Duration,
+    /// The cache folder (default: `CACHE/registry`).
+    pub cache: Option<PathBuf>,
+}
+
+impl RegistryOptions {
+    /// The registry at `url`, for `agent`, polled every
+    /// [`DEFAULT_REGISTRY_POLL`].
+    pub fn new(url: &str, agent: AgentId, token: Option<Token>) -> RegistryOptions {
+        RegistryOptions {
+            url: url.to_owned(),
+            agent,
+            token,
+            poll: DEFAULT_REGISTRY_POLL,
+            cache: None,
         }
     }
 }

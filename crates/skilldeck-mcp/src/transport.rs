@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::options::{HttpOptions, ServeOptions};
+use crate::registry::RegistrySource;
 use crate::reload;
 use crate::server::SkillServer;
 use crate::stdio;
@@ -62,12 +63,29 @@ type WatchTask = Option<tokio::task::JoinHandle<Result<reload::Watcher, Error>>>
 /// every folder again, so it runs in the background: the first answer does
 /// not wait for it. Once watching, the deck is checked once more, so an
 /// edit made in between is not missed.
-async fn start(options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Error> {
+async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Error> {
     let started = Instant::now();
+    // A registry agent: its skills materialised first, the options pointed
+    // at them (the registry's poll replaces the file watcher).
+    let registry = match options.registry.take() {
+        None => None,
+        Some(settings) => {
+            let (prepared, source) = tokio::task::spawn_blocking(move || {
+                RegistrySource::prepare(&settings, &mut options).map(|s| (options, s))
+            })
+            .await
+            .map_err(|e| Error::Transport(format!("registry task failed: {e}")))??;
+            options = prepared;
+            Some(Arc::new(source))
+        }
+    };
     let engine = tokio::task::spawn_blocking(move || Engine::new(options))
         .await
         .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
     let engine = Arc::new(engine);
+    if let Some(source) = registry {
+        tokio::spawn(source.run(Arc::downgrade(&engine)));
+    }
     let snapshot = engine.snapshot();
     // Skipped skills and a walk cut short at its limit (the core's one
     // list of what a loader must say).

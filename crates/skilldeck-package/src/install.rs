@@ -92,6 +92,18 @@ pub enum Source {
     Package(PathBuf),
     /// A skill folder.
     Folder(PathBuf),
+    /// A package fetched from elsewhere (a registry): installed from the
+    /// local file `package`, recorded in the lock as `source` (for example
+    /// `registry+https://host#ns/name@1.2.0`), and refused unless its
+    /// content has exactly the content fingerprint `fingerprint`.
+    Fetched {
+        /// The downloaded tar.gz or zip.
+        package: PathBuf,
+        /// What the lock records as the skill's source.
+        source: String,
+        /// The content fingerprint the package must have (`sha256:...`).
+        fingerprint: String,
+    },
 }
 
 impl Source {
@@ -108,6 +120,17 @@ impl Source {
     pub fn path(&self) -> &Path {
         match self {
             Source::Package(p) | Source::Folder(p) => p,
+            Source::Fetched { package, .. } => package,
+        }
+    }
+
+    /// The `source` string the lock records for it (`lockfile`: where the
+    /// lock is): a path relative to the lockfile's folder, or a fetched
+    /// package's own source string.
+    pub fn lock_text(&self, lockfile: &Path) -> String {
+        match self {
+            Source::Fetched { source, .. } => source.clone(),
+            other => lock_source(other.path(), lockfile),
         }
     }
 
@@ -117,6 +140,28 @@ impl Source {
         match self {
             Source::Package(p) => unpack(p, staging, options),
             Source::Folder(dir) => copy_folder(dir, staging, options),
+            Source::Fetched {
+                package,
+                source,
+                fingerprint,
+            } => {
+                let unpacked = unpack(package, staging, options)?;
+                let found = unpacked.manifest.fingerprint();
+                if &found != fingerprint {
+                    return Err(Error::refused(
+                        Diagnostic::new(
+                            Code::LockMismatch,
+                            Severity::Error,
+                            format!(
+                                "the package fetched from {source} has fingerprint {found}; \
+                                 expected {fingerprint} (nothing was installed)"
+                            ),
+                        )
+                        .in_file(package),
+                    ));
+                }
+                Ok(unpacked)
+            }
         }
     }
 }
@@ -202,6 +247,14 @@ fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// True when a lock's `source` is not a path but a fetched package's
+/// source (`scheme+URL...`, e.g. `registry+https://host#ns/name@1.0.0`).
+pub fn is_fetched(source: &str) -> bool {
+    source
+        .split_once("://")
+        .is_some_and(|(scheme, _)| scheme.contains('+') && !scheme.contains(['/', '\\']))
+}
+
 /// The path a lock's `source` names (relative ones against the lockfile's
 /// folder).
 pub fn resolve_source(source: &str, lockfile: &Path) -> PathBuf {
@@ -248,6 +301,16 @@ pub fn install(
         .unwrap_or_default();
     let mut lock = Lockfile::load(&lockfile)?.unwrap_or_else(|| Lockfile::new(root_name));
     let sources: Vec<(Source, String)> = if options.frozen && sources.is_empty() {
+        if let Some((name, e)) = lock.skill.iter().find(|(_, e)| is_fetched(&e.source)) {
+            return Err(mismatch(
+                &lockfile,
+                &format!(
+                    "skill '{name}' was fetched from {}: give every source (the fetched \
+                     package included) to a frozen install",
+                    e.source
+                ),
+            ));
+        }
         lock.skill
             .values()
             .map(|e| {
@@ -260,7 +323,7 @@ pub fn install(
     } else {
         sources
             .iter()
-            .map(|s| (s.clone(), lock_source(s.path(), &lockfile)))
+            .map(|s| (s.clone(), s.lock_text(&lockfile)))
             .collect()
     };
     if options.frozen && lock.skill.is_empty() {

@@ -414,3 +414,32 @@ fn a_git_archive_of_a_skill_installs() {
     );
     assert_eq!(done[0].fingerprint, expected.fingerprint());
 }
+
+#[test]
+fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerprint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = demo(tmp.path(), "# Demo\n");
+    let package = tmp.path().join("dl.tar.gz");
+    let packed = pack_to_file(&dir, &package, &options(ArchiveFormat::TarGz)).unwrap();
+    let root = tmp.path().join("proj/.agents/skills");
+    let source = "registry+http://127.0.0.1:7878#acme/demo@1.0.0".to_owned();
+    let wrong = Source::Fetched {
+        package: package.clone(),
+        source: source.clone(),
+        fingerprint: format!("sha256:{}", "0".repeat(64)),
+    };
+    let e = install(&root, &[wrong], &InstallOptions::default()).unwrap_err();
+    assert_eq!(e.diagnostics()[0].code, Code::LockMismatch, "{e}");
+    assert!(!root.join("demo").exists(), "nothing installed");
+    let right = Source::Fetched {
+        package,
+        source: source.clone(),
+        fingerprint: packed.fingerprint(),
+    };
+    install(&root, &[right], &InstallOptions::default()).unwrap();
+    let lock = Lockfile::load(&lock_path(&root)).unwrap().unwrap();
+    assert_eq!(lock.skill["demo"].source, source);
+    assert_eq!(lock.skill["demo"].fingerprint, packed.fingerprint());
+    let report = verify(&root, None, &PackageLimits::default()).unwrap();
+    assert_eq!(report.skills[0].status, Status::Ok);
+}

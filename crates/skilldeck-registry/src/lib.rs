@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod names;
 pub mod wire;
 

@@ -2,8 +2,11 @@
 //! its unreferenced blobs (`gc`). The rules live in `skilldeck-registry`;
 //! this module only maps flags onto it.
 
+pub mod agent;
+pub mod assign;
 pub mod gc;
 pub mod serve;
+pub mod token;
 
 use std::path::PathBuf;
 
@@ -24,6 +27,23 @@ pub enum RegistryCommand {
         after_help = "Examples:\n  skilldeck registry gc\n  skilldeck registry gc --grace-secs 0"
     )]
     Gc(gc::Args),
+    /// Agents: create, show, list, update, delete (a registry client).
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  skilldeck registry agent create bot-1 --capability web --registry http://127.0.0.1:7878 --token-file admin-token"
+    )]
+    Agent(agent::AgentCommand),
+    /// Assign a skill to an agent (a pinned version or a label).
+    #[command(
+        disable_version_flag = true,
+        after_help = "Examples:\n  skilldeck registry assign bot-1 acme/pdf --label production --grant-network --registry http://127.0.0.1:7878"
+    )]
+    Assign(assign::AssignArgs),
+    /// Take a skill away from an agent.
+    Unassign(assign::UnassignArgs),
+    /// Tokens: create one scoped to an agent.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
 }
 
 /// Runs a registry subcommand.
@@ -31,6 +51,10 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
     match command {
         RegistryCommand::Serve(args) => serve::run(args),
         RegistryCommand::Gc(args) => gc::run(args),
+        RegistryCommand::Agent(c) => agent::run(c),
+        RegistryCommand::Assign(args) => assign::run_assign(args),
+        RegistryCommand::Unassign(args) => assign::run_unassign(args),
+        RegistryCommand::Token(c) => token::run(c),
     }
 }
 

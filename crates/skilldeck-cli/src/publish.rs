@@ -1,0 +1,91 @@
+//! `skilldeck publish DIR|PACKAGE --registry URL`: a skill folder (packed
+//! first, deterministically) or a package file, published to a registry.
+//! Prints what was published, or the refusal's diagnostics as
+//! `file:line:col: code message`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use skilldeck_package::{ArchiveFormat, PackOptions, UnpackOptions};
+use skilldeck_registry::client::diagnostic_line;
+use skilldeck_registry::names::{DEFAULT_NAMESPACE, Namespace};
+
+use crate::error::CliError;
+use crate::exit;
+use crate::format::{self, Format};
+use crate::pack::refused;
+use crate::registry_client::{ClientArgs, failed};
+use crate::render;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A skill folder (packed as tar.gz first) or a package (.tar.gz, .zip).
+    path: PathBuf,
+    /// The version (else the SKILL.md's `metadata.version`).
+    #[arg(long, value_name = "SEMVER")]
+    version: Option<String>,
+    /// The namespace to publish into.
+    #[arg(long, value_name = "NS", default_value = DEFAULT_NAMESPACE)]
+    namespace: String,
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Output format.
+    #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
+    format: Format,
+}
+
+pub fn run(args: &Args) -> Result<u8, CliError> {
+    let namespace = Namespace::new(&args.namespace).map_err(|e| CliError::Usage(e.to_string()))?;
+    let bytes = if args.path.is_dir() {
+        // Validated as the registry validates (lenient, no lints): what it
+        // would refuse is refused here, with the same diagnostics.
+        let options = PackOptions {
+            format: ArchiveFormat::TarGz,
+            validation: UnpackOptions::default().validation,
+            ..PackOptions::default()
+        };
+        match skilldeck_package::pack(&args.path, &options) {
+            Ok(p) => p.bytes,
+            Err(e) => return refused(e),
+        }
+    } else {
+        std::fs::read(&args.path).map_err(|source| CliError::Io {
+            path: args.path.clone(),
+            source,
+        })?
+    };
+    let client = args.client.client()?;
+    let published = match client.publish(&namespace, args.version.as_deref(), bytes) {
+        Ok(p) => p,
+        Err(e) => return failed(e),
+    };
+    let mut out = render::stdout_for(args.format == Format::Json);
+    if args.format == Format::Json {
+        render::write_json(&mut out, &published)?;
+    } else {
+        writeln!(
+            out,
+            "{} {}/{}@{} {} ({} bytes){}",
+            if published.created {
+                "published"
+            } else {
+                "unchanged (already published)"
+            },
+            published.namespace,
+            published.name,
+            published.version,
+            published.fingerprint,
+            published.size,
+            published
+                .latest
+                .as_deref()
+                .map(|l| format!("; latest is {l}"))
+                .unwrap_or_default()
+        )?;
+        for d in &published.report {
+            writeln!(out, "{}", diagnostic_line(d))?;
+        }
+    }
+    out.flush()?;
+    Ok(exit::OK)
+}

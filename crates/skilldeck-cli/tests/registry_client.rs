@@ -1,0 +1,753 @@
+//! The registry's clients against the real server (`skilldeck registry
+//! serve --listen 127.0.0.1:0 --data TMP`, started as a process): publish,
+//! install and verify, the agent/assign/token commands, and `serve
+//! --registry --agent` over stdio following the agent's assignments.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Far longer than anything here needs: past it, it did not happen.
+const GIVE_UP: Duration = Duration::from_secs(60);
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_skilldeck")
+}
+
+/// A registry server process, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    admin: PathBuf,
+}
+
+impl Server {
+    fn start(data: &Path) -> Server {
+        let mut child = Command::new(bin())
+            .args(["registry", "serve", "--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines = lines_of(child.stdout.take().unwrap());
+        let prefix = "skilldeck registry listening on ";
+        let url = loop {
+            let line = lines
+                .recv_timeout(GIVE_UP)
+                .expect("the registry never said it was listening");
+            if let Some(url) = line.strip_prefix(prefix) {
+                break url.trim().to_owned();
+            }
+        };
+        Server {
+            child,
+            url,
+            admin: data.join("admin-token"),
+        }
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Each line of `r`, from a thread.
+fn lines_of(r: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// `skilldeck ARGS` with HOME and the XDG folders under `home`.
+fn sd(home: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("SKILLDECK_TOKEN")
+        .env_remove("SKILLDECK_REGISTRY_URL")
+        .current_dir(home)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn skill(base: &Path, name: &str, version: &str, body: &str) -> PathBuf {
+    skilldeck_testkit::skill(base, name)
+        .description(format!(
+            "Does {name} things. Use when testing the registry."
+        ))
+        .frontmatter_raw(format!("metadata:\n  version: \"{version}\""))
+        .body(body)
+        .file("references/guide.md", "# Guide\n")
+        .write()
+}
+
+/// Publishes the folder `dir` into `acme` as the admin.
+fn publish(home: &Path, server: &Server, dir: &Path) -> String {
+    let admin = server.admin.to_str().unwrap();
+    ok(&sd(
+        home,
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--namespace",
+            "acme",
+            "--registry",
+            &server.url,
+            "--token-file",
+            admin,
+        ],
+    ))
+}
+
+fn admin_args<'a>(server: &'a Server, args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend([
+        "--registry",
+        server.url.as_str(),
+        "--token-file",
+        server.admin.to_str().unwrap(),
+    ]);
+    all
+}
+
+#[test]
+fn publish_then_install_by_version_and_label_verifies_and_a_tampered_file_fails_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    let v1 = skill(&home.join("src1"), "pdf", "1.0.0", "# PDF one\n");
+    let out = publish(home, &server, &v1);
+    assert!(out.contains("published acme/pdf@1.0.0"), "{out}");
+    // The same content again: a no-op.
+    let again = publish(home, &server, &v1);
+    assert!(again.contains("unchanged"), "{again}");
+    // A package file (packed first) with another version.
+    let v2 = skill(&home.join("src2"), "pdf", "1.1.0", "# PDF two\n");
+    let package = home.join("pdf-1.1.0.tar.gz");
+    ok(&sd(
+        home,
+        &[
+            "pack",
+            v2.to_str().unwrap(),
+            "-o",
+            package.to_str().unwrap(),
+        ],
+    ));
+    let out = publish(home, &server, &package);
+    assert!(out.contains("published acme/pdf@1.1.0"), "{out}");
+
+    // By version.
+    let root = home.join("proj/.agents/skills");
+    let root_s = root.to_str().unwrap();
+    let admin = server.admin.to_str().unwrap();
+    let url = server.url.as_str();
+    let out = ok(&sd(
+        home,
+        &[
+            "install",
+            "acme/pdf@1.0.0",
+            "--registry",
+            url,
+            "--token-file",
+            admin,
+            "--root",
+            root_s,
+        ],
+    ));
+    assert!(out.contains("installed pdf 1.0.0"), "{out}");
+    let lock = std::fs::read_to_string(home.join("proj/.agents/skilldeck.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("source = \"registry+{url}#acme/pdf@1.0.0\"")),
+        "{lock}"
+    );
+    assert!(
+        std::fs::read_to_string(root.join("pdf/SKILL.md"))
+            .unwrap()
+            .contains("PDF one")
+    );
+    ok(&sd(home, &["verify", "--dir", root_s]));
+
+    // A tampered file: verify fails; a frozen install downloads exactly the
+    // locked version again and restores it.
+    std::fs::write(root.join("pdf/references/guide.md"), "# Changed\n").unwrap();
+    let out = sd(home, &["verify", "--dir", root_s]);
+    assert!(!out.status.success(), "verify passed on a tampered file");
+    ok(&sd(
+        home,
+        &[
+            "install",
+            "--frozen",
+            "--force",
+            "--token-file",
+            admin,
+            "--root",
+            root_s,
+        ],
+    ));
+    ok(&sd(home, &["verify", "--dir", root_s]));
+    assert!(
+        std::fs::read_to_string(root.join("pdf/SKILL.md"))
+            .unwrap()
+            .contains("PDF one")
+    );
+
+    // By label: `latest` is 1.1.0; the lock records the exact version.
+    let root2 = home.join("proj2/.agents/skills");
+    let out = ok(&sd(
+        home,
+        &[
+            "install",
+            "acme/pdf@latest",
+            "--registry",
+            url,
+            "--token-file",
+            admin,
+            "--root",
+            root2.to_str().unwrap(),
+        ],
+    ));
+    assert!(out.contains("installed pdf 1.1.0"), "{out}");
+    let lock = std::fs::read_to_string(home.join("proj2/.agents/skilldeck.lock")).unwrap();
+    assert!(lock.contains("#acme/pdf@1.1.0\""), "{lock}");
+    ok(&sd(home, &["verify", "--dir", root2.to_str().unwrap()]));
+}
+
+#[test]
+fn a_package_the_registry_refuses_prints_each_diagnostic_as_file_line_code_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    // A package whose SKILL.md frontmatter is broken YAML on line 3:
+    // packed by hand (skilldeck pack would refuse it).
+    let src = home.join("src/bad");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("SKILL.md"),
+        "---\nname: bad\ndescription: [unclosed\nmetadata:\n  version: \"1.0.0\"\n---\n# Bad\n",
+    )
+    .unwrap();
+    let package = home.join("bad.tar.gz");
+    let status = Command::new("tar")
+        .args(["czf", package.to_str().unwrap(), "-C"])
+        .arg(home.join("src"))
+        .arg("bad")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = sd(
+        home,
+        &admin_args(&server, &["publish", package.to_str().unwrap()]),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // `bad/SKILL.md:2...: error <code> <message>`
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("SKILL.md:"))
+        .unwrap_or_else(|| panic!("no file:line diagnostic in {stderr}"));
+    let after = line.split("SKILL.md:").nth(1).unwrap();
+    assert!(
+        after.starts_with(|c: char| c.is_ascii_digit()),
+        "no line number: {line}"
+    );
+    assert!(line.contains("error"), "{line}");
+}
+
+#[test]
+fn agent_assign_unassign_and_token_commands_drive_the_registry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n"),
+    );
+
+    let created: Value = serde_json::from_str(&ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "agent",
+                "create",
+                "bot-1",
+                "--capability",
+                "web",
+                "--max-concurrent",
+                "2",
+                "--format",
+                "json",
+            ],
+        ),
+    )))
+    .unwrap();
+    assert_eq!(created["id"], "bot-1");
+    assert_eq!(created["capabilities"], json!(["web"]));
+    // update: the given setting changes, the others stay.
+    ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "agent",
+                "update",
+                "bot-1",
+                "--timeout-secs",
+                "30",
+            ],
+        ),
+    ));
+    let shown: Value = serde_json::from_str(&ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "agent", "show", "bot-1", "--format", "json"],
+        ),
+    )))
+    .unwrap();
+    assert_eq!(shown["execution_timeout_secs"], 30);
+    assert_eq!(shown["max_concurrent_executions"], 2);
+    assert_eq!(shown["capabilities"], json!(["web"]));
+    let list = ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "list"]),
+    ));
+    assert!(list.contains("bot-1"), "{list}");
+
+    let assigned: Value = serde_json::from_str(&ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "assign",
+                "bot-1",
+                "acme/pdf",
+                "--version",
+                "1.0.0",
+                "--priority",
+                "5",
+                "--grant-network",
+                "--grant-env",
+                "API_TOKEN",
+                "--format",
+                "json",
+            ],
+        ),
+    )))
+    .unwrap();
+    assert_eq!(assigned["version"], "1.0.0");
+    assert_eq!(assigned["priority"], 5);
+    assert_eq!(assigned["grants"]["network"], true);
+    assert_eq!(assigned["grants"]["env"], json!(["API_TOKEN"]));
+
+    // A token scoped to the agent reads its lock, and nothing else.
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "token", "create", "--agent", "bot-1"],
+        ),
+    ));
+    let token = token.trim();
+    assert!(token.starts_with("sdk_"), "{token}");
+    let token_file = home.join("bot-token");
+    std::fs::write(&token_file, token).unwrap();
+    let as_agent = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend([
+            "--registry",
+            server.url.as_str(),
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ]);
+        sd(home, &all)
+    };
+    ok(&as_agent(&["registry", "agent", "show", "bot-1"]));
+    let refused = as_agent(&["registry", "agent", "create", "bot-2"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("403"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "unassign", "bot-1", "acme/pdf"]),
+    ));
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "delete", "bot-1"]),
+    ));
+    let gone = sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "show", "bot-1"]),
+    );
+    assert!(!gone.status.success());
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("404"));
+}
+
+/// An MCP client on a `serve` process's stdio.
+struct McpClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: Receiver<String>,
+    next_id: u64,
+    /// Notifications seen so far.
+    notes: Vec<String>,
+}
+
+impl McpClient {
+    fn start(home: &Path, args: &[&str]) -> McpClient {
+        let mut child = Command::new(bin())
+            .args(args)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env("RUST_LOG", "info")
+            .env_remove("SKILLDECK_TOKEN")
+            .current_dir(home)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = lines_of(child.stdout.take().unwrap());
+        let stderr = lines_of(child.stderr.take().unwrap());
+        let mut client = McpClient {
+            child,
+            stdin,
+            lines,
+            stderr,
+            next_id: 1,
+            notes: Vec::new(),
+        };
+        client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    fn send(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + GIVE_UP;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message["id"] == id {
+                return message;
+            }
+            if let Some(m) = message["method"].as_str() {
+                self.notes.push(m.to_owned());
+            }
+        }
+    }
+
+    /// Waits until a `list_changed` notification came and the served set
+    /// is `expected`.
+    fn wait_for_set(&mut self, expected: &[&str]) {
+        let deadline = Instant::now() + GIVE_UP;
+        loop {
+            let names = self.skill_names();
+            if names == expected && self.notes.iter().any(|n| n.ends_with("/list_changed")) {
+                self.notes.clear();
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still {names:?} (notifications {:?}), expected {expected:?}",
+                self.notes
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn skill_names(&mut self) -> Vec<String> {
+        let answer = self.request("prompts/list", json!({}));
+        let mut names: Vec<String> = answer["result"]["prompts"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn stderr_text(&self) -> String {
+        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+impl Drop for McpClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives_an_outage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let mut server = Server::start(&home.join("data"));
+    for name in ["pdf", "notes", "other"] {
+        publish(
+            home,
+            &server,
+            &skill(&home.join("src"), name, "1.0.0", "# Body\n"),
+        );
+    }
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "create", "bot-1"]),
+    ));
+    for name in ["acme/pdf", "acme/notes"] {
+        ok(&sd(
+            home,
+            &admin_args(&server, &["registry", "assign", "bot-1", name]),
+        ));
+    }
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "token", "create", "--agent", "bot-1"],
+        ),
+    ));
+    let token_file = home.join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+
+    let mut mcp = McpClient::start(
+        home,
+        &[
+            "serve",
+            "--registry",
+            &server.url,
+            "--agent",
+            "bot-1",
+            "--token-file",
+            token_file.to_str().unwrap(),
+            "--registry-poll",
+            "0.2",
+        ],
+    );
+    assert_eq!(
+        mcp.skill_names(),
+        ["notes", "pdf"],
+        "exactly the agent's set"
+    );
+    // Content-addressed cache: blobs/<fingerprint-hex>/<name>/.
+    let blobs = home.join("cache/skilldeck/registry/blobs");
+    let cached: Vec<String> = std::fs::read_dir(&blobs)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("pdf/SKILL.md").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    assert_eq!(cached[0].len(), 64, "{cached:?}");
+
+    // The assignment changes through the API: clients are told, and see
+    // the new set.
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "assign", "bot-1", "acme/other"]),
+    ));
+    mcp.wait_for_set(&["notes", "other", "pdf"]);
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "unassign", "bot-1", "acme/notes"]),
+    ));
+    mcp.wait_for_set(&["other", "pdf"]);
+
+    // The registry goes down: the last good set stays, and the outage is
+    // reported once however many polls fail.
+    server.stop();
+    let deadline = Instant::now() + GIVE_UP;
+    let mut log = String::new();
+    while !log.contains("serving the last good set") {
+        assert!(Instant::now() < deadline, "no outage warning in {log}");
+        std::thread::sleep(Duration::from_millis(100));
+        log.push_str(&mcp.stderr_text());
+    }
+    // Several more polls fail (period 0.2 s).
+    std::thread::sleep(Duration::from_millis(1500));
+    log.push_str(&mcp.stderr_text());
+    assert_eq!(
+        log.matches("serving the last good set").count(),
+        1,
+        "one warning per outage: {log}"
+    );
+    assert_eq!(mcp.skill_names(), ["other", "pdf"]);
+    let answer = mcp.request(
+        "resources/read",
+        json!({"uri": "skill://pdf/references/guide.md"}),
+    );
+    assert!(
+        answer.to_string().contains("# Guide"),
+        "a served file reads during the outage: {answer}"
+    );
+    // A restart while the registry is still down serves the lock the last
+    // run saved (its skills are in the cache).
+    let url = server.url.clone();
+    let mut again = McpClient::start(
+        home,
+        &[
+            "serve",
+            "--registry",
+            &url,
+            "--agent",
+            "bot-1",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.skill_names(), ["other", "pdf"]);
+}
+
+#[test]
+fn serve_registry_refuses_to_start_with_the_registry_down_and_nothing_saved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    // A port nothing listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = Command::new(bin())
+        .args(["serve", "--registry", &url, "--agent", "bot-1"])
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env_remove("SKILLDECK_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("registry") && err.contains("no lock saved"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n"),
+    );
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "create", "bot-1"]),
+    ));
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "assign", "bot-1", "acme/pdf"]),
+    ));
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "token", "create", "--agent", "bot-1"],
+        ),
+    ));
+    let token_file = home.join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let args = [
+        "serve",
+        "--registry",
+        server.url.as_str(),
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ];
+    let mut first = McpClient::start(home, &args);
+    assert_eq!(first.skill_names(), ["pdf"]);
+    drop(first);
+    // Someone edits the cache: the next start does not trust it.
+    let blobs = home.join("cache/skilldeck/registry/blobs");
+    let guide = std::fs::read_dir(&blobs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("pdf/references/guide.md"))
+        .find(|p| p.is_file())
+        .unwrap();
+    std::fs::write(&guide, "# Tampered\n").unwrap();
+    let mut second = McpClient::start(home, &args);
+    let answer = second.request(
+        "resources/read",
+        json!({"uri": "skill://pdf/references/guide.md"}),
+    );
+    let text = answer.to_string();
+    assert!(
+        text.contains("# Guide") && !text.contains("Tampered"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_to_string(&guide).unwrap(), "# Guide\n");
+}

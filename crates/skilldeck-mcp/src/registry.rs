@@ -1,0 +1,601 @@
+//! Serving one agent's skills from a registry (`skilldeck serve --registry
+//! URL --agent ID`).
+//!
+//! - **The set** is the agent's lock (`GET /api/v1/agents/{id}/lock`):
+//!   exactly its resolved skills, each at one version with its
+//!   fingerprint, grants and the agent's execution limits.
+//! - **Materialisation**: each version lives once in a content-addressed
+//!   cache, `CACHE/registry/blobs/<fingerprint-hex>/<name>/`
+//!   ([`skilldeck::fs::dirs::cache_dir`]): downloaded
+//!   ([`Client::archive_of`]: sha256 and fingerprint checked), unpacked by
+//!   `skilldeck-package` (its hostile-archive refusals) into a staging
+//!   folder, its content fingerprint checked again, then renamed into place
+//!   (atomic; a concurrent process that won the rename is reused). A folder
+//!   already there is re-hashed once per process before it is reused; a
+//!   folder that does not verify is replaced.
+//! - **The root**: the host discovers a generated root,
+//!   `CACHE/registry/agents/<id>/serve-<pid>/`, holding one symlink per
+//!   skill into the cache (discovery follows symlinked folders). Each link
+//!   is replaced atomically (a new link renamed over the old one).
+//! - **Refresh**: the lock is polled every [`RegistryOptions::poll`](crate::options::RegistryOptions::poll) with
+//!   `If-None-Match`; a new lock is materialised in full before anything
+//!   changes (a failure keeps the last good set and is retried next poll),
+//!   then the links are swapped, the host reloaded (clients get
+//!   `list_changed` when the catalog changed, `resources/list_changed`
+//!   when only contents did) and the grants applied.
+//! - **Grants**: the lock's per-skill `network` and `env` and the agent's
+//!   timeout and concurrency become the `[exec]` config (network and env
+//!   from the registry, read paths only from the local config), which the
+//!   host maps to a policy with [`skilldeck_exec::policy_from_config`] (the
+//!   one mapping). The concurrency cap applies from the start; a later
+//!   change needs a restart (logged).
+//! - **Outages**: a registry that cannot be reached (or errs) leaves the
+//!   last good set served; one warning per outage, one line when it is
+//!   back. At start, a lock saved by an earlier run (`lock.json` beside
+//!   the root) is served when the registry is down and its skills are in
+//!   the cache.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use skilldeck::Scope;
+use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name};
+use skilldeck_package::{PackageLimits, UnpackOptions, folder_manifest, unpack};
+use skilldeck_registry::client::{Client, ClientError, LockFetch};
+use skilldeck_registry::names::{AgentId, SkillRef};
+use skilldeck_registry::wire::{AgentLock, LockedSkill};
+
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::options::{MIN_REGISTRY_POLL, RegistryOptions, ServeOptions};
+
+/// Where in the cache folder registry content lives.
+const CACHE_SUBDIR: &str = "registry";
+
+/// The saved lock (for a start while the registry is down).
+const SAVED_LOCK: &str = "lock.json";
+
+fn registry_error(e: impl std::fmt::Display) -> Error {
+    Error::Registry(e.to_string())
+}
+
+/// The agent's skills, materialised, and what is needed to refresh them.
+#[derive(Debug)]
+pub struct RegistrySource {
+    client: Client,
+    agent: AgentId,
+    poll: Duration,
+    blobs: PathBuf,
+    root: PathBuf,
+    saved: PathBuf,
+    /// The `[exec]` config before the registry's grants and limits.
+    base_exec: ExecConfig,
+    state: Mutex<State>,
+}
+
+/// What is served now.
+#[derive(Debug, Default)]
+struct State {
+    etag: Option<String>,
+    /// Name → fingerprint of the served skills.
+    served: BTreeMap<String, String>,
+    /// The limits in force at start (concurrency cannot change later).
+    concurrency: Option<u32>,
+    /// Folders verified by this process (not hashed again).
+    verified: BTreeSet<PathBuf>,
+    /// Set during an outage (so it is reported once).
+    outage: bool,
+}
+
+fn lock_state(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    // Every critical section leaves the state consistent.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The hex part of a `sha256:` fingerprint, checked (it names a folder).
+fn fingerprint_hex(fingerprint: &str) -> Result<&str, Error> {
+    let hex = fingerprint.strip_prefix("sha256:").unwrap_or(fingerprint);
+    if hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        Ok(hex)
+    } else {
+        Err(registry_error(format!(
+            "the lock names a malformed fingerprint '{fingerprint}'"
+        )))
+    }
+}
+
+/// A skill's name from a lock, checked (it names a folder and a link).
+fn checked_name(skill: &LockedSkill) -> Result<&str, Error> {
+    SkillRef::new(skill.namespace.as_str(), &skill.name)
+        .map(|_| skill.name.as_str())
+        .map_err(registry_error)
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> Error {
+    registry_error(format!("{}: {e}", path.display()))
+}
+
+impl RegistrySource {
+    /// Fetches the agent's lock (or, with the registry down, the one saved
+    /// by an earlier run), materialises it, and points `options` at it:
+    /// discovery reads only the generated root, the file watcher is off
+    /// (the poll reloads), and `[exec]` carries the lock's grants and
+    /// limits. Returns the source to [`RegistrySource::refresh`] from.
+    pub fn prepare(
+        registry: &RegistryOptions,
+        options: &mut ServeOptions,
+    ) -> Result<RegistrySource, Error> {
+        let client = Client::new(&registry.url, registry.token.clone()).map_err(registry_error)?;
+        let cache = registry
+            .cache
+            .clone()
+            .unwrap_or_else(|| skilldeck::fs::dirs::cache_dir().join(CACHE_SUBDIR));
+        let agent_dir = cache.join("agents").join(registry.agent.as_str());
+        let root = agent_dir.join(format!("serve-{}", std::process::id()));
+        remove_stale_roots(&agent_dir);
+        for dir in [cache.join("blobs"), root.clone()] {
+            std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        }
+        let source = RegistrySource {
+            client,
+            agent: registry.agent.clone(),
+            poll: registry.poll.max(MIN_REGISTRY_POLL),
+            blobs: cache.join("blobs"),
+            root: root.clone(),
+            saved: agent_dir.join(SAVED_LOCK),
+            base_exec: options.exec.clone(),
+            state: Mutex::new(State::default()),
+        };
+        let (lock, etag) = match source.client.lock(&source.agent, None) {
+            Ok(LockFetch::Fresh { lock, etag }) => (lock, Some(etag)),
+            Ok(LockFetch::NotModified) => {
+                return Err(registry_error(
+                    "the registry answered 304 to a first request",
+                ));
+            }
+            Err(e) if e.is_unavailable() => {
+                let lock = source.load_saved().ok_or_else(|| {
+                    registry_error(format!("{e} (and no lock saved by an earlier run)"))
+                })?;
+                tracing::warn!(error = %e, "the registry is unreachable; serving the lock saved by an earlier run");
+                lock_state(&source.state).outage = true;
+                (lock, None)
+            }
+            Err(e) => return Err(registry_error(e)),
+        };
+        let dirs = source.materialise(&lock)?;
+        source.link(&dirs)?;
+        if etag.is_some() {
+            source.save(&lock);
+        }
+        {
+            let mut state = lock_state(&source.state);
+            state.etag = etag;
+            state.served = served_of(&lock);
+            state.concurrency = lock.max_concurrent_executions;
+        }
+        options.discovery.roots = vec![Root {
+            path: root,
+            scope: Scope::Extra,
+            required: true,
+        }];
+        options.discovery.explicit.clear();
+        options.discovery.index = None;
+        options.reload = None;
+        options.exec = source.exec_config(&lock);
+        options.exec_agent_id = source.agent.as_str().to_owned();
+        tracing::info!(
+            agent = %source.agent,
+            registry = source.client.url(),
+            skills = lock.skills.len(),
+            "serving the agent's skills from the registry"
+        );
+        Ok(source)
+    }
+
+    /// The generated root the host discovers.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The poll period.
+    pub fn poll(&self) -> Duration {
+        self.poll
+    }
+
+    /// The `[exec]` config of `lock` ([`exec_config_of`] over the local
+    /// config).
+    pub fn exec_config(&self, lock: &AgentLock) -> ExecConfig {
+        exec_config_of(&self.base_exec, lock)
+    }
+
+    /// One poll: a new lock (ETag changed) is materialised, linked, and
+    /// the engine reloaded; an unchanged one does nothing; an error keeps
+    /// the last good set (reported once per outage).
+    pub fn refresh(&self, engine: &Engine) {
+        let etag = lock_state(&self.state).etag.clone();
+        let result = match self.client.lock(&self.agent, etag.as_deref()) {
+            Ok(LockFetch::NotModified) => Ok(None),
+            Ok(LockFetch::Fresh { lock, etag }) => self
+                .apply(engine, &lock)
+                .map(|()| Some(etag))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(describe(&e)),
+        };
+        let mut state = lock_state(&self.state);
+        match result {
+            Ok(new_etag) => {
+                if state.outage {
+                    tracing::info!(
+                        registry = self.client.url(),
+                        "the registry is reachable again"
+                    );
+                    state.outage = false;
+                }
+                if let Some(tag) = new_etag {
+                    state.etag = Some(tag);
+                }
+            }
+            Err(message) => {
+                if !state.outage {
+                    tracing::warn!(
+                        registry = self.client.url(),
+                        error = %message,
+                        "cannot refresh the agent's skills; serving the last good set until the registry answers"
+                    );
+                    state.outage = true;
+                }
+            }
+        }
+    }
+
+    fn apply(&self, engine: &Engine, lock: &AgentLock) -> Result<(), Error> {
+        let dirs = self.materialise(lock)?;
+        self.link(&dirs)?;
+        self.save(lock);
+        let served = served_of(lock);
+        let (changed, concurrency) = {
+            let mut state = lock_state(&self.state);
+            let changed: Vec<String> = served
+                .iter()
+                .filter(|(name, fp)| state.served.get(*name).is_some_and(|old| old != *fp))
+                .map(|(name, _)| name.clone())
+                .collect();
+            state.served = served;
+            (changed, state.concurrency)
+        };
+        if let Some(execution) = engine.host().execution() {
+            execution.update_policy(self.exec_config(lock));
+        }
+        if lock.max_concurrent_executions != concurrency {
+            tracing::warn!(
+                agent = %self.agent,
+                "the agent's max_concurrent_executions changed; it applies after a restart"
+            );
+        }
+        let catalog_changed = engine.reload()?;
+        for name in &changed {
+            engine.skill_files_changed(name);
+        }
+        if !catalog_changed && !changed.is_empty() {
+            engine.resources_changed();
+        }
+        tracing::info!(agent = %self.agent, skills = lock.skills.len(), catalog_changed, "the agent's lock changed");
+        Ok(())
+    }
+
+    /// Every skill of `lock` in the cache (downloaded when missing or not
+    /// verifying): name → its folder. Nothing served changes here.
+    fn materialise(&self, lock: &AgentLock) -> Result<BTreeMap<String, PathBuf>, Error> {
+        let mut dirs = BTreeMap::new();
+        for skill in &lock.skills {
+            let name = checked_name(skill)?;
+            if dirs.contains_key(name) {
+                return Err(registry_error(format!(
+                    "the lock names skill '{name}' twice"
+                )));
+            }
+            let dir = self.materialise_one(skill)?;
+            dirs.insert(name.to_owned(), dir);
+        }
+        Ok(dirs)
+    }
+
+    fn materialise_one(&self, skill: &LockedSkill) -> Result<PathBuf, Error> {
+        let hex = fingerprint_hex(&skill.fingerprint)?;
+        let parent = self.blobs.join(hex);
+        let dir = parent.join(&skill.name);
+        if lock_state(&self.state).verified.contains(&dir) {
+            return Ok(dir);
+        }
+        let limits = PackageLimits::default();
+        if dir.is_dir() {
+            match folder_manifest(&dir, &limits) {
+                Ok(m) if m.fingerprint() == skill.fingerprint => {
+                    lock_state(&self.state).verified.insert(dir.clone());
+                    return Ok(dir);
+                }
+                _ => {
+                    tracing::warn!(path = %dir.display(), "a cached skill does not verify; downloading it again");
+                    let aside = self
+                        .blobs
+                        .join(format!(".bad-{}-{hex}", std::process::id()));
+                    std::fs::rename(&parent, &aside).map_err(|e| io_error(&parent, e))?;
+                    let _ = std::fs::remove_dir_all(&aside);
+                }
+            }
+        }
+        let skill_ref =
+            SkillRef::new(skill.namespace.as_str(), &skill.name).map_err(registry_error)?;
+        let archive = self
+            .client
+            .archive_of(&skill_ref, &skill.version, &skill.fingerprint)
+            .map_err(registry_error)?;
+        let stage = tempfile::Builder::new()
+            .prefix(".stage-")
+            .tempdir_in(&self.blobs)
+            .map_err(|e| io_error(&self.blobs, e))?;
+        let package = stage.path().join("package.tar.gz");
+        std::fs::write(&package, &archive.bytes).map_err(|e| io_error(&package, e))?;
+        let unpacked = unpack(
+            &package,
+            &stage.path().join("tree"),
+            &UnpackOptions::default(),
+        )
+        .map_err(|e| registry_error(format!("{skill_ref}@{}: {e}", skill.version)))?;
+        if unpacked.name != skill.name {
+            return Err(registry_error(format!(
+                "{skill_ref}@{}: the package holds skill '{}'",
+                skill.version, unpacked.name
+            )));
+        }
+        let found = unpacked.manifest.fingerprint();
+        if found != skill.fingerprint {
+            return Err(registry_error(format!(
+                "{skill_ref}@{}: the package's content has fingerprint {found}; the lock says {}",
+                skill.version, skill.fingerprint
+            )));
+        }
+        std::fs::create_dir_all(&parent).map_err(|e| io_error(&parent, e))?;
+        if let Err(e) = std::fs::rename(&unpacked.dir, &dir) {
+            // Another process put the same content there first.
+            let ok =
+                folder_manifest(&dir, &limits).is_ok_and(|m| m.fingerprint() == skill.fingerprint);
+            if !ok {
+                return Err(io_error(&dir, e));
+            }
+        }
+        lock_state(&self.state).verified.insert(dir.clone());
+        Ok(dir)
+    }
+
+    /// Makes the generated root hold exactly one link per skill of `dirs`.
+    fn link(&self, dirs: &BTreeMap<String, PathBuf>) -> Result<(), Error> {
+        for (name, target) in dirs {
+            let link = self.root.join(name);
+            if std::fs::read_link(&link).is_ok_and(|t| &t == target) {
+                continue;
+            }
+            let temp = self.root.join(format!(".link-{name}"));
+            let _ = std::fs::remove_file(&temp);
+            symlink_dir(target, &temp).map_err(|e| io_error(&temp, e))?;
+            std::fs::rename(&temp, &link).map_err(|e| io_error(&link, e))?;
+        }
+        let entries = std::fs::read_dir(&self.root).map_err(|e| io_error(&self.root, e))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !dirs.contains_key(&name) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
+    }
+
+    fn save(&self, lock: &AgentLock) {
+        let Ok(bytes) = serde_json::to_vec(lock) else {
+            return;
+        };
+        let temp = self
+            .saved
+            .with_extension(format!("tmp-{}", std::process::id()));
+        if std::fs::write(&temp, bytes)
+            .and_then(|()| std::fs::rename(&temp, &self.saved))
+            .is_err()
+        {
+            let _ = std::fs::remove_file(&temp);
+            tracing::debug!(path = %self.saved.display(), "cannot save the lock");
+        }
+    }
+
+    fn load_saved(&self) -> Option<AgentLock> {
+        let bytes = std::fs::read(&self.saved).ok()?;
+        serde_json::from_slice::<AgentLock>(&bytes)
+            .ok()
+            .filter(|l| l.agent == self.agent)
+    }
+
+    /// Polls until the engine is dropped (runs on the caller's runtime:
+    /// each poll on a blocking thread).
+    pub async fn run(self: Arc<Self>, engine: std::sync::Weak<Engine>) {
+        loop {
+            tokio::time::sleep(self.poll).await;
+            let Some(engine) = engine.upgrade() else {
+                return;
+            };
+            let source = Arc::clone(&self);
+            if tokio::task::spawn_blocking(move || source.refresh(&engine))
+                .await
+                .is_err()
+            {
+                tracing::error!("a registry refresh failed");
+            }
+        }
+    }
+}
+
+impl Drop for RegistrySource {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// The `[exec]` config of `lock`: the local config with the lock's
+/// limits, and per served skill the registry's network and env grants
+/// (read paths stay the local config's).
+pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
+    let mut exec = base.clone();
+    if let Some(t) = lock.execution_timeout_secs {
+        exec.timeout_secs = u64::from(t).clamp(1, skilldeck::limits::MAX_EXEC_TIMEOUT_SECS);
+    }
+    if let Some(c) = lock.max_concurrent_executions {
+        let c = usize::try_from(c).unwrap_or(usize::MAX);
+        exec.concurrency = c.clamp(1, skilldeck::limits::MAX_EXEC_CONCURRENCY);
+    }
+    let local = std::mem::take(&mut exec.skills);
+    for skill in &lock.skills {
+        let read = local
+            .get(&skill.name)
+            .map(|g| g.read.clone())
+            .unwrap_or_default();
+        exec.skills.insert(
+            skill.name.clone(),
+            SkillGrant {
+                network: skill.grants.network,
+                read,
+                env: skill
+                    .grants
+                    .env
+                    .iter()
+                    .filter(|n| is_env_name(n))
+                    .cloned()
+                    .collect(),
+            },
+        );
+    }
+    exec
+}
+
+fn served_of(lock: &AgentLock) -> BTreeMap<String, String> {
+    lock.skills
+        .iter()
+        .map(|s| (s.name.clone(), s.fingerprint.clone()))
+        .collect()
+}
+
+/// A client error for the log (never the token: the client never puts it
+/// in an error).
+fn describe(e: &ClientError) -> String {
+    e.to_string()
+}
+
+#[cfg(unix)]
+fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
+    std::os::windows::fs::symlink_dir(target, link)
+}
+
+/// Removes generated roots of processes that are gone (Linux: no
+/// `/proc/<pid>`); elsewhere they stay (a few links each).
+fn remove_stale_roots(agent_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(agent_dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("serve-")
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if cfg!(target_os = "linux")
+            && pid != std::process::id()
+            && !Path::new("/proc").join(pid.to_string()).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock_with(grants: skilldeck_registry::wire::Grants) -> AgentLock {
+        serde_json::from_value(serde_json::json!({
+            "agent": "bot-1",
+            "max_concurrent_executions": 2,
+            "execution_timeout_secs": 30,
+            "skills": [{
+                "namespace": "acme", "name": "web", "version": "1.0.0",
+                "fingerprint": format!("sha256:{}", "0".repeat(64)),
+                "grants": grants, "files": []
+            }]
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_locks_grants_and_limits_become_the_exec_config_and_read_paths_stay_local() {
+        let mut base = ExecConfig {
+            sandbox: skilldeck::deck::SandboxProfile::None,
+            ..ExecConfig::default()
+        };
+        base.skills.insert(
+            "web".into(),
+            SkillGrant {
+                network: false,
+                read: vec![PathBuf::from("/srv/data")],
+                env: vec!["LOCAL_ONLY".into()],
+            },
+        );
+        base.skills.insert(
+            "not-served".into(),
+            SkillGrant {
+                network: true,
+                ..SkillGrant::default()
+            },
+        );
+        let lock = lock_with(skilldeck_registry::wire::Grants {
+            network: true,
+            env: vec!["API_TOKEN".into(), "bad name".into()],
+        });
+        let exec = exec_config_of(&base, &lock);
+        assert_eq!(exec.timeout_secs, 30);
+        assert_eq!(exec.concurrency, 2);
+        let web = exec.grant("web");
+        assert!(web.network);
+        assert_eq!(web.read, [PathBuf::from("/srv/data")]);
+        assert_eq!(
+            web.env,
+            ["API_TOKEN"],
+            "malformed names dropped, local env replaced"
+        );
+        assert!(!exec.skills.contains_key("not-served"));
+        // The one mapping turns it into the run's policy.
+        let policy =
+            skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
+        assert!(policy.grants.network);
+        assert_eq!(policy.limits.timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_fingerprint_names_a_folder_only_when_it_is_64_lowercase_hex_digits() {
+        let good = format!("sha256:{}", "a1".repeat(32));
+        assert_eq!(fingerprint_hex(&good).ok(), Some(&good[7..]));
+        for bad in [
+            "sha256:../../etc",
+            "sha256:ABC",
+            "",
+            &format!("sha256:{}", "g".repeat(64)),
+        ] {
+            assert!(fingerprint_hex(bad).is_err(), "{bad}");
+        }
+    }
+}
