@@ -1,0 +1,477 @@
+//! The registry's JSON, as the server writes it and clients read it (one
+//! definition for the server, the CLI, the MCP face and the web UI). Every
+//! type derives `utoipa::ToSchema`, so the OpenAPI document is generated
+//! from the same structs. Timestamps are RFC 3339 text in UTC.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::names::{AgentId, Label, Namespace};
+
+/// The media type of every error body.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+/// The header carrying a version's content fingerprint.
+pub const FINGERPRINT_HEADER: &str = "x-skilldeck-fingerprint";
+/// The header carrying a file's `sha256:` digest.
+pub const DIGEST_HEADER: &str = "x-skilldeck-digest";
+/// The API's path prefix.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// An error (RFC 9457 problem details) with a stable `code` and, when a
+/// package was refused, its diagnostics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the kind of problem (`about:blank` or a code URI).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// A short summary.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What happened, for a person.
+    pub detail: String,
+    /// A stable kebab-case code (`registry-version-exists`, ...).
+    pub code: String,
+    /// The validation diagnostics of a refused package.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<WireDiagnostic>,
+}
+
+/// A diagnostic of the core, with its file and position.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct WireDiagnostic {
+    /// Stable kebab-case code.
+    pub code: String,
+    /// `error` or `warning`.
+    pub severity: String,
+    /// What is wrong.
+    pub message: String,
+    /// The file, relative to the skill folder or the archive entry.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// 1-based line.
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// 1-based column.
+    #[serde(default)]
+    pub column: Option<u32>,
+}
+
+/// One file of a version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FileEntry {
+    /// The path relative to the skill folder (`/`-separated).
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// `sha256:` and the lowercase hex digest.
+    pub sha256: String,
+    /// True when the file is executable.
+    #[serde(default)]
+    pub executable: bool,
+}
+
+/// A page of a list, with the cursor of the next page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Page<T> {
+    /// The items of this page.
+    pub items: Vec<T>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default)]
+    pub next_cursor: Option<String>,
+}
+
+/// The answer to a publish.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Published {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// The content fingerprint (`sha256:`...).
+    pub fingerprint: String,
+    /// Total bytes of the files.
+    pub size: u64,
+    /// False when this exact content was already published (idempotent).
+    pub created: bool,
+    /// Where `latest` points after the publish.
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// The warnings validation found (errors refuse the package).
+    #[serde(default)]
+    pub report: Vec<WireDiagnostic>,
+}
+
+/// A skill in a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkillSummary {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The description of its `latest` version.
+    pub description: String,
+    /// The version `latest` points to.
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// How many versions it has.
+    pub versions: u32,
+    /// When its last version was published.
+    pub updated_at: String,
+    /// The search score, when the list answers a query.
+    #[serde(default)]
+    pub score: Option<f64>,
+}
+
+/// A version in a skill's list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct VersionSummary {
+    /// The semver version.
+    pub version: String,
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// Total bytes of the files.
+    pub size: u64,
+    /// Who published it (the token's name).
+    pub published_by: String,
+    /// When.
+    pub published_at: String,
+    /// Yanked: no longer chosen by `latest` or auto-discovery.
+    #[serde(default)]
+    pub yanked: Option<Marker>,
+    /// Deprecated: still served, with a warning.
+    #[serde(default)]
+    pub deprecated: Option<Marker>,
+}
+
+/// A yank or a deprecation: why and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Marker {
+    /// The reason given.
+    pub reason: String,
+    /// When.
+    pub at: String,
+}
+
+/// A body with a reason (yank, deprecate).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReasonBody {
+    /// Why.
+    pub reason: String,
+}
+
+/// A skill with its labels and versions (newest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkillDetail {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The description of its `latest` version.
+    pub description: String,
+    /// Label → version.
+    pub labels: BTreeMap<String, String>,
+    /// Every version, newest first.
+    pub versions: Vec<VersionSummary>,
+    /// When it was first published.
+    pub created_at: String,
+}
+
+/// One version in full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VersionDetail {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// Total bytes of the files.
+    pub size: u64,
+    /// Every file, sorted by path.
+    pub files: Vec<FileEntry>,
+    /// The SKILL.md frontmatter as JSON.
+    pub frontmatter: serde_json::Value,
+    /// Capabilities it requires (`metadata.capabilities`).
+    pub capabilities: Vec<String>,
+    /// Validation warnings recorded at publish.
+    pub report: Vec<WireDiagnostic>,
+    /// Who published it.
+    pub published_by: String,
+    /// When.
+    pub published_at: String,
+    /// Labels pointing at this version.
+    pub labels: Vec<String>,
+    /// Yanked, with why and when.
+    #[serde(default)]
+    pub yanked: Option<Marker>,
+    /// Deprecated, with why and when.
+    #[serde(default)]
+    pub deprecated: Option<Marker>,
+}
+
+/// Move a label to a version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LabelMove {
+    /// The version the label should point to.
+    pub version: String,
+}
+
+/// A label after a move.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct LabelMoved {
+    /// The label.
+    #[schema(value_type = String)]
+    pub label: Label,
+    /// Where it points now.
+    pub version: String,
+    /// Where it pointed before.
+    #[serde(default)]
+    pub previous: Option<String>,
+}
+
+/// An agent as created or replaced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSpec {
+    /// Its id.
+    #[schema(value_type = String)]
+    pub id: AgentId,
+    /// A display name.
+    pub name: String,
+    /// What it can do; auto-discovery offers skills whose required
+    /// capabilities are a subset.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Offer every skill whose capabilities it has, besides its
+    /// assignments.
+    #[serde(default)]
+    pub auto_discover: bool,
+    /// Globs over `namespace/name`; when not empty, auto-discovery offers
+    /// only skills matching one.
+    #[serde(default)]
+    pub allowed_patterns: Vec<String>,
+    /// Globs over `namespace/name` never offered, even when assigned.
+    #[serde(default)]
+    pub denied_patterns: Vec<String>,
+    /// Its sandbox's concurrency cap.
+    #[serde(default)]
+    pub max_concurrent_executions: Option<u32>,
+    /// Its sandbox's timeout per run, in seconds.
+    #[serde(default)]
+    pub execution_timeout_secs: Option<u32>,
+    /// Its catalog budget in tokens.
+    #[serde(default)]
+    pub budget_tokens: Option<u32>,
+}
+
+/// An agent as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Agent {
+    /// What it was created with.
+    #[serde(flatten)]
+    pub spec: AgentSpec,
+    /// When it was created.
+    pub created_at: String,
+    /// When it last changed.
+    pub updated_at: String,
+}
+
+/// Permissions granted to a skill in one agent's execution sandbox. A
+/// registry never grants host paths to read: that stays the operator's
+/// local `[exec.skills]` decision.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Grants {
+    /// Network access.
+    #[serde(default)]
+    pub network: bool,
+    /// Names of environment variables passed through.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// Assign a skill to an agent: a pinned version or a label (`latest` when
+/// neither is given; both is an error).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Assignment {
+    /// A pinned version.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// A label to follow.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    pub label: Option<Label>,
+    /// Off: the skill is excluded, even from auto-discovery.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Higher comes first.
+    #[serde(default)]
+    pub priority: i32,
+    /// Sandbox permissions.
+    #[serde(default)]
+    pub grants: Grants,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An assignment as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AssignmentView {
+    /// The agent.
+    #[schema(value_type = String)]
+    pub agent: AgentId,
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// What was asked.
+    #[serde(flatten)]
+    pub assignment: Assignment,
+    /// When it last changed.
+    pub updated_at: String,
+}
+
+/// Ask for a token.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenRequest {
+    /// A name to recognise it by (audit lines show it).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Scopes (`admin`, `publish:<namespace>`, `agent:<id>`); only for
+    /// `POST /tokens`.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// A new token: shown once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TokenCreated {
+    /// The secret; only its hash is stored.
+    pub token: String,
+    /// Its id, for audit lines and revocation.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// What it may do.
+    pub scopes: Vec<String>,
+}
+
+/// One skill of an agent's resolved set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ResolvedSkill {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version chosen.
+    pub version: String,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// `assigned` or `auto`.
+    pub source: String,
+    /// How the version was chosen: `version` or `label:<name>`.
+    pub via: String,
+    /// Its priority (auto-discovered skills: 0).
+    pub priority: i32,
+    /// Sandbox permissions.
+    pub grants: Grants,
+}
+
+/// A skill left out of an agent's set, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Excluded {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// `disabled`, `denied`, `shadowed`, `yanked`, `missing-version`,
+    /// `missing-label`, `capabilities`.
+    pub reason: String,
+    /// More, for a person.
+    pub detail: String,
+}
+
+/// An agent's resolved skills.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Resolved {
+    /// The agent.
+    #[schema(value_type = String)]
+    pub agent: AgentId,
+    /// Changes whenever the set changes (the lock's ETag).
+    pub generation: String,
+    /// In order: priority descending, then namespace/name.
+    pub skills: Vec<ResolvedSkill>,
+    /// What was left out.
+    pub excluded: Vec<Excluded>,
+}
+
+/// One skill of an agent's lock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct LockedSkill {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// Sandbox permissions.
+    pub grants: Grants,
+    /// Every file with its digest.
+    pub files: Vec<FileEntry>,
+}
+
+/// An agent's lock: exactly what it serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AgentLock {
+    /// The agent.
+    #[schema(value_type = String)]
+    pub agent: AgentId,
+    /// Its concurrency cap, when set.
+    #[serde(default)]
+    pub max_concurrent_executions: Option<u32>,
+    /// Its run timeout in seconds, when set.
+    #[serde(default)]
+    pub execution_timeout_secs: Option<u32>,
+    /// The skills, in resolution order.
+    pub skills: Vec<LockedSkill>,
+}
+
+/// One change, as the audit log records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AuditEntry {
+    /// Increasing id.
+    pub id: i64,
+    /// When.
+    pub at: String,
+    /// The token's name (never the token).
+    pub actor: String,
+    /// `publish`, `label`, `yank`, `agent.create`, `assign`, ...
+    pub action: String,
+    /// What it changed (`acme/pdf@1.2.0`, `agent:bot-1`, ...).
+    pub target: String,
+    /// Details as JSON.
+    pub detail: serde_json::Value,
+}
