@@ -304,6 +304,7 @@ def main():
           f"on {os.cpu_count()} CPUs", flush=True)
     all_results = []
     with tempfile.TemporaryDirectory(prefix="registry-load-") as work:
+        os.chmod(work, 0o711)  # PostgreSQL (the postgres user) reaches its folder inside
         all_results.append(run_backend("sqlite", binary, bin_loadgen, args, work))
         if args.postgres:
             backends = os.path.join(work, "backends")

@@ -34,6 +34,9 @@ examples="${REGISTRY_TEST_EXAMPLES:-15}"
 kills="${REGISTRY_TEST_KILLS:-3}"
 
 work="$(mktemp -d)"
+# PostgreSQL runs as the `postgres` user: it must reach the backends'
+# folder inside (mktemp makes 0700 folders).
+chmod 0711 "$work"
 backends="$work/backends"
 server_pid=""
 # shellcheck disable=SC2329 # called by the EXIT trap
@@ -173,9 +176,63 @@ else
     fail "could not install schemathesis==$SCHEMATHESIS_VERSION from PyPI"
 fi
 # The admin token reaches schemathesis through the environment and its
-# config file, never its command line.
+# config file, never its command line. One worker: with two threads,
+# Hypothesis' ast.parse hit CPython 3.11's "AST constructor recursion depth
+# mismatch" (a race in the ast module, fixed in later CPython releases).
 cat >"$work/schemathesis.toml" <<'EOF'
 headers = { Authorization = "Bearer ${SKILLDECK_ST_TOKEN}" }
+EOF
+# Publish bodies: schemathesis cannot make a tar.gz from a schema, so the
+# hooks give it real packages (valid skills, a zip), hostile ones (`..`
+# entry, absolute path, symlink, truncated gzip, a gzip bomb's start) and
+# random bytes, for every media type publish may be documented with.
+cat >"$work/st_hooks.py" <<'EOF'
+import gzip, io, os, random, sys, tarfile, zipfile
+sys.path.insert(0, os.environ["REGISTRY_SCRIPTS"])
+import registry_fault as rf
+import schemathesis
+from hypothesis import strategies as st
+
+rng = random.Random(5)
+
+def tar(entries):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data, kind in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, data.decode()
+                t.addfile(info)
+            else:
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+def zipped(name, files):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for path, data in files.items():
+            z.writestr(f"{name}/{path}", data)
+    return buf.getvalue()
+
+samples = []
+for i in range(3):
+    name = f"st-skill-{i}"
+    samples.append(rf.pack(name, rf.skill_files(name, rng)))
+files = rf.skill_files("st-zip", rng)
+samples.append(zipped("st-zip", files))
+good = rf.skill_files("st-evil", rng)["SKILL.md"]
+samples += [
+    tar([("st-evil/SKILL.md", good, "file"), ("st-evil/../../evil.txt", b"x", "file")]),
+    tar([("st-evil/SKILL.md", good, "file"), ("/etc/evil.txt", b"x", "file")]),
+    tar([("st-evil/SKILL.md", good, "file"), ("st-evil/link", b"/etc/passwd", "link")]),
+    rf.pack("st-trunc", files)[:100],
+    gzip.compress(bytes(4 << 20))[:4096],
+    b"",
+]
+bodies = st.one_of(st.sampled_from(samples), st.binary(max_size=4096))
+for media in ("application/gzip", "application/zip", "application/octet-stream"):
+    schemathesis.openapi.media_type(media, bodies)
 EOF
 
 backend_part() {
@@ -196,9 +253,10 @@ backend_part() {
     if [[ $have_st -eq 1 ]]; then
         local st_status=0
         (cd "$work" && SKILLDECK_ST_TOKEN="$(cat "$server_data/admin-token")" \
+            SCHEMATHESIS_HOOKS=st_hooks PYTHONPATH="$work" REGISTRY_SCRIPTS="$repo/scripts" \
             timeout 900 "$work/st/bin/schemathesis" --config-file "$work/schemathesis.toml" run \
             "$server_url/api/v1/openapi.json" --checks not_a_server_error \
-            --max-examples "$examples" --workers 2 --request-timeout 20 \
+            --max-examples "$examples" --workers 1 --request-timeout 20 \
             --suppress-health-check all --no-color) >"$work/$name-st.log" 2>&1 || st_status=$?
         if [[ $st_status -eq 0 ]]; then
             pass "$label: schemathesis, no server error ($(grep -Eo '[0-9]+ (generated|test cases)[^)]*' "$work/$name-st.log" | tail -n1), $((SECONDS - t0)) s)"
@@ -221,7 +279,7 @@ fault_part() {
     local t0=$SECONDS
     if run_logged "$work/fault-$label.log" python3 scripts/registry_fault.py run --bin "$bin" \
         --kills "$kills" "$@"; then
-        pass "$label: fault tests ($(tail -n1 "$work/fault-$label.log" | sed 's/^PASS: registry_fault //'))"
+        pass "$label: fault tests $(tail -n1 "$work/fault-$label.log" | sed 's/^PASS: registry_fault //')"
     else
         fail "$label: fault tests ($((SECONDS - t0)) s)"
     fi
