@@ -50,6 +50,7 @@ SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
 GEN = os.path.join(SHARED, "bench", "gen_skills.py")
 CORPUS = os.path.join(SHARED, "corpus")
 sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import registry_fault as rf  # noqa: E402  (the server and HTTP helpers)
 
 API = rf.API

@@ -253,7 +253,7 @@ backend_part() {
     if [[ $have_st -eq 1 ]]; then
         local st_status=0
         (cd "$work" && SKILLDECK_ST_TOKEN="$(cat "$server_data/admin-token")" \
-            SCHEMATHESIS_HOOKS=st_hooks PYTHONPATH="$work" REGISTRY_SCRIPTS="$repo/scripts" \
+            SCHEMATHESIS_HOOKS=st_hooks PYTHONPATH="$work" REGISTRY_SCRIPTS="$repo/scripts" PYTHONDONTWRITEBYTECODE=1 \
             timeout 900 "$work/st/bin/schemathesis" --config-file "$work/schemathesis.toml" run \
             "$server_url/api/v1/openapi.json" --checks not_a_server_error \
             --max-examples "$examples" --workers 1 --request-timeout 20 \
