@@ -17,6 +17,24 @@
 //! the body carries its own id and a `result`. Prints one JSON object:
 //! requests, errors, requests/s, latency percentiles (ms) and the CPU time
 //! the generator itself used (to tell server from client cost).
+//!
+//! A second mode, plain HTTP GETs (for the registry's REST API):
+//!
+//! ```text
+//! loadgen --get TARGETS --addr 127.0.0.1:7878 [--connections 64] [--seconds 10]
+//!         [--mode keep-alive|new] [--revalidate] [--threads 1]
+//! ```
+//!
+//! `TARGETS` is a file of `PATH<TAB>TOKEN[<TAB>ETAG]` lines (empty lines
+//! and `#` comments skipped; `-` as TOKEN sends no `Authorization`). Each
+//! client walks the list from its own offset, one request in flight, sending
+//! `Authorization: Bearer TOKEN` and, when the line has an ETAG,
+//! `If-None-Match: ETAG`. With `--revalidate` a client remembers the `ETag`
+//! of each target's last `200` and sends it as `If-None-Match` next time (a
+//! cache that revalidates). A request counts as an error when it fails on
+//! the wire or its status is neither 2xx nor 304. Prints one JSON object:
+//! requests, errors, requests/s, status counts, bytes of bodies, latency
+//! percentiles (ms) and the generator's own CPU time.
 
 use std::time::{Duration, Instant};
 
@@ -36,6 +54,9 @@ struct Args {
     keep_alive: bool,
     skills: Vec<String>,
     threads: usize,
+    /// `--get FILE`: the plain GET mode, its targets.
+    get: Option<String>,
+    revalidate: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -48,6 +69,8 @@ fn parse_args() -> Result<Args, String> {
         keep_alive: true,
         skills: Vec::new(),
         threads: 1,
+        get: None,
+        revalidate: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -82,13 +105,18 @@ fn parse_args() -> Result<Args, String> {
                     .map(str::to_owned)
                     .collect();
             }
+            "--get" => args.get = Some(value()?),
+            "--revalidate" => args.revalidate = true,
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     if args.addr.is_empty() {
         return Err("--addr HOST:PORT is required".to_owned());
     }
-    if args.skills.is_empty() {
+    if args.get.is_none() && args.revalidate {
+        return Err("--revalidate needs --get TARGETS".to_owned());
+    }
+    if args.get.is_none() && args.skills.is_empty() {
         return Err("--skills a,b,c is required (names to activate)".to_owned());
     }
     Ok(args)
@@ -98,6 +126,7 @@ fn parse_args() -> Result<Args, String> {
 struct Answer {
     status: u16,
     session: Option<String>,
+    etag: Option<String>,
     body: Vec<u8>,
 }
 
@@ -117,6 +146,7 @@ async fn read_answer(reader: &mut BufReader<TcpStream>) -> std::io::Result<Answe
     let mut length = None;
     let mut chunked = false;
     let mut session = None;
+    let mut etag = None;
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line).await? == 0 {
@@ -133,12 +163,15 @@ async fn read_answer(reader: &mut BufReader<TcpStream>) -> std::io::Result<Answe
                 "content-length" => length = value.parse::<usize>().ok(),
                 "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
                 "mcp-session-id" => session = Some(value.to_owned()),
+                "etag" => etag = Some(value.to_owned()),
                 _ => {}
             }
         }
     }
     let mut body = Vec::new();
-    if let Some(n) = length {
+    // 1xx, 204 and 304 answers have no body, whatever the headers say.
+    if status < 200 || status == 204 || status == 304 {
+    } else if let Some(n) = length {
         body.resize(n, 0);
         reader.read_exact(&mut body).await?;
     } else if chunked {
@@ -167,6 +200,7 @@ async fn read_answer(reader: &mut BufReader<TcpStream>) -> std::io::Result<Answe
     Ok(Answer {
         status,
         session,
+        etag,
         body,
     })
 }
@@ -367,6 +401,215 @@ async fn run(args: Args) -> Result<serde_json::Value, String> {
     }))
 }
 
+/// One target of the GET mode: a path, its bearer token, and an ETag to
+/// send as `If-None-Match`.
+struct Target {
+    path: String,
+    token: Option<String>,
+    etag: Option<String>,
+}
+
+/// Reads `PATH<TAB>TOKEN[<TAB>ETAG]` lines; errors name the file and line.
+fn read_targets(file: &str) -> Result<Vec<Target>, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    let mut targets = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let at = || format!("{file}:{}", i + 1);
+        let mut fields = line.split('\t');
+        let path = fields.next().unwrap_or("");
+        let token = fields.next();
+        let etag = fields.next();
+        if fields.next().is_some() {
+            return Err(format!("{}: more than PATH, TOKEN and ETAG", at()));
+        }
+        if !path.starts_with('/') || path.bytes().any(|b| b.is_ascii_whitespace()) {
+            return Err(format!(
+                "{}: {path:?} is not a path (starts with /, no spaces)",
+                at()
+            ));
+        }
+        let printable = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic());
+        let token = match token {
+            None | Some("-") => None,
+            Some(t) if printable(t) => Some(t.to_owned()),
+            Some(_) => return Err(format!("{}: the token is empty or has spaces", at())),
+        };
+        let etag = match etag {
+            None => None,
+            Some(e) if printable(e.trim()) => Some(e.trim().to_owned()),
+            Some(_) => return Err(format!("{}: the ETag is empty or not ASCII", at())),
+        };
+        targets.push(Target {
+            path: path.to_owned(),
+            token,
+            etag,
+        });
+    }
+    if targets.is_empty() {
+        return Err(format!("{file}: no targets"));
+    }
+    Ok(targets)
+}
+
+fn get_request(args: &Args, target: &Target, etag: Option<&str>) -> Vec<u8> {
+    let mut head = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\nConnection: {}\r\nAccept: */*\r\n",
+        target.path,
+        args.addr,
+        if args.keep_alive {
+            "keep-alive"
+        } else {
+            "close"
+        },
+    );
+    if let Some(token) = &target.token {
+        head.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    if let Some(etag) = etag {
+        head.push_str(&format!("If-None-Match: {etag}\r\n"));
+    }
+    head.push_str("\r\n");
+    head.into_bytes()
+}
+
+/// What one GET client measured.
+#[derive(Default)]
+struct GetTally {
+    latencies: Vec<u32>,
+    errors: u64,
+    wire_errors: u64,
+    statuses: std::collections::BTreeMap<u16, u64>,
+    bytes: u64,
+}
+
+/// One GET client: requests back to back until `deadline`, walking the
+/// targets from `index`'s own offset.
+async fn get_client(
+    args: std::sync::Arc<Args>,
+    targets: std::sync::Arc<Vec<Target>>,
+    index: usize,
+    deadline: Instant,
+) -> GetTally {
+    let mut tally = GetTally::default();
+    let mut conn: Option<BufReader<TcpStream>> = None;
+    let mut learned: std::collections::HashMap<usize, String> = std::collections::HashMap::new();
+    let mut next = index * targets.len() / args.connections.max(1);
+    while Instant::now() < deadline {
+        let t = next % targets.len();
+        next = next.wrapping_add(1);
+        let target = &targets[t];
+        let etag = learned
+            .get(&t)
+            .map(String::as_str)
+            .or(target.etag.as_deref());
+        let bytes = get_request(&args, target, etag);
+        let started = Instant::now();
+        let result = async {
+            let reader = match conn.as_mut() {
+                Some(c) => c,
+                None => conn.insert(connect(&args.addr).await?),
+            };
+            reader.get_mut().write_all(&bytes).await?;
+            read_answer(reader).await
+        }
+        .await;
+        tally
+            .latencies
+            .push(u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX));
+        match &result {
+            Ok(answer) => {
+                *tally.statuses.entry(answer.status).or_default() += 1;
+                tally.bytes += answer.body.len() as u64;
+                if !((200..300).contains(&answer.status) || answer.status == 304) {
+                    tally.errors += 1;
+                }
+                if args.revalidate
+                    && answer.status == 200
+                    && let Some(etag) = &answer.etag
+                {
+                    learned.insert(t, etag.clone());
+                }
+            }
+            Err(_) => {
+                tally.errors += 1;
+                tally.wire_errors += 1;
+                conn = None;
+            }
+        }
+        if result.is_ok()
+            && !args.keep_alive
+            && let Some(mut c) = conn.take()
+        {
+            let mut rest = [0u8; 64];
+            let _ = tokio::time::timeout(Duration::from_secs(1), c.read(&mut rest)).await;
+        }
+    }
+    tally
+}
+
+async fn run_get(args: Args, file: String) -> Result<serde_json::Value, String> {
+    let targets = std::sync::Arc::new(read_targets(&file)?);
+    // One request first, so a server that is not there fails loudly.
+    connect(&args.addr)
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", args.addr))?;
+    let args = std::sync::Arc::new(args);
+    let cpu_before = cpu_seconds();
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(args.seconds);
+    let tasks: Vec<_> = (0..args.connections)
+        .map(|i| {
+            tokio::spawn(get_client(
+                std::sync::Arc::clone(&args),
+                std::sync::Arc::clone(&targets),
+                i,
+                deadline,
+            ))
+        })
+        .collect();
+    let mut total = GetTally::default();
+    for task in tasks {
+        let tally = task.await.map_err(|e| format!("a client failed: {e}"))?;
+        total.latencies.extend(tally.latencies);
+        total.errors += tally.errors;
+        total.wire_errors += tally.wire_errors;
+        total.bytes += tally.bytes;
+        for (status, n) in tally.statuses {
+            *total.statuses.entry(status).or_default() += n;
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_before;
+    total.latencies.sort_unstable();
+    let statuses: serde_json::Map<String, serde_json::Value> = total
+        .statuses
+        .iter()
+        .map(|(status, n)| (status.to_string(), serde_json::Value::from(*n)))
+        .collect();
+    Ok(serde_json::json!({
+        "mode": if args.keep_alive { "keep-alive" } else { "new" },
+        "targets": targets.len(),
+        "revalidate": args.revalidate,
+        "connections": args.connections,
+        "seconds": wall,
+        "requests": total.latencies.len(),
+        "errors": total.errors,
+        "wire_errors": total.wire_errors,
+        "statuses": statuses,
+        "body_bytes": total.bytes,
+        "rps": total.latencies.len() as f64 / wall,
+        "p50_ms": percentile(&total.latencies, 0.50),
+        "p90_ms": percentile(&total.latencies, 0.90),
+        "p99_ms": percentile(&total.latencies, 0.99),
+        "max_ms": percentile(&total.latencies, 1.0),
+        "client_cpu_s": cpu,
+    }))
+}
+
 fn main() -> std::process::ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
@@ -387,7 +630,14 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime
         .map_err(|e| format!("no runtime: {e}"))
-        .and_then(|rt| rt.block_on(run(args)));
+        .and_then(|rt| {
+            rt.block_on(async move {
+                match args.get.clone() {
+                    Some(file) => run_get(args, file).await,
+                    None => run(args).await,
+                }
+            })
+        });
     match result {
         Ok(report) => {
             println!("{report}");
