@@ -1458,6 +1458,22 @@ async fn the_openapi_document_is_3_1_with_every_route_and_the_bearer_scheme() {
         "bearer"
     );
     assert!(doc["components"]["schemas"]["Problem"].is_object());
+    // The publish body is binary in each accepted media type, not an array
+    // of integers (which no client can send as a package).
+    let content = &doc["paths"]["/api/v1/skills"]["post"]["requestBody"]["content"];
+    for media in [
+        "application/gzip",
+        "application/zip",
+        "application/octet-stream",
+    ] {
+        let schema = &content[media]["schema"];
+        let schema = match schema["$ref"].as_str() {
+            Some(r) => &doc["components"]["schemas"][r.rsplit('/').next().unwrap()],
+            None => schema,
+        };
+        assert_eq!(schema["type"], "string", "{media}: {schema}");
+        assert_eq!(schema["format"], "binary", "{media}: {schema}");
+    }
 }
 
 #[tokio::test]

@@ -112,9 +112,15 @@ pub struct PublishQuery {
     pub version: Option<String>,
 }
 
+/// A package as the OpenAPI document describes it: binary, not an array
+/// of integers (what `Vec<u8>` would say).
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct PackageBody(pub Vec<u8>);
+
 /// Publishes a package (tar.gz or zip body).
 #[utoipa::path(post, path = "/api/v1/skills", tag = "skills", params(PublishQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "a tar.gz or zip package (told by its first bytes; `application/gzip` and `application/zip` are accepted too)"),
+    request_body(content((PackageBody = "application/gzip"), (PackageBody = "application/zip"), (PackageBody = "application/octet-stream")), description = "a tar.gz or zip package, told by its first bytes"),
     responses(
         (status = 201, description = "published", body = Published),
         (status = 200, description = "the same content was already published", body = Published),
