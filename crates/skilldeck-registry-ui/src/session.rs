@@ -1,6 +1,6 @@
 //! Server-side sessions: a random id in an `HttpOnly`, `SameSite=Strict`
 //! cookie; the session itself (its CSRF token and, once signed in, the
-//! registry [`Principal`](skilldeck_registry::Principal)) stays in this
+//! registry `Principal`) stays in this
 //! process's memory, keyed by the sha256 of the id. The API token typed
 //! into the sign-in form is used once to authenticate and then dropped: it
 //! is never in a cookie, never stored.
