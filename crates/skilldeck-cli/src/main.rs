@@ -13,6 +13,7 @@ mod new;
 mod pack;
 mod prompt;
 mod read;
+mod registry;
 mod render;
 mod run;
 mod sandbox;
@@ -188,6 +189,9 @@ enum Command {
                             skilldeck pack pdf-tools -o dist/pdf-tools.zip"
     )]
     Pack(pack::Args),
+    /// Run a skill registry: `serve` its HTTP API, `gc` its blobs.
+    #[command(subcommand)]
+    Registry(registry::RegistryCommand),
     /// Install packages or skill folders into a skills root, recorded in
     /// skilldeck.lock.
     #[command(
@@ -245,6 +249,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Sandbox { deck, args } => sandbox::run(&args, &Context::new(&deck)?),
         Command::Doctor { deck, args } => doctor::run(&args, &Context::new(&deck)?),
         Command::Pack(args) => pack::run(&args),
+        Command::Registry(command) => registry::run(&command),
         Command::Install(args) => install::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Completions { shell } => {

@@ -4,8 +4,27 @@
 //! agents with assignments, and each agent's resolved catalog and lock.
 //! The wire types ([`wire`]) are shared by the server, the clients and the
 //! web UI; the server needs the `server` feature (on by default).
+//!
+//! The server is two layers: the service ([`service`], one [`Registry`]
+//! that every face calls and that decides authorization from a
+//! [`Principal`]) and the HTTP API
+//! ([`http::api_router`]).
 
 #![warn(missing_docs)]
 
 pub mod names;
 pub mod wire;
+
+#[cfg(feature = "server")]
+pub mod http;
+#[cfg(feature = "server")]
+pub mod service;
+
+#[cfg(feature = "server")]
+pub use service::config::{RegistryConfig, RegistryLimits};
+#[cfg(feature = "server")]
+pub use service::error::RegistryError;
+#[cfg(feature = "server")]
+pub use service::principal::{Principal, Scope};
+#[cfg(feature = "server")]
+pub use service::registry::Registry;

@@ -1,0 +1,101 @@
+//! `skilldeck registry serve`: the registry's HTTP API on one address,
+//! with one line on stdout when it is ready and a graceful stop on
+//! SIGTERM/SIGINT.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use skilldeck_registry::Registry;
+
+use crate::error::CliError;
+use crate::registry::{Backend, registry_error, runtime};
+
+/// The address served by default (loopback only).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7878";
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    backend: Backend,
+    /// The address to listen on (`127.0.0.1:0` picks a free port; the
+    /// ready line shows it).
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// The admin token file: read, or created (mode 0600) with a fresh
+    /// token [default: DATA/admin-token].
+    #[arg(long, value_name = "FILE")]
+    admin_token_file: Option<PathBuf>,
+    /// Collect unreferenced blobs older than the grace period at start.
+    #[arg(long)]
+    gc_on_start: bool,
+}
+
+pub fn run(args: &Args) -> Result<u8, CliError> {
+    let data = args.backend.data_dir()?;
+    std::fs::create_dir_all(&data).map_err(|e| CliError::Io {
+        path: data.clone(),
+        source: e,
+    })?;
+    let config = args.backend.config(&data);
+    let token_file = args
+        .admin_token_file
+        .clone()
+        .unwrap_or_else(|| data.join("admin-token"));
+    runtime()?.block_on(async move {
+        let registry = Registry::open(config).await.map_err(registry_error)?;
+        let path = registry
+            .ensure_admin_token(&token_file)
+            .await
+            .map_err(registry_error)?;
+        eprintln!("skilldeck registry: admin token in {}", path.display());
+        if args.gc_on_start {
+            let grace = registry.limits().gc_grace;
+            let report = registry.gc(grace).await.map_err(registry_error)?;
+            eprintln!(
+                "skilldeck registry: gc deleted {} blobs ({} bytes)",
+                report.deleted, report.deleted_bytes
+            );
+        }
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
+        let addr = listener.local_addr().map_err(CliError::Output)?;
+        let app = skilldeck_registry::http::api_router(registry);
+        {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "skilldeck registry listening on http://{addr}")?;
+            out.flush()?;
+        }
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(CliError::Output)?;
+        eprintln!("skilldeck registry: stopped");
+        Ok(crate::exit::OK)
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}

@@ -1,0 +1,790 @@
+//! The route handlers: HTTP in, one [`Registry`] call, HTTP out. Every
+//! rejection of axum's extractors becomes a [`RegistryError`] so every
+//! error is a problem body.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::names::{AgentId, DEFAULT_NAMESPACE, Label, Namespace, SkillRef};
+use crate::service::error::RegistryError;
+use crate::service::principal::Principal;
+use crate::service::registry::Registry;
+use crate::service::resolve::etag_matches;
+use crate::service::skills::SkillQuery;
+use crate::wire::{
+    Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
+    FINGERPRINT_HEADER, LabelMove, LabelMoved, Page, Problem, Published, ReasonBody, Resolved,
+    SkillDetail, SkillSummary, TokenCreated, TokenRequest, VersionDetail,
+};
+
+type Result<T> = std::result::Result<T, RegistryError>;
+
+/// The caller, from `Authorization: Bearer <token>`; 401 without one.
+async fn principal(registry: &Registry, headers: &HeaderMap) -> Result<Principal> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .ok_or(RegistryError::Unauthorized("no Authorization header"))?
+        .to_str()
+        .map_err(|_| RegistryError::Unauthorized("the Authorization header is not text"))?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .ok_or(RegistryError::Unauthorized(
+            "expected Authorization: Bearer <token>",
+        ))?;
+    registry.authenticate(token).await
+}
+
+fn json_body<T>(body: std::result::Result<Json<T>, JsonRejection>) -> Result<T> {
+    match body {
+        Ok(Json(v)) => Ok(v),
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err(RegistryError::TooLarge {
+            limit: crate::service::config::MAX_JSON_BODY_BYTES,
+        }),
+        Err(e) => Err(RegistryError::bad_request(
+            "registry-invalid-body",
+            e.body_text(),
+        )),
+    }
+}
+
+fn query<T>(q: std::result::Result<Query<T>, QueryRejection>) -> Result<T> {
+    q.map(|Query(v)| v)
+        .map_err(|e| RegistryError::bad_request("registry-invalid-query", e.body_text()))
+}
+
+fn skill_ref(namespace: &str, name: &str) -> Result<SkillRef> {
+    Ok(SkillRef::new(namespace, name)?)
+}
+
+fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| etag_matches(v, etag))
+}
+
+fn header_value(text: &str) -> Result<HeaderValue> {
+    HeaderValue::from_str(text)
+        .map_err(|_| RegistryError::Internal(format!("header value {text:?}")))
+}
+
+/// A body with its ETag, or 304 when the client has it.
+fn with_etag(headers: &HeaderMap, etag: &str, content_type: &str, body: Bytes) -> Result<Response> {
+    let etag_value = header_value(etag)?;
+    if not_modified(headers, etag) {
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag_value)]).into_response());
+    }
+    Ok((
+        StatusCode::OK,
+        [
+            (header::ETAG, etag_value),
+            (header::CONTENT_TYPE, header_value(content_type)?),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+fn quoted_hex(digest: &str) -> String {
+    format!(
+        "\"{}\"",
+        digest
+            .strip_prefix(skilldeck::DIGEST_PREFIX)
+            .unwrap_or(digest)
+    )
+}
+
+/// Publish query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PublishQuery {
+    /// The namespace (default `default`).
+    pub namespace: Option<String>,
+    /// The version (else the frontmatter's `metadata.version`).
+    pub version: Option<String>,
+}
+
+/// Publishes a package (tar.gz or zip body).
+#[utoipa::path(post, path = "/api/v1/skills", tag = "skills", params(PublishQuery),
+    request_body(content = Vec<u8>, content_type = "application/gzip", description = "a tar.gz or zip package"),
+    responses(
+        (status = 201, description = "published", body = Published),
+        (status = 200, description = "the same content was already published", body = Published),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn publish(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    q: std::result::Result<Query<PublishQuery>, QueryRejection>,
+    body: std::result::Result<Bytes, BytesRejection>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let q = query(q)?;
+    let body = match body {
+        Ok(b) => b,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return Err(RegistryError::TooLarge {
+                limit: registry.limits().max_publish_bytes,
+            });
+        }
+        Err(e) => {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-body",
+                e.body_text(),
+            ));
+        }
+    };
+    let ns = Namespace::new(
+        q.namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(DEFAULT_NAMESPACE),
+    )?;
+    let published = registry
+        .publish(&p, &ns, q.version.as_deref(), body)
+        .await?;
+    let status = if published.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(published)).into_response())
+}
+
+/// Skill list query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Free text (BM25 over name and description).
+    pub q: Option<String>,
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Page size (default 50, at most 500).
+    pub limit: Option<u32>,
+}
+
+/// Lists or searches skills.
+#[utoipa::path(get, path = "/api/v1/skills", tag = "skills", params(ListQuery),
+    responses(
+        (status = 200, body = Page<SkillSummary>),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn list_skills(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    q: std::result::Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Page<SkillSummary>>> {
+    let p = principal(&registry, &headers).await?;
+    let q = query(q)?;
+    let query = SkillQuery {
+        q: q.q,
+        namespace: q.namespace,
+        cursor: q.cursor,
+        limit: q.limit,
+    };
+    Ok(Json(registry.list_skills(&p, &query).await?))
+}
+
+/// A skill with its labels and versions.
+#[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path)),
+    responses(
+        (status = 200, body = SkillDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn skill(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Result<Json<SkillDetail>> {
+    let p = principal(&registry, &headers).await?;
+    Ok(Json(
+        registry.skill(&p, &skill_ref(&namespace, &name)?).await?,
+    ))
+}
+
+/// One version's manifest (`version` may be a label).
+#[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn version(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Result<Json<VersionDetail>> {
+    let p = principal(&registry, &headers).await?;
+    Ok(Json(
+        registry
+            .version(&p, &skill_ref(&namespace, &name)?, &version)
+            .await?,
+    ))
+}
+
+/// The version's canonical tar.gz.
+#[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/archive", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses(
+        (status = 200, description = "the archive; ETag is its sha256", content_type = "application/gzip", body = Vec<u8>),
+        (status = 304, description = "not modified"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 500, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn archive(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let blob = registry
+        .archive(&p, &skill_ref(&namespace, &name)?, &version)
+        .await?;
+    let mut response = with_etag(
+        &headers,
+        &quoted_hex(&blob.sha256),
+        "application/gzip",
+        blob.bytes,
+    )?;
+    response
+        .headers_mut()
+        .insert(FINGERPRINT_HEADER, header_value(&blob.fingerprint)?);
+    Ok(response)
+}
+
+/// One file of a version.
+#[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/files/{path}", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
+    responses(
+        (status = 200, description = "the bytes; ETag is the digest", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "not modified"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 500, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn file(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name, version, path)): Path<(String, String, String, String)>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let blob = registry
+        .file(&p, &skill_ref(&namespace, &name)?, &version, &path)
+        .await?;
+    let mut response = with_etag(
+        &headers,
+        &quoted_hex(&blob.sha256),
+        "application/octet-stream",
+        blob.bytes,
+    )?;
+    response
+        .headers_mut()
+        .insert(DIGEST_HEADER, header_value(&blob.sha256)?);
+    response
+        .headers_mut()
+        .insert(FINGERPRINT_HEADER, header_value(&blob.fingerprint)?);
+    Ok(response)
+}
+
+/// Moves a label to a version (admin).
+#[utoipa::path(put, path = "/api/v1/skills/{namespace}/{name}/labels/{label}", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("label" = String, Path)),
+    request_body = LabelMove,
+    responses(
+        (status = 200, body = LabelMoved),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn move_label(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name, label)): Path<(String, String, String)>,
+    body: std::result::Result<Json<LabelMove>, JsonRejection>,
+) -> Result<Json<LabelMoved>> {
+    let p = principal(&registry, &headers).await?;
+    let body = json_body(body)?;
+    let label = Label::new(&label)?;
+    Ok(Json(
+        registry
+            .move_label(&p, &skill_ref(&namespace, &name)?, &label, &body.version)
+            .await?,
+    ))
+}
+
+async fn marker(
+    registry: Registry,
+    headers: HeaderMap,
+    (namespace, name, version): (String, String, String),
+    reason: Option<String>,
+    yank: bool,
+) -> Result<Json<VersionDetail>> {
+    let p = principal(&registry, &headers).await?;
+    let skill = skill_ref(&namespace, &name)?;
+    let detail = if yank {
+        registry.set_yanked(&p, &skill, &version, reason).await?
+    } else {
+        registry
+            .set_deprecated(&p, &skill, &version, reason)
+            .await?
+    };
+    Ok(Json(detail))
+}
+
+/// Yanks a version (admin): no longer `latest` nor auto-discovered.
+#[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    request_body = ReasonBody,
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn yank(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(path): Path<(String, String, String)>,
+    body: std::result::Result<Json<ReasonBody>, JsonRejection>,
+) -> Result<Json<VersionDetail>> {
+    let reason = json_body(body)?.reason;
+    marker(registry, headers, path, Some(reason), true).await
+}
+
+/// Undoes a yank (admin).
+#[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn unyank(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(path): Path<(String, String, String)>,
+) -> Result<Json<VersionDetail>> {
+    marker(registry, headers, path, None, true).await
+}
+
+/// Deprecates a version (admin).
+#[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    request_body = ReasonBody,
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn deprecate(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(path): Path<(String, String, String)>,
+    body: std::result::Result<Json<ReasonBody>, JsonRejection>,
+) -> Result<Json<VersionDetail>> {
+    let reason = json_body(body)?.reason;
+    marker(registry, headers, path, Some(reason), false).await
+}
+
+/// Undoes a deprecation (admin).
+#[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn undeprecate(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(path): Path<(String, String, String)>,
+) -> Result<Json<VersionDetail>> {
+    marker(registry, headers, path, None, false).await
+}
+
+/// Creates an agent (admin).
+#[utoipa::path(post, path = "/api/v1/agents", tag = "agents", request_body = AgentSpec,
+    responses(
+        (status = 201, body = Agent),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 413, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn create_agent(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    body: std::result::Result<Json<AgentSpec>, JsonRejection>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let agent = registry.create_agent(&p, json_body(body)?).await?;
+    Ok((StatusCode::CREATED, Json(agent)).into_response())
+}
+
+/// Page query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// From a previous page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Page size (default 50, at most 500).
+    pub limit: Option<u32>,
+}
+
+/// Lists agents (admin).
+#[utoipa::path(get, path = "/api/v1/agents", tag = "agents", params(PageQuery),
+    responses(
+        (status = 200, body = Page<Agent>),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn list_agents(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    q: std::result::Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Json<Page<Agent>>> {
+    let p = principal(&registry, &headers).await?;
+    let q = query(q)?;
+    Ok(Json(
+        registry
+            .list_agents(&p, q.cursor.as_deref(), q.limit)
+            .await?,
+    ))
+}
+
+/// One agent (admin or that agent).
+#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
+    responses(
+        (status = 200, body = Agent),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn agent(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Agent>> {
+    let p = principal(&registry, &headers).await?;
+    Ok(Json(registry.agent(&p, &AgentId::new(&id)?).await?))
+}
+
+/// Replaces an agent's settings (admin).
+#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)), request_body = AgentSpec,
+    responses(
+        (status = 200, body = Agent),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn update_agent(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: std::result::Result<Json<AgentSpec>, JsonRejection>,
+) -> Result<Json<Agent>> {
+    let p = principal(&registry, &headers).await?;
+    let id = AgentId::new(&id)?;
+    Ok(Json(
+        registry.update_agent(&p, &id, json_body(body)?).await?,
+    ))
+}
+
+/// Deletes an agent, its assignments and tokens (admin).
+#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
+    responses(
+        (status = 204, description = "deleted"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn delete_agent(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    let p = principal(&registry, &headers).await?;
+    registry.delete_agent(&p, &AgentId::new(&id)?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// An agent's assignments (admin or that agent).
+#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path)),
+    responses(
+        (status = 200, body = Vec<AssignmentView>),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn assignments(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<AssignmentView>>> {
+    let p = principal(&registry, &headers).await?;
+    Ok(Json(registry.assignments(&p, &AgentId::new(&id)?).await?))
+}
+
+/// Assigns a skill to an agent (admin).
+#[utoipa::path(put, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
+    request_body = Assignment,
+    responses(
+        (status = 200, body = AssignmentView),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn assign(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((id, namespace, name)): Path<(String, String, String)>,
+    body: std::result::Result<Json<Assignment>, JsonRejection>,
+) -> Result<Json<AssignmentView>> {
+    let p = principal(&registry, &headers).await?;
+    let id = AgentId::new(&id)?;
+    let skill = skill_ref(&namespace, &name)?;
+    Ok(Json(
+        registry.assign(&p, &id, &skill, json_body(body)?).await?,
+    ))
+}
+
+/// Removes an assignment (admin).
+#[utoipa::path(delete, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
+    responses(
+        (status = 204, description = "removed"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn unassign(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((id, namespace, name)): Path<(String, String, String)>,
+) -> Result<StatusCode> {
+    let p = principal(&registry, &headers).await?;
+    registry
+        .unassign(&p, &AgentId::new(&id)?, &skill_ref(&namespace, &name)?)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A token scoped to this agent (admin); shown once.
+#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path)),
+    request_body = TokenRequest,
+    responses(
+        (status = 201, body = TokenCreated),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn agent_token(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: std::result::Result<Json<TokenRequest>, JsonRejection>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let request = match body {
+        Err(JsonRejection::MissingJsonContentType(_)) => TokenRequest::default(),
+        other => json_body(other)?,
+    };
+    if !request.scopes.is_empty() {
+        return Err(RegistryError::bad_request(
+            "registry-invalid-scope",
+            "an agent token's scope is its agent; use POST /tokens for other scopes",
+        ));
+    }
+    let created = registry
+        .agent_token(&p, &AgentId::new(&id)?, request.name)
+        .await?;
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+/// A token with any scopes (admin); shown once.
+#[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = TokenRequest,
+    responses(
+        (status = 201, body = TokenCreated),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn create_token(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    body: std::result::Result<Json<TokenRequest>, JsonRejection>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let created = registry.create_token(&p, json_body(body)?).await?;
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+/// The agent's resolved skills and what was left out (admin or that agent).
+#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path)),
+    responses(
+        (status = 200, body = Resolved),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn resolved(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Resolved>> {
+    let p = principal(&registry, &headers).await?;
+    Ok(Json(registry.resolve(&p, &AgentId::new(&id)?).await?))
+}
+
+/// Catalog query.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CatalogQuery {
+    /// `xml` (default), `skills-ref`, `markdown` or `json`.
+    pub format: Option<String>,
+    /// The budget in tokens (else the agent's).
+    pub budget_tokens: Option<u32>,
+}
+
+/// The agent's catalog in the core's formats (ETag, 304).
+#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path), CatalogQuery),
+    responses(
+        (status = 200, description = "the catalog text", content_type = "application/xml", body = String),
+        (status = 304, description = "not modified"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn catalog(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    q: std::result::Result<Query<CatalogQuery>, QueryRejection>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let q = query(q)?;
+    let format = match q.format.as_deref() {
+        None | Some("") => skilldeck::CatalogFormat::Xml,
+        Some(f) => f.parse().map_err(|_| {
+            RegistryError::bad_request(
+                "registry-invalid-format",
+                format!("format '{f}' is not xml, skills-ref, markdown or json"),
+            )
+        })?,
+    };
+    let rendered = registry
+        .catalog(&p, &AgentId::new(&id)?, format, q.budget_tokens)
+        .await?;
+    with_etag(
+        &headers,
+        &rendered.etag,
+        rendered.content_type,
+        rendered.body,
+    )
+}
+
+/// The agent's lock: name, version, fingerprint and files per skill (ETag, 304).
+#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path)),
+    responses(
+        (status = 200, body = AgentLock),
+        (status = 304, description = "not modified"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn lock(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let p = principal(&registry, &headers).await?;
+    let (lock, etag) = registry.lock(&p, &AgentId::new(&id)?).await?;
+    if not_modified(&headers, &etag) {
+        return with_etag(&headers, &etag, "application/json", Bytes::new());
+    }
+    let body = serde_json::to_vec(&lock)?;
+    with_etag(&headers, &etag, "application/json", Bytes::from(body))
+}
+
+/// The audit log, newest first (admin).
+#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(PageQuery),
+    responses(
+        (status = 200, body = Page<AuditEntry>),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn audit(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    q: std::result::Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Json<Page<AuditEntry>>> {
+    let p = principal(&registry, &headers).await?;
+    let q = query(q)?;
+    Ok(Json(
+        registry.audit(&p, q.cursor.as_deref(), q.limit).await?,
+    ))
+}
+
+/// Liveness: the process answers (no auth).
+#[utoipa::path(get, path = "/healthz", tag = "meta",
+    responses((status = 200, description = "ok", content_type = "text/plain", body = String)))]
+pub async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// Any other path under the API: a 404 problem.
+pub async fn not_found() -> RegistryError {
+    RegistryError::NotFound("this path".to_owned())
+}

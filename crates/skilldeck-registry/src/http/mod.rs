@@ -1,0 +1,81 @@
+//! The HTTP API: every route under `/api/v1`, `/healthz` and the OpenAPI
+//! document. Handlers only translate HTTP to [`Registry`] calls; errors
+//! become `application/problem+json` in one place ([`problem`]).
+
+pub mod handlers;
+pub mod openapi;
+pub mod problem;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post, put};
+
+use crate::service::registry::Registry;
+use crate::wire::API_PREFIX;
+
+/// The API router (`/api/v1/...`, `/healthz`), with its state.
+pub fn api_router(registry: Registry) -> Router {
+    let publish_cap = registry.limits().max_publish_bytes;
+    let json_cap = registry.limits().max_json_body_bytes;
+    let publish = Router::new()
+        .route(
+            "/skills",
+            post(handlers::publish).get(handlers::list_skills),
+        )
+        .layer(DefaultBodyLimit::max(publish_cap));
+    let api = Router::new()
+        .route("/skills/{namespace}/{name}", get(handlers::skill))
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}",
+            get(handlers::version),
+        )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/archive",
+            get(handlers::archive),
+        )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/files/{*path}",
+            get(handlers::file),
+        )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/yank",
+            post(handlers::yank).delete(handlers::unyank),
+        )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/deprecate",
+            post(handlers::deprecate).delete(handlers::undeprecate),
+        )
+        .route(
+            "/skills/{namespace}/{name}/labels/{label}",
+            put(handlers::move_label),
+        )
+        .route(
+            "/agents",
+            post(handlers::create_agent).get(handlers::list_agents),
+        )
+        .route(
+            "/agents/{id}",
+            get(handlers::agent)
+                .put(handlers::update_agent)
+                .delete(handlers::delete_agent),
+        )
+        .route("/agents/{id}/skills", get(handlers::assignments))
+        .route(
+            "/agents/{id}/skills/{namespace}/{name}",
+            put(handlers::assign).delete(handlers::unassign),
+        )
+        .route("/agents/{id}/tokens", post(handlers::agent_token))
+        .route("/agents/{id}/resolved", get(handlers::resolved))
+        .route("/agents/{id}/catalog", get(handlers::catalog))
+        .route("/agents/{id}/lock", get(handlers::lock))
+        .route("/tokens", post(handlers::create_token))
+        .route("/audit", get(handlers::audit))
+        .route("/openapi.json", get(openapi::openapi_json))
+        .layer(DefaultBodyLimit::max(json_cap))
+        .merge(publish)
+        .fallback(handlers::not_found);
+    Router::new()
+        .nest(API_PREFIX, api)
+        .route("/healthz", get(handlers::healthz))
+        .with_state(registry)
+}

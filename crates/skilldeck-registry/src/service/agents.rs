@@ -1,0 +1,358 @@
+//! Agents and their assignments.
+
+use sqlx::Row;
+
+use crate::names::{AgentId, SkillRef};
+use crate::service::config::{
+    MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_TEXT_LEN,
+};
+use crate::service::cursor;
+use crate::service::error::RegistryError;
+use crate::service::principal::{Principal, Scope};
+use crate::service::publish::{parse_capabilities, parse_version};
+use crate::service::registry::{Registry, now};
+use crate::wire::{Agent, AgentSpec, Assignment, AssignmentView, Page};
+
+fn invalid(detail: impl Into<String>) -> RegistryError {
+    RegistryError::bad_request("registry-invalid-agent", detail)
+}
+
+/// Checks an agent's settings (lengths, capability words, patterns).
+fn check_spec(spec: &mut AgentSpec) -> Result<(), RegistryError> {
+    if spec.name.trim().is_empty() || spec.name.len() > MAX_TEXT_LEN {
+        return Err(invalid("name must be 1 to 1024 bytes"));
+    }
+    if spec.capabilities.len() > MAX_AGENT_CAPABILITIES {
+        return Err(invalid(format!(
+            "at most {MAX_AGENT_CAPABILITIES} capabilities"
+        )));
+    }
+    spec.capabilities = parse_capabilities(&spec.capabilities.join(" ")).map_err(invalid)?;
+    if spec.allowed_patterns.len() + spec.denied_patterns.len() > MAX_AGENT_PATTERNS {
+        return Err(invalid(format!("at most {MAX_AGENT_PATTERNS} patterns")));
+    }
+    for p in spec.allowed_patterns.iter().chain(&spec.denied_patterns) {
+        if p.is_empty() || p.len() > MAX_TEXT_LEN || p.chars().any(char::is_control) {
+            return Err(invalid(format!(
+                "pattern '{}' is empty, too long or has a control character",
+                p.escape_debug()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_TEXT_LEN
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn agent_of(row: &sqlx::any::AnyRow) -> Result<Agent, RegistryError> {
+    let spec: String = row.try_get("spec")?;
+    Ok(Agent {
+        spec: serde_json::from_str(&spec)?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+fn view_of(agent: &AgentId, row: &sqlx::any::AnyRow) -> Result<AssignmentView, RegistryError> {
+    let ns: String = row.try_get("namespace")?;
+    let spec: String = row.try_get("spec")?;
+    Ok(AssignmentView {
+        agent: agent.clone(),
+        namespace: crate::names::Namespace::new(&ns)
+            .map_err(|e| RegistryError::Internal(e.to_string()))?,
+        name: row.try_get("name")?,
+        assignment: serde_json::from_str(&spec)?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+impl Registry {
+    /// Creates an agent (admin); an existing id is 409.
+    pub async fn create_agent(
+        &self,
+        p: &Principal,
+        mut spec: AgentSpec,
+    ) -> Result<Agent, RegistryError> {
+        p.require_admin()?;
+        check_spec(&mut spec)?;
+        let (mut tx, generation) = self.begin_write().await?;
+        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE id = $1")
+            .bind(spec.id.as_str().to_owned())
+            .fetch_optional(&mut *tx)
+            .await?;
+        if exists.is_some() {
+            return Err(RegistryError::conflict(
+                "registry-agent-exists",
+                format!("agent '{}' already exists", spec.id),
+            ));
+        }
+        let at = now();
+        sqlx::query(
+            "INSERT INTO agents (id, spec, created_at, updated_at) VALUES ($1, $2, $3, $3)",
+        )
+        .bind(spec.id.as_str().to_owned())
+        .bind(serde_json::to_string(&spec)?)
+        .bind(at.clone())
+        .execute(&mut *tx)
+        .await?;
+        Registry::audit_in(
+            &mut tx,
+            generation,
+            p,
+            "agent.create",
+            &format!("agent:{}", spec.id),
+            serde_json::to_value(&spec)?,
+        )
+        .await?;
+        self.commit(tx).await?;
+        Ok(Agent {
+            spec,
+            created_at: at.clone(),
+            updated_at: at,
+        })
+    }
+
+    /// Replaces an agent's settings (admin); the id in the body must match.
+    pub async fn update_agent(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+        mut spec: AgentSpec,
+    ) -> Result<Agent, RegistryError> {
+        p.require_admin()?;
+        if spec.id != *id {
+            return Err(invalid(format!(
+                "the body's id '{}' is not '{id}'",
+                spec.id
+            )));
+        }
+        check_spec(&mut spec)?;
+        let (mut tx, generation) = self.begin_write().await?;
+        let at = now();
+        let changed = sqlx::query("UPDATE agents SET spec = $1, updated_at = $2 WHERE id = $3")
+            .bind(serde_json::to_string(&spec)?)
+            .bind(at)
+            .bind(id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if changed == 0 {
+            return Err(RegistryError::NotFound(format!("agent {id}")));
+        }
+        Registry::audit_in(
+            &mut tx,
+            generation,
+            p,
+            "agent.update",
+            &format!("agent:{id}"),
+            serde_json::to_value(&spec)?,
+        )
+        .await?;
+        self.commit(tx).await?;
+        self.agent(p, id).await
+    }
+
+    /// Deletes an agent, its assignments and its tokens (admin).
+    pub async fn delete_agent(&self, p: &Principal, id: &AgentId) -> Result<(), RegistryError> {
+        p.require_admin()?;
+        let (mut tx, generation) = self.begin_write().await?;
+        let changed = sqlx::query("DELETE FROM agents WHERE id = $1")
+            .bind(id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if changed == 0 {
+            return Err(RegistryError::NotFound(format!("agent {id}")));
+        }
+        sqlx::query("DELETE FROM assignments WHERE agent = $1")
+            .bind(id.as_str().to_owned())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM tokens WHERE scopes = $1")
+            .bind(Scope::Agent(id.clone()).to_string())
+            .execute(&mut *tx)
+            .await?;
+        Registry::audit_in(
+            &mut tx,
+            generation,
+            p,
+            "agent.delete",
+            &format!("agent:{id}"),
+            serde_json::json!({}),
+        )
+        .await?;
+        self.commit(tx).await?;
+        self.inner.auth.clear();
+        Ok(())
+    }
+
+    /// One agent (admin or that agent's token).
+    pub async fn agent(&self, p: &Principal, id: &AgentId) -> Result<Agent, RegistryError> {
+        p.require_agent(id)?;
+        let row = sqlx::query("SELECT spec, created_at, updated_at FROM agents WHERE id = $1")
+            .bind(id.as_str().to_owned())
+            .fetch_optional(&self.inner.db)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))?;
+        agent_of(&row)
+    }
+
+    /// Agents by id (admin).
+    pub async fn list_agents(
+        &self,
+        p: &Principal,
+        cursor_text: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Page<Agent>, RegistryError> {
+        p.require_admin()?;
+        let limits = &self.inner.limits;
+        let limit = cursor::page_limit(limit, limits.default_page_limit, limits.max_page_limit)?;
+        let after = cursor_text
+            .map(cursor::decode)
+            .transpose()?
+            .unwrap_or_default();
+        let rows = sqlx::query(
+            "SELECT id, spec, created_at, updated_at FROM agents WHERE id > $1 ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.inner.db)
+        .await?;
+        let mut items = rows.iter().map(agent_of).collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if items.len() > limit as usize {
+            items.truncate(limit as usize);
+            items.last().map(|a| cursor::encode(a.spec.id.as_str()))
+        } else {
+            None
+        };
+        Ok(Page { items, next_cursor })
+    }
+
+    /// Assigns a skill to an agent, or replaces the assignment (admin).
+    pub async fn assign(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+        skill: &SkillRef,
+        mut assignment: Assignment,
+    ) -> Result<AssignmentView, RegistryError> {
+        p.require_admin()?;
+        if assignment.version.is_some() && assignment.label.is_some() {
+            return Err(RegistryError::bad_request(
+                "registry-assignment-conflict",
+                "give a version or a label, not both",
+            ));
+        }
+        if let Some(v) = &assignment.version {
+            assignment.version = Some(parse_version(v)?.to_string());
+        }
+        if assignment.grants.env.len() > MAX_GRANT_ENV {
+            return Err(invalid(format!(
+                "at most {MAX_GRANT_ENV} environment names"
+            )));
+        }
+        if let Some(bad) = assignment.grants.env.iter().find(|n| !check_env_name(n)) {
+            return Err(invalid(format!(
+                "'{}' is not an environment variable name",
+                bad.escape_debug()
+            )));
+        }
+        self.agent(p, id).await?;
+        let known: Option<String> =
+            sqlx::query_scalar("SELECT name FROM skills WHERE namespace = $1 AND name = $2")
+                .bind(skill.namespace().as_str().to_owned())
+                .bind(skill.name().to_owned())
+                .fetch_optional(&self.inner.db)
+                .await?;
+        if known.is_none() {
+            return Err(RegistryError::NotFound(format!("skill {skill}")));
+        }
+        let (mut tx, generation) = self.begin_write().await?;
+        let at = now();
+        sqlx::query(
+            "INSERT INTO assignments (agent, namespace, name, spec, updated_at) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (agent, namespace, name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at",
+        )
+        .bind(id.as_str().to_owned())
+        .bind(skill.namespace().as_str().to_owned())
+        .bind(skill.name().to_owned())
+        .bind(serde_json::to_string(&assignment)?)
+        .bind(at.clone())
+        .execute(&mut *tx)
+        .await?;
+        Registry::audit_in(
+            &mut tx,
+            generation,
+            p,
+            "assign",
+            &format!("agent:{id} {skill}"),
+            serde_json::to_value(&assignment)?,
+        )
+        .await?;
+        self.commit(tx).await?;
+        Ok(AssignmentView {
+            agent: id.clone(),
+            namespace: skill.namespace().clone(),
+            name: skill.name().to_owned(),
+            assignment,
+            updated_at: at,
+        })
+    }
+
+    /// Removes an assignment (admin); 404 when there is none.
+    pub async fn unassign(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+        skill: &SkillRef,
+    ) -> Result<(), RegistryError> {
+        p.require_admin()?;
+        let (mut tx, generation) = self.begin_write().await?;
+        let changed = sqlx::query(
+            "DELETE FROM assignments WHERE agent = $1 AND namespace = $2 AND name = $3",
+        )
+        .bind(id.as_str().to_owned())
+        .bind(skill.namespace().as_str().to_owned())
+        .bind(skill.name().to_owned())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Err(RegistryError::NotFound(format!(
+                "assignment of {skill} to agent {id}"
+            )));
+        }
+        Registry::audit_in(
+            &mut tx,
+            generation,
+            p,
+            "unassign",
+            &format!("agent:{id} {skill}"),
+            serde_json::json!({}),
+        )
+        .await?;
+        self.commit(tx).await?;
+        Ok(())
+    }
+
+    /// An agent's assignments, by namespace/name (admin or that agent).
+    pub async fn assignments(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+    ) -> Result<Vec<AssignmentView>, RegistryError> {
+        self.agent(p, id).await?;
+        let rows = sqlx::query(
+            "SELECT namespace, name, spec, updated_at FROM assignments WHERE agent = $1 ORDER BY namespace, name",
+        )
+        .bind(id.as_str().to_owned())
+        .fetch_all(&self.inner.db)
+        .await?;
+        rows.iter().map(|r| view_of(id, r)).collect()
+    }
+}

@@ -1,0 +1,92 @@
+//! [`RegistryConfig`]: where the database and the blobs live, and
+//! [`RegistryLimits`]: every cap and TTL, each with a named default.
+
+use std::time::Duration;
+
+use skilldeck_package::PackageLimits;
+
+/// Most bytes of a publish body (`MAX_PUBLISH_BYTES`).
+pub const MAX_PUBLISH_BYTES: usize = 20 * 1024 * 1024;
+/// Most bytes of a JSON request body.
+pub const MAX_JSON_BODY_BYTES: usize = 64 * 1024;
+/// How long a resolved set, catalog or lock is served from the in-process
+/// cache before the database is asked again. With N replicas, a write on
+/// another replica is seen after at most this long.
+pub const CATALOG_CACHE_TTL: Duration = Duration::from_secs(5);
+/// How long a verified token is remembered (hash → principal).
+pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(30);
+/// Blobs younger than this are never collected (an in-flight publish
+/// writes its blobs before its transaction).
+pub const GC_GRACE: Duration = Duration::from_secs(60 * 60);
+/// Items per page when `limit` is not given.
+pub const DEFAULT_PAGE_LIMIT: u32 = 50;
+/// Most items per page.
+pub const MAX_PAGE_LIMIT: u32 = 500;
+/// Most database connections per registry process.
+pub const MAX_DB_CONNECTIONS: u32 = 16;
+/// Most entries of the in-process catalog cache (agents × formats).
+pub const MAX_CACHE_ENTRIES: usize = 10_000;
+/// Most parsed skills kept in memory for catalogs (versions are
+/// immutable, so an entry never goes stale).
+pub const MAX_PARSED_SKILLS: usize = 20_000;
+/// Most patterns an agent may list (allowed + denied).
+pub const MAX_AGENT_PATTERNS: usize = 256;
+/// Most capabilities an agent may list.
+pub const MAX_AGENT_CAPABILITIES: usize = 256;
+/// Most environment variable names one grant may pass through.
+pub const MAX_GRANT_ENV: usize = 64;
+/// Longest display name, token name, reason or pattern.
+pub const MAX_TEXT_LEN: usize = 1024;
+/// Bytes of randomness in a token.
+pub const TOKEN_RANDOM_BYTES: usize = 32;
+
+/// Every cap and TTL of a registry.
+#[derive(Debug, Clone)]
+pub struct RegistryLimits {
+    /// Most bytes of a publish body.
+    pub max_publish_bytes: usize,
+    /// Most bytes of a JSON body.
+    pub max_json_body_bytes: usize,
+    /// The catalog/lock cache TTL.
+    pub catalog_cache_ttl: Duration,
+    /// The token cache TTL.
+    pub auth_cache_ttl: Duration,
+    /// Blobs younger than this are never collected.
+    pub gc_grace: Duration,
+    /// Default page size.
+    pub default_page_limit: u32,
+    /// Largest page size.
+    pub max_page_limit: u32,
+    /// Database connections.
+    pub max_db_connections: u32,
+    /// The package limits unpack applies (files, bytes, ratio).
+    pub package: PackageLimits,
+}
+
+impl Default for RegistryLimits {
+    fn default() -> Self {
+        RegistryLimits {
+            max_publish_bytes: MAX_PUBLISH_BYTES,
+            max_json_body_bytes: MAX_JSON_BODY_BYTES,
+            catalog_cache_ttl: CATALOG_CACHE_TTL,
+            auth_cache_ttl: AUTH_CACHE_TTL,
+            gc_grace: GC_GRACE,
+            default_page_limit: DEFAULT_PAGE_LIMIT,
+            max_page_limit: MAX_PAGE_LIMIT,
+            max_db_connections: MAX_DB_CONNECTIONS,
+            package: PackageLimits::default(),
+        }
+    }
+}
+
+/// Where a registry keeps its state.
+#[derive(Debug, Clone)]
+pub struct RegistryConfig {
+    /// `sqlite://PATH?mode=rwc` or `postgres://...`.
+    pub database_url: String,
+    /// `file:///abs/dir` or `s3://bucket[/prefix]` (S3 settings from the
+    /// standard `AWS_*` environment).
+    pub store_url: String,
+    /// Caps and TTLs.
+    pub limits: RegistryLimits,
+}

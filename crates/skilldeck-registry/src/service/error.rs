@@ -1,0 +1,115 @@
+//! [`RegistryError`]: everything the service can answer instead of a
+//! result. The HTTP layer maps each variant to a status and a stable code
+//! in one place (`http::problem`).
+
+use std::path::PathBuf;
+
+use skilldeck::Diagnostic;
+
+use crate::names::NameError;
+
+/// Everything that can go wrong in the registry.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// No token, or a token the registry does not know.
+    #[error("authentication required: {0}")]
+    Unauthorized(&'static str),
+    /// The token is valid but its scopes do not allow this.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// Nothing at this name.
+    #[error("{0} not found")]
+    NotFound(String),
+    /// The request is malformed; `code` is stable.
+    #[error("{detail}")]
+    BadRequest {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The request conflicts with what is stored; `code` is stable.
+    #[error("{detail}")]
+    Conflict {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What conflicts.
+        detail: String,
+    },
+    /// The package was refused: each diagnostic names its file.
+    #[error("the package was refused: {}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; "))]
+    Refused(Vec<Diagnostic>),
+    /// A body over its cap.
+    #[error("the request body is over the limit of {limit} bytes")]
+    TooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// A version's blob is not in the store (never served as empty).
+    #[error("blob {0} is missing from the store")]
+    BlobMissing(String),
+    /// A blob's bytes do not match its content address.
+    #[error("blob {0} does not match its digest")]
+    BlobCorrupt(String),
+    /// The database failed.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Migrations failed.
+    #[error("database migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The blob store failed.
+    #[error("blob store: {0}")]
+    Store(#[from] object_store::Error),
+    /// A local file operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The configuration is unusable (a bad URL, a missing setting).
+    #[error("configuration: {0}")]
+    Config(String),
+    /// Stored data could not be read back (a broken invariant).
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl RegistryError {
+    /// A 400 with a stable code.
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> RegistryError {
+        RegistryError::BadRequest {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    /// A 409 with a stable code.
+    pub fn conflict(code: &'static str, detail: impl Into<String>) -> RegistryError {
+        RegistryError::Conflict {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> RegistryError {
+        RegistryError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl From<NameError> for RegistryError {
+    fn from(e: NameError) -> Self {
+        RegistryError::bad_request("registry-invalid-name", e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for RegistryError {
+    fn from(e: serde_json::Error) -> Self {
+        RegistryError::Internal(format!("stored JSON: {e}"))
+    }
+}

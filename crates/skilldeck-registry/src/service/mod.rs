@@ -1,0 +1,29 @@
+//! The registry's service layer: one [`Registry`](registry::Registry) that
+//! the HTTP API and the web UI both call. Authorization is decided here,
+//! from the caller's [`Principal`](principal::Principal), never in a face.
+//!
+//! - [`config`]: where the database and the store are, and every cap and TTL.
+//! - [`error`]: the one error enum.
+//! - [`registry`]: opening (migrations), the shared state.
+//! - [`store`]: the blob store (the database is sqlx `any`, see [`registry`]).
+//! - [`tokens`], [`principal`]: bearer tokens and scopes.
+//! - [`publish`], [`skills`]: publishing and reading skills and versions.
+//! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
+//! - [`audit`], [`gc`]: the audit log and blob collection.
+
+pub mod agents;
+pub mod audit;
+pub mod cache;
+pub mod config;
+pub mod cursor;
+pub mod error;
+pub mod gc;
+pub mod glob;
+pub mod principal;
+pub mod publish;
+pub mod registry;
+pub mod resolve;
+pub mod skills;
+pub mod state;
+pub mod store;
+pub mod tokens;

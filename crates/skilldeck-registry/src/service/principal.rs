@@ -1,0 +1,121 @@
+//! [`Principal`]: who is calling, and the [`Scope`]s of its token.
+
+use std::fmt;
+
+use crate::names::{AgentId, Namespace};
+use crate::service::error::RegistryError;
+
+/// What a token may do.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Everything.
+    Admin,
+    /// Publish into one namespace (and read skills).
+    Publish(Namespace),
+    /// Read as one agent: its record, catalog, lock and the versions of
+    /// its resolved set.
+    Agent(AgentId),
+}
+
+impl Scope {
+    /// Parses `admin`, `publish:<namespace>` or `agent:<id>`.
+    pub fn parse(text: &str) -> Result<Scope, RegistryError> {
+        if text == "admin" {
+            return Ok(Scope::Admin);
+        }
+        if let Some(ns) = text.strip_prefix("publish:") {
+            return Ok(Scope::Publish(Namespace::new(ns)?));
+        }
+        if let Some(id) = text.strip_prefix("agent:") {
+            return Ok(Scope::Agent(AgentId::new(id)?));
+        }
+        Err(RegistryError::bad_request(
+            "registry-invalid-scope",
+            format!("scope '{text}' is not admin, publish:<namespace> or agent:<id>"),
+        ))
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Admin => f.write_str("admin"),
+            Scope::Publish(ns) => write!(f, "publish:{ns}"),
+            Scope::Agent(id) => write!(f, "agent:{id}"),
+        }
+    }
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// The token's id (audit lines name it, never the token).
+    pub token_id: String,
+    /// The token's name.
+    pub name: String,
+    /// What it may do.
+    pub scopes: Vec<Scope>,
+}
+
+impl Principal {
+    /// True for an admin token.
+    pub fn is_admin(&self) -> bool {
+        self.scopes.contains(&Scope::Admin)
+    }
+
+    /// Admin, or 403.
+    pub fn require_admin(&self) -> Result<(), RegistryError> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(RegistryError::Forbidden(
+                "this needs an admin token".to_owned(),
+            ))
+        }
+    }
+
+    /// May publish into `ns`.
+    pub fn can_publish(&self, ns: &Namespace) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| matches!(s, Scope::Admin) || matches!(s, Scope::Publish(n) if n == ns))
+    }
+
+    /// May read the skill list and any version (admin or a publisher).
+    pub fn can_read_all(&self) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| matches!(s, Scope::Admin | Scope::Publish(_)))
+    }
+
+    /// May act as agent `id` (admin, or that agent's token).
+    pub fn can_read_agent(&self, id: &AgentId) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| matches!(s, Scope::Admin) || matches!(s, Scope::Agent(a) if a == id))
+    }
+
+    /// The agents this principal reads as (agent tokens).
+    pub fn agents(&self) -> impl Iterator<Item = &AgentId> {
+        self.scopes.iter().filter_map(|s| match s {
+            Scope::Agent(a) => Some(a),
+            _ => None,
+        })
+    }
+
+    /// Agent `id`, or 403.
+    pub fn require_agent(&self, id: &AgentId) -> Result<(), RegistryError> {
+        if self.can_read_agent(id) {
+            Ok(())
+        } else {
+            Err(RegistryError::Forbidden(format!(
+                "this token may not read agent '{id}'"
+            )))
+        }
+    }
+
+    /// The audit actor: the token's name and id.
+    pub fn actor(&self) -> String {
+        format!("{} ({})", self.name, self.token_id)
+    }
+}

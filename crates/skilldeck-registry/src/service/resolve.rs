@@ -1,0 +1,502 @@
+//! Resolution: an agent's skills (its enabled assignments plus, with
+//! `auto_discover`, every skill whose required capabilities it has, minus
+//! denied patterns), and what is served from it: the lock and the catalog
+//! in the core's formats. Both are cached per agent for
+//! [`RegistryLimits::catalog_cache_ttl`](crate::service::config::RegistryLimits)
+//! and dropped on every local write; their ETags are digests of what they
+//! hold, so a replica with a stale cache can only serve an old ETag with
+//! the old body, never a wrong pair.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, PoisonError};
+
+use bytes::Bytes;
+use sqlx::Row;
+
+use crate::names::{AgentId, LATEST, Namespace, SkillRef};
+use crate::service::config::MAX_PARSED_SKILLS;
+use crate::service::error::RegistryError;
+use crate::service::glob;
+use crate::service::principal::Principal;
+use crate::service::registry::Registry;
+use crate::service::skills::virtual_skill;
+use crate::service::state::{CachedAgent, Rendered};
+use crate::wire::{
+    AgentLock, AgentSpec, Assignment, Excluded, Grants, LockedSkill, Resolved, ResolvedSkill,
+};
+
+/// A catalog preview for the web UI: the text and what the budget did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CatalogPreview {
+    /// The catalog text (xml).
+    pub text: String,
+    /// Its size in tokens (`o200k_base`).
+    pub tokens: usize,
+    /// The budget in tokens, when there is one.
+    pub budget: Option<u32>,
+    /// Skills in the text.
+    pub included: Vec<String>,
+    /// Skills left out, and why.
+    pub omitted: Vec<Omitted>,
+}
+
+/// A skill a catalog left out.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Omitted {
+    /// Its name.
+    pub name: String,
+    /// Why (`budget`, `disable-model-invocation`, ...).
+    pub reason: String,
+}
+
+/// A strong ETag of bytes: the quoted hex SHA-256.
+pub fn etag_of(bytes: &[u8]) -> String {
+    let d = skilldeck::sha256_digest(bytes);
+    format!(
+        "\"{}\"",
+        d.strip_prefix(skilldeck::DIGEST_PREFIX).unwrap_or(&d)
+    )
+}
+
+/// True when an `If-None-Match` header value matches `etag`.
+pub fn etag_matches(if_none_match: &str, etag: &str) -> bool {
+    if_none_match
+        .split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
+}
+
+/// A candidate of the resolution.
+struct Candidate {
+    skill: SkillRef,
+    version: String,
+    via: String,
+    source: &'static str,
+    priority: i32,
+    grants: Grants,
+}
+
+fn excluded(skill: &SkillRef, reason: &str, detail: String) -> Excluded {
+    Excluded {
+        namespace: skill.namespace().clone(),
+        name: skill.name().to_owned(),
+        reason: reason.to_owned(),
+        detail,
+    }
+}
+
+impl Registry {
+    /// Resolves agent `id` (admin or that agent).
+    pub async fn resolve(&self, p: &Principal, id: &AgentId) -> Result<Resolved, RegistryError> {
+        p.require_agent(id)?;
+        Ok(self.resolved_cached(id).await?.resolved.clone())
+    }
+
+    /// The agent's lock and its ETag (admin or that agent).
+    pub async fn lock(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+    ) -> Result<(AgentLock, String), RegistryError> {
+        p.require_agent(id)?;
+        let c = self.resolved_cached(id).await?;
+        Ok((c.lock.clone(), c.resolved.generation.clone()))
+    }
+
+    /// The resolution of `id` from the cache, or computed and cached.
+    pub(crate) async fn resolved_cached(
+        &self,
+        id: &AgentId,
+    ) -> Result<Arc<CachedAgent>, RegistryError> {
+        if let Some(c) = self.inner.agents.get(id.as_str()) {
+            return Ok(c);
+        }
+        let c = Arc::new(self.compute(id).await?);
+        self.inner
+            .agents
+            .insert(id.as_str().to_owned(), Arc::clone(&c));
+        Ok(c)
+    }
+
+    async fn compute(&self, id: &AgentId) -> Result<CachedAgent, RegistryError> {
+        let db = &self.inner.db;
+        let spec: String = sqlx::query_scalar("SELECT spec FROM agents WHERE id = $1")
+            .bind(id.as_str().to_owned())
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))?;
+        let spec: AgentSpec = serde_json::from_str(&spec)?;
+        let denied = |s: &SkillRef| {
+            let text = s.to_string();
+            spec.denied_patterns
+                .iter()
+                .find(|p| glob::matches(p, &text))
+                .cloned()
+        };
+        let mut out_excluded = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let mut decided: BTreeSet<SkillRef> = BTreeSet::new();
+        // Explicit assignments.
+        let rows = sqlx::query("SELECT namespace, name, spec FROM assignments WHERE agent = $1 ORDER BY namespace, name")
+            .bind(id.as_str().to_owned())
+            .fetch_all(db)
+            .await?;
+        for row in &rows {
+            let ns: String = row.try_get("namespace")?;
+            let name: String = row.try_get("name")?;
+            let a: String = row.try_get("spec")?;
+            let a: Assignment = serde_json::from_str(&a)?;
+            let skill =
+                SkillRef::new(&ns, &name).map_err(|e| RegistryError::Internal(e.to_string()))?;
+            decided.insert(skill.clone());
+            if !a.enabled {
+                out_excluded.push(excluded(
+                    &skill,
+                    "disabled",
+                    "the assignment is disabled".to_owned(),
+                ));
+                continue;
+            }
+            if let Some(p) = denied(&skill) {
+                out_excluded.push(excluded(
+                    &skill,
+                    "denied",
+                    format!("matches denied pattern '{p}'"),
+                ));
+                continue;
+            }
+            let (version, via) = match (&a.version, &a.label) {
+                (Some(v), _) => (Some(v.clone()), "version".to_owned()),
+                (None, label) => {
+                    let label = label.as_ref().map(|l| l.as_str()).unwrap_or(LATEST);
+                    let v: Option<String> = sqlx::query_scalar(
+                        "SELECT version FROM labels WHERE namespace = $1 AND name = $2 AND label = $3",
+                    )
+                    .bind(ns.clone())
+                    .bind(name.clone())
+                    .bind(label.to_owned())
+                    .fetch_optional(db)
+                    .await?;
+                    if v.is_none() {
+                        out_excluded.push(excluded(
+                            &skill,
+                            "missing-label",
+                            format!("label '{label}' points to no version"),
+                        ));
+                        continue;
+                    }
+                    (v, format!("label:{label}"))
+                }
+            };
+            let Some(version) = version else { continue };
+            let yanked: Option<Option<String>> = sqlx::query_scalar(
+                "SELECT yanked_at FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+            )
+            .bind(ns.clone())
+            .bind(name.clone())
+            .bind(version.clone())
+            .fetch_optional(db)
+            .await?;
+            match yanked {
+                None => {
+                    out_excluded.push(excluded(
+                        &skill,
+                        "missing-version",
+                        format!("version {version} does not exist"),
+                    ));
+                    continue;
+                }
+                Some(Some(_)) => {
+                    out_excluded.push(excluded(
+                        &skill,
+                        "yanked",
+                        format!("version {version} is yanked"),
+                    ));
+                    continue;
+                }
+                Some(None) => {}
+            }
+            candidates.push(Candidate {
+                skill,
+                version,
+                via,
+                source: "assigned",
+                priority: a.priority,
+                grants: a.grants,
+            });
+        }
+        // Auto-discovery over every skill's latest version.
+        if spec.auto_discover {
+            let caps: BTreeSet<&str> = spec.capabilities.iter().map(String::as_str).collect();
+            let rows = sqlx::query(
+                "SELECT l.namespace, l.name, l.version, v.capabilities FROM labels l JOIN versions v \
+                 ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version \
+                 WHERE l.label = 'latest' AND v.yanked_at IS NULL ORDER BY l.namespace, l.name",
+            )
+            .fetch_all(db)
+            .await?;
+            for row in &rows {
+                let ns: String = row.try_get("namespace")?;
+                let name: String = row.try_get("name")?;
+                let skill = SkillRef::new(&ns, &name)
+                    .map_err(|e| RegistryError::Internal(e.to_string()))?;
+                if decided.contains(&skill) {
+                    continue;
+                }
+                let needs: String = row.try_get("capabilities")?;
+                if !needs.split_whitespace().all(|c| caps.contains(c)) {
+                    continue;
+                }
+                let text = skill.to_string();
+                if !spec.allowed_patterns.is_empty()
+                    && !spec
+                        .allowed_patterns
+                        .iter()
+                        .any(|p| glob::matches(p, &text))
+                {
+                    continue;
+                }
+                if let Some(p) = denied(&skill) {
+                    out_excluded.push(excluded(
+                        &skill,
+                        "denied",
+                        format!("matches denied pattern '{p}'"),
+                    ));
+                    continue;
+                }
+                candidates.push(Candidate {
+                    skill,
+                    version: row.try_get("version")?,
+                    via: format!("label:{LATEST}"),
+                    source: "auto",
+                    priority: 0,
+                    grants: Grants::default(),
+                });
+            }
+        }
+        candidates.sort_by(|a, b| {
+            b.priority
+                .cmp(&a.priority)
+                .then_with(|| a.skill.cmp(&b.skill))
+        });
+        // Same name in several namespaces: the first in order wins.
+        let mut seen: HashMap<String, SkillRef> = HashMap::new();
+        let mut skills = Vec::new();
+        let mut locked = Vec::new();
+        for c in candidates {
+            if let Some(winner) = seen.get(c.skill.name()) {
+                out_excluded.push(excluded(
+                    &c.skill,
+                    "shadowed",
+                    format!("shadowed by {winner}"),
+                ));
+                continue;
+            }
+            seen.insert(c.skill.name().to_owned(), c.skill.clone());
+            let fingerprint: String = sqlx::query_scalar(
+                "SELECT fingerprint FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+            )
+            .bind(c.skill.namespace().as_str().to_owned())
+            .bind(c.skill.name().to_owned())
+            .bind(c.version.clone())
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("version {}@{}", c.skill, c.version)))?;
+            let files = self.files_of(&c.skill, &c.version).await?;
+            locked.push(LockedSkill {
+                namespace: c.skill.namespace().clone(),
+                name: c.skill.name().to_owned(),
+                version: c.version.clone(),
+                fingerprint: fingerprint.clone(),
+                grants: c.grants.clone(),
+                files,
+            });
+            skills.push(ResolvedSkill {
+                namespace: c.skill.namespace().clone(),
+                name: c.skill.name().to_owned(),
+                version: c.version,
+                fingerprint,
+                source: c.source.to_owned(),
+                via: c.via,
+                priority: c.priority,
+                grants: c.grants,
+            });
+        }
+        out_excluded.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        let lock = AgentLock {
+            agent: id.clone(),
+            max_concurrent_executions: spec.max_concurrent_executions,
+            execution_timeout_secs: spec.execution_timeout_secs,
+            skills: locked,
+        };
+        let etag = etag_of(&serde_json::to_vec(&lock)?);
+        Ok(CachedAgent {
+            resolved: Resolved {
+                agent: id.clone(),
+                generation: etag,
+                skills,
+                excluded: out_excluded,
+            },
+            lock,
+            spec,
+        })
+    }
+
+    /// The core `Skill` of a stored version (parsed once; versions are
+    /// immutable).
+    async fn parsed_skill(
+        &self,
+        ns: &Namespace,
+        name: &str,
+        version: &str,
+    ) -> Result<Arc<skilldeck::Skill>, RegistryError> {
+        let key = format!("{ns}/{name}@{version}");
+        if let Some(s) = self
+            .inner
+            .parsed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return Ok(Arc::clone(s));
+        }
+        let text: String = sqlx::query_scalar(
+            "SELECT skill_md FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+        )
+        .bind(ns.as_str().to_owned())
+        .bind(name.to_owned())
+        .bind(version.to_owned())
+        .fetch_optional(&self.inner.db)
+        .await?
+        .ok_or_else(|| RegistryError::NotFound(format!("version {ns}/{name}@{version}")))?;
+        let checked = skilldeck::check_text(
+            &text,
+            None,
+            &skilldeck_package::UnpackOptions::default().validation,
+        );
+        let fm = checked.frontmatter.unwrap_or_default();
+        let skill = Arc::new(virtual_skill(
+            name.to_owned(),
+            fm.description.clone().unwrap_or_default(),
+            &key,
+            skilldeck::HostFields::from_frontmatter(&fm),
+        ));
+        let mut parsed = self
+            .inner
+            .parsed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if parsed.len() >= MAX_PARSED_SKILLS {
+            parsed.clear();
+        }
+        parsed.insert(key, Arc::clone(&skill));
+        Ok(skill)
+    }
+
+    async fn render(
+        &self,
+        cached: &CachedAgent,
+        format: skilldeck::CatalogFormat,
+        budget_tokens: Option<u32>,
+    ) -> Result<skilldeck::OwnedCatalog, RegistryError> {
+        let mut skills = Vec::with_capacity(cached.resolved.skills.len());
+        let mut priorities = BTreeMap::new();
+        for s in &cached.resolved.skills {
+            let parsed = self.parsed_skill(&s.namespace, &s.name, &s.version).await?;
+            priorities.insert(s.name.clone(), i64::from(s.priority));
+            skills.push((*parsed).clone());
+        }
+        let budget =
+            budget_tokens
+                .or(cached.spec.budget_tokens)
+                .map(|limit| skilldeck::Budget::Tokens {
+                    limit: limit as usize,
+                    encoding: skilldeck::Encoding::default(),
+                });
+        let options = skilldeck::CatalogOptions {
+            format,
+            budget,
+            locations: false,
+            priorities,
+            ..skilldeck::CatalogOptions::default()
+        };
+        tokio::task::spawn_blocking(move || {
+            skilldeck::render_catalog(skills.iter(), &options, None)
+                .map(skilldeck::Catalog::into_owned)
+                .map_err(|e| RegistryError::Internal(format!("catalog: {e}")))
+        })
+        .await
+        .map_err(|e| RegistryError::Internal(format!("catalog task: {e}")))?
+    }
+
+    /// The agent's catalog in one of the core's formats, within the budget
+    /// (the query's, else the agent's), with a strong ETag.
+    pub async fn catalog(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+        format: skilldeck::CatalogFormat,
+        budget_tokens: Option<u32>,
+    ) -> Result<Rendered, RegistryError> {
+        p.require_agent(id)?;
+        let key = format!("{id}\n{format}\n{budget_tokens:?}");
+        if let Some(r) = self.inner.catalogs.get(&key) {
+            return Ok((*r).clone());
+        }
+        let cached = self.resolved_cached(id).await?;
+        let catalog = self.render(&cached, format, budget_tokens).await?;
+        let body = Bytes::from(catalog.text);
+        let rendered = Rendered {
+            etag: etag_of(&body),
+            body,
+            content_type: match format {
+                skilldeck::CatalogFormat::Json => "application/json",
+                skilldeck::CatalogFormat::Markdown => "text/markdown; charset=utf-8",
+                skilldeck::CatalogFormat::Xml => "application/xml; charset=utf-8",
+                skilldeck::CatalogFormat::SkillsRef => "text/plain; charset=utf-8",
+            },
+        };
+        self.inner.catalogs.insert(key, Arc::new(rendered.clone()));
+        Ok(rendered)
+    }
+
+    /// What the catalog would hold and what the budget left out (web UI).
+    pub async fn catalog_preview(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+        budget_tokens: Option<u32>,
+    ) -> Result<CatalogPreview, RegistryError> {
+        p.require_agent(id)?;
+        let cached = self.resolved_cached(id).await?;
+        let budget = budget_tokens.or(cached.spec.budget_tokens);
+        let catalog = self
+            .render(&cached, skilldeck::CatalogFormat::Xml, budget)
+            .await?;
+        let tokens = skilldeck::count_tokens(&catalog.text, skilldeck::Encoding::default())
+            .map_err(|e| RegistryError::Internal(format!("tokens: {e}")))?;
+        let mut included = Vec::new();
+        let mut omitted = Vec::new();
+        for s in &catalog.explanation.skills {
+            match s.outcome {
+                skilldeck::catalog::Outcome::Dropped | skilldeck::catalog::Outcome::Excluded => {
+                    omitted.push(Omitted {
+                        name: s.name.to_string(),
+                        reason: serde_json::to_value(s.reason)?
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    })
+                }
+                _ => included.push(s.name.to_string()),
+            }
+        }
+        Ok(CatalogPreview {
+            text: catalog.text,
+            tokens,
+            budget,
+            included,
+            omitted,
+        })
+    }
+}

@@ -1,0 +1,1470 @@
+//! The registry's API suite, over HTTP on a real loopback socket. It runs
+//! on whatever backend the environment names:
+//!
+//! - unset: SQLite in a temporary folder + a file store in one;
+//! - `SKILLDECK_REGISTRY_TEST_DATABASE_URL=postgres://...`: a fresh
+//!   database per test (`CREATE DATABASE t_<random>`, dropped after);
+//! - `SKILLDECK_REGISTRY_TEST_STORE=s3://bucket`: a random key prefix per
+//!   test (S3 settings from the `AWS_*` environment).
+//!
+//! A backend the environment names but that cannot be reached fails the
+//! test with a message; nothing is skipped.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use skilldeck_registry::service::store::BlobStore;
+use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits};
+
+const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
+const STORE_ENV: &str = "SKILLDECK_REGISTRY_TEST_STORE";
+
+fn random_suffix() -> String {
+    let mut b = [0u8; 6];
+    getrandom::fill(&mut b).unwrap();
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// One registry served on 127.0.0.1:0, with its admin token.
+struct Env {
+    base: String,
+    client: reqwest::Client,
+    admin: String,
+    store_url: String,
+    store_dir: Option<std::path::PathBuf>,
+    registry: Registry,
+    drop_db: Option<(String, String)>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if let Some((url, db)) = self.drop_db.take() {
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(async move {
+                    sqlx::any::install_default_drivers();
+                    if let Ok(pool) = sqlx::AnyPool::connect(&url).await {
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "DROP DATABASE IF EXISTS {db} WITH (FORCE)"
+                        )))
+                        .execute(&pool)
+                        .await;
+                    }
+                });
+            })
+            .join()
+            .ok();
+        }
+    }
+}
+
+/// `url` with its database path replaced by `db`.
+fn with_database(url: &str, db: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = head.find("://").map(|i| i + 3).unwrap_or(0);
+    let base = match head[scheme_end..].find('/') {
+        Some(i) => &head[..scheme_end + i],
+        None => head,
+    };
+    match query {
+        Some(q) => format!("{base}/{db}?{q}"),
+        None => format!("{base}/{db}"),
+    }
+}
+
+async fn env() -> Env {
+    env_with(RegistryLimits::default()).await
+}
+
+async fn env_with(limits: RegistryLimits) -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let suffix = random_suffix();
+    let (database_url, drop_db) = match std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()) {
+        Some(url) => {
+            sqlx::any::install_default_drivers();
+            let pool = sqlx::AnyPool::connect(&url).await.unwrap_or_else(|e| {
+                panic!("{DB_ENV} names a database that cannot be reached: {e}")
+            });
+            let db = format!("t_{suffix}");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
+                .execute(&pool)
+                .await
+                .unwrap_or_else(|e| panic!("cannot create test database {db}: {e}"));
+            pool.close().await;
+            (with_database(&url, &db), Some((url, db)))
+        }
+        None => (
+            format!(
+                "sqlite://{}?mode=rwc",
+                tmp.path().join("registry.db").display()
+            ),
+            None,
+        ),
+    };
+    let (store_url, store_dir) = match std::env::var(STORE_ENV).ok().filter(|v| !v.is_empty()) {
+        Some(url) => (format!("{}/t-{suffix}", url.trim_end_matches('/')), None),
+        None => {
+            let dir = tmp.path().join("blobs");
+            (format!("file://{}", dir.display()), Some(dir))
+        }
+    };
+    let registry = Registry::open(RegistryConfig {
+        database_url,
+        store_url: store_url.clone(),
+        limits,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("cannot open the registry: {e}"));
+    let token_file = tmp.path().join("admin-token");
+    registry.ensure_admin_token(&token_file).await.unwrap();
+    let admin = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = skilldeck_registry::http::api_router(registry.clone());
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Env {
+        base: format!("http://{addr}"),
+        client: reqwest::Client::new(),
+        admin,
+        store_url,
+        store_dir,
+        registry,
+        drop_db,
+        _tmp: tmp,
+    }
+}
+
+impl Env {
+    fn url(&self, path: &str) -> String {
+        format!("{}/api/v1{path}", self.base)
+    }
+
+    async fn publish_as(&self, token: &str, query: &str, body: Vec<u8>) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/skills?{query}")))
+            .bearer_auth(token)
+            .header("content-type", "application/gzip")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn publish(&self, query: &str, body: Vec<u8>) -> reqwest::Response {
+        self.publish_as(&self.admin, query, body).await
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.get_as(&self.admin, path).await
+    }
+
+    async fn get_as(&self, token: &str, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn send_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Value,
+    ) -> reqwest::Response {
+        self.client
+            .request(method, self.url(path))
+            .bearer_auth(&self.admin)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn create_agent(&self, spec: Value) {
+        let r = self.send_json(reqwest::Method::POST, "/agents", spec).await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+    }
+
+    async fn assign(&self, agent: &str, skill: &str, body: Value) {
+        let r = self
+            .send_json(
+                reqwest::Method::PUT,
+                &format!("/agents/{agent}/skills/{skill}"),
+                body,
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    }
+
+    async fn agent_token(&self, agent: &str) -> String {
+        let r = self
+            .send_json(
+                reqwest::Method::POST,
+                &format!("/agents/{agent}/tokens"),
+                json!({}),
+            )
+            .await;
+        assert_eq!(r.status(), StatusCode::CREATED);
+        r.json::<Value>().await.unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+}
+
+/// A package of a skill built with the testkit and packed by skilldeck-package.
+fn package(name: &str, description: &str, frontmatter: &str, files: &[(&str, &str)]) -> Vec<u8> {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = skilldeck_testkit::skill(tmp.path(), name)
+        .description(description)
+        .frontmatter_raw(frontmatter)
+        .body(format!("# {name}\n\nInstructions for {name}.\n"));
+    for (path, text) in files {
+        s = s.file(path, text);
+    }
+    let dir = s.write();
+    skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+        .unwrap()
+        .bytes
+}
+
+fn simple(name: &str) -> Vec<u8> {
+    package(
+        name,
+        &format!("Does {name} things. Use when testing."),
+        "",
+        &[],
+    )
+}
+
+async fn problem(r: reqwest::Response, status: StatusCode) -> Value {
+    assert_eq!(r.status(), status);
+    assert_eq!(
+        r.headers().get("content-type").unwrap().to_str().unwrap(),
+        "application/problem+json"
+    );
+    let p: Value = r.json().await.unwrap();
+    assert_eq!(p["status"], status.as_u16());
+    assert!(p["code"].as_str().unwrap().starts_with("registry-"), "{p}");
+    p
+}
+
+struct T<'a> {
+    name: &'a [u8],
+    kind: tar::EntryType,
+    data: &'a [u8],
+    link: &'a [u8],
+}
+
+fn tar_gz(entries: &[T<'_>]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for e in entries {
+        let mut h = tar::Header::new_gnu();
+        h.as_old_mut().name[..e.name.len()].copy_from_slice(e.name);
+        h.as_old_mut().linkname[..e.link.len()].copy_from_slice(e.link);
+        h.set_size(e.data.len() as u64);
+        h.set_mode(0o644);
+        h.set_entry_type(e.kind);
+        h.set_cksum();
+        b.append(&h, e.data).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&b.into_inner().unwrap()).unwrap();
+    gz.finish().unwrap()
+}
+
+fn file_entry<'a>(name: &'a [u8], data: &'a [u8]) -> T<'a> {
+    T {
+        name,
+        kind: tar::EntryType::Regular,
+        data,
+        link: b"",
+    }
+}
+
+const DEMO_MD: &[u8] =
+    b"---\nname: demo\ndescription: Demo skill. Use when testing.\n---\n# Demo\n";
+
+#[tokio::test]
+async fn publish_then_manifest_archive_and_files_come_back_with_their_digests() {
+    let env = env().await;
+    let body = package(
+        "pdf-tools",
+        "Extract text from PDFs. Use when reading PDFs.",
+        "",
+        &[("scripts/run.sh", "echo hi\n")],
+    );
+    let r = env.publish("namespace=acme&version=1.0.0", body).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let published: Value = r.json().await.unwrap();
+    assert_eq!(published["created"], true);
+    assert_eq!(published["latest"], "1.0.0");
+    let fingerprint = published["fingerprint"].as_str().unwrap().to_owned();
+
+    let detail: Value = env
+        .get("/skills/acme/pdf-tools")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["labels"]["latest"], "1.0.0");
+    let v: Value = env
+        .get("/skills/acme/pdf-tools/versions/1.0.0")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(v["fingerprint"], fingerprint.as_str());
+    let by_label: Value = env
+        .get("/skills/acme/pdf-tools/versions/latest")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(by_label["version"], "1.0.0");
+    let files = v["files"].as_array().unwrap();
+    let paths: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["SKILL.md", "scripts/run.sh"]);
+
+    for f in files {
+        let r = env
+            .get(&format!(
+                "/skills/acme/pdf-tools/versions/1.0.0/files/{}",
+                f["path"].as_str().unwrap()
+            ))
+            .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(
+            r.headers()["x-skilldeck-digest"].to_str().unwrap(),
+            f["sha256"].as_str().unwrap()
+        );
+        let bytes = r.bytes().await.unwrap();
+        assert_eq!(
+            skilldeck::sha256_digest(&bytes),
+            f["sha256"].as_str().unwrap()
+        );
+    }
+    let r = env
+        .get("/skills/acme/pdf-tools/versions/1.0.0/archive")
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(
+        r.headers()["x-skilldeck-fingerprint"].to_str().unwrap(),
+        fingerprint
+    );
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let archive = r.bytes().await.unwrap();
+    let digest = skilldeck::sha256_digest(&archive);
+    assert_eq!(
+        etag,
+        format!("\"{}\"", digest.trim_start_matches("sha256:"))
+    );
+    // The archive unpacks to the same fingerprint.
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("p.tar.gz");
+    std::fs::write(&pkg, &archive).unwrap();
+    let unpacked =
+        skilldeck_package::unpack(&pkg, &tmp.path().join("s"), &Default::default()).unwrap();
+    assert_eq!(unpacked.manifest.fingerprint(), fingerprint);
+
+    let r = env
+        .get("/skills/acme/pdf-tools/versions/1.0.0/files/..%2Fetc%2Fpasswd")
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let r = env
+        .get("/skills/acme/pdf-tools/versions/1.0.0/files/nope.txt")
+        .await;
+    problem(r, StatusCode::NOT_FOUND).await;
+}
+
+#[tokio::test]
+async fn republishing_the_same_content_is_an_idempotent_200() {
+    let env = env().await;
+    let r = env.publish("version=1.0.0", simple("notes")).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let first: Value = r.json().await.unwrap();
+    let r = env.publish("version=1.0.0", simple("notes")).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let again: Value = r.json().await.unwrap();
+    assert_eq!(again["created"], false);
+    assert_eq!(again["fingerprint"], first["fingerprint"]);
+}
+
+#[tokio::test]
+async fn other_content_under_an_existing_version_is_409() {
+    let env = env().await;
+    assert_eq!(
+        env.publish("version=1.0.0", simple("notes")).await.status(),
+        StatusCode::CREATED
+    );
+    let other = package(
+        "notes",
+        "Something else entirely. Use when testing.",
+        "",
+        &[],
+    );
+    let p = problem(
+        env.publish("version=1.0.0", other).await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-version-exists");
+}
+
+#[tokio::test]
+async fn a_version_comes_from_the_query_or_metadata_version_else_400() {
+    let env = env().await;
+    let p = problem(
+        env.publish("", simple("notes")).await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-version-missing");
+    let with_meta = package(
+        "meta",
+        "Has a version. Use when testing.",
+        "metadata:\n  version: \"2.1.0\"",
+        &[],
+    );
+    let r: Value = env.publish("", with_meta).await.json().await.unwrap();
+    assert_eq!(r["version"], "2.1.0");
+    let p = problem(
+        env.publish("version=not-semver", simple("notes")).await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-invalid-version");
+}
+
+#[tokio::test]
+async fn two_concurrent_publishes_of_one_version_exactly_one_wins() {
+    let env = env().await;
+    for round in 0..3 {
+        let v = format!("version=1.0.{round}");
+        let a = package(
+            "race",
+            &format!("Content A {round}. Use when racing."),
+            "",
+            &[],
+        );
+        let b = package(
+            "race",
+            &format!("Content B {round}. Use when racing."),
+            "",
+            &[],
+        );
+        let (ra, rb) = tokio::join!(env.publish(&v, a), env.publish(&v, b));
+        let mut statuses = [ra.status(), rb.status()];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::CREATED, StatusCode::CONFLICT],
+            "round {round}"
+        );
+    }
+    // Same content racing: one creates, the other is the idempotent 200.
+    let (ra, rb) = tokio::join!(
+        env.publish("version=2.0.0", simple("race")),
+        env.publish("version=2.0.0", simple("race"))
+    );
+    let mut statuses = [ra.status(), rb.status()];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::CREATED]);
+    let detail: Value = env.get("/skills/default/race").await.json().await.unwrap();
+    assert_eq!(detail["versions"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn latest_follows_the_highest_release_labels_move_explicitly_and_yank_moves_latest_back() {
+    let env = env().await;
+    let pkg = |n: u32| {
+        package(
+            "lbl",
+            &format!("Label test {n}. Use when testing."),
+            "",
+            &[],
+        )
+    };
+    env.publish("version=1.0.0", pkg(1)).await;
+    let r: Value = env
+        .publish("version=1.2.0", pkg(2))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["latest"], "1.2.0");
+    let r: Value = env
+        .publish("version=1.1.0", pkg(3))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        r["latest"], "1.2.0",
+        "an older version does not move latest"
+    );
+    let r: Value = env
+        .publish("version=2.0.0-rc.1", pkg(4))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        r["latest"], "1.2.0",
+        "a prerelease does not become latest while a release exists"
+    );
+
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/skills/default/lbl/labels/production",
+            json!({"version": "1.1.0"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let moved: Value = r.json().await.unwrap();
+    assert_eq!(moved["previous"], Value::Null);
+    let r: Value = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/skills/default/lbl/labels/production",
+            json!({"version": "1.0.0"}),
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (r["version"].as_str(), r["previous"].as_str()),
+        (Some("1.0.0"), Some("1.1.0"))
+    );
+    let p = problem(
+        env.send_json(
+            reqwest::Method::PUT,
+            "/skills/default/lbl/labels/latest",
+            json!({"version": "1.0.0"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-label-managed");
+
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/skills/default/lbl/versions/1.2.0/yank",
+            json!({"reason": "broken"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["yanked"]["reason"], "broken");
+    let detail: Value = env.get("/skills/default/lbl").await.json().await.unwrap();
+    assert_eq!(detail["labels"]["latest"], "1.1.0");
+    assert_eq!(detail["labels"]["production"], "1.0.0");
+    let r = env
+        .client
+        .delete(env.url("/skills/default/lbl/versions/1.2.0/yank"))
+        .bearer_auth(&env.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let detail: Value = env.get("/skills/default/lbl").await.json().await.unwrap();
+    assert_eq!(detail["labels"]["latest"], "1.2.0");
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/skills/default/lbl/versions/1.0.0/deprecate",
+            json!({"reason": "old"}),
+        )
+        .await;
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["deprecated"]["reason"], "old");
+}
+
+#[tokio::test]
+async fn only_prereleases_make_the_highest_prerelease_latest() {
+    let env = env().await;
+    let r: Value = env
+        .publish("version=0.1.0-alpha.1", simple("pre"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["latest"], "0.1.0-alpha.1");
+}
+
+async fn names_of(resolved: &Value) -> Vec<String> {
+    resolved["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}/{}",
+                s["namespace"].as_str().unwrap(),
+                s["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn reason_of(resolved: &Value, skill: &str) -> Option<String> {
+    resolved["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|e| {
+            (format!(
+                "{}/{}",
+                e["namespace"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            ) == skill)
+                .then(|| e["reason"].as_str().unwrap().to_owned())
+        })
+}
+
+#[tokio::test]
+async fn resolution_is_assignments_plus_capable_auto_skills_minus_denied_ordered_by_priority_with_shadowing()
+ {
+    let env = env().await;
+    let caps = |c: &str| format!("metadata:\n  capabilities: \"{c}\"");
+    env.publish(
+        "namespace=acme&version=1.0.0",
+        package(
+            "net-fetch",
+            "Fetches URLs. Use when fetching.",
+            &caps("network"),
+            &[],
+        ),
+    )
+    .await;
+    env.publish(
+        "namespace=acme&version=1.0.0",
+        package(
+            "gpu-train",
+            "Trains models. Use when training.",
+            &caps("gpu, network"),
+            &[],
+        ),
+    )
+    .await;
+    env.publish(
+        "namespace=acme&version=1.0.0",
+        package("plain", "Plain skill. Use when testing.", "", &[]),
+    )
+    .await;
+    env.publish(
+        "namespace=acme&version=1.0.0",
+        package("secret", "Secret skill. Use when testing.", "", &[]),
+    )
+    .await;
+    env.publish(
+        "namespace=other&version=1.0.0",
+        package("plain", "Other plain. Use when testing.", "", &[]),
+    )
+    .await;
+    env.publish(
+        "namespace=other&version=1.0.0",
+        package("pinned", "Pinned skill. Use when testing.", "", &[]),
+    )
+    .await;
+    env.publish(
+        "namespace=other&version=2.0.0",
+        package("pinned", "Pinned skill v2. Use when testing.", "", &[]),
+    )
+    .await;
+    env.create_agent(json!({
+        "id": "bot-1", "name": "Bot", "capabilities": ["network"], "auto_discover": true,
+        "denied_patterns": ["acme/sec*"]
+    }))
+    .await;
+    env.assign(
+        "bot-1",
+        "other/pinned",
+        json!({"version": "1.0.0", "priority": 5, "grants": {"network": true, "env": ["API_KEY"]}}),
+    )
+    .await;
+    env.assign("bot-1", "other/plain", json!({"priority": 1}))
+        .await;
+    let resolved: Value = env
+        .get("/agents/bot-1/resolved")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        names_of(&resolved).await,
+        ["other/pinned", "other/plain", "acme/net-fetch"],
+        "{resolved}"
+    );
+    let pinned = &resolved["skills"][0];
+    assert_eq!(
+        (
+            pinned["version"].as_str(),
+            pinned["via"].as_str(),
+            pinned["source"].as_str()
+        ),
+        (Some("1.0.0"), Some("version"), Some("assigned"))
+    );
+    assert_eq!(pinned["grants"]["env"][0], "API_KEY");
+    assert_eq!(resolved["skills"][1]["via"], "label:latest");
+    assert_eq!(resolved["skills"][2]["source"], "auto");
+    assert_eq!(
+        reason_of(&resolved, "acme/plain").as_deref(),
+        Some("shadowed")
+    );
+    assert_eq!(
+        reason_of(&resolved, "acme/secret").as_deref(),
+        Some("denied")
+    );
+    assert!(
+        reason_of(&resolved, "acme/gpu-train").is_none(),
+        "lacking a capability is not listed"
+    );
+
+    // A disabled assignment excludes a skill even from auto-discovery.
+    env.assign("bot-1", "acme/net-fetch", json!({"enabled": false}))
+        .await;
+    let resolved: Value = env
+        .get("/agents/bot-1/resolved")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(names_of(&resolved).await, ["other/pinned", "other/plain"]);
+    assert_eq!(
+        reason_of(&resolved, "acme/net-fetch").as_deref(),
+        Some("disabled")
+    );
+
+    // Allowed patterns restrict auto-discovery only.
+    env.create_agent(json!({"id": "bot-2", "name": "Two", "capabilities": ["gpu", "network"], "auto_discover": true, "allowed_patterns": ["acme/gpu-*"]})).await;
+    env.assign("bot-2", "other/pinned", json!({"label": "latest"}))
+        .await;
+    let resolved: Value = env
+        .get("/agents/bot-2/resolved")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        names_of(&resolved).await,
+        ["acme/gpu-train", "other/pinned"]
+    );
+    assert_eq!(resolved["skills"][1]["version"], "2.0.0");
+
+    // Both a version and a label: 400.
+    let p = problem(
+        env.send_json(
+            reqwest::Method::PUT,
+            "/agents/bot-2/skills/acme/plain",
+            json!({"version": "1.0.0", "label": "latest"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-assignment-conflict");
+}
+
+#[tokio::test]
+async fn catalog_and_lock_carry_etags_answer_304_and_change_after_an_assignment() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("alpha")).await;
+    env.publish("version=1.0.0", simple("beta")).await;
+    env.create_agent(json!({"id": "cat", "name": "Cat"})).await;
+    env.assign("cat", "default/alpha", json!({})).await;
+    let token = env.agent_token("cat").await;
+
+    let r = env.get_as(&token, "/agents/cat/catalog").await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let text = r.text().await.unwrap();
+    assert!(
+        text.contains("<name>alpha</name>") && !text.contains("beta"),
+        "{text}"
+    );
+    let r = env
+        .client
+        .get(env.url("/agents/cat/catalog"))
+        .bearer_auth(&token)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+    for format in ["markdown", "json", "skills-ref"] {
+        let r = env
+            .get_as(&token, &format!("/agents/cat/catalog?format={format}"))
+            .await;
+        assert_eq!(r.status(), StatusCode::OK);
+        assert!(r.text().await.unwrap().contains("alpha"));
+    }
+    let p = problem(
+        env.get_as(&token, "/agents/cat/catalog?format=yaml").await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-invalid-format");
+
+    let r = env.get_as(&token, "/agents/cat/lock").await;
+    let lock_etag = r.headers()["etag"].to_str().unwrap().to_owned();
+    let lock: Value = r.json().await.unwrap();
+    assert_eq!(lock["skills"][0]["name"], "alpha");
+    assert_eq!(lock["skills"][0]["files"][0]["path"], "SKILL.md");
+    let r = env
+        .client
+        .get(env.url("/agents/cat/lock"))
+        .bearer_auth(&token)
+        .header("if-none-match", &lock_etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+
+    // An assignment change invalidates the cache at once on this replica.
+    env.assign("cat", "default/beta", json!({"priority": 3}))
+        .await;
+    let r = env
+        .client
+        .get(env.url("/agents/cat/lock"))
+        .bearer_auth(&token)
+        .header("if-none-match", &lock_etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_ne!(r.headers()["etag"].to_str().unwrap(), lock_etag);
+    let lock: Value = r.json().await.unwrap();
+    assert_eq!(lock["skills"][0]["name"], "beta");
+    let r = env
+        .client
+        .get(env.url("/agents/cat/catalog"))
+        .bearer_auth(&token)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.text().await.unwrap().contains("beta"));
+    // A budget too small for both drops the lower-priority skill.
+    let resolved: Value = env.get("/agents/cat/resolved").await.json().await.unwrap();
+    assert_eq!(
+        resolved["generation"].as_str().unwrap(),
+        env.get("/agents/cat/lock").await.headers()["etag"]
+            .to_str()
+            .unwrap()
+    );
+}
+
+#[tokio::test]
+async fn an_agent_token_is_403_on_another_agents_lock_on_publish_and_outside_its_set() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("mine")).await;
+    env.publish("version=1.0.0", simple("theirs")).await;
+    env.create_agent(json!({"id": "a1", "name": "A1"})).await;
+    env.create_agent(json!({"id": "a2", "name": "A2"})).await;
+    env.assign("a1", "default/mine", json!({})).await;
+    let token = env.agent_token("a1").await;
+    assert_eq!(
+        env.get_as(&token, "/agents/a1/lock").await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        env.get_as(&token, "/agents/a1").await.status(),
+        StatusCode::OK
+    );
+    problem(
+        env.get_as(&token, "/agents/a2/lock").await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(
+        env.get_as(&token, "/agents/a2/catalog").await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(
+        env.publish_as(&token, "version=9.0.0", simple("mine"))
+            .await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(env.get_as(&token, "/skills").await, StatusCode::FORBIDDEN).await;
+    assert_eq!(
+        env.get_as(&token, "/skills/default/mine/versions/1.0.0/archive")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        env.get_as(&token, "/skills/default/mine/versions/1.0.0/files/SKILL.md")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    problem(
+        env.get_as(&token, "/skills/default/theirs/versions/1.0.0/archive")
+            .await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(env.get_as(&token, "/audit").await, StatusCode::FORBIDDEN).await;
+    // A publish token publishes into its namespace only.
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/tokens",
+            json!({"name": "ci", "scopes": ["publish:acme"]}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let publish: String = r.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        env.publish_as(&publish, "namespace=acme&version=1.0.0", simple("ok"))
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+    problem(
+        env.publish_as(&publish, "namespace=other&version=1.0.0", simple("ok"))
+            .await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/tokens",
+            json!({"scopes": ["root"]}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn no_token_or_an_unknown_token_is_401_with_www_authenticate() {
+    let env = env().await;
+    let r = env.client.get(env.url("/skills")).send().await.unwrap();
+    assert_eq!(r.headers()["www-authenticate"], "Bearer");
+    problem(r, StatusCode::UNAUTHORIZED).await;
+    let r = env
+        .client
+        .get(env.url("/skills"))
+        .bearer_auth("sdk_not-a-real-token")
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::UNAUTHORIZED).await;
+    let r = env
+        .client
+        .get(format!("{}/healthz", env.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    problem(env.get("/no/such/route").await, StatusCode::NOT_FOUND).await;
+}
+
+async fn refused(env: &Env, body: Vec<u8>) -> Value {
+    let p = problem(
+        env.publish("version=1.0.0", body).await,
+        StatusCode::UNPROCESSABLE_ENTITY,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-package-refused");
+    assert!(!p["diagnostics"].as_array().unwrap().is_empty(), "{p}");
+    p
+}
+
+fn codes(p: &Value) -> Vec<String> {
+    p["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn hostile_packages_are_refused_with_422_problem_json_naming_the_entry() {
+    let env = env().await;
+    // Path traversal.
+    let p = refused(
+        &env,
+        tar_gz(&[
+            file_entry(b"demo/SKILL.md", DEMO_MD),
+            file_entry(b"demo/../../evil", b"x"),
+        ]),
+    )
+    .await;
+    assert!(
+        p["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("evil"),
+        "{p}"
+    );
+    assert_eq!(p["diagnostics"][0]["file"], "package");
+    // A symlink entry.
+    let p = refused(
+        &env,
+        tar_gz(&[
+            file_entry(b"demo/SKILL.md", DEMO_MD),
+            T {
+                name: b"demo/link",
+                kind: tar::EntryType::Symlink,
+                data: b"",
+                link: b"/etc/passwd",
+            },
+        ]),
+    )
+    .await;
+    assert!(
+        p["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("link"),
+        "{p}"
+    );
+    // A bomb: far over the compression ratio and the size limit.
+    let zeros = vec![0u8; 24 * 1024 * 1024];
+    let p = refused(
+        &env,
+        tar_gz(&[
+            file_entry(b"demo/SKILL.md", DEMO_MD),
+            file_entry(b"demo/big.bin", &zeros),
+        ]),
+    )
+    .await;
+    assert!(codes(&p).iter().all(|c| c.starts_with("package-")), "{p}");
+    // No SKILL.md.
+    let p = refused(
+        &env,
+        tar_gz(&[file_entry(b"demo/README.md", b"# no skill\n")]),
+    )
+    .await;
+    assert!(
+        p["diagnostics"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("SKILL.md"),
+        "{p}"
+    );
+    // Invalid frontmatter: the diagnostic names SKILL.md and a line.
+    let bad = b"---\nname: demo\ndescription: [unclosed\n---\n# Demo\n";
+    let p = refused(&env, tar_gz(&[file_entry(b"demo/SKILL.md", bad)])).await;
+    let d = &p["diagnostics"][0];
+    assert!(d["file"].as_str().unwrap().ends_with("SKILL.md"), "{p}");
+    assert!(d["line"].as_u64().is_some(), "{p}");
+    // Not an archive at all.
+    refused(&env, b"hello, not an archive".to_vec()).await;
+    // Nothing of these became a skill.
+    let list: Value = env.get("/skills").await.json().await.unwrap();
+    assert!(list["items"].as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_body_over_its_cap_is_413_problem_json() {
+    let env = env_with(RegistryLimits {
+        max_publish_bytes: 4096,
+        ..RegistryLimits::default()
+    })
+    .await;
+    let big = vec![7u8; 8192];
+    let p = problem(
+        env.publish("version=1.0.0", big).await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-too-large");
+    let huge_name = "x".repeat(70 * 1024);
+    let p = problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "big", "name": huge_name}),
+        )
+        .await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-too-large");
+}
+
+#[tokio::test]
+async fn pagination_walks_every_skill_once_with_opaque_cursors() {
+    let env = env().await;
+    let mut expected = Vec::new();
+    for i in 0..7 {
+        let name = format!("s{i}");
+        env.publish(
+            &format!("namespace=ns{}&version=1.0.0", i % 2),
+            simple(&name),
+        )
+        .await;
+        expected.push(format!("ns{}/{name}", i % 2));
+    }
+    expected.sort();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/skills?limit=3&cursor={c}"),
+            None => "/skills?limit=3".to_owned(),
+        };
+        let page: Value = env.get(&path).await.json().await.unwrap();
+        let items = page["items"].as_array().unwrap();
+        assert!(items.len() <= 3);
+        seen.extend(items.iter().map(|s| {
+            format!(
+                "{}/{}",
+                s["namespace"].as_str().unwrap(),
+                s["name"].as_str().unwrap()
+            )
+        }));
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected);
+    let only: Value = env.get("/skills?namespace=ns1").await.json().await.unwrap();
+    assert_eq!(only["items"].as_array().unwrap().len(), 3);
+    problem(env.get("/skills?limit=501").await, StatusCode::BAD_REQUEST).await;
+    problem(env.get("/skills?cursor=%%%").await, StatusCode::BAD_REQUEST).await;
+    // Agents page the same way.
+    for i in 0..3 {
+        env.create_agent(json!({"id": format!("agent-{i}"), "name": "A"}))
+            .await;
+    }
+    let page: Value = env.get("/agents?limit=2").await.json().await.unwrap();
+    assert_eq!(page["items"].as_array().unwrap().len(), 2);
+    let next = page["next_cursor"].as_str().unwrap();
+    let page: Value = env
+        .get(&format!("/agents?limit=2&cursor={next}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["items"][0]["id"], "agent-2");
+    assert!(page["next_cursor"].is_null());
+}
+
+#[tokio::test]
+async fn search_ranks_skills_by_the_cores_bm25() {
+    let env = env().await;
+    env.publish(
+        "version=1.0.0",
+        package(
+            "pdf-tools",
+            "Extract text and tables from PDF files. Use when reading PDF documents.",
+            "",
+            &[],
+        ),
+    )
+    .await;
+    env.publish(
+        "version=1.0.0",
+        package(
+            "csv-tools",
+            "Summarise CSV spreadsheets. Use when reading tables.",
+            "",
+            &[],
+        ),
+    )
+    .await;
+    env.publish(
+        "version=1.0.0",
+        package("notes", "Keep notes. Use when writing.", "", &[]),
+    )
+    .await;
+    let page: Value = env.get("/skills?q=pdf").await.json().await.unwrap();
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items[0]["name"], "pdf-tools");
+    assert!(items[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(items.iter().all(|s| s["name"] != "notes"));
+    // The index follows publishes.
+    env.publish(
+        "version=1.0.0",
+        package(
+            "pdf-merge",
+            "Merge PDF files. Use when combining PDF documents.",
+            "",
+            &[],
+        ),
+    )
+    .await;
+    let page: Value = env.get("/skills?q=merge").await.json().await.unwrap();
+    assert_eq!(page["items"][0]["name"], "pdf-merge");
+}
+
+#[tokio::test]
+async fn every_change_has_an_audit_line_and_no_line_holds_a_token() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("aud")).await;
+    env.create_agent(json!({"id": "au", "name": "Au"})).await;
+    env.assign("au", "default/aud", json!({})).await;
+    let token = env.agent_token("au").await;
+    env.send_json(
+        reqwest::Method::PUT,
+        "/skills/default/aud/labels/production",
+        json!({"version": "1.0.0"}),
+    )
+    .await;
+    env.send_json(
+        reqwest::Method::POST,
+        "/skills/default/aud/versions/1.0.0/yank",
+        json!({"reason": "r"}),
+    )
+    .await;
+    let r = env
+        .client
+        .delete(env.url("/agents/au/skills/default/aud"))
+        .bearer_auth(&env.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    let r = env.get("/audit?limit=500").await;
+    let text = r.text().await.unwrap();
+    assert!(
+        !text.contains(&token) && !text.contains(&env.admin),
+        "a token leaked into the audit log"
+    );
+    let page: Value = serde_json::from_str(&text).unwrap();
+    let actions: Vec<&str> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    for a in [
+        "publish",
+        "agent.create",
+        "assign",
+        "token.create",
+        "label",
+        "yank",
+        "unassign",
+    ] {
+        assert!(actions.contains(&a), "no audit line for {a}: {actions:?}");
+    }
+    let ids: Vec<i64> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first: {ids:?}");
+}
+
+async fn delete_blob(env: &Env, key: &str) {
+    match &env.store_dir {
+        Some(dir) => std::fs::remove_file(dir.join(key)).unwrap(),
+        None => BlobStore::open(&env.store_url)
+            .unwrap()
+            .delete(key)
+            .await
+            .unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn a_blob_missing_from_the_store_is_an_error_never_empty_bytes() {
+    let env = env().await;
+    env.publish(
+        "version=1.0.0",
+        package(
+            "gone",
+            "Gone soon. Use when testing.",
+            "",
+            &[("data.txt", "payload\n")],
+        ),
+    )
+    .await;
+    let v: Value = env
+        .get("/skills/default/gone/versions/1.0.0")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let digest = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "data.txt")
+        .unwrap()["sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    delete_blob(
+        &env,
+        &format!("files/sha256/{}", digest.trim_start_matches("sha256:")),
+    )
+    .await;
+    let p = problem(
+        env.get("/skills/default/gone/versions/1.0.0/files/data.txt")
+            .await,
+        StatusCode::INTERNAL_SERVER_ERROR,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-blob-missing");
+}
+
+#[tokio::test]
+async fn gc_deletes_only_unreferenced_blobs_older_than_the_grace_period() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("kept")).await;
+    let store = BlobStore::open(&env.store_url).unwrap();
+    let orphan = skilldeck::sha256_digest(b"orphan");
+    let key = format!("files/sha256/{}", orphan.trim_start_matches("sha256:"));
+    store
+        .put(&key, bytes::Bytes::from_static(b"orphan"))
+        .await
+        .unwrap();
+    let young = env.registry.gc(Duration::from_secs(3600)).await.unwrap();
+    assert_eq!((young.deleted, young.young), (0, 1));
+    let now = env.registry.gc(Duration::ZERO).await.unwrap();
+    assert_eq!(now.deleted, 1);
+    assert!(now.referenced >= 2);
+    // What a version references is intact.
+    assert_eq!(
+        env.get("/skills/default/kept/versions/1.0.0/archive")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        env.get("/skills/default/kept/versions/1.0.0/files/SKILL.md")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_3_1_with_every_route_and_the_bearer_scheme() {
+    let env = env().await;
+    let doc: Value = env
+        .client
+        .get(env.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    let paths = doc["paths"].as_object().unwrap();
+    for p in [
+        "/api/v1/skills",
+        "/api/v1/skills/{namespace}/{name}",
+        "/api/v1/skills/{namespace}/{name}/versions/{version}",
+        "/api/v1/skills/{namespace}/{name}/versions/{version}/archive",
+        "/api/v1/skills/{namespace}/{name}/versions/{version}/files/{path}",
+        "/api/v1/skills/{namespace}/{name}/labels/{label}",
+        "/api/v1/agents",
+        "/api/v1/agents/{id}",
+        "/api/v1/agents/{id}/skills/{namespace}/{name}",
+        "/api/v1/agents/{id}/tokens",
+        "/api/v1/agents/{id}/catalog",
+        "/api/v1/agents/{id}/lock",
+        "/api/v1/agents/{id}/resolved",
+        "/api/v1/audit",
+        "/api/v1/tokens",
+    ] {
+        assert!(paths.contains_key(p), "{p} is not documented");
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    assert!(doc["components"]["schemas"]["Problem"].is_object());
+}
+
+#[tokio::test]
+async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
+    let env = env().await;
+    env.create_agent(json!({"id": "crud", "name": "Crud", "capabilities": ["network"]}))
+        .await;
+    let p = problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "crud", "name": "Again"}),
+        )
+        .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-agent-exists");
+    let token = env.agent_token("crud").await;
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/agents/crud",
+            json!({"id": "crud", "name": "Renamed", "budget_tokens": 500}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let a: Value = r.json().await.unwrap();
+    assert_eq!(a["name"], "Renamed");
+    problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "Bad Id", "name": "x"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    let r = env
+        .client
+        .delete(env.url("/agents/crud"))
+        .bearer_auth(&env.admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    problem(env.get("/agents/crud").await, StatusCode::NOT_FOUND).await;
+    // Its token no longer works (after the token cache TTL at most; this
+    // replica drops it at once).
+    problem(
+        env.get_as(&token, "/agents/crud").await,
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+}
