@@ -15,7 +15,7 @@ use axum::response::{IntoResponse as _, Response};
 use serde::Deserialize;
 
 use crate::error::UiError;
-use crate::limits::{MAX_FORM_BYTES, MAX_UPLOAD_FORM_BYTES};
+use crate::limits::MAX_FORM_BYTES;
 use crate::secret::secrets_equal;
 use crate::session::{SessionStore, session_id_from_cookies};
 
@@ -23,6 +23,24 @@ use crate::session::{SessionStore, session_id_from_cookies};
 pub const CSRF_FIELD: &str = "csrf";
 /// The header carrying the CSRF token (htmx sends it from `hx-headers`).
 pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The middleware's state: the sessions, and the largest multipart form
+/// it reads to find the token.
+pub struct CsrfGuard<P> {
+    /// The sessions whose tokens are checked.
+    pub sessions: Arc<SessionStore<P>>,
+    /// The largest multipart body read (the upload form).
+    pub max_multipart_bytes: usize,
+}
+
+impl<P> Clone for CsrfGuard<P> {
+    fn clone(&self) -> Self {
+        CsrfGuard {
+            sessions: self.sessions.clone(),
+            max_multipart_bytes: self.max_multipart_bytes,
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct CsrfOnly {
@@ -34,7 +52,7 @@ struct CsrfOnly {
 /// right token; passes the request on unchanged otherwise (a form body
 /// read to find the token is put back).
 pub async fn require_csrf<P: Send + Sync + 'static>(
-    State(sessions): State<Arc<SessionStore<P>>>,
+    State(guard): State<CsrfGuard<P>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -44,20 +62,20 @@ pub async fn require_csrf<P: Send + Sync + 'static>(
     ) {
         return next.run(request).await;
     }
-    match check(&sessions, request).await {
+    match check(&guard, request).await {
         Ok(request) => next.run(request).await,
         Err(refusal) => refusal.into_response(),
     }
 }
 
-async fn check<P>(sessions: &SessionStore<P>, request: Request) -> Result<Request, UiError> {
+async fn check<P>(guard: &CsrfGuard<P>, request: Request) -> Result<Request, UiError> {
     refuse_cross_site(request.headers())?;
     let expected = request
         .headers()
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
         .and_then(session_id_from_cookies)
-        .and_then(|id| sessions.csrf_of(id))
+        .and_then(|id| guard.sessions.csrf_of(id))
         .ok_or(UiError::Csrf("no live session (sign in again)"))?;
     if let Some(given) = request.headers().get(CSRF_HEADER) {
         let given = given.to_str().unwrap_or_default();
@@ -79,9 +97,9 @@ async fn check<P>(sessions: &SessionStore<P>, request: Request) -> Result<Reques
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    let limit = match essence.as_str() {
-        "application/x-www-form-urlencoded" => MAX_FORM_BYTES,
-        "multipart/form-data" => MAX_UPLOAD_FORM_BYTES,
+    let (limit, multipart) = match essence.as_str() {
+        "application/x-www-form-urlencoded" => (MAX_FORM_BYTES, false),
+        "multipart/form-data" => (guard.max_multipart_bytes, true),
         _ => return Err(UiError::Csrf("the form carries no CSRF token")),
     };
     let (parts, body) = request.into_parts();
@@ -95,13 +113,13 @@ async fn check<P>(sessions: &SessionStore<P>, request: Request) -> Result<Reques
             .body(Body::from(bytes.clone()))
             .map_err(|_| UiError::Csrf("the form could not be read"))
     };
-    let given = if limit == MAX_FORM_BYTES {
+    let given = if multipart {
+        multipart_token(copy()?).await
+    } else {
         axum::Form::<CsrfOnly>::from_request(copy()?, &())
             .await
             .map(|f| f.0.csrf)
             .unwrap_or_default()
-    } else {
-        multipart_token(copy()?).await
     };
     if given.is_empty() {
         return Err(UiError::Csrf("the form carries no CSRF token"));
@@ -166,7 +184,10 @@ mod tests {
                 post(|body: String| async move { format!("handled:{}", body.len()) }),
             )
             .layer(axum::middleware::from_fn_with_state(
-                sessions.clone(),
+                CsrfGuard {
+                    sessions: sessions.clone(),
+                    max_multipart_bytes: 1 << 20,
+                },
                 require_csrf::<String>,
             ));
         (router, sessions, s.id, s.csrf)

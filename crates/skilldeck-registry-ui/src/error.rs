@@ -5,6 +5,9 @@ use askama::Template as _;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 
+use skilldeck_registry::RegistryError;
+use skilldeck_registry::http::problem::problem_of;
+
 use crate::secret::RandomUnavailable;
 use crate::views::{Chrome, ErrorPage};
 
@@ -26,6 +29,9 @@ pub enum UiError {
     /// A malformed form field or path.
     #[error("{0}")]
     BadInput(String),
+    /// The registry refused or failed.
+    #[error("{}", .0)]
+    Registry(#[from] RegistryError),
     /// A template failed to render (a bug).
     #[error("rendering the page failed: {0}")]
     Render(#[from] askama::Error),
@@ -40,6 +46,7 @@ impl UiError {
             UiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             UiError::SignInRequired => StatusCode::UNAUTHORIZED,
             UiError::BadInput(_) => StatusCode::BAD_REQUEST,
+            UiError::Registry(e) => registry_status(e),
         }
     }
 
@@ -50,8 +57,21 @@ impl UiError {
             UiError::SignInRequired => "Sign in",
             UiError::BadInput(_) => "Bad request",
             UiError::Random(_) | UiError::Render(_) => "Server error",
+            UiError::Registry(e) => match registry_status(e) {
+                StatusCode::NOT_FOUND => "Not found",
+                StatusCode::FORBIDDEN => "Not allowed",
+                StatusCode::UNAUTHORIZED => "Sign in",
+                s if s.is_server_error() => "Registry error",
+                _ => "Refused",
+            },
         }
     }
+}
+
+/// The HTTP status the registry's API gives this error (one mapping,
+/// the API's own).
+pub fn registry_status(e: &RegistryError) -> StatusCode {
+    StatusCode::from_u16(problem_of(e).status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// An HTML error page with `status`.

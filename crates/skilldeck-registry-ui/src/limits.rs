@@ -14,9 +14,9 @@ pub const MAX_SESSIONS: usize = 10_000;
 pub const SECRET_BYTES: usize = 32;
 /// The largest url-encoded form body.
 pub const MAX_FORM_BYTES: usize = 64 * 1024;
-/// The largest upload form (the package plus the form's other fields).
-/// The registry applies its own publish cap to the package itself.
-pub const MAX_UPLOAD_FORM_BYTES: usize = 20 * 1024 * 1024 + 64 * 1024;
+/// What the upload form may carry beyond the registry's publish cap (its
+/// other fields and the multipart framing).
+pub const UPLOAD_FORM_OVERHEAD_BYTES: usize = 64 * 1024;
 /// SKILL.md text rendered at most (the rest is not shown).
 pub const MAX_RENDERED_MARKDOWN_BYTES: usize = 512 * 1024;
 /// Skills per page in lists.
