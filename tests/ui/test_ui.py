@@ -180,12 +180,6 @@ def test_assign_and_reprioritise_skills_updates_the_preview_and_the_lock(
     expect(included).to_have_text(["pdf-tools"])
     expect(page.locator("#left-out")).to_contain_text("acme/csv-tools")
     assert lock_names(agent)[0] == ["acme/pdf-tools"]
-    # Removing the (disabled) assignment: the skill is simply not selected.
-    page.locator("#row-acme--csv-tools").get_by_role("button", name="Remove assignment").click()
-    expect(page.locator("#row-acme--csv-tools [data-status]")).to_have_text("not selected")
-    expect(page.locator("#left-out")).to_have_count(0)
-    status, _, assigned = api("GET", f"/api/v1/agents/{agent}/skills")
-    assert status == 200 and [a["name"] for a in assigned] == ["pdf-tools"], assigned
     # Last (Playwright's screenshot touches the DOM, and a later htmx swap
     # would copy that into a CSP report): the page with its preview.
     page.reload()
@@ -207,6 +201,12 @@ def test_a_tiny_budget_shows_what_was_left_out(page: Page, published):
     page.get_by_label("Try another budget").fill("1")
     page.get_by_role("button", name="Preview").click()
     expect(page.locator("#left-out")).to_contain_text("budget")
+    # Removing an assignment: the skill is simply not selected any more.
+    page.locator("#row-acme--csv-tools").get_by_role("button", name="Remove assignment").click()
+    expect(page.locator("#row-acme--csv-tools [data-status]")).to_have_text("not selected")
+    expect(page.locator("#preview-count [data-included]")).to_have_text(["pdf-tools"])
+    status, _, assigned = api("GET", f"/api/v1/agents/{agent}/skills")
+    assert status == 200 and [a["name"] for a in assigned] == ["pdf-tools"], assigned
 
 
 def json_body(value) -> bytes:
@@ -308,3 +308,68 @@ def test_sign_out_ends_the_session(page: Page):
     res = page.request.get(URL + "/ui/skills", headers={"Cookie": f"skilldeck_ui={old}"},
                            max_redirects=0)
     assert res.status == 303 and res.headers["location"] == "/ui/signin"
+
+
+def test_a_version_page_lists_its_warnings_with_file_and_line(page: Page):
+    linted = package("date-tools", {
+        "SKILL.md": skill_md(
+            "date-tools", "Formats dates; use when dates appear.",
+            "# Dates\n\nFormat them.\n", extra="colour: blue\n"),
+    })
+    published = publish(linted)
+    assert published["report"], "the package should carry warnings"
+    sign_in(page)
+    page.goto(URL + "/ui/skills/acme/date-tools/versions/1.0.0")
+    diagnostics = page.locator(".diagnostics li")
+    expect(diagnostics.first).to_be_visible()
+    wheres = page.locator(".diagnostics .where").all_inner_texts()
+    assert any(re.fullmatch(r"(date-tools/)?SKILL\.md:\d+(:\d+)?", w) for w in wheres), wheres
+    assert "SKILL.md:4:1" in wheres, wheres
+    expect(page.locator(".diagnostics")).to_contain_text("colour")
+
+
+def test_move_a_label_then_edit_an_agents_settings(page: Page, published):
+    sign_in(page)
+    page.goto(URL + "/ui/skills/acme/pdf-tools")
+    page.get_by_label("Label", exact=True).fill("production")
+    page.get_by_label("Version", exact=True).select_option("1.0.0")
+    page.get_by_role("button", name="Move label").click()
+    expect(page.locator(".flash")).to_contain_text("production")
+    expect(page.locator("#labels")).to_contain_text("production")
+    status, _, detail = api("GET", "/api/v1/skills/acme/pdf-tools")
+    assert detail["labels"].get("production") == "1.0.0", detail
+    # `latest` is the registry's to move: refused, shown on the page.
+    page.get_by_label("Label", exact=True).fill("latest")
+    with page.expect_response(lambda r: r.request.method == "POST") as res:
+        page.get_by_role("button", name="Move label").click()
+    assert res.value.status == 400
+    expect(page.get_by_role("alert")).to_contain_text("latest")
+
+    agent = "edit-" + secrets.token_hex(3)
+    status, _, body = api("POST", "/api/v1/agents", json_body({"id": agent, "name": "Edit me"}),
+                          "application/json")
+    assert status == 201, body
+    page.goto(URL + f"/ui/agents/{agent}/skills")
+    page.get_by_role("link", name="Settings").click()
+    expect(page.get_by_label("Agent id")).to_have_value(agent)
+    page.get_by_label("Capabilities").fill("python, network")
+    page.get_by_label("Auto-discover skills").check()
+    page.get_by_label("Denied patterns").fill("acme/xss-*")
+    page.get_by_label("Execution timeout (seconds)").fill("30")
+    page.get_by_role("button", name="Save settings").click()
+    page.wait_for_url(URL + f"/ui/agents/{agent}/skills")
+    expect(page.locator(".flash")).to_contain_text("saved")
+    _, _, stored = api("GET", f"/api/v1/agents/{agent}")
+    assert sorted(stored["capabilities"]) == ["network", "python"], stored
+    assert stored["auto_discover"] is True and stored["execution_timeout_secs"] == 30
+    assert stored["denied_patterns"] == ["acme/xss-*"]
+    # Auto-discovery now offers the published skills (no capabilities needed).
+    expect(page.locator("#row-acme--csv-tools [data-status]")).to_have_text("auto-discovered")
+    # A bad number is refused with the form kept.
+    page.get_by_role("link", name="Settings").click()
+    page.get_by_label("Catalog budget (tokens)").fill("99999999999")  # > u32: the server refuses
+    with page.expect_response(lambda r: r.request.method == "POST") as res:
+        page.get_by_role("button", name="Save settings").click()
+    assert res.value.status == 400
+    expect(page.get_by_role("alert")).to_contain_text("Catalog budget")
+    expect(page.get_by_label("Capabilities")).to_have_value(", ".join(stored["capabilities"]))

@@ -58,9 +58,29 @@ pub struct DiagRow {
     pub location: String,
 }
 
-impl From<&WireDiagnostic> for DiagRow {
-    fn from(d: &WireDiagnostic) -> DiagRow {
-        let mut location = d.file.clone().unwrap_or_else(|| "(package)".to_owned());
+/// A diagnostic's file as shown: relative to the skill folder. A server
+/// path (absolute, from the registry's staging folder) is cut after the
+/// skill's folder, or to its last component: a page never shows where
+/// the server keeps its files.
+pub fn display_file(file: &str, skill_name: &str) -> String {
+    if !file.starts_with('/') {
+        return file.to_owned();
+    }
+    let marker = format!("/{skill_name}/");
+    match file.rfind(&marker) {
+        Some(at) if !skill_name.is_empty() => file[at + marker.len()..].to_owned(),
+        _ => file.rsplit('/').next().unwrap_or_default().to_owned(),
+    }
+}
+
+impl DiagRow {
+    /// The row of a diagnostic of skill `skill_name`.
+    pub fn of(d: &WireDiagnostic, skill_name: &str) -> DiagRow {
+        let mut location = d
+            .file
+            .as_deref()
+            .map(|f| display_file(f, skill_name))
+            .unwrap_or_else(|| "(package)".to_owned());
         if let Some(line) = d.line {
             location.push_str(&format!(":{line}"));
             if let Some(column) = d.column {
@@ -454,7 +474,23 @@ mod tests {
             line: Some(2),
             column: Some(7),
         };
-        assert_eq!(DiagRow::from(&d).location, "SKILL.md:2:7");
+        assert_eq!(DiagRow::of(&d, "x").location, "SKILL.md:2:7");
+    }
+
+    #[test]
+    fn a_server_path_in_a_diagnostic_is_shown_relative_to_the_skill() {
+        assert_eq!(
+            display_file("/tmp/.tmpX/staging/pdf-tools/scripts/a.py", "pdf-tools"),
+            "scripts/a.py"
+        );
+        assert_eq!(
+            display_file("/srv/elsewhere/SKILL.md", "pdf-tools"),
+            "SKILL.md"
+        );
+        assert_eq!(
+            display_file("pdf-tools/SKILL.md", "pdf-tools"),
+            "pdf-tools/SKILL.md"
+        );
     }
 
     #[test]

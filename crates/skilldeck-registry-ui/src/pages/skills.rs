@@ -196,7 +196,11 @@ pub async fn version(
             executable: f.executable,
         })
         .collect();
-    let diagnostics = detail.report.iter().map(DiagRow::from).collect();
+    let diagnostics = detail
+        .report
+        .iter()
+        .map(|d| DiagRow::of(d, &detail.name))
+        .collect();
     let page = VersionPage {
         chrome: signed.chrome("skills"),
         base: skill_path(&skill),

@@ -107,7 +107,7 @@ pub async fn upload(
         Err(RegistryError::Refused(diagnostics)) => {
             let rows: Vec<DiagRow> = diagnostics
                 .iter()
-                .map(|d| DiagRow::from(&wire_diagnostic(d)))
+                .map(|d| DiagRow::of(&wire_diagnostic(d), ""))
                 .collect();
             refuse(
                 StatusCode::UNPROCESSABLE_ENTITY,
