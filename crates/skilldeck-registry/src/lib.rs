@@ -25,6 +25,14 @@ pub use service::config::{RegistryConfig, RegistryLimits};
 #[cfg(feature = "server")]
 pub use service::error::RegistryError;
 #[cfg(feature = "server")]
+pub use service::gc::GcReport;
+#[cfg(feature = "server")]
 pub use service::principal::{Principal, Scope};
 #[cfg(feature = "server")]
 pub use service::registry::Registry;
+#[cfg(feature = "server")]
+pub use service::resolve::{CatalogPreview, Omitted};
+#[cfg(feature = "server")]
+pub use service::skills::{Blob, SkillQuery};
+#[cfg(feature = "server")]
+pub use service::state::Rendered;

@@ -126,6 +126,16 @@ async fn env_with(limits: RegistryLimits) -> Env {
     })
     .await
     .unwrap_or_else(|e| panic!("cannot open the registry: {e}"));
+    if store_dir.is_none() {
+        let probe = BlobStore::open(&store_url).unwrap();
+        if let Err(e) = probe
+            .put("probe", bytes::Bytes::from_static(b"probe"))
+            .await
+        {
+            panic!("{STORE_ENV} names a store that cannot be written: {e}");
+        }
+        probe.delete("probe").await.unwrap();
+    }
     let token_file = tmp.path().join("admin-token");
     registry.ensure_admin_token(&token_file).await.unwrap();
     let admin = std::fs::read_to_string(&token_file)
@@ -995,6 +1005,15 @@ async fn no_token_or_an_unknown_token_is_401_with_www_authenticate() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     problem(env.get("/no/such/route").await, StatusCode::NOT_FOUND).await;
+    let r = env
+        .client
+        .patch(env.url("/skills"))
+        .bearer_auth(&env.admin)
+        .send()
+        .await
+        .unwrap();
+    let p = problem(r, StatusCode::METHOD_NOT_ALLOWED).await;
+    assert_eq!(p["code"], "registry-method-not-allowed");
 }
 
 async fn refused(env: &Env, body: Vec<u8>) -> Value {
@@ -1451,6 +1470,18 @@ async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
         StatusCode::BAD_REQUEST,
     )
     .await;
+    // Text with a control character (PostgreSQL refuses NUL) is a 400, never a 5xx.
+    let p = problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "nul", "name": "a\u{0}b"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-invalid-text");
     let r = env
         .client
         .delete(env.url("/agents/crud"))
@@ -1467,4 +1498,128 @@ async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
         StatusCode::UNAUTHORIZED,
     )
     .await;
+}
+
+#[tokio::test]
+async fn a_control_character_in_a_description_is_stored_as_a_space_not_a_server_error() {
+    let env = env().await;
+    let md = b"---\nname: ctl\ndescription: \"Has a \\0 NUL. Use when testing.\"\n---\n# Ctl\n";
+    let r = env
+        .publish("version=1.0.0", tar_gz(&[file_entry(b"ctl/SKILL.md", md)]))
+        .await;
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    let detail: Value = env.get("/skills/default/ctl").await.json().await.unwrap();
+    assert_eq!(detail["description"], "Has a   NUL. Use when testing.");
+}
+
+#[tokio::test]
+async fn an_admin_token_file_is_created_0600_and_one_open_to_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env().await;
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("sub/admin-token");
+    env.registry.ensure_admin_token(&fresh).await.unwrap();
+    assert_eq!(
+        std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let token = std::fs::read_to_string(&fresh).unwrap();
+    assert_eq!(
+        env.get_as(token.trim(), "/audit").await.status(),
+        StatusCode::OK
+    );
+    std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = env.registry.ensure_admin_token(&fresh).await.unwrap_err();
+    assert!(e.to_string().contains("chmod 600"), "{e}");
+}
+
+#[tokio::test]
+async fn a_catalog_budget_drops_the_lower_priority_skill_and_the_preview_says_why() {
+    let env = env().await;
+    let long =
+        "Handles a very specific kind of task with many words in its description. ".repeat(6);
+    env.publish(
+        "version=1.0.0",
+        package("first", &format!("First. {long}Use when first."), "", &[]),
+    )
+    .await;
+    env.publish(
+        "version=1.0.0",
+        package(
+            "second",
+            &format!("Second. {long}Use when second."),
+            "",
+            &[],
+        ),
+    )
+    .await;
+    env.create_agent(json!({"id": "bud", "name": "Bud"})).await;
+    env.assign("bud", "default/first", json!({"priority": 10}))
+        .await;
+    env.assign("bud", "default/second", json!({"priority": 1}))
+        .await;
+    let full = env
+        .get("/agents/bud/catalog?format=markdown")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        full.contains("**first**") && full.contains("**second**"),
+        "{full}"
+    );
+    let tight = env
+        .get("/agents/bud/catalog?budget_tokens=70")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(tight.contains("<name>first</name>"), "{tight}");
+    assert!(!tight.contains("<name>second</name>"), "{tight}");
+
+    let admin = env.registry.authenticate(&env.admin).await.unwrap();
+    let id = skilldeck_registry::names::AgentId::new("bud").unwrap();
+    let preview = env
+        .registry
+        .catalog_preview(&admin, &id, Some(70))
+        .await
+        .unwrap();
+    assert_eq!(preview.budget, Some(70));
+    assert_eq!(preview.text, tight);
+    assert!(preview.tokens <= 70, "{preview:?}");
+    assert_eq!(preview.included, ["first"]);
+    assert_eq!(preview.omitted.len(), 1);
+    assert_eq!(
+        (
+            preview.omitted[0].name.as_str(),
+            preview.omitted[0].reason.as_str()
+        ),
+        ("second", "budget")
+    );
+}
+
+#[tokio::test]
+async fn replicas_registering_one_admin_token_file_at_once_all_succeed() {
+    let env = env().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shared-token");
+    std::fs::write(&file, "sdk_shared-admin-token-for-replicas\n").unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let (a, b, c) = tokio::join!(
+        env.registry.ensure_admin_token(&file),
+        env.registry.ensure_admin_token(&file),
+        env.registry.ensure_admin_token(&file)
+    );
+    a.unwrap();
+    b.unwrap();
+    c.unwrap();
+    let r = env
+        .get_as("sdk_shared-admin-token-for-replicas", "/audit")
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
 }

@@ -114,7 +114,7 @@ pub struct PublishQuery {
 
 /// Publishes a package (tar.gz or zip body).
 #[utoipa::path(post, path = "/api/v1/skills", tag = "skills", params(PublishQuery),
-    request_body(content = Vec<u8>, content_type = "application/gzip", description = "a tar.gz or zip package"),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "a tar.gz or zip package (told by its first bytes; `application/gzip` and `application/zip` are accepted too)"),
     responses(
         (status = 201, description = "published", body = Published),
         (status = 200, description = "the same content was already published", body = Published),
@@ -204,7 +204,7 @@ pub async fn list_skills(
 
 /// A skill with its labels and versions.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = SkillDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -225,7 +225,7 @@ pub async fn skill(
 
 /// One version's manifest (`version` may be a label).
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path, description = "a semver version or a label")),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -248,7 +248,7 @@ pub async fn version(
 
 /// The version's canonical tar.gz.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/archive", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
     responses(
         (status = 200, description = "the archive; ETag is its sha256", content_type = "application/gzip", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -281,7 +281,7 @@ pub async fn archive(
 
 /// One file of a version.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/files/{path}", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
     responses(
         (status = 200, description = "the bytes; ETag is the digest", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -317,7 +317,7 @@ pub async fn file(
 
 /// Moves a label to a version (admin).
 #[utoipa::path(put, path = "/api/v1/skills/{namespace}/{name}/labels/{label}", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("label" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("label" = String, Path, max_length = 32, pattern = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$")),
     request_body = LabelMove,
     responses(
         (status = 200, body = LabelMoved),
@@ -364,7 +364,7 @@ async fn marker(
 
 /// Yanks a version (admin): no longer `latest` nor auto-discovered.
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -385,7 +385,7 @@ pub async fn yank(
 
 /// Undoes a yank (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -403,7 +403,7 @@ pub async fn unyank(
 
 /// Deprecates a version (admin).
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -424,7 +424,7 @@ pub async fn deprecate(
 
 /// Undoes a deprecation (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -493,7 +493,7 @@ pub async fn list_agents(
 }
 
 /// One agent (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -511,7 +511,7 @@ pub async fn agent(
 }
 
 /// Replaces an agent's settings (admin).
-#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)), request_body = AgentSpec,
+#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")), request_body = AgentSpec,
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -533,7 +533,7 @@ pub async fn update_agent(
 }
 
 /// Deletes an agent, its assignments and tokens (admin).
-#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
+#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 204, description = "deleted"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -552,7 +552,7 @@ pub async fn delete_agent(
 }
 
 /// An agent's assignments (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = Vec<AssignmentView>),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -571,7 +571,7 @@ pub async fn assignments(
 
 /// Assigns a skill to an agent (admin).
 #[utoipa::path(put, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
+    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     request_body = Assignment,
     responses(
         (status = 200, body = AssignmentView),
@@ -596,7 +596,7 @@ pub async fn assign(
 
 /// Removes an assignment (admin).
 #[utoipa::path(delete, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
+    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 204, description = "removed"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -617,7 +617,7 @@ pub async fn unassign(
 }
 
 /// A token scoped to this agent (admin); shown once.
-#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path)),
+#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     request_body = TokenRequest,
     responses(
         (status = 201, body = TokenCreated),
@@ -668,7 +668,7 @@ pub async fn create_token(
 }
 
 /// The agent's resolved skills and what was left out (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = Resolved),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -696,7 +696,7 @@ pub struct CatalogQuery {
 }
 
 /// The agent's catalog in the core's formats (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path), CatalogQuery),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), CatalogQuery),
     responses(
         (status = 200, description = "the catalog text", content_type = "application/xml", body = String),
         (status = 304, description = "not modified"),
@@ -734,7 +734,7 @@ pub async fn catalog(
 }
 
 /// The agent's lock: name, version, fingerprint and files per skill (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path)),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
     responses(
         (status = 200, body = AgentLock),
         (status = 304, description = "not modified"),
@@ -749,12 +749,8 @@ pub async fn lock(
     Path(id): Path<String>,
 ) -> Result<Response> {
     let p = principal(&registry, &headers).await?;
-    let (lock, etag) = registry.lock(&p, &AgentId::new(&id)?).await?;
-    if not_modified(&headers, &etag) {
-        return with_etag(&headers, &etag, "application/json", Bytes::new());
-    }
-    let body = serde_json::to_vec(&lock)?;
-    with_etag(&headers, &etag, "application/json", Bytes::from(body))
+    let (body, etag) = registry.lock_json(&p, &AgentId::new(&id)?).await?;
+    with_etag(&headers, &etag, "application/json", body)
 }
 
 /// The audit log, newest first (admin).
@@ -787,4 +783,9 @@ pub async fn healthz() -> &'static str {
 /// Any other path under the API: a 404 problem.
 pub async fn not_found() -> RegistryError {
     RegistryError::NotFound("this path".to_owned())
+}
+
+/// A known path with another method: a 405 problem.
+pub async fn method_not_allowed() -> RegistryError {
+    RegistryError::MethodNotAllowed
 }

@@ -73,7 +73,8 @@ pub fn api_router(registry: Registry) -> Router {
         .route("/openapi.json", get(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(json_cap))
         .merge(publish)
-        .fallback(handlers::not_found);
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed);
     Router::new()
         .nest(API_PREFIX, api)
         .route("/healthz", get(handlers::healthz))

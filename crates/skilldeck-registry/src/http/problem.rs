@@ -14,6 +14,10 @@ pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
         RegistryError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "registry-unauthorized"),
         RegistryError::Forbidden(_) => (StatusCode::FORBIDDEN, "registry-forbidden"),
         RegistryError::NotFound(_) => (StatusCode::NOT_FOUND, "registry-not-found"),
+        RegistryError::MethodNotAllowed => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "registry-method-not-allowed",
+        ),
         RegistryError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
         RegistryError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
         RegistryError::Refused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "registry-package-refused"),

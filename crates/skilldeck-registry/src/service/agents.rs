@@ -22,6 +22,7 @@ fn check_spec(spec: &mut AgentSpec) -> Result<(), RegistryError> {
     if spec.name.trim().is_empty() || spec.name.len() > MAX_TEXT_LEN {
         return Err(invalid("name must be 1 to 1024 bytes"));
     }
+    RegistryError::check_text("name", &spec.name)?;
     if spec.capabilities.len() > MAX_AGENT_CAPABILITIES {
         return Err(invalid(format!(
             "at most {MAX_AGENT_CAPABILITIES} capabilities"

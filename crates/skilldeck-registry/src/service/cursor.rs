@@ -17,6 +17,7 @@ pub fn decode(cursor: &str) -> Result<String, RegistryError> {
         .decode(cursor.as_bytes())
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
+        .filter(|k| !k.chars().any(char::is_control))
         .ok_or_else(|| {
             RegistryError::bad_request(
                 "registry-bad-cursor",

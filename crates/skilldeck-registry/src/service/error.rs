@@ -20,6 +20,9 @@ pub enum RegistryError {
     /// Nothing at this name.
     #[error("{0} not found")]
     NotFound(String),
+    /// The path exists but not with this HTTP method.
+    #[error("this method is not allowed on this path")]
+    MethodNotAllowed,
     /// The request is malformed; `code` is stable.
     #[error("{detail}")]
     BadRequest {
@@ -91,6 +94,29 @@ impl RegistryError {
             code,
             detail: detail.into(),
         }
+    }
+
+    /// 400 `registry-invalid-text` unless `value` is at most
+    /// [`MAX_TEXT_LEN`](crate::service::config::MAX_TEXT_LEN) bytes without
+    /// control characters (PostgreSQL refuses NUL in text; logs and
+    /// terminals should never see the others).
+    pub fn check_text(field: &str, value: &str) -> Result<(), RegistryError> {
+        if value.len() > crate::service::config::MAX_TEXT_LEN {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!(
+                    "{field} is longer than {} bytes",
+                    crate::service::config::MAX_TEXT_LEN
+                ),
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} holds a control character"),
+            ));
+        }
+        Ok(())
     }
 
     /// An I/O error on `path`.

@@ -146,7 +146,15 @@ fn stage(body: Bytes, limits: PackageLimits) -> Result<Staged, RegistryError> {
         name: packed.name.clone(),
         meta_version: packed.version.clone(),
         fingerprint: packed.fingerprint(),
-        description: fm.description.clone().unwrap_or_default(),
+        // Control characters (a YAML "\0" escape decodes to NUL, which
+        // PostgreSQL refuses in text) become spaces, as the deck does.
+        description: fm
+            .description
+            .clone()
+            .unwrap_or_default()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect(),
         frontmatter: serde_json::to_value(&fm)?,
         files,
         archive: Bytes::from(packed.bytes),
@@ -452,4 +460,21 @@ async fn existing_in(
     version: &str,
 ) -> Result<Option<Existing>, RegistryError> {
     existing_on(tx, skill, version).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_capabilities;
+
+    #[test]
+    fn capabilities_are_comma_or_space_separated_words_sorted_and_deduplicated() {
+        assert_eq!(
+            parse_capabilities("network, gpu  fs.read,network").unwrap(),
+            ["fs.read", "gpu", "network"]
+        );
+        assert!(parse_capabilities("").unwrap().is_empty());
+        assert!(parse_capabilities("Network").is_err());
+        assert!(parse_capabilities("-gpu").is_err());
+        assert!(parse_capabilities("gpu;rm").is_err());
+    }
 }

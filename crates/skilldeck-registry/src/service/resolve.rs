@@ -103,6 +103,18 @@ impl Registry {
         Ok((c.lock.clone(), c.resolved.generation.clone()))
     }
 
+    /// The agent's lock as served (its JSON, serialised once per cache
+    /// entry) and its ETag (admin or that agent): what the HTTP API sends.
+    pub async fn lock_json(
+        &self,
+        p: &Principal,
+        id: &AgentId,
+    ) -> Result<(Bytes, String), RegistryError> {
+        p.require_agent(id)?;
+        let c = self.resolved_cached(id).await?;
+        Ok((c.lock_json.clone(), c.resolved.generation.clone()))
+    }
+
     /// The resolution of `id` from the cache, or computed and cached.
     pub(crate) async fn resolved_cached(
         &self,
@@ -329,7 +341,8 @@ impl Registry {
             execution_timeout_secs: spec.execution_timeout_secs,
             skills: locked,
         };
-        let etag = etag_of(&serde_json::to_vec(&lock)?);
+        let lock_json = Bytes::from(serde_json::to_vec(&lock)?);
+        let etag = etag_of(&lock_json);
         Ok(CachedAgent {
             resolved: Resolved {
                 agent: id.clone(),
@@ -338,6 +351,7 @@ impl Registry {
                 excluded: out_excluded,
             },
             lock,
+            lock_json,
             spec,
         })
     }
@@ -498,5 +512,22 @@ impl Registry {
             included,
             omitted,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{etag_matches, etag_of};
+
+    #[test]
+    fn if_none_match_matches_the_strong_etag_a_weak_copy_a_list_or_a_star() {
+        let etag = etag_of(b"body");
+        assert!(etag.starts_with('"') && etag.ends_with('"'));
+        assert!(etag_matches(&etag, &etag));
+        assert!(etag_matches(&format!("W/{etag}"), &etag));
+        assert!(etag_matches(&format!("\"other\", {etag}"), &etag));
+        assert!(etag_matches("*", &etag));
+        assert!(!etag_matches("\"other\"", &etag));
+        assert_ne!(etag_of(b"body"), etag_of(b"other body"));
     }
 }

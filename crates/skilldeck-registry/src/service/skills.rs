@@ -633,14 +633,8 @@ impl Registry {
         yank: bool,
     ) -> Result<VersionDetail, RegistryError> {
         p.require_admin()?;
-        if reason
-            .as_ref()
-            .is_some_and(|r| r.len() > crate::service::config::MAX_TEXT_LEN)
-        {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-reason",
-                "the reason is too long",
-            ));
+        if let Some(r) = &reason {
+            RegistryError::check_text("the reason", r)?;
         }
         let version = self.version_of(skill, v).await?;
         self.version_row(skill, &version).await?;

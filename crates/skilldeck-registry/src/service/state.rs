@@ -15,6 +15,8 @@ pub(crate) struct CachedAgent {
     pub resolved: Resolved,
     /// The lock.
     pub lock: AgentLock,
+    /// The lock as served (JSON), serialised once.
+    pub lock_json: Bytes,
     /// The agent's settings.
     pub spec: AgentSpec,
 }

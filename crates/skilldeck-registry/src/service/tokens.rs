@@ -41,6 +41,27 @@ fn new_token_id() -> Result<String, RegistryError> {
     Ok(format!("tok_{}", URL_SAFE_NO_PAD.encode(random_bytes(9)?)))
 }
 
+/// Refuses a token file others can read or write (fails closed: the
+/// admin token must stay the operator's).
+fn check_private(path: &Path) -> Result<(), RegistryError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map_err(|e| RegistryError::io(path, e))?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            return Err(RegistryError::Config(format!(
+                "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
+                path.display(),
+                mode & 0o777
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
     let digest = skilldeck::sha256_digest(token.as_bytes());
@@ -103,6 +124,7 @@ impl Registry {
     pub async fn ensure_admin_token(&self, path: &Path) -> Result<PathBuf, RegistryError> {
         let token = match std::fs::read_to_string(path) {
             Ok(text) => {
+                check_private(path)?;
                 let t = text.trim().to_owned();
                 if !t.starts_with(TOKEN_PREFIX) {
                     return Err(RegistryError::Config(format!(
@@ -143,8 +165,26 @@ impl Registry {
                 name: "registry".to_owned(),
                 scopes: vec![Scope::Admin],
             };
-            self.store_token(&system, hash, "admin-file".to_owned(), &[Scope::Admin])
-                .await?;
+            let stored = self
+                .store_token(
+                    &system,
+                    hash.clone(),
+                    "admin-file".to_owned(),
+                    &[Scope::Admin],
+                )
+                .await;
+            if let Err(e) = stored {
+                // Replicas started together with one token file race to
+                // register it: the hash is unique, so the loser finds it.
+                let now_known: Option<String> =
+                    sqlx::query_scalar("SELECT id FROM tokens WHERE hash = $1")
+                        .bind(hash)
+                        .fetch_optional(&self.inner.db)
+                        .await?;
+                if now_known.is_none() {
+                    return Err(e);
+                }
+            }
         }
         Ok(path.to_path_buf())
     }
@@ -187,12 +227,7 @@ impl Registry {
         name: String,
         scopes: Vec<Scope>,
     ) -> Result<TokenCreated, RegistryError> {
-        if name.len() > MAX_TEXT_LEN {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-name",
-                "the token name is too long",
-            ));
-        }
+        RegistryError::check_text("the token name", &name)?;
         let token = new_token()?;
         let id = self
             .store_token(by, token_hash(&token), name.clone(), &scopes)

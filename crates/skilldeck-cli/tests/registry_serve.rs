@@ -1,0 +1,87 @@
+//! `skilldeck registry serve` as a process: the ready line on stdout, the
+//! admin token file (0600) named on stderr but never the token, answers on
+//! loopback, and a graceful stop on SIGTERM.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn http_get(addr: &str, path: &str, token: Option<&str>) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn registry_serve_prints_the_ready_line_keeps_the_token_private_and_stops_on_sigterm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args(["registry", "serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .env_remove("SKILLDECK_REGISTRY_DATABASE_URL")
+        .env_remove("SKILLDECK_REGISTRY_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("skilldeck registry listening on http://")
+        .unwrap_or_else(|| panic!("unexpected ready line {line:?}"))
+        .to_owned();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+
+    let token_file = data.join("admin-token");
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+
+    let health = http_get(&addr, "/healthz", None);
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let anonymous = http_get(&addr, "/api/v1/skills", None);
+    assert!(anonymous.starts_with("HTTP/1.1 401"), "{anonymous}");
+    let listed = http_get(&addr, "/api/v1/skills", Some(&token));
+    assert!(listed.starts_with("HTTP/1.1 200"), "{listed}");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(
+        stderr.contains(&token_file.display().to_string()),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(&token), "the token reached stderr");
+    assert!(stderr.contains("stopped"), "{stderr}");
+}
