@@ -200,3 +200,21 @@ async fn sign_out_needs_the_csrf_token_and_ends_the_session() {
     let (status, _, _) = send(&f.router, get("/ui/skills", Some(&signed))).await;
     assert_eq!(status, StatusCode::SEE_OTHER);
 }
+
+#[tokio::test]
+async fn the_session_cookie_is_secure_behind_an_https_proxy() {
+    let f = fixture().await;
+    let mut req = get("/ui/signin", None);
+    req.headers_mut()
+        .insert("x-forwarded-proto", "https".parse().unwrap());
+    let (_, headers, _) = send(&f.router, req).await;
+    let set = headers[header::SET_COOKIE].to_str().unwrap();
+    assert!(set.ends_with("; Secure"), "{set}");
+    let (_, headers, _) = send(&f.router, get("/ui/signin", None)).await;
+    assert!(
+        !headers[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("Secure")
+    );
+}
