@@ -405,6 +405,26 @@ pub struct PreviewFragment {
     pub oob: bool,
 }
 
+/// An RFC 3339 UTC timestamp for people: `2026-11-23 03:28 UTC` (other
+/// text unchanged).
+pub fn short_time(text: &str) -> String {
+    let b = text.as_bytes();
+    if b.len() >= 16 && b[10] == b'T' && b[13] == b':' && text.is_char_boundary(16) {
+        format!("{} {} UTC", &text[..10], &text[11..16])
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The templates' own filters.
+mod filters {
+    /// `{{ x|when }}`: [`super::short_time`].
+    #[askama::filter_fn]
+    pub fn when(value: impl std::fmt::Display, _: &dyn askama::Values) -> askama::Result<String> {
+        Ok(super::short_time(&value.to_string()))
+    }
+}
+
 /// Bytes for people: `812 B`, `3.4 KiB`, `1.2 MiB`.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -447,6 +467,15 @@ pub fn href_with(path: &str, params: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_read_as_date_and_minute() {
+        assert_eq!(
+            short_time("2026-11-23T03:28:36.945995Z"),
+            "2026-11-23 03:28 UTC"
+        );
+        assert_eq!(short_time("yesterday"), "yesterday");
+    }
 
     #[test]
     fn sizes_read_in_binary_units() {
