@@ -61,7 +61,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             .await
             .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
         let addr = listener.local_addr().map_err(CliError::Output)?;
-        let app = skilldeck_registry::http::api_router(registry);
+        let app = skilldeck_registry::http::api_router(registry.clone());
+        let app = app.merge(skilldeck_registry_ui::ui_router(registry));
         {
             let mut out = std::io::stdout().lock();
             writeln!(out, "skilldeck registry listening on http://{addr}")?;

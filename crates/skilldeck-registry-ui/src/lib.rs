@@ -1,0 +1,122 @@
+//! # skilldeck-registry-ui
+//!
+//! The registry's web UI: pages rendered on the server under `/ui`
+//! (askama templates), usable without JavaScript, with htmx (vendored,
+//! 2.0.11) for progressive enhancement only. Every page calls the
+//! registry's service layer in-process (`skilldeck_registry::Registry`),
+//! so authorization is the service's, exactly as for the HTTP API.
+//!
+//! - [`session`]: server-side sessions behind an `HttpOnly`,
+//!   `SameSite=Strict` cookie; [`csrf`]: the one CSRF check in front of
+//!   every state-changing request; [`headers`]: CSP and friends.
+//! - [`markdown`]: SKILL.md rendered and always sanitised.
+//! - [`views`]: the templates; [`assets`]: CSS, htmx, icon with content
+//!   hashes in their paths.
+
+#![warn(missing_docs)]
+
+pub mod assets;
+pub mod csrf;
+pub mod error;
+pub mod headers;
+pub mod limits;
+pub mod markdown;
+pub mod pages;
+pub mod secret;
+pub mod session;
+pub mod state;
+pub mod views;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use skilldeck_registry::{Principal, Registry};
+
+use crate::assets::serve_static;
+use crate::csrf::{CsrfGuard, require_csrf};
+use crate::error::error_page;
+use crate::headers::security_headers;
+use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
+use crate::pages::{agents, auth, selection, skills, upload};
+use crate::session::SessionStore;
+use crate::state::{UiConfig, UiState};
+
+/// The web UI under `/ui` (and its assets under `/ui/static`), with the
+/// default configuration (the session cookie is `Secure` when a reverse
+/// proxy says the request came over https). Merge it into the server's
+/// router: its layers (CSRF, security headers, body limit) apply to its
+/// own routes only.
+pub fn ui_router(registry: Registry) -> Router {
+    ui_router_with(registry, UiConfig::default())
+}
+
+/// [`ui_router`] with an explicit configuration.
+pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
+    let max_upload = registry
+        .limits()
+        .max_publish_bytes
+        .saturating_add(UPLOAD_FORM_OVERHEAD_BYTES);
+    let sessions: Arc<SessionStore<Principal>> = Arc::new(SessionStore::default());
+    let guard = CsrfGuard {
+        sessions: sessions.clone(),
+        max_multipart_bytes: max_upload,
+    };
+    let state = UiState {
+        registry,
+        sessions,
+        config,
+    };
+    Router::new()
+        .route("/ui", get(auth::home))
+        .route("/ui/", get(auth::home))
+        .route("/ui/signin", get(auth::signin_form).post(auth::signin))
+        .route("/ui/signout", post(auth::signout))
+        .route("/ui/skills", get(skills::list))
+        .route("/ui/skills/{namespace}/{name}", get(skills::show))
+        .route(
+            "/ui/skills/{namespace}/{name}/labels",
+            post(skills::move_label),
+        )
+        .route(
+            "/ui/skills/{namespace}/{name}/versions/{version}",
+            get(skills::version),
+        )
+        .route("/ui/upload", get(upload::form).post(upload::upload))
+        .route("/ui/agents", get(agents::list).post(agents::create))
+        .route("/ui/agents/new", get(agents::new_form))
+        .route(
+            "/ui/agents/{id}/edit",
+            get(agents::edit_form).post(agents::update),
+        )
+        .route("/ui/agents/{id}/skills", get(selection::page))
+        .route("/ui/agents/{id}/preview", get(selection::preview))
+        .route(
+            "/ui/agents/{id}/skills/{namespace}/{name}",
+            post(selection::save),
+        )
+        .route(
+            "/ui/agents/{id}/skills/{namespace}/{name}/remove",
+            post(selection::remove),
+        )
+        .route("/ui/static/{file}", get(serve_static))
+        .route("/ui/{*rest}", get(not_found).post(not_found))
+        .layer(axum::middleware::from_fn_with_state(
+            guard,
+            require_csrf::<Principal>,
+        ))
+        .layer(DefaultBodyLimit::max(max_upload))
+        .layer(axum::middleware::from_fn(security_headers))
+        .with_state(state)
+}
+
+async fn not_found() -> Response {
+    error_page(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        "There is no page at this address.",
+    )
+}

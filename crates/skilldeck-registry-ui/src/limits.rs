@@ -1,0 +1,28 @@
+//! Every limit of the web UI, named.
+
+use std::time::Duration;
+
+/// A session unused for this long is gone (sign in again).
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// A session never lives longer than this, however busy.
+pub const SESSION_MAX_AGE: Duration = Duration::from_secs(8 * 60 * 60);
+/// Sessions held in memory at most (anonymous ones, made to carry the
+/// sign-in form's CSRF token, count too); past it the least recently
+/// used one is dropped.
+pub const MAX_SESSIONS: usize = 10_000;
+/// Random bytes in a session id and in a CSRF token.
+pub const SECRET_BYTES: usize = 32;
+/// The largest url-encoded form body.
+pub const MAX_FORM_BYTES: usize = 64 * 1024;
+/// What the upload form may carry beyond the registry's publish cap (its
+/// other fields and the multipart framing).
+pub const UPLOAD_FORM_OVERHEAD_BYTES: usize = 64 * 1024;
+/// SKILL.md text rendered at most (the rest is not shown).
+pub const MAX_RENDERED_MARKDOWN_BYTES: usize = 512 * 1024;
+/// Skills per page in lists.
+pub const PAGE_SIZE: u32 = 25;
+/// Skills shown on an agent's selection page at most (the registry's
+/// largest page).
+pub const MAX_SELECTION_SKILLS: u32 = 500;
+/// Longest token accepted by the sign-in form.
+pub const MAX_TOKEN_LEN: usize = 256;

@@ -1,0 +1,473 @@
+//! An agent's skill selection: every skill in the registry with its
+//! toggle, priority, version or label pin and grants, next to a live
+//! preview of the agent's catalog exactly as the model sees it (the
+//! registry's `catalog_preview`), its size in tokens against the budget
+//! and what was left out and why. Without JavaScript each row's form posts
+//! and the page comes back; with htmx a change posts the row and the
+//! answer swaps the row and (out of band) the preview.
+
+use std::collections::HashMap;
+
+use askama::Template as _;
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use serde::Deserialize;
+use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
+use skilldeck_registry::service::skills::SkillQuery;
+use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved};
+
+use crate::error::UiError;
+use crate::limits::MAX_SELECTION_SKILLS;
+use crate::pages::agents::agent_id;
+use crate::pages::skills::skill_ref;
+use crate::state::{Signed, UiState, is_htmx};
+use crate::views::{
+    LeftOut, PreviewFragment, PreviewView, SelectionPage, SelectionUpdate, SkillRow, checkbox,
+    href_with,
+};
+
+/// The page's query: a budget to try instead of the agent's.
+#[derive(Deserialize, Default)]
+pub struct BudgetQuery {
+    #[serde(default)]
+    budget: String,
+}
+
+impl BudgetQuery {
+    fn tokens(&self) -> Option<u32> {
+        self.budget.trim().parse::<u32>().ok().filter(|n| *n > 0)
+    }
+}
+
+/// What one skill row needs besides its assignment.
+struct SkillInfo {
+    namespace: String,
+    name: String,
+    description: String,
+    pin_options: Vec<String>,
+}
+
+/// `row-namespace--name` (neither part may contain `--`, so it is unique).
+fn row_key(namespace: &str, name: &str) -> String {
+    format!("row-{namespace}--{name}")
+}
+
+fn build_row(
+    agent: &AgentId,
+    info: SkillInfo,
+    assignment: Option<&AssignmentView>,
+    resolved: &Resolved,
+    error: Option<String>,
+) -> SkillRow {
+    let in_set = resolved
+        .skills
+        .iter()
+        .find(|s| s.namespace.as_str() == info.namespace && s.name == info.name);
+    let excluded = resolved
+        .excluded
+        .iter()
+        .find(|e| e.namespace.as_str() == info.namespace && e.name == info.name);
+    let (status, status_class, status_detail) = match (in_set, excluded) {
+        (Some(s), _) => (
+            if s.source == "assigned" {
+                "assigned".to_owned()
+            } else {
+                "auto-discovered".to_owned()
+            },
+            "ok",
+            format!("serves {} ({})", s.version, s.via.replace(':', " ")),
+        ),
+        (None, Some(e)) => (format!("left out: {}", e.reason), "warn", e.detail.clone()),
+        (None, None) => ("not selected".to_owned(), "plain", String::new()),
+    };
+    let (enabled, priority, pin, network, env) = match assignment {
+        Some(a) => (
+            a.assignment.enabled,
+            a.assignment.priority,
+            a.assignment
+                .version
+                .clone()
+                .or_else(|| a.assignment.label.as_ref().map(|l| l.to_string()))
+                .unwrap_or_else(|| LATEST.to_owned()),
+            a.assignment.grants.network,
+            a.assignment.grants.env.join(", "),
+        ),
+        None => (
+            in_set.is_some(),
+            in_set.map(|s| s.priority).unwrap_or(0),
+            LATEST.to_owned(),
+            false,
+            String::new(),
+        ),
+    };
+    SkillRow {
+        key: row_key(&info.namespace, &info.name),
+        action: format!("/ui/agents/{agent}/skills/{}/{}", info.namespace, info.name),
+        namespace: info.namespace,
+        name: info.name,
+        description: info.description,
+        status,
+        status_class,
+        status_detail,
+        assigned: assignment.is_some(),
+        in_set: in_set.is_some(),
+        enabled,
+        priority,
+        pin,
+        pin_options: info.pin_options,
+        network,
+        env,
+        error,
+    }
+}
+
+async fn preview_of(
+    state: &UiState,
+    signed: &Signed,
+    agent: &AgentId,
+    resolved: &Resolved,
+    budget: Option<u32>,
+) -> Result<PreviewView, UiError> {
+    let preview = state
+        .registry
+        .catalog_preview(&signed.principal, agent, budget)
+        .await?;
+    let tokens = u32::try_from(preview.tokens).unwrap_or(u32::MAX);
+    let mut left_out: Vec<LeftOut> = resolved
+        .excluded
+        .iter()
+        .map(|e| LeftOut {
+            name: format!("{}/{}", e.namespace, e.name),
+            reason: e.reason.clone(),
+            detail: e.detail.clone(),
+        })
+        .collect();
+    left_out.extend(preview.omitted.iter().map(|o| LeftOut {
+        name: o.name.clone(),
+        reason: o.reason.clone(),
+        detail: if o.reason == "budget" {
+            "did not fit in the token budget".to_owned()
+        } else {
+            "left out of the catalog".to_owned()
+        },
+    }));
+    let meter_max = preview.budget.unwrap_or(tokens).max(tokens).max(1);
+    Ok(PreviewView {
+        agent: agent.to_string(),
+        text: preview.text,
+        tokens,
+        budget: preview.budget,
+        meter_max,
+        meter_high: preview
+            .budget
+            .map(|b| b.saturating_mul(9) / 10)
+            .unwrap_or(meter_max),
+        included: preview.included,
+        left_out,
+    })
+}
+
+/// `GET /ui/agents/{id}/skills?budget=`.
+pub async fn page(
+    State(state): State<UiState>,
+    signed: Signed,
+    Path(id): Path<String>,
+    Query(query): Query<BudgetQuery>,
+) -> Result<Response, UiError> {
+    let id = agent_id(&id)?;
+    let p = &signed.principal;
+    let agent = state.registry.agent(p, &id).await?;
+    let skills = state
+        .registry
+        .list_skills(
+            p,
+            &SkillQuery {
+                q: None,
+                namespace: None,
+                cursor: None,
+                limit: Some(MAX_SELECTION_SKILLS),
+            },
+        )
+        .await?;
+    let assignments = state.registry.assignments(p, &id).await?;
+    let resolved = state.registry.resolve(p, &id).await?;
+    let by_skill: HashMap<(String, String), &AssignmentView> = assignments
+        .iter()
+        .map(|a| ((a.namespace.to_string(), a.name.clone()), a))
+        .collect();
+    let mut rows = Vec::with_capacity(skills.items.len());
+    for s in skills.items {
+        let key = (s.namespace.to_string(), s.name.clone());
+        let assignment = by_skill.get(&key).copied();
+        let pin_options = if assignment.is_some() {
+            pin_options_of(&state, &signed, &key.0, &key.1).await?
+        } else {
+            let mut o = vec![LATEST.to_owned()];
+            o.extend(s.latest.clone());
+            o
+        };
+        let info = SkillInfo {
+            namespace: key.0,
+            name: key.1,
+            description: s.description,
+            pin_options,
+        };
+        rows.push(build_row(&id, info, assignment, &resolved, None));
+    }
+    let preview = preview_of(&state, &signed, &id, &resolved, query.tokens()).await?;
+    let page = SelectionPage {
+        chrome: signed.chrome("agents"),
+        agent,
+        rows,
+        truncated: skills.next_cursor.is_some(),
+        preview,
+        oob: false,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+/// Every label and version of a skill, offered in its pin field.
+async fn pin_options_of(
+    state: &UiState,
+    signed: &Signed,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<String>, UiError> {
+    let detail = state
+        .registry
+        .skill(&signed.principal, &skill_ref(namespace, name)?)
+        .await?;
+    let mut options: Vec<String> = detail.labels.keys().cloned().collect();
+    options.extend(detail.versions.into_iter().map(|v| v.version));
+    Ok(options)
+}
+
+/// `GET /ui/agents/{id}/preview?budget=`: the preview alone (htmx); a
+/// browser without JavaScript is sent to the page.
+pub async fn preview(
+    State(state): State<UiState>,
+    signed: Signed,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<BudgetQuery>,
+) -> Result<Response, UiError> {
+    let id = agent_id(&id)?;
+    if !is_htmx(&headers) {
+        let to = href_with(
+            &format!("/ui/agents/{id}/skills"),
+            &[("budget", &query.budget)],
+        );
+        return Ok(Redirect::to(&to).into_response());
+    }
+    let resolved = state.registry.resolve(&signed.principal, &id).await?;
+    let preview = preview_of(&state, &signed, &id, &resolved, query.tokens()).await?;
+    Ok(Html(
+        PreviewFragment {
+            preview,
+            oob: false,
+        }
+        .render()?,
+    )
+    .into_response())
+}
+
+/// A row's form.
+#[derive(Deserialize, Debug, Default)]
+pub struct RowForm {
+    #[serde(default, deserialize_with = "checkbox")]
+    enabled: bool,
+    #[serde(default)]
+    priority: String,
+    #[serde(default)]
+    pin: String,
+    #[serde(default, deserialize_with = "checkbox")]
+    network: bool,
+    #[serde(default)]
+    env: String,
+}
+
+/// The row's fields as an [`Assignment`], or what is wrong.
+pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
+    let priority = match form.priority.trim() {
+        "" => 0,
+        text => text
+            .parse::<i32>()
+            .map_err(|_| format!("Priority '{text}' is not a whole number."))?,
+    };
+    let pin = form.pin.trim();
+    let (version, label) = if pin.is_empty() || pin == LATEST {
+        (None, None)
+    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
+        (Some(pin.to_owned()), None)
+    } else {
+        let label = Label::new(pin).map_err(|e| e.to_string())?;
+        (None, Some(label))
+    };
+    let env = form
+        .env
+        .split([',', ' ', '\n', '\t'])
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Ok(Assignment {
+        version,
+        label,
+        enabled: form.enabled,
+        priority,
+        grants: Grants {
+            network: form.network,
+            env,
+        },
+    })
+}
+
+/// `POST /ui/agents/{id}/skills/{namespace}/{name}`: assign or update.
+pub async fn save(
+    State(state): State<UiState>,
+    signed: Signed,
+    headers: HeaderMap,
+    Path((id, namespace, name)): Path<(String, String, String)>,
+    Form(form): Form<RowForm>,
+) -> Result<Response, UiError> {
+    let id = agent_id(&id)?;
+    let skill = skill_ref(&namespace, &name)?;
+    let outcome = match assignment_of(&form) {
+        Ok(a) => state
+            .registry
+            .assign(&signed.principal, &id, &skill, a)
+            .await
+            .map(|_| ())
+            .map_err(UiError::from),
+        Err(message) => Err(UiError::BadInput(message)),
+    };
+    after_change(&state, &signed, &headers, &id, &skill, outcome, "saved").await
+}
+
+/// `POST /ui/agents/{id}/skills/{namespace}/{name}/remove`: unassign.
+pub async fn remove(
+    State(state): State<UiState>,
+    signed: Signed,
+    headers: HeaderMap,
+    Path((id, namespace, name)): Path<(String, String, String)>,
+) -> Result<Response, UiError> {
+    let id = agent_id(&id)?;
+    let skill = skill_ref(&namespace, &name)?;
+    let outcome = state
+        .registry
+        .unassign(&signed.principal, &id, &skill)
+        .await
+        .map_err(UiError::from);
+    after_change(&state, &signed, &headers, &id, &skill, outcome, "removed").await
+}
+
+/// htmx: the row and the preview (out of band); otherwise back to the
+/// page (with the error as a flash message when the change failed).
+async fn after_change(
+    state: &UiState,
+    signed: &Signed,
+    headers: &HeaderMap,
+    id: &AgentId,
+    skill: &SkillRef,
+    outcome: Result<(), UiError>,
+    done: &str,
+) -> Result<Response, UiError> {
+    if !is_htmx(headers) {
+        let message = match &outcome {
+            Ok(()) => format!("{skill}: assignment {done}."),
+            Err(e) => format!("{skill}: not saved: {e}"),
+        };
+        state.sessions.set_flash(&signed.session.id, message);
+        let key = row_key(skill.namespace().as_str(), skill.name());
+        return Ok(Redirect::to(&format!("/ui/agents/{id}/skills#{key}")).into_response());
+    }
+    let status = outcome
+        .as_ref()
+        .err()
+        .map(UiError::status)
+        .unwrap_or(axum::http::StatusCode::OK);
+    let p = &signed.principal;
+    let detail = state.registry.skill(p, skill).await?;
+    let assignments = state.registry.assignments(p, id).await?;
+    let resolved = state.registry.resolve(p, id).await?;
+    let assignment = assignments
+        .iter()
+        .find(|a| a.namespace == *skill.namespace() && a.name == skill.name());
+    let mut pin_options: Vec<String> = detail.labels.keys().cloned().collect();
+    pin_options.extend(detail.versions.iter().map(|v| v.version.clone()));
+    let info = SkillInfo {
+        namespace: skill.namespace().to_string(),
+        name: skill.name().to_owned(),
+        description: detail.description,
+        pin_options,
+    };
+    let row = build_row(
+        id,
+        info,
+        assignment,
+        &resolved,
+        outcome.err().map(|e| e.to_string()),
+    );
+    let preview = preview_of(state, signed, id, &resolved, None).await?;
+    let fragment = SelectionUpdate {
+        chrome: signed.chrome("agents"),
+        row,
+        preview,
+        oob: true,
+    };
+    // htmx swaps only 2xx answers by default: an error row is sent as 200
+    // with the error shown in it; the status is kept in a header.
+    let mut response = Html(fragment.render()?).into_response();
+    if let Ok(v) = status.as_u16().to_string().parse() {
+        response.headers_mut().insert("x-skilldeck-status", v);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(priority: &str, pin: &str, env: &str) -> RowForm {
+        RowForm {
+            enabled: true,
+            priority: priority.into(),
+            pin: pin.into(),
+            network: true,
+            env: env.into(),
+        }
+    }
+
+    #[test]
+    fn a_pin_is_a_version_when_it_starts_with_a_digit_else_a_label() {
+        let a = assignment_of(&form("5", "1.2.0", "")).unwrap();
+        assert_eq!((a.version.as_deref(), a.label), (Some("1.2.0"), None));
+        let a = assignment_of(&form("", "production", "")).unwrap();
+        assert_eq!(
+            a.label.map(|l| l.to_string()).as_deref(),
+            Some("production")
+        );
+        assert_eq!(a.priority, 0);
+        let a = assignment_of(&form("-2", "latest", "")).unwrap();
+        assert_eq!((a.version, a.label, a.priority), (None, None, -2));
+        assert!(assignment_of(&form("1", "Bad Label", "")).is_err());
+    }
+
+    #[test]
+    fn grants_env_names_are_split_on_commas_and_spaces() {
+        let a = assignment_of(&form("1", "", "API_KEY, REGION  HOME")).unwrap();
+        assert_eq!(a.grants.env, ["API_KEY", "REGION", "HOME"]);
+        assert!(a.grants.network && a.enabled);
+    }
+
+    #[test]
+    fn a_priority_that_is_not_a_number_is_refused() {
+        assert!(
+            assignment_of(&form("high", "", ""))
+                .unwrap_err()
+                .contains("Priority")
+        );
+    }
+}

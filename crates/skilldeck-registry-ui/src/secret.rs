@@ -1,0 +1,75 @@
+//! Random secrets (session ids, CSRF tokens) from the operating system's
+//! generator, and their constant-time comparison.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+
+use crate::limits::SECRET_BYTES;
+
+/// The OS random generator failed.
+#[derive(Debug, thiserror::Error)]
+#[error("no secure random numbers from the operating system: {0}")]
+pub struct RandomUnavailable(String);
+
+/// [`SECRET_BYTES`] random bytes as base64url text (43 characters). Fails
+/// closed: no secret without the OS generator.
+pub fn random_secret() -> Result<String, RandomUnavailable> {
+    let mut bytes = [0u8; SECRET_BYTES];
+    getrandom::fill(&mut bytes).map_err(|e| RandomUnavailable(e.to_string()))?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// True when `given` equals `expected`, in time that does not depend on
+/// where they differ.
+pub fn secrets_equal(given: &str, expected: &str) -> bool {
+    given.as_bytes().ct_eq(expected.as_bytes()).into()
+}
+
+/// The sha256 of a secret, hex: sessions are keyed by it, so the store
+/// never holds a cookie value that would let someone sign in.
+pub fn secret_key(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_43_base64url_characters_and_differ() {
+        let a = random_secret().unwrap();
+        let b = random_secret().unwrap();
+        assert_eq!(a.len(), 43);
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        );
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn secret_comparison_needs_the_exact_text() {
+        assert!(secrets_equal("abc", "abc"));
+        assert!(!secrets_equal("abd", "abc"));
+        assert!(!secrets_equal("ab", "abc"));
+        assert!(!secrets_equal("", "abc"));
+    }
+
+    #[test]
+    fn hex_is_lowercase_two_digits_per_byte() {
+        assert_eq!(hex(&[0, 15, 255]), "000fff");
+    }
+}

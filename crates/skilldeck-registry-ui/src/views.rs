@@ -1,0 +1,552 @@
+//! The pages' templates (askama: compiled with the crate, auto-escaping
+//! every value; only [`VersionPage::body_html`], already sanitised by
+//! [`crate::markdown`], is marked `|safe`), and the plain view rows they
+//! show.
+
+use askama::Template;
+use skilldeck_registry::wire::{Agent, SkillDetail, SkillSummary, VersionDetail, WireDiagnostic};
+
+use crate::assets::{css_href, htmx_href, icon_href};
+
+/// What every page shows around its content.
+pub struct Chrome {
+    /// The stylesheet's path.
+    pub css: String,
+    /// htmx's path.
+    pub js: String,
+    /// The icon's path.
+    pub icon: String,
+    /// The session's CSRF token (forms and `hx-headers`).
+    pub csrf: String,
+    /// Who is signed in (the token's name); `None` on the sign-in page.
+    pub who: Option<String>,
+    /// The current section (`skills`, `upload`, `agents`).
+    pub nav: &'static str,
+    /// A one-shot message from the previous request.
+    pub flash: Option<String>,
+}
+
+impl Chrome {
+    /// The chrome of a page of this session.
+    pub fn new(
+        csrf: String,
+        who: Option<String>,
+        nav: &'static str,
+        flash: Option<String>,
+    ) -> Chrome {
+        Chrome {
+            css: css_href(),
+            js: htmx_href(),
+            icon: icon_href(),
+            csrf,
+            who,
+            nav,
+            flash,
+        }
+    }
+}
+
+/// A diagnostic as shown: its place as `file:line:column`.
+pub struct DiagRow {
+    /// `error` or `warning`.
+    pub severity: String,
+    /// The stable code.
+    pub code: String,
+    /// What is wrong.
+    pub message: String,
+    /// `file:line:column`, as much as is known.
+    pub location: String,
+}
+
+/// A diagnostic's file as shown: relative to the skill folder. A server
+/// path (absolute, from the registry's staging folder) is cut after the
+/// skill's folder, or to its last component: a page never shows where
+/// the server keeps its files.
+pub fn display_file(file: &str, skill_name: &str) -> String {
+    if !file.starts_with('/') {
+        return file.to_owned();
+    }
+    let marker = format!("/{skill_name}/");
+    match file.rfind(&marker) {
+        Some(at) if !skill_name.is_empty() => file[at + marker.len()..].to_owned(),
+        _ => file.rsplit('/').next().unwrap_or_default().to_owned(),
+    }
+}
+
+impl DiagRow {
+    /// The row of a diagnostic of skill `skill_name`.
+    pub fn of(d: &WireDiagnostic, skill_name: &str) -> DiagRow {
+        let mut location = d
+            .file
+            .as_deref()
+            .map(|f| display_file(f, skill_name))
+            .unwrap_or_else(|| "(package)".to_owned());
+        if let Some(line) = d.line {
+            location.push_str(&format!(":{line}"));
+            if let Some(column) = d.column {
+                location.push_str(&format!(":{column}"));
+            }
+        }
+        DiagRow {
+            severity: d.severity.clone(),
+            code: d.code.clone(),
+            message: d.message.clone(),
+            location,
+        }
+    }
+}
+
+/// Sign in.
+#[derive(Template)]
+#[template(path = "signin.html")]
+pub struct SignInPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+}
+
+/// An error page.
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// A short summary.
+    pub title: String,
+    /// What happened.
+    pub detail: String,
+}
+
+/// The skills list and search.
+#[derive(Template)]
+#[template(path = "skills.html")]
+pub struct SkillsPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The search text.
+    pub q: String,
+    /// This page of skills.
+    pub skills: Vec<SkillSummary>,
+    /// The next page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+}
+
+/// A version in a skill's table.
+pub struct VersionRow {
+    /// The version.
+    pub version: String,
+    /// Its size, for people.
+    pub size: String,
+    /// When.
+    pub published_at: String,
+    /// By whom.
+    pub published_by: String,
+    /// Labels pointing here.
+    pub labels: Vec<String>,
+    /// Why it was yanked.
+    pub yanked: Option<String>,
+    /// Why it was deprecated.
+    pub deprecated: Option<String>,
+}
+
+/// A skill: versions, labels, the move-label form.
+#[derive(Template)]
+#[template(path = "skill.html")]
+pub struct SkillPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The skill.
+    pub skill: SkillDetail,
+    /// `/ui/skills/{namespace}/{name}`.
+    pub base: String,
+    /// Its versions, newest first.
+    pub versions: Vec<VersionRow>,
+    /// Label → version.
+    pub labels: Vec<(String, String)>,
+    /// Why the last label move failed.
+    pub move_error: Option<String>,
+}
+
+/// A file of a version.
+pub struct FileRow {
+    /// Its path.
+    pub path: String,
+    /// Its size, for people.
+    pub size: String,
+    /// `sha256:...`.
+    pub sha256: String,
+    /// Executable.
+    pub executable: bool,
+}
+
+/// A version: rendered SKILL.md, files, diagnostics.
+#[derive(Template)]
+#[template(path = "version.html")]
+pub struct VersionPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The version.
+    pub v: VersionDetail,
+    /// `/ui/skills/{namespace}/{name}`.
+    pub base: String,
+    /// The frontmatter's description (escaped text).
+    pub description: String,
+    /// The SKILL.md body, rendered and sanitised.
+    pub body_html: String,
+    /// Total size, for people.
+    pub size: String,
+    /// The files.
+    pub files: Vec<FileRow>,
+    /// The validation report.
+    pub diagnostics: Vec<DiagRow>,
+}
+
+/// Why an upload was refused.
+pub struct Refusal {
+    /// What the registry said.
+    pub detail: String,
+    /// The diagnostics, each with its file:line.
+    pub diagnostics: Vec<DiagRow>,
+}
+
+/// The upload form (and its refusal).
+#[derive(Template)]
+#[template(path = "upload.html")]
+pub struct UploadPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The namespace field.
+    pub namespace: String,
+    /// The version field.
+    pub version: String,
+    /// The largest package, for people.
+    pub max_size: String,
+    /// The last refusal.
+    pub refusal: Option<Refusal>,
+}
+
+/// The agents list.
+#[derive(Template)]
+#[template(path = "agents.html")]
+pub struct AgentsPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// This page of agents.
+    pub agents: Vec<Agent>,
+    /// The next page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+}
+
+/// An agent form's fields, as text (so a refused form shows what was typed).
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct AgentForm {
+    /// The id.
+    #[serde(default)]
+    pub id: String,
+    /// The display name.
+    #[serde(default)]
+    pub name: String,
+    /// Comma- or space-separated.
+    #[serde(default)]
+    pub capabilities: String,
+    /// `on` when checked.
+    #[serde(default, deserialize_with = "checkbox")]
+    pub auto_discover: bool,
+    /// One per line.
+    #[serde(default)]
+    pub allowed_patterns: String,
+    /// One per line.
+    #[serde(default)]
+    pub denied_patterns: String,
+    /// Empty: the default.
+    #[serde(default)]
+    pub budget_tokens: String,
+    /// Empty: unlimited.
+    #[serde(default)]
+    pub max_concurrent_executions: String,
+    /// Empty: the default.
+    #[serde(default)]
+    pub execution_timeout_secs: String,
+}
+
+/// An HTML checkbox: present (any value) is on.
+pub fn checkbox<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let value: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(value.is_some())
+}
+
+/// Create or edit an agent.
+#[derive(Template)]
+#[template(path = "agent_form.html")]
+pub struct AgentFormPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// Editing an existing agent (the id is read-only).
+    pub editing: bool,
+    /// The fields.
+    pub form: AgentForm,
+    /// Why the last attempt failed.
+    pub error: Option<String>,
+}
+
+/// One skill on an agent's selection page.
+pub struct SkillRow {
+    /// The HTML id (`row-namespace--name`).
+    pub key: String,
+    /// The namespace.
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Where the row's form posts.
+    pub action: String,
+    /// `assigned`, `auto-discovered`, `left out: ...`, `not selected`.
+    pub status: String,
+    /// The badge's class (`ok`, `warn`, `bad`, `plain`).
+    pub status_class: &'static str,
+    /// More about the status (version chosen, why left out).
+    pub status_detail: String,
+    /// An explicit assignment exists.
+    pub assigned: bool,
+    /// In the resolved set.
+    pub in_set: bool,
+    /// The toggle's state.
+    pub enabled: bool,
+    /// Its priority.
+    pub priority: i32,
+    /// A version or a label (empty: `latest`).
+    pub pin: String,
+    /// Known versions and labels, offered in the pin field.
+    pub pin_options: Vec<String>,
+    /// Network granted.
+    pub network: bool,
+    /// Env names granted, comma-separated.
+    pub env: String,
+    /// Why the last save failed.
+    pub error: Option<String>,
+}
+
+/// Something left out of the catalog, and why.
+pub struct LeftOut {
+    /// `namespace/name` or the skill name.
+    pub name: String,
+    /// The reason code.
+    pub reason: String,
+    /// More, for people.
+    pub detail: String,
+}
+
+/// The live preview of an agent's catalog.
+pub struct PreviewView {
+    /// The agent id.
+    pub agent: String,
+    /// The catalog exactly as the model sees it.
+    pub text: String,
+    /// Its size in tokens.
+    pub tokens: u32,
+    /// The budget.
+    pub budget: Option<u32>,
+    /// The meter's maximum.
+    pub meter_max: u32,
+    /// Where the meter turns to "high".
+    pub meter_high: u32,
+    /// The skills in the catalog, in order.
+    pub included: Vec<String>,
+    /// Left out by resolution (excluded) or by the budget (omitted).
+    pub left_out: Vec<LeftOut>,
+}
+
+/// An agent's skill selection with the live preview.
+#[derive(Template)]
+#[template(path = "selection.html")]
+pub struct SelectionPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The agent.
+    pub agent: Agent,
+    /// Every skill.
+    pub rows: Vec<SkillRow>,
+    /// More skills exist than are listed.
+    pub truncated: bool,
+    /// The preview.
+    pub preview: PreviewView,
+    /// Always false here (the preview is in place).
+    pub oob: bool,
+}
+
+/// The htmx answer to a row change: the row, and the preview swapped
+/// out-of-band.
+#[derive(Template)]
+#[template(path = "selection_update.html")]
+pub struct SelectionUpdate {
+    /// Carries the CSRF token for the row's forms.
+    pub chrome: Chrome,
+    /// The row after the change.
+    pub row: SkillRow,
+    /// The preview after the change.
+    pub preview: PreviewView,
+    /// True: swap the preview out-of-band.
+    pub oob: bool,
+}
+
+/// The htmx answer to "try another budget".
+#[derive(Template)]
+#[template(path = "preview_only.html")]
+pub struct PreviewFragment {
+    /// The preview.
+    pub preview: PreviewView,
+    /// False: the preview is the target.
+    pub oob: bool,
+}
+
+/// An RFC 3339 UTC timestamp for people: `2026-11-23 03:28 UTC` (other
+/// text unchanged).
+pub fn short_time(text: &str) -> String {
+    let b = text.as_bytes();
+    if b.len() >= 16 && b[10] == b'T' && b[13] == b':' && text.is_char_boundary(16) {
+        format!("{} {} UTC", &text[..10], &text[11..16])
+    } else {
+        text.to_owned()
+    }
+}
+
+/// The templates' own filters.
+mod filters {
+    /// `{{ x|when }}`: [`super::short_time`].
+    #[askama::filter_fn]
+    pub fn when(value: impl std::fmt::Display, _: &dyn askama::Values) -> askama::Result<String> {
+        Ok(super::short_time(&value.to_string()))
+    }
+}
+
+/// Bytes for people: `812 B`, `3.4 KiB`, `1.2 MiB`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// A path with query parameters, each percent-encoded (empty ones left
+/// out).
+pub fn href_with(path: &str, params: &[(&str, &str)]) -> String {
+    let mut out = path.to_owned();
+    let mut first = true;
+    for (key, value) in params {
+        if value.is_empty() {
+            continue;
+        }
+        out.push(if first { '?' } else { '&' });
+        first = false;
+        out.push_str(key);
+        out.push('=');
+        for b in value.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_read_as_date_and_minute() {
+        assert_eq!(
+            short_time("2026-11-23T03:28:36.945995Z"),
+            "2026-11-23 03:28 UTC"
+        );
+        assert_eq!(short_time("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(human_size(812), "812 B");
+        assert_eq!(human_size(3482), "3.4 KiB");
+        assert_eq!(human_size(5 * 1024 * 1024), "5.0 MiB");
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(
+            href_with("/ui/skills", &[("q", "a b&c=<d>"), ("cursor", "")]),
+            "/ui/skills?q=a%20b%26c%3D%3Cd%3E"
+        );
+        assert_eq!(href_with("/ui/skills", &[]), "/ui/skills");
+    }
+
+    #[test]
+    fn a_diagnostic_shows_file_line_and_column() {
+        let d = WireDiagnostic {
+            code: "name-invalid".into(),
+            severity: "error".into(),
+            message: "bad".into(),
+            file: Some("SKILL.md".into()),
+            line: Some(2),
+            column: Some(7),
+        };
+        assert_eq!(DiagRow::of(&d, "x").location, "SKILL.md:2:7");
+    }
+
+    #[test]
+    fn a_server_path_in_a_diagnostic_is_shown_relative_to_the_skill() {
+        assert_eq!(
+            display_file("/tmp/.tmpX/staging/pdf-tools/scripts/a.py", "pdf-tools"),
+            "scripts/a.py"
+        );
+        assert_eq!(
+            display_file("/srv/elsewhere/SKILL.md", "pdf-tools"),
+            "SKILL.md"
+        );
+        assert_eq!(
+            display_file("pdf-tools/SKILL.md", "pdf-tools"),
+            "pdf-tools/SKILL.md"
+        );
+    }
+
+    #[test]
+    fn templates_escape_skill_text() {
+        let page = SkillsPage {
+            chrome: Chrome::new("tok".into(), Some("admin".into()), "skills", None),
+            q: "<script>alert(1)</script>".into(),
+            skills: vec![SkillSummary {
+                namespace: skilldeck_registry::names::Namespace::new("acme").unwrap(),
+                name: "x".into(),
+                description: "<img src=x onerror=alert(1)>".into(),
+                latest: Some("1.0.0".into()),
+                versions: 1,
+                updated_at: "now".into(),
+                score: None,
+            }],
+            next_href: None,
+            first_href: None,
+        };
+        let html = page.render().unwrap();
+        assert!(!html.contains("<script>alert"), "{html}");
+        assert!(!html.contains("<img src=x"), "{html}");
+        assert!(
+            html.contains("&#60;img src=x onerror=alert(1)&#62;") || html.contains("&lt;img"),
+            "{html}"
+        );
+        assert!(!html.contains("style="), "no inline style");
+        assert!(!html.contains("<script>"), "no inline script");
+    }
+}
