@@ -34,6 +34,6 @@ pub use service::registry::Registry;
 #[cfg(feature = "server")]
 pub use service::resolve::{CatalogPreview, Omitted};
 #[cfg(feature = "server")]
-pub use service::skills::{Blob, SkillQuery};
+pub use service::skills::{Blob, BlobRef, SkillQuery};
 #[cfg(feature = "server")]
 pub use service::state::Rendered;

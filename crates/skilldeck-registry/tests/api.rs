@@ -1387,6 +1387,19 @@ async fn a_blob_missing_from_the_store_is_an_error_never_empty_bytes() {
     )
     .await;
     assert_eq!(p["code"], "registry-blob-missing");
+    // A client that has the file revalidates from the digest in the
+    // database: 304, and the store is not read (the blob is gone).
+    let etag = format!("\"{}\"", digest.trim_start_matches("sha256:"));
+    let r = env
+        .client
+        .get(env.url("/skills/default/gone/versions/1.0.0/files/data.txt"))
+        .bearer_auth(&env.admin)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(r.headers()["etag"].to_str().unwrap(), etag);
 }
 
 #[tokio::test]

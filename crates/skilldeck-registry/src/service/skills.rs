@@ -46,6 +46,18 @@ pub struct Blob {
     pub fingerprint: String,
 }
 
+/// Where a blob is and what it must hash to, found (and authorised)
+/// before its bytes are read.
+#[derive(Debug, Clone)]
+pub struct BlobRef {
+    /// Its key in the store.
+    key: String,
+    /// `sha256:<hex>` of the bytes.
+    pub sha256: String,
+    /// The version's content fingerprint.
+    pub fingerprint: String,
+}
+
 /// A core `Skill` for a registry version (no folder on disk: the catalog
 /// is rendered without locations, search reads no bodies).
 pub(crate) fn virtual_skill(
@@ -478,37 +490,44 @@ impl Registry {
         Ok(r.try_get("skill_md")?)
     }
 
-    /// The canonical tar.gz of a version, checked against its digest.
+    /// Where a version's canonical archive is, after the read check: its
+    /// digest answers `If-None-Match` before any byte is fetched.
+    pub async fn archive_ref(
+        &self,
+        p: &Principal,
+        skill: &SkillRef,
+        v: &str,
+    ) -> Result<BlobRef, RegistryError> {
+        let version = self.version_of(skill, v).await?;
+        self.require_version_read(p, skill, &version).await?;
+        let r = self.version_row(skill, &version).await?;
+        let digest: String = r.try_get("archive_sha256")?;
+        Ok(BlobRef {
+            key: archive_key(&digest)?,
+            sha256: digest,
+            fingerprint: r.try_get("fingerprint")?,
+        })
+    }
+
+    /// A version's canonical archive (tar.gz), checked against its digest.
     pub async fn archive(
         &self,
         p: &Principal,
         skill: &SkillRef,
         v: &str,
     ) -> Result<Blob, RegistryError> {
-        let version = self.version_of(skill, v).await?;
-        self.require_version_read(p, skill, &version).await?;
-        let r = self.version_row(skill, &version).await?;
-        let digest: String = r.try_get("archive_sha256")?;
-        let bytes = self
-            .inner
-            .store
-            .get_verified(&archive_key(&digest)?, &digest)
-            .await?;
-        Ok(Blob {
-            bytes,
-            sha256: digest,
-            fingerprint: r.try_get("fingerprint")?,
-        })
+        let r = self.archive_ref(p, skill, v).await?;
+        self.fetch(r).await
     }
 
-    /// One file of a version, checked against its digest.
-    pub async fn file(
+    /// Where one file of a version is, after the path and read checks.
+    pub async fn file_ref(
         &self,
         p: &Principal,
         skill: &SkillRef,
         v: &str,
         path: &str,
-    ) -> Result<Blob, RegistryError> {
+    ) -> Result<BlobRef, RegistryError> {
         skilldeck_package::check_entry_path(path.as_bytes()).map_err(|why| {
             RegistryError::bad_request("registry-invalid-path", format!("path '{path}': {why}"))
         })?;
@@ -528,15 +547,33 @@ impl Registry {
         .await?
         .ok_or_else(|| RegistryError::NotFound(format!("file {path} of {skill}@{version}")))?;
         let digest: String = row.try_get("sha256")?;
-        let bytes = self
-            .inner
-            .store
-            .get_verified(&file_key(&digest)?, &digest)
-            .await?;
-        Ok(Blob {
-            bytes,
+        Ok(BlobRef {
+            key: file_key(&digest)?,
             sha256: digest,
             fingerprint: row.try_get("fingerprint")?,
+        })
+    }
+
+    /// One file of a version, checked against its digest.
+    pub async fn file(
+        &self,
+        p: &Principal,
+        skill: &SkillRef,
+        v: &str,
+        path: &str,
+    ) -> Result<Blob, RegistryError> {
+        let r = self.file_ref(p, skill, v, path).await?;
+        self.fetch(r).await
+    }
+
+    /// The bytes a [`BlobRef`] names, from the store, checked against its
+    /// digest (a missing or corrupt blob is an error, never empty bytes).
+    pub async fn fetch(&self, r: BlobRef) -> Result<Blob, RegistryError> {
+        let bytes = self.inner.store.get_verified(&r.key, &r.sha256).await?;
+        Ok(Blob {
+            bytes,
+            sha256: r.sha256,
+            fingerprint: r.fingerprint,
         })
     }
 
