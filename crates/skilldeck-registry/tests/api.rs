@@ -424,7 +424,7 @@ async fn republishing_the_same_content_is_an_idempotent_200() {
 }
 
 #[tokio::test]
-async fn a_version_report_names_files_inside_the_package_never_the_servers_temp_folder() {
+async fn a_version_report_names_files_inside_the_skill_never_the_servers_temp_folder() {
     let env = env().await;
     // An unknown field is a warning in lenient mode: published, reported.
     let md: &[u8] = b"---\nname: warn-demo\ndescription: Warns. Use when testing reports.\ncolour: blue\n---\n# Warn\n";
@@ -438,7 +438,7 @@ async fn a_version_report_names_files_inside_the_package_never_the_servers_temp_
         "no warning for an unknown field: {published}"
     );
     for d in report {
-        assert_eq!(d["file"], "warn-demo/SKILL.md", "{d}");
+        assert_eq!(d["file"], "SKILL.md", "{d}");
         assert!(d["line"].as_u64().is_some(), "{d}");
     }
     let again: Value = env

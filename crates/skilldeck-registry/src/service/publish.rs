@@ -60,6 +60,18 @@ fn relative_file(mut d: Diagnostic, tmp: &Path, package: &Path) -> Diagnostic {
     d
 }
 
+/// Makes a published skill's diagnostic file relative to its folder
+/// (`SKILL.md`, `scripts/run.py`), as the version's file list names them.
+fn in_skill(mut d: Diagnostic, dir: &Path) -> Diagnostic {
+    if let Some(file) = d.file.take() {
+        d.file = Some(match file.strip_prefix(dir) {
+            Ok(rest) => rest.to_path_buf(),
+            Err(_) => file.file_name().map(Into::into).unwrap_or_default(),
+        });
+    }
+    d
+}
+
 /// Required capabilities: `metadata.capabilities`, comma- or
 /// space-separated words `^[a-z0-9][a-z0-9._-]*$`.
 pub fn parse_capabilities(text: &str) -> Result<Vec<String>, String> {
@@ -158,12 +170,12 @@ fn stage(body: Bytes, limits: PackageLimits) -> Result<Staged, RegistryError> {
         frontmatter: serde_json::to_value(&fm)?,
         files,
         archive: Bytes::from(packed.bytes),
-        // Positions relative to the package, like a refusal's: never this
-        // server's temporary folder.
+        // Positions relative to the skill folder, like the version's file
+        // list (`SKILL.md`): never this server's temporary folder.
         warnings: packed
             .warnings
             .into_iter()
-            .map(|d| relative_file(d, tmp.path(), &package))
+            .map(|d| in_skill(d, &unpacked.dir))
             .collect(),
         skill_md,
         capabilities,
