@@ -22,8 +22,6 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
 use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
@@ -273,17 +271,6 @@ pub fn parse_lock_source(source: &str) -> Option<(String, SkillRef, String)> {
     let (skill, version) = spec.rsplit_once('@')?;
     let skill = SkillRef::parse(skill).ok()?;
     (!url.is_empty() && !version.is_empty()).then(|| (url.to_owned(), skill, version.to_owned()))
-}
-
-/// `sha256:` and the lowercase hex sha256 of `bytes`.
-pub fn sha256_text(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
 }
 
 /// The hex digest an `ETag` carries (`"abc"`, `W/"abc"`, `"sha256:abc"`).
@@ -601,7 +588,7 @@ impl Client {
             encode(version)
         ));
         let answer = self.send(self.http.get(&url), &url, MAX_DOWNLOAD_BYTES)?;
-        let sha256 = sha256_text(&answer.body);
+        let sha256 = skilldeck::sha256_digest(&answer.body);
         if let Some(etag) = &answer.etag
             && etag_hex(etag) != sha256.trim_start_matches("sha256:")
         {
@@ -898,7 +885,7 @@ mod tests {
 
     #[test]
     fn etags_are_compared_by_their_hex_digest() {
-        let sha = sha256_text(b"abc");
+        let sha = skilldeck::sha256_digest(b"abc");
         let hex = sha.trim_start_matches("sha256:");
         for tag in [
             format!("\"{hex}\""),

@@ -15,7 +15,7 @@ use crate::names::{AgentId, DEFAULT_NAMESPACE, Label, Namespace, SkillRef};
 use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
-use crate::service::resolve::etag_matches;
+use crate::service::resolve::{etag_matches, etag_of_digest};
 use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
@@ -91,15 +91,6 @@ fn with_etag(headers: &HeaderMap, etag: &str, content_type: &str, body: Bytes) -
         body,
     )
         .into_response())
-}
-
-fn quoted_hex(digest: &str) -> String {
-    format!(
-        "\"{}\"",
-        digest
-            .strip_prefix(skilldeck::DIGEST_PREFIX)
-            .unwrap_or(digest)
-    )
 }
 
 /// Publish query.
@@ -273,7 +264,7 @@ pub async fn archive(
     let r = registry
         .archive_ref(&p, &skill_ref(&namespace, &name)?, &version)
         .await?;
-    let etag = quoted_hex(&r.sha256);
+    let etag = etag_of_digest(&r.sha256);
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()
@@ -309,7 +300,7 @@ pub async fn file(
     let r = registry
         .file_ref(&p, &skill_ref(&namespace, &name)?, &version, &path)
         .await?;
-    let etag = quoted_hex(&r.sha256);
+    let etag = etag_of_digest(&r.sha256);
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()

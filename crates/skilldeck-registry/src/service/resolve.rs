@@ -51,10 +51,16 @@ pub struct Omitted {
 
 /// A strong ETag of bytes: the quoted hex SHA-256.
 pub fn etag_of(bytes: &[u8]) -> String {
-    let d = skilldeck::sha256_digest(bytes);
+    etag_of_digest(&skilldeck::sha256_digest(bytes))
+}
+
+/// The strong ETag of a `sha256:<hex>` digest: the quoted hex.
+pub fn etag_of_digest(digest: &str) -> String {
     format!(
         "\"{}\"",
-        d.strip_prefix(skilldeck::DIGEST_PREFIX).unwrap_or(&d)
+        digest
+            .strip_prefix(skilldeck::DIGEST_PREFIX)
+            .unwrap_or(digest)
     )
 }
 
