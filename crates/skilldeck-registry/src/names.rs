@@ -11,8 +11,6 @@ pub const MAX_NAMESPACE_LEN: usize = 63;
 pub const MAX_LABEL_LEN: usize = 32;
 /// The longest agent id.
 pub const MAX_AGENT_ID_LEN: usize = 63;
-/// The longest skill name (the spec's limit).
-pub const MAX_SKILL_NAME_LEN: usize = 64;
 /// The label the registry moves itself on publish and yank.
 pub const LATEST: &str = "latest";
 /// The namespace a publish without `?namespace=` goes to.
@@ -167,7 +165,19 @@ impl SkillRef {
     /// A reference from its two parts.
     pub fn new(namespace: &str, name: &str) -> Result<SkillRef, NameError> {
         let namespace = Namespace::new(namespace)?;
-        check_slug("skill name", name, MAX_SKILL_NAME_LEN)?;
+        // The spec's rule, from the core (ASCII, as packages are named);
+        // text the core would have to trim is refused, not rewritten.
+        match skilldeck::SkillName::with_charset(name, skilldeck::NameCharset::Ascii) {
+            Ok(valid) if valid.as_str() == name => {}
+            _ => {
+                return Err(NameError {
+                    kind: "skill name",
+                    value: name.to_owned(),
+                    reason: "it breaks the spec's name rule: a-z, 0-9 and '-', \
+                             no leading, trailing or double '-', at most 64 characters",
+                });
+            }
+        }
         Ok(SkillRef {
             namespace,
             name: name.to_owned(),
@@ -250,6 +260,22 @@ mod tests {
         for bad in ["pdf-tools", "acme/", "/pdf", "acme/pdf/x", "Acme/pdf"] {
             assert!(SkillRef::parse(bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn a_skill_name_follows_the_spec_rule_without_trimming() {
+        for bad in [
+            "acme/PDF",
+            "acme/a--b",
+            "acme/-a",
+            "acme/\u{e9}t\u{e9}",
+            "acme/ pdf",
+            "acme/pdf ",
+        ] {
+            assert!(SkillRef::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(SkillRef::parse(&format!("acme/{}", "a".repeat(65))).is_err());
+        assert!(SkillRef::parse(&format!("acme/{}", "a".repeat(64))).is_ok());
     }
 
     #[test]
