@@ -18,7 +18,9 @@ pub const MAX_OUTPUT_CAP: usize = 64 * 1024 * 1024;
 /// Default address-space limit (`RLIMIT_AS`): 2 GiB (Node reserves a lot of
 /// virtual memory at start; Python and shells need far less).
 pub const DEFAULT_MEMORY_BYTES: u64 = 2 * 1024 * 1024 * 1024;
-/// Default process limit (`RLIMIT_NPROC`, counted per sandbox user).
+/// Default process limit (`RLIMIT_NPROC`, counted per sandbox user; a
+/// root caller's runs drop to [`SANDBOX_UID`] first, as `RLIMIT_NPROC` never
+/// applies to uid 0).
 pub const DEFAULT_MAX_PROCESSES: u64 = 64;
 /// Default largest file the script may write (`RLIMIT_FSIZE`).
 pub const DEFAULT_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
@@ -38,8 +40,17 @@ pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
 pub const MAX_ARGS_BYTES: usize = 256 * 1024;
 /// Largest script file (its first line is read for a shebang).
 pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
-/// The unprivileged user (and group) a root caller drops to: `nobody`.
-pub const SANDBOX_UID: u32 = 65534;
+/// The unprivileged user and group id a root caller's scripts run as
+/// (native: the worker drops to it; bwrap: the worker drops to it before
+/// `bwrap`, which maps it to itself in its user namespace). It is not
+/// `nobody` (65534), which host services share: a script must not be able
+/// to signal, trace or write the files of other processes of that user.
+/// 2,000,000,000 lies outside every range systemd documents (system,
+/// regular, dynamic 61184–65519, `nobody`, containers 524288–1879048191,
+/// the foreign range from 2147352576) and below 2^31, which tools reading
+/// ids as signed 32-bit numbers still handle. It has no passwd entry (as a
+/// container's mapped id): `id -un` fails inside, `HOME` is set.
+pub const SANDBOX_UID: u32 = 2_000_000_000;
 /// The `PATH` inside the sandbox (system directories only).
 pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// `LANG` inside the sandbox.
@@ -49,16 +60,18 @@ pub const SANDBOX_LANG: &str = "C.UTF-8";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
-    /// In process: Landlock (ABI 7, fully enforced) + seccomp + PID, mount
-    /// and network namespaces + rlimits + an unprivileged uid. Every layer
+    /// In process: Landlock (ABI 7, fully enforced) + seccomp + PID, mount,
+    /// IPC and network namespaces + rlimits + an unprivileged uid. Every layer
     /// is required: a missing one refuses the execution.
     Native,
     /// bubblewrap (`bwrap` on the system PATH): a fresh mount namespace
     /// holding only the system paths, the skill (read-only) and the work
     /// dir; user, PID, IPC, UTS, cgroup and network namespaces; all
     /// capabilities dropped; the same seccomp filter (passed to `bwrap
-    /// --add-seccomp-fd`), rlimits and uid 65534 inside. Refused when
-    /// `bwrap` is not installed.
+    /// --add-seccomp-fd`), rlimits and [`SANDBOX_UID`] inside. A root
+    /// caller drops to [`SANDBOX_UID`] before starting `bwrap`, so the
+    /// script is never host root and `RLIMIT_NPROC` holds. Refused when
+    /// `bwrap` is not installed or cannot create its user namespace.
     Bwrap,
     /// No isolation (operator's explicit choice): cleared environment,
     /// rlimits, timeout and output caps only; the tree is killed by process

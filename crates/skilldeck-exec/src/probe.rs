@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::policy::{SANDBOX_PATH, SANDBOX_UID};
 use crate::run::seccomp_supported;
 use crate::sandbox;
 
@@ -33,6 +34,10 @@ pub struct Probe {
     pub euid: u32,
     /// `bwrap` on the system PATH (profile `bwrap` needs it).
     pub bwrap: Option<PathBuf>,
+    /// Profile `bwrap` checked for real: `bwrap` started as it would be
+    /// for a run (as root: after dropping to the sandbox uid) created its
+    /// user, PID, mount, IPC and network namespaces and ran a program.
+    pub bwrap_layer: Layer,
 }
 
 impl Probe {
@@ -71,20 +76,98 @@ fn probe_now() -> Probe {
         name: "seccomp",
         available: seccomp_supported() && seccomp.is_ok(),
         detail: match seccomp {
-            Ok(_) if seccomp_supported() => {
-                "filter compiled; kernel reports Seccomp support".to_owned()
-            }
+            Ok(_) if seccomp_supported() => format!(
+                "filter compiled; kernel reports Seccomp support; every call checked for the \
+                 {} ABI (another arch kills the process){}; System V IPC calls refused",
+                std::env::consts::ARCH,
+                if cfg!(target_arch = "x86_64") {
+                    ", x32 calls refused"
+                } else {
+                    ""
+                }
+            ),
             Ok(_) => "kernel does not report Seccomp in /proc/self/status".to_owned(),
             Err(e) => e.to_string(),
         },
     };
     let namespaces = namespaces_layer(euid);
     let layers = vec![landlock, seccomp, namespaces];
+    let bwrap = crate::interpreter::on_sandbox_path("bwrap");
+    let bwrap_layer = bwrap_layer(bwrap.as_deref(), euid);
     Probe {
         native_ready: layers.iter().all(|l| l.available),
         layers,
         euid,
-        bwrap: crate::interpreter::on_sandbox_path("bwrap"),
+        bwrap,
+        bwrap_layer,
+    }
+}
+
+/// Runs `bwrap` as a run would start it (root drops to the sandbox uid
+/// first) with `/bin/true` inside.
+fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
+    let name = "bwrap";
+    let Some(bwrap) = bwrap else {
+        return Layer {
+            name,
+            available: false,
+            detail: format!("bwrap (bubblewrap) not found in {SANDBOX_PATH}"),
+        };
+    };
+    let root = euid == 0;
+    let id = SANDBOX_UID.to_string();
+    let mut cmd = std::process::Command::new(bwrap);
+    cmd.env_clear()
+        .args(["--unshare-all", "--unshare-user", "--die-with-parent"])
+        .args(["--cap-drop", "ALL", "--uid", &id, "--gid", &id])
+        .args(["--ro-bind", "/", "/", "--", "/bin/true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if root {
+        // SAFETY: the closure runs between fork and exec and only calls
+        // id-changing functions with integer arguments.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
+                    || libc::setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let how = if root {
+        format!("root drops to uid {SANDBOX_UID} before bwrap")
+    } else {
+        format!("uid {SANDBOX_UID} inside, mapped to the caller's")
+    };
+    match cmd.output() {
+        Ok(o) if o.status.success() => Layer {
+            name,
+            available: true,
+            detail: format!(
+                "{}: user, PID, mount, IPC and network namespaces created ({how})",
+                bwrap.display()
+            ),
+        },
+        Ok(o) => Layer {
+            name,
+            available: false,
+            detail: format!(
+                "{} cannot create its namespaces ({how}): {}",
+                bwrap.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+        },
+        Err(e) => Layer {
+            name,
+            available: false,
+            detail: format!("{} cannot start ({how}): {e}", bwrap.display()),
+        },
     }
 }
 
@@ -99,7 +182,8 @@ fn namespaces_layer(euid: u32) -> Layer {
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
-            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWNET;
+            let mut flags =
+                libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET;
             if !root {
                 flags |= libc::CLONE_NEWUSER;
             }
@@ -110,15 +194,15 @@ fn namespaces_layer(euid: u32) -> Layer {
         });
     }
     let how = if root {
-        "as root, dropping to uid 65534"
+        format!("as root, dropping to uid {SANDBOX_UID}")
     } else {
-        "through a user namespace"
+        "through a user namespace".to_owned()
     };
     match cmd.status() {
         Ok(s) if s.success() => Layer {
             name: "namespaces",
             available: true,
-            detail: format!("PID, mount and network namespaces ({how})"),
+            detail: format!("PID, mount, IPC and network namespaces ({how})"),
         },
         Ok(s) => Layer {
             name: "namespaces",
@@ -128,23 +212,30 @@ fn namespaces_layer(euid: u32) -> Layer {
         Err(e) => Layer {
             name: "namespaces",
             available: false,
-            detail: format!("unshare(PID|mount|network) {how}: {e}"),
+            detail: format!("unshare(PID|mount|IPC|network) {how}: {e}"),
         },
     }
 }
 
 /// The strongest profile this machine offers (`auto` in the config): the
-/// native one when every layer is there, else bubblewrap when installed;
-/// else the refusal naming what is missing.
+/// native one when every layer is there, else bubblewrap when it runs here
+/// (its mount, PID, IPC and network namespaces stand in for Landlock, with
+/// the same seccomp filter, rlimits and unprivileged uid); else the
+/// refusal naming what is missing for both.
 pub fn best_profile() -> Result<crate::policy::Profile, crate::error::ExecError> {
     let p = probe();
     if p.native_ready {
         Ok(crate::policy::Profile::Native)
-    } else if p.bwrap.is_some() {
+    } else if p.bwrap_layer.available && seccomp_supported() {
         Ok(crate::policy::Profile::Bwrap)
     } else {
+        let bwrap = if p.bwrap.is_none() {
+            "bwrap not installed".to_owned()
+        } else {
+            format!("bwrap unusable: {}", p.bwrap_layer.detail)
+        };
         Err(crate::error::ExecError::Unavailable {
-            missing: format!("{}; bwrap not installed", p.missing().join("; ")),
+            missing: format!("{}; {bwrap}", p.missing().join("; ")),
         })
     }
 }

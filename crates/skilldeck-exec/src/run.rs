@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -37,7 +37,10 @@ pub enum Input {
     Null,
     /// These bytes (at most [`MAX_STDIN_BYTES`]), then end of file.
     Bytes(Vec<u8>),
-    /// The caller's own stdin, passed through (a CLI).
+    /// The caller's own stdin, passed through (a CLI) when it is not a
+    /// terminal; a terminal is never handed to a script (it could change
+    /// the operator's terminal modes or read what they type): the script
+    /// then reads `/dev/null`.
     Inherit,
 }
 
@@ -316,11 +319,16 @@ impl Executor {
         check_input(request)?;
         let command = resolve(request)?;
         let limits = policy.limits.clone().capped();
-        let native = policy.profile == Profile::Native;
         match policy.profile {
             Profile::Native => require_native_layers()?,
             Profile::Bwrap => {
                 bwrap_path()?;
+                let bwrap = &crate::probe::probe().bwrap_layer;
+                if !bwrap.available {
+                    return Err(ExecError::Unavailable {
+                        missing: bwrap.detail.clone(),
+                    });
+                }
                 if !seccomp_supported() {
                     return Err(ExecError::Unavailable {
                         missing: "seccomp (kernel without CONFIG_SECCOMP_FILTER)".to_owned(),
@@ -330,7 +338,8 @@ impl Executor {
             Profile::None => {}
         }
         let _permit = self.limiter.acquire(&request.context.agent_id)?;
-        let workdir = WorkDir::create(&self.work_root, native && sandbox::euid() == 0)?;
+        let chown = policy.profile != Profile::None && sandbox::euid() == 0;
+        let workdir = WorkDir::create(&self.work_root, chown)?;
         let result = spawn_and_wait(request, policy, &limits, &command, &workdir);
         let kept = if policy.keep_workdir {
             Some(workdir.root.clone())
@@ -415,8 +424,12 @@ fn bwrap_args(
 ) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| a.extend(items.iter().map(|s| s.to_os_string()));
+    // `--unshare-user` explicitly: the worker has dropped root (when it
+    // was root), so bwrap runs unprivileged and must map the sandbox uid to
+    // that unprivileged one; no user namespace means no run.
     push(&[
         "--unshare-all".as_ref(),
+        "--unshare-user".as_ref(),
         "--die-with-parent".as_ref(),
         "--new-session".as_ref(),
         "--cap-drop".as_ref(),
@@ -442,9 +455,16 @@ fn bwrap_args(
         "--tmpfs".as_ref(),
         "/tmp".as_ref(),
     ]);
+    // As root, the worker bound the skill onto its mount point before
+    // dropping root (the unprivileged bwrap may not reach the real folder).
+    let skill_source = if sandbox::euid() == 0 {
+        workdir.skill.as_os_str()
+    } else {
+        skill_real.as_os_str()
+    };
     push(&[
         "--ro-bind".as_ref(),
-        skill_real.as_os_str(),
+        skill_source,
         workdir.skill.as_os_str(),
     ]);
     for d in [&workdir.work, &workdir.tmp] {
@@ -484,7 +504,6 @@ pub(crate) fn seccomp_supported() -> bool {
 }
 
 pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
-    let native = policy.profile == Profile::Native;
     let root = sandbox::euid() == 0;
     let mut layers = Vec::new();
     match policy.profile {
@@ -492,8 +511,11 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
             layers.extend([
                 "landlock-abi7",
                 "seccomp",
+                "seccomp-abi-check",
+                "sysv-ipc-refused",
                 "pid-namespace",
                 "mount-namespace",
+                "ipc-namespace",
             ]);
             if !policy.grants.network {
                 layers.push("network-namespace");
@@ -504,14 +526,20 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
             layers.extend([
                 "bwrap",
                 "seccomp",
+                "seccomp-abi-check",
+                "sysv-ipc-refused",
                 "user-namespace",
                 "pid-namespace",
                 "mount-namespace",
+                "ipc-namespace",
             ]);
             if !policy.grants.network {
                 layers.push("network-namespace");
             }
             layers.push("cap-drop");
+            if root {
+                layers.push("uid-drop");
+            }
         }
         Profile::None => {}
     }
@@ -519,7 +547,7 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
     EffectivePolicy {
         profile: policy.profile,
         layers,
-        uid: if (native && root) || policy.profile == Profile::Bwrap {
+        uid: if root && policy.profile != Profile::None {
             SANDBOX_UID
         } else {
             sandbox::euid()
@@ -625,12 +653,25 @@ fn build_plan(
     let native = policy.profile == Profile::Native;
     let rlimits = sandbox::rlimits(limits);
     if !native {
+        // bwrap as root: bind the skill and drop root in the worker, so
+        // bwrap (and the script) never run as host root.
+        let bwrap_root = policy.profile == Profile::Bwrap && sandbox::euid() == 0;
+        let real = request.skill.real_dir();
+        let bind = if bwrap_root {
+            Some((
+                sandbox::c_path(real)?,
+                sandbox::c_path(&workdir.skill)?,
+                sandbox::locked_mount_flags(real)?,
+            ))
+        } else {
+            None
+        };
         return Ok(Plan {
             native,
-            drop_root: false,
+            drop_root: bwrap_root,
             user_maps: None,
             new_netns: false,
-            bind: None,
+            bind,
             landlock: None,
             seccomp: Vec::new(),
             rlimits,
@@ -881,6 +922,7 @@ fn spawn_and_wait(
         .stdin(match request.stdin {
             Input::Null => Stdio::null(),
             Input::Bytes(_) => Stdio::piped(),
+            Input::Inherit if io::stdin().is_terminal() => Stdio::null(),
             Input::Inherit => Stdio::inherit(),
         });
     // SAFETY: the closure runs between fork and exec in the child. It

@@ -7,8 +7,9 @@
 //! multi-threaded parent must.
 //!
 //! Process shape (native profile): the spawned child is a *supervisor*
-//! outside the new namespaces; it forks the *init* of a fresh PID, mount
-//! and network namespace, which forks the *worker* that becomes the script.
+//! outside the new namespaces; it forks the *init* of a fresh PID, mount,
+//! IPC and network namespace, which forks the *worker* that becomes the
+//! script.
 //! The init reaps orphans and reports the worker's status on a pipe; when
 //! it exits (the worker finished, or the parent killed it on timeout) the
 //! kernel kills every process left in the namespace, daemons included.
@@ -25,7 +26,7 @@ use landlock::{
 };
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
+    SeccompRule, sock_filter,
 };
 
 use crate::error::ExecError;
@@ -86,7 +87,7 @@ impl Step {
         match self {
             Step::UserNamespace => "user namespace (unprivileged user namespaces disabled?)",
             Step::Namespaces => {
-                "PID/mount/network namespaces (CAP_SYS_ADMIN or a user namespace needed)"
+                "PID/mount/IPC/network namespaces (CAP_SYS_ADMIN or a user namespace needed)"
             }
             Step::Fork => "fork inside the sandbox",
             Step::MountPrivate => "private mount namespace",
@@ -104,16 +105,23 @@ impl Step {
 
 /// What the child must do, prepared by the parent.
 pub(crate) struct Plan {
-    /// Namespaces, Landlock, seccomp, uid drop (false: profile `none`).
+    /// Namespaces, Landlock, seccomp, uid drop (false: profiles `bwrap`
+    /// and `none`).
     pub native: bool,
-    /// The caller is root: drop to [`SANDBOX_UID`].
+    /// The caller is root: the worker drops to [`SANDBOX_UID`] (native:
+    /// before Landlock; bwrap: before exec'ing `bwrap`, which then runs
+    /// unprivileged in its own user namespace).
     pub drop_root: bool,
     /// Not root: enter a user namespace mapping the caller's own ids.
     pub user_maps: Option<UserMaps>,
     /// Give the sandbox its own (empty) network namespace.
     pub new_netns: bool,
     /// Bind the skill folder (source) read-only onto the mount point
-    /// (target), with the source's locked mount flags.
+    /// (target), with the source's locked mount flags. Native: done by the
+    /// init. Not native (bwrap as root): the worker does it in a private
+    /// mount namespace before dropping root, so the unprivileged `bwrap`
+    /// can bind the mount point even when the skill lives under a 0700
+    /// home.
     pub bind: Option<(CString, CString, libc::c_ulong)>,
     /// Landlock ruleset, taken by the worker.
     pub landlock: Option<RulesetCreated>,
@@ -300,7 +308,81 @@ const DENIED_SYSCALLS: &[libc::c_long] = &[
     libc::SYS_reboot,
     libc::SYS_syslog,
     libc::SYS_quotactl,
+    // System V IPC (second layer behind the private IPC namespace: a
+    // segment, queue or semaphore set is neither reachable on the host nor
+    // created to outlive the run). The `ipc(2)` multiplexer does not exist
+    // on the 64-bit ABIs seccompiler targets; on x86_64 the i386 one is
+    // reachable only through the 32-bit ABI, which the ABI filter kills.
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmctl,
+    libc::SYS_shmdt,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
 ];
+
+/// `AUDIT_ARCH_*` of the native system-call ABI (`seccomp_data.arch`).
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 62 | 0x8000_0000 | 0x4000_0000;
+/// `AUDIT_ARCH_*` of the native system-call ABI (`seccomp_data.arch`).
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 183 | 0x8000_0000 | 0x4000_0000;
+/// `AUDIT_ARCH_*` of the native system-call ABI (`seccomp_data.arch`).
+#[cfg(target_arch = "riscv64")]
+const AUDIT_ARCH: u32 = 243 | 0x8000_0000 | 0x4000_0000;
+
+/// `__X32_SYSCALL_BIT`: x32 system calls arrive with the x86_64 audit
+/// arch and this bit set in the number, so an exact-number filter never
+/// matches them.
+pub(crate) const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Classic BPF opcodes of the ABI filter (`linux/bpf_common.h`).
+/// `BPF_LD | BPF_W | BPF_ABS`.
+const BPF_LD_W_ABS: u16 = 0x20;
+/// `BPF_JMP | BPF_JEQ | BPF_K`.
+const BPF_JMP_JEQ_K: u16 = 0x15;
+/// `BPF_JMP | BPF_JGE | BPF_K`.
+const BPF_JMP_JGE_K: u16 = 0x35;
+/// `BPF_RET | BPF_K`.
+const BPF_RET_K: u16 = 0x06;
+/// Offsets in `struct seccomp_data`.
+const SECCOMP_DATA_NR: u32 = 0;
+const SECCOMP_DATA_ARCH: u32 = 4;
+
+fn bpf(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
+    sock_filter { code, jt, jf, k }
+}
+
+/// The ABI filter, installed first: a system call made through any ABI
+/// but the native one (i386 `int 0x80` on x86_64, AArch32 on aarch64)
+/// kills the process, and on x86_64 a call carrying the x32 bit is refused
+/// with `EPERM` whether or not the kernel was built with x32 support. The
+/// other programs only ever see native numbers. (seccompiler's programs
+/// check the arch too; this one does not rely on that, and adds x32.)
+pub(crate) fn abi_program() -> BpfProgram {
+    let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM.unsigned_abs();
+    let mut p = vec![
+        bpf(BPF_LD_W_ABS, 0, 0, SECCOMP_DATA_ARCH),
+        // Native arch: go on; else fall through to the kill.
+        bpf(BPF_JMP_JEQ_K, 1, 0, AUDIT_ARCH),
+        bpf(BPF_RET_K, 0, 0, libc::SECCOMP_RET_KILL_PROCESS),
+    ];
+    if cfg!(target_arch = "x86_64") {
+        p.extend([
+            bpf(BPF_LD_W_ABS, 0, 0, SECCOMP_DATA_NR),
+            bpf(BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT),
+            bpf(BPF_RET_K, 0, 0, eperm),
+        ]);
+    }
+    p.push(bpf(BPF_RET_K, 0, 0, libc::SECCOMP_RET_ALLOW));
+    p
+}
 
 /// Namespace flags refused in `clone`.
 const NAMESPACE_FLAGS: &[libc::c_int] = &[
@@ -331,7 +413,9 @@ fn as_u64(v: libc::c_int) -> u64 {
     u64::from(v.unsigned_abs())
 }
 
-/// The seccomp programs: (1) `EPERM` for [`DENIED_SYSCALLS`], `clone` with
+/// The seccomp programs: (0) the ABI filter ([`abi_program`]: foreign
+/// arch killed, x32 refused); (1) `EPERM` for [`DENIED_SYSCALLS`] (System V
+/// IPC among them), `clone` with
 /// a namespace flag, the terminal-injection ioctls, and `socket` for every
 /// family (every family but IPv4/IPv6 when the network is granted: host
 /// Unix sockets stay closed either way, which Landlock ABI 7 cannot do);
@@ -393,6 +477,7 @@ pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecErr
     )
     .map_err(seccomp_error)?;
     Ok(vec![
+        abi_program(),
         main.try_into().map_err(seccomp_error)?,
         clone3.try_into().map_err(seccomp_error)?,
     ])
@@ -598,7 +683,9 @@ impl Plan {
             if let Some(maps) = &self.user_maps {
                 self.enter_user_namespace(maps)?;
             }
-            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+            // A private IPC namespace: System V objects of the host are out
+            // of reach and the ones made inside die with the namespace.
+            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
             if self.new_netns {
                 flags |= libc::CLONE_NEWNET;
             }
@@ -631,6 +718,16 @@ impl Plan {
             if unsafe { libc::setsid() } < 0 {
                 return Err(fail(fd, Step::Session, errno()));
             }
+            if self.bind.is_some() {
+                // bwrap as root: the skill folder is bound here, while
+                // still root, in a mount namespace of the worker's own.
+                // SAFETY: unshare with flags only.
+                #[allow(unsafe_code)]
+                if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+                    return Err(fail(fd, Step::Namespaces, errno()));
+                }
+                self.mount_skill().map_err(|(step, e)| fail(fd, step, e))?;
+            }
         }
         self.restrict()
     }
@@ -652,45 +749,9 @@ impl Plan {
     /// read-only, then fork the worker and reap until it ends.
     fn become_init(&mut self) -> io::Result<()> {
         let fd = self.status_fd;
-        // SAFETY: mount(2) with NUL-terminated strings owned by the plan
-        // (or null pointers where the call takes none).
-        #[allow(unsafe_code)]
-        unsafe {
-            let none = std::ptr::null::<libc::c_char>();
-            if libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                record(fd, TAG_ERROR, Step::MountPrivate as u8, errno());
-                exit_now(127);
-            }
-            if let Some((src, dst, locked)) = &self.bind {
-                if libc::mount(
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) != 0
-                {
-                    record(fd, TAG_ERROR, Step::BindSkill as u8, errno());
-                    exit_now(127);
-                }
-                let flags = libc::MS_REMOUNT
-                    | libc::MS_BIND
-                    | libc::MS_RDONLY
-                    | libc::MS_NOSUID
-                    | libc::MS_NODEV
-                    | locked;
-                if libc::mount(none, dst.as_ptr(), none, flags, std::ptr::null()) != 0 {
-                    record(fd, TAG_ERROR, Step::RemountSkill as u8, errno());
-                    exit_now(127);
-                }
-            }
+        if let Err((step, e)) = self.mount_skill() {
+            record(fd, TAG_ERROR, step as u8, e);
+            exit_now(127);
         }
         let worker = match fork() {
             Ok(pid) => pid,
@@ -717,7 +778,50 @@ impl Plan {
         Ok(())
     }
 
-    /// The worker: rlimits, then (native) drop root, Landlock, seccomp.
+    /// Makes every mount private (nothing propagates to the host), then
+    /// binds the skill folder read-only onto its mount point.
+    fn mount_skill(&self) -> Result<(), (Step, i32)> {
+        // SAFETY: mount(2) with NUL-terminated strings owned by the plan
+        // (or null pointers where the call takes none).
+        #[allow(unsafe_code)]
+        unsafe {
+            let none = std::ptr::null::<libc::c_char>();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+            {
+                return Err((Step::MountPrivate, errno()));
+            }
+            if let Some((src, dst, locked)) = &self.bind {
+                if libc::mount(
+                    src.as_ptr(),
+                    dst.as_ptr(),
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) != 0
+                {
+                    return Err((Step::BindSkill, errno()));
+                }
+                let flags = libc::MS_REMOUNT
+                    | libc::MS_BIND
+                    | libc::MS_RDONLY
+                    | libc::MS_NOSUID
+                    | libc::MS_NODEV
+                    | locked;
+                if libc::mount(none, dst.as_ptr(), none, flags, std::ptr::null()) != 0 {
+                    return Err((Step::RemountSkill, errno()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The worker: rlimits, drop root, then (native) Landlock, seccomp.
     fn restrict(&mut self) -> io::Result<()> {
         let fd = self.status_fd;
         // SAFETY: marks descriptors close-on-exec (nothing leaks into the
@@ -740,9 +844,6 @@ impl Plan {
                 return Err(fail(fd, Step::Rlimit, errno()));
             }
         }
-        if !self.native {
-            return Ok(());
-        }
         if self.drop_root {
             let id = SANDBOX_UID;
             // SAFETY: id-changing calls with integer arguments (and a null
@@ -756,6 +857,9 @@ impl Plan {
             if !ok {
                 return Err(fail(fd, Step::DropUser, errno()));
             }
+        }
+        if !self.native {
+            return Ok(());
         }
         let Some(ruleset) = self.landlock.take() else {
             return Err(fail(fd, Step::Landlock, libc::EINVAL));

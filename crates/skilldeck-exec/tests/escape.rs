@@ -814,3 +814,317 @@ fn auto_picks_native_when_ready_else_bwrap_else_refuses_naming_both() {
         }
     }
 }
+
+// ------------------------------------------- IPC, ABI, uid, bwrap as root
+
+impl Fixture {
+    /// Runs `path` under profile bwrap; where bwrap cannot run here,
+    /// asserts the refusal names it and returns `None`.
+    fn bwrapped(&self, path: &str, args: &[&str], policy: &Policy) -> Option<Outcome> {
+        let mut policy = policy.clone();
+        policy.profile = skilldeck_exec::Profile::Bwrap;
+        let result = self.run_with(path, args, Input::Null, &policy);
+        let p = probe();
+        if !p.bwrap_layer.available {
+            let err = result.expect_err("an unusable bwrap must refuse");
+            assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+            assert!(err.to_string().contains("bwrap"), "{err}");
+            eprintln!("bwrap refusal path tested: {err}");
+            return None;
+        }
+        Some(result.unwrap_or_else(|e| panic!("bwrap run failed: {e}")))
+    }
+}
+
+/// The keys listed in `/proc/sysvipc/{kind}` (first column), as the host
+/// sees them.
+fn sysv_keys(kind: &str) -> Vec<i64> {
+    std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+/// Removes whatever a failed attack left under `key` (so a test run
+/// against unfixed code does not leave objects on the host).
+fn remove_sysv(key: i32) {
+    // SAFETY: System V IPC calls with integer arguments and null buffers,
+    // on objects this test's own keys name.
+    #[allow(unsafe_code)]
+    unsafe {
+        for k in key..key + 4 {
+            let id = libc::shmget(k, 0, 0);
+            if id >= 0 {
+                libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+            }
+            let id = libc::msgget(k, 0);
+            if id >= 0 {
+                libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut());
+            }
+            let id = libc::semget(k, 0, 0);
+            if id >= 0 {
+                libc::semctl(id, 0, libc::IPC_RMID);
+            }
+        }
+    }
+}
+
+const SYSV_PROBE: &str = "import ctypes, os, sys\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+libc.shmat.restype = ctypes.c_void_p\n\
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]\n\
+hid, key = int(sys.argv[1]), int(sys.argv[2])\n\
+def attempt(label, r):\n\
+\x20   print('%s=%s' % (label, 'refused errno %d' % ctypes.get_errno() if r == -1 else 'done %d' % r))\n\
+r = libc.shmat(hid, None, 0)\n\
+print('attach=' + ('refused errno %d' % ctypes.get_errno() if r in (None, 2**64 - 1) else 'done'))\n\
+attempt('lookup', libc.shmget(key, 0, 0))\n\
+attempt('shm', libc.shmget(0, 1 << 20, 0o1666))\n\
+attempt('shmkey', libc.shmget(key + 1, 1 << 20, 0o1666))\n\
+attempt('msg', libc.msgget(key + 2, 0o1666))\n\
+attempt('sem', libc.semget(key + 3, 1, 0o1666))\n\
+try:\n\
+\x20   print('ns=' + os.readlink('/proc/self/ns/ipc'))\n\
+except OSError as e:\n\
+\x20   print('ns=unreadable', e)\n";
+
+/// The issue's attack: a host segment of mode 0666 is attached and read,
+/// and segments, queues and semaphores made inside outlive the run.
+fn sysv_attack(run: impl Fn(&Fixture, &[&str]) -> Option<Outcome>) {
+    let key = 0x5d00_0000 + i32::try_from(std::process::id() % 0x4000).unwrap() * 4;
+    remove_sysv(key);
+    // SAFETY: shmget with integer arguments.
+    #[allow(unsafe_code)]
+    let host_id = unsafe { libc::shmget(key, 4096, libc::IPC_CREAT | libc::IPC_EXCL | 0o666) };
+    assert!(host_id >= 0, "{}", std::io::Error::last_os_error());
+    let fx = fixture(&[("scripts/sysv.py", SYSV_PROBE)]);
+    let outcome = run(&fx, &[&host_id.to_string(), &key.to_string()]);
+    let after: Vec<(String, Vec<i64>)> = ["shm", "msg", "sem"]
+        .iter()
+        .map(|k| ((*k).to_owned(), sysv_keys(k)))
+        .collect();
+    remove_sysv(key);
+    let Some(o) = outcome else { return };
+    let out = text(&o.stdout);
+    for label in ["attach", "lookup", "shm", "shmkey", "msg", "sem"] {
+        assert!(
+            out.contains(&format!("{label}=refused errno 1\n")),
+            "{label} not refused by seccomp (EPERM): {out} {}",
+            text(&o.stderr)
+        );
+    }
+    for (kind, keys) in after {
+        for k in key + 1..key + 4 {
+            assert!(
+                !keys.contains(&i64::from(k)),
+                "a {kind} object made inside (key {k}) outlived the run"
+            );
+        }
+    }
+    let host_ns = std::fs::read_link("/proc/self/ns/ipc").unwrap();
+    let inside = out
+        .lines()
+        .find_map(|l| l.strip_prefix("ns="))
+        .expect("the script reports its IPC namespace");
+    assert!(inside.starts_with("ipc:["), "{out}");
+    assert_ne!(
+        Path::new(inside),
+        host_ns,
+        "the sandbox shares the host's IPC namespace"
+    );
+    assert!(o.policy.layers.contains(&"ipc-namespace"));
+    assert!(o.policy.layers.contains(&"sysv-ipc-refused"));
+}
+
+#[test]
+fn host_system_v_ipc_is_out_of_reach_and_nothing_made_inside_outlives_the_run() {
+    sysv_attack(|fx, args| fx.sandboxed("scripts/sysv.py", args, &short_policy()));
+}
+
+#[test]
+fn the_bwrap_profile_keeps_system_v_ipc_private_and_refused_too() {
+    sysv_attack(|fx, args| fx.bwrapped("scripts/sysv.py", args, &short_policy()));
+}
+
+/// `syscall(__X32_SYSCALL_BIT | getpid)`: refused with EPERM by the
+/// filter (a kernel without x32 would say ENOSYS; one with x32 would
+/// answer, and every exact-number rule would be bypassed).
+#[cfg(target_arch = "x86_64")]
+const X32_PROBE: &str = "import ctypes\n\
+libc = ctypes.CDLL(None, use_errno=True)\n\
+r = libc.syscall(0x40000000 | 39)\n\
+print('x32-getpid=%s' % ('refused errno %d' % ctypes.get_errno() if r == -1 else 'answered %d' % r))\n\
+r = libc.syscall(0x40000000 | 272, 0x10000000)\n\
+print('x32-unshare=%s' % ('refused errno %d' % ctypes.get_errno() if r == -1 else 'answered %d' % r))\n";
+
+/// An i386 system call (`int 0x80`, getpid) from a 64-bit process: the
+/// arch check kills the process with SIGSYS before the call runs.
+#[cfg(target_arch = "x86_64")]
+const I386_PROBE: &str = "import ctypes, mmap\n\
+buf = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)\n\
+buf.write(b'\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3')\n\
+f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(buf)))\n\
+print('i386-getpid returned', f(), flush=True)\n";
+
+#[cfg(target_arch = "x86_64")]
+fn abi_attack(run: impl Fn(&Fixture, &str) -> Option<Outcome>) {
+    let fx = fixture(&[
+        ("scripts/x32.py", X32_PROBE),
+        ("scripts/i386.py", I386_PROBE),
+    ]);
+    let Some(o) = run(&fx, "scripts/x32.py") else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("x32-getpid=refused errno 1\n"),
+        "an x32 call must be refused by the filter: {out} {}",
+        text(&o.stderr)
+    );
+    assert!(out.contains("x32-unshare=refused errno 1\n"), "{out}");
+    assert!(o.policy.layers.contains(&"seccomp-abi-check"));
+    let o = run(&fx, "scripts/i386.py").unwrap();
+    assert!(!text(&o.stdout).contains("returned"), "{o:?}");
+    // bwrap's own init reports a child killed by a signal as 128 + signal.
+    assert!(
+        o.signal == Some(libc::SIGSYS) || o.exit_code == Some(128 + libc::SIGSYS),
+        "{o:?}"
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn x32_system_calls_are_refused_and_a_foreign_abi_is_killed() {
+    abi_attack(|fx, path| fx.sandboxed(path, &[], &short_policy()));
+}
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn the_bwrap_profile_refuses_x32_and_kills_a_foreign_abi_too() {
+    abi_attack(|fx, path| fx.bwrapped(path, &[], &short_policy()));
+}
+
+/// A root-owned file (0644) and a file of the host's `nobody` (0644) in a
+/// folder the operator granted for writing: the script may create its own
+/// files there, but not write either of these.
+struct Owned {
+    dir: tempfile::TempDir,
+}
+
+impl Owned {
+    fn new() -> Owned {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        for (name, owner) in [("root-owned.txt", 0), ("nobody-owned.txt", 65534)] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, "original\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+            std::os::unix::fs::chown(&p, Some(owner), Some(owner)).unwrap();
+        }
+        Owned { dir }
+    }
+
+    fn unchanged(&self) -> bool {
+        ["root-owned.txt", "nobody-owned.txt"]
+            .iter()
+            .all(|n| std::fs::read_to_string(self.dir.path().join(n)).unwrap() == "original\n")
+    }
+}
+
+const OWNER_PROBE: &str = "import os, sys\n\
+print('uid=%d gid=%d' % (os.getuid(), os.getgid()))\n\
+for name in ('root-owned.txt', 'nobody-owned.txt'):\n\
+\x20   try:\n\
+\x20       open(os.path.join(sys.argv[1], name), 'a').write('tampered\\n'); print(name + '=written')\n\
+\x20   except OSError as e:\n\
+\x20       print(name + '=refused', e)\n\
+open(os.path.join(sys.argv[1], 'mine.txt'), 'w').write('ok')\n\
+print('own=written')\n";
+
+fn owner_attack(run: impl Fn(&Fixture, &[&str], &Policy) -> Option<Outcome>) {
+    if sandbox_root_only() {
+        return;
+    }
+    let owned = Owned::new();
+    let fx = fixture(&[("scripts/owner.py", OWNER_PROBE)]);
+    let mut policy = short_policy();
+    policy.grants.write_paths = vec![owned.dir.path().to_path_buf()];
+    let dir = owned.dir.path().to_str().unwrap().to_owned();
+    let Some(o) = run(&fx, &[&dir], &policy) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    let sandbox = skilldeck_exec::SANDBOX_UID;
+    assert!(
+        out.contains(&format!("uid={sandbox} gid={sandbox}\n")),
+        "{out} {}",
+        text(&o.stderr)
+    );
+    assert!(out.contains("root-owned.txt=refused"), "{out}");
+    assert!(out.contains("nobody-owned.txt=refused"), "{out}");
+    assert!(out.contains("own=written"), "{out}");
+    assert!(owned.unchanged());
+    use std::os::unix::fs::MetadataExt;
+    let mine = std::fs::metadata(owned.dir.path().join("mine.txt")).unwrap();
+    assert_eq!(
+        (mine.uid(), mine.gid()),
+        (sandbox, sandbox),
+        "host view of the script's uid"
+    );
+    assert_eq!(o.policy.uid, sandbox);
+}
+
+/// These attacks need a root caller (the one that drops to the sandbox
+/// uid); as another user the script runs as that user by design.
+fn sandbox_root_only() -> bool {
+    if probe().euid != 0 {
+        eprintln!("not root: the script runs as the caller; nothing to drop");
+        return true;
+    }
+    false
+}
+
+#[test]
+fn the_sandbox_user_is_neither_root_nor_the_hosts_shared_nobody() {
+    assert_ne!(skilldeck_exec::SANDBOX_UID, 65534);
+    assert_ne!(skilldeck_exec::SANDBOX_UID, 0);
+    owner_attack(|fx, args, policy| fx.sandboxed("scripts/owner.py", args, policy));
+}
+
+#[test]
+fn bwrap_as_root_runs_the_script_as_the_unprivileged_sandbox_user() {
+    owner_attack(|fx, args, policy| fx.bwrapped("scripts/owner.py", args, policy));
+}
+
+#[test]
+fn a_fork_storm_under_bwrap_as_root_hits_the_process_limit() {
+    let fx = fixture(&[(
+        "scripts/storm.py",
+        "import os, time\n\
+         n = 0\n\
+         try:\n\
+         \x20   while n < 200:\n\
+         \x20       if os.fork() == 0:\n\
+         \x20           time.sleep(30); os._exit(0)\n\
+         \x20       n += 1\n\
+         except OSError as e:\n\
+         \x20   print('stopped after', n, 'forks:', e)\n\
+         print('forked', n)\n",
+    )]);
+    let mut policy = short_policy();
+    policy.limits.max_processes = 16;
+    let Some(o) = fx.bwrapped("scripts/storm.py", &[], &policy) else {
+        return;
+    };
+    let out = text(&o.stdout);
+    assert!(out.contains("stopped after"), "{out} {}", text(&o.stderr));
+    let n: u64 = out
+        .split_whitespace()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(n < 16, "{n} forks under a limit of 16");
+}
