@@ -223,10 +223,13 @@ fn namespaces_layer(euid: u32) -> Layer {
 /// the same seccomp filter, rlimits and unprivileged uid); else the
 /// refusal naming what is missing for both.
 pub fn best_profile() -> Result<crate::policy::Profile, crate::error::ExecError> {
-    let p = probe();
+    best_of(probe(), seccomp_supported())
+}
+
+fn best_of(p: &Probe, seccomp: bool) -> Result<crate::policy::Profile, crate::error::ExecError> {
     if p.native_ready {
         Ok(crate::policy::Profile::Native)
-    } else if p.bwrap_layer.available && seccomp_supported() {
+    } else if p.bwrap_layer.available && seccomp {
         Ok(crate::policy::Profile::Bwrap)
     } else {
         let bwrap = if p.bwrap.is_none() {
@@ -237,5 +240,61 @@ pub fn best_profile() -> Result<crate::policy::Profile, crate::error::ExecError>
         Err(crate::error::ExecError::Unavailable {
             missing: format!("{}; {bwrap}", p.missing().join("; ")),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::policy::Profile;
+
+    fn machine(landlock: bool, bwrap: Option<&str>, bwrap_runs: bool) -> Probe {
+        let layer = |name, available| Layer {
+            name,
+            available,
+            detail: format!("{name} detail"),
+        };
+        Probe {
+            layers: vec![
+                layer("landlock-abi7", landlock),
+                layer("seccomp", true),
+                layer("namespaces", true),
+            ],
+            native_ready: landlock,
+            euid: 0,
+            bwrap: bwrap.map(PathBuf::from),
+            bwrap_layer: Layer {
+                name: "bwrap",
+                available: bwrap_runs,
+                detail: "bwrap: setting up uid map: Permission denied".to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn auto_without_landlock_takes_bwrap_only_when_it_runs_as_the_sandbox_user() {
+        assert_eq!(
+            best_of(&machine(true, None, false), true).unwrap(),
+            Profile::Native
+        );
+        assert_eq!(
+            best_of(&machine(false, Some("/usr/bin/bwrap"), true), true).unwrap(),
+            Profile::Bwrap
+        );
+        // Installed but unable to create its user namespace as the
+        // sandbox uid: refused, naming both what native lacks and why.
+        let err = best_of(&machine(false, Some("/usr/bin/bwrap"), false), true).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("landlock-abi7"), "{msg}");
+        assert!(
+            msg.contains("bwrap unusable") && msg.contains("uid map"),
+            "{msg}"
+        );
+        let err = best_of(&machine(false, None, false), true).unwrap_err();
+        assert!(err.to_string().contains("bwrap not installed"), "{err}");
+        // No seccomp: bwrap would run without the filter; refused.
+        assert!(best_of(&machine(false, Some("/usr/bin/bwrap"), true), false).is_err());
     }
 }

@@ -85,6 +85,21 @@ impl Fixture {
     }
 }
 
+/// Profile bwrap can run here. `SKILLDECK_TEST_REQUIRE_BWRAP=1` (set by
+/// `.ci/run`, which installs bubblewrap) turns "unusable" into a failure,
+/// so CI never passes on the refusal path alone.
+fn bwrap_usable() -> bool {
+    let layer = &probe().bwrap_layer;
+    if std::env::var_os("SKILLDECK_TEST_REQUIRE_BWRAP").is_some_and(|v| v == "1") {
+        assert!(
+            layer.available,
+            "SKILLDECK_TEST_REQUIRE_BWRAP=1 but {}",
+            layer.detail
+        );
+    }
+    layer.available
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -665,7 +680,7 @@ fn the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing() {
         Input::Null,
         &policy,
     );
-    if probe().bwrap.is_none() {
+    if !bwrap_usable() {
         let err = result.expect_err("no bwrap: refused");
         assert_eq!(err.kind(), ErrorKind::Unavailable);
         assert!(err.to_string().contains("bwrap"), "{err}");
@@ -699,7 +714,7 @@ fn a_bwrap_timeout_kills_the_whole_tree() {
     policy.profile = skilldeck_exec::Profile::Bwrap;
     policy.limits.timeout = Duration::from_secs(2);
     let result = fx.run_with("scripts/daemon.sh", &[&marker], Input::Null, &policy);
-    if probe().bwrap.is_none() {
+    if !bwrap_usable() {
         assert_eq!(result.unwrap_err().kind(), ErrorKind::Unavailable);
         return;
     }
@@ -806,11 +821,13 @@ fn auto_picks_native_when_ready_else_bwrap_else_refuses_naming_both() {
     let p = probe();
     match skilldeck_exec::best_profile() {
         Ok(skilldeck_exec::Profile::Native) => assert!(p.native_ready),
-        Ok(skilldeck_exec::Profile::Bwrap) => assert!(!p.native_ready && p.bwrap.is_some()),
+        Ok(skilldeck_exec::Profile::Bwrap) => {
+            assert!(!p.native_ready && p.bwrap_layer.available)
+        }
         Ok(other) => panic!("auto never picks {other:?}"),
         Err(e) => {
-            assert!(!p.native_ready && p.bwrap.is_none());
-            assert!(e.to_string().contains("bwrap not installed"), "{e}");
+            assert!(!p.native_ready && !p.bwrap_layer.available);
+            assert!(e.to_string().contains("bwrap"), "{e}");
         }
     }
 }
@@ -824,8 +841,7 @@ impl Fixture {
         let mut policy = policy.clone();
         policy.profile = skilldeck_exec::Profile::Bwrap;
         let result = self.run_with(path, args, Input::Null, &policy);
-        let p = probe();
-        if !p.bwrap_layer.available {
+        if !bwrap_usable() {
             let err = result.expect_err("an unusable bwrap must refuse");
             assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
             assert!(err.to_string().contains("bwrap"), "{err}");
