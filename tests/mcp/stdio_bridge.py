@@ -13,6 +13,10 @@ prints `http://127.0.0.1:PORT/mcp` on its first stdout line, then serves:
 - POST in a session: the body goes to that session's process unchanged; a
   request's answer is the process's line with the same id, byte for byte;
   a notification or a response gets `202`;
+- POST of anything else outside a session (revision 2026-07-28 clients:
+  `server/discover`, then requests carrying their own `_meta`): the body
+  goes to one shared process, one request at a time (so ids never clash),
+  answered the same way;
 - DELETE ends the session's process (`204`); GET is `405` (no server
   stream: notifications the process sends outside an answer are dropped).
 
@@ -95,6 +99,8 @@ class Bridge(ThreadingHTTPServer):
         self.command = command
         self.sessions = {}
         self.lock = threading.Lock()
+        self.stateless = None  # the shared process for requests outside a session
+        self.stateless_lock = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -139,10 +145,19 @@ class Handler(BaseHTTPRequestHandler):
         if session_id and session is None:
             self._reply(404)
             return
+        if session is None and not (is_request and message.get("method") == "initialize"):
+            with self.server.stateless_lock:
+                if self.server.stateless is None:
+                    self.server.stateless = Session(self.server.command)
+                answer = self.server.stateless.send(body, message["id"] if is_request else None)
+            if not is_request:
+                self._reply(202)
+            elif answer is None:
+                self._reply(504)
+            else:
+                self._reply(200, answer.rstrip(b"\n"))
+            return
         if session is None:
-            if not (is_request and message.get("method") == "initialize"):
-                self._reply(400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session: initialize first"}}')
-                return
             session_id = uuid.uuid4().hex
             session = Session(self.server.command)
             with self.server.lock:
@@ -168,8 +183,9 @@ def main():
     try:
         bridge.serve_forever()
     finally:
-        for session in list(bridge.sessions.values()):
-            session.close()
+        for session in list(bridge.sessions.values()) + [bridge.stateless]:
+            if session is not None:
+                session.close()
 
 
 if __name__ == "__main__":

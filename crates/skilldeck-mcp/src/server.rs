@@ -72,6 +72,20 @@ fn removed_method(method: &str) -> ErrorData {
     )
 }
 
+/// A `resources/read` error as the client's revision words it: the URI
+/// asked for in `data.uri` whatever went wrong (SEP-2164: a client tells
+/// which read failed), and "no such resource" as `-32602` for revision
+/// 2026-07-28 clients (SEP-2164) while older ones keep `-32002`.
+fn read_error(mut error: ErrorData, uri: &str, stateless: bool) -> ErrorData {
+    if error.data.is_none() {
+        error.data = Some(serde_json::json!({ "uri": uri }));
+    }
+    if stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND {
+        error.code = ErrorCode::INVALID_PARAMS;
+    }
+    error
+}
+
 /// The log level a session asked for with `logging/setLevel`, as a rank
 /// (`debug` 1 ... `emergency` 8); 0 until it asks: a session that never
 /// set a level gets no `notifications/message` (revision 2026-07-28 says
@@ -601,13 +615,18 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let ttl = self.ttl_ms();
+        let stateless = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= STATELESS_REVISION);
         self.handle("resources/read", &ctx, move |_, snapshot| {
             tracing::debug!(uri = %request.uri, "read");
-            resources::read(&snapshot, &request.uri).map(|contents| {
-                ReadResourceResult::new(vec![contents])
-                    .with_ttl_ms(ttl)
-                    .into()
-            })
+            resources::read(&snapshot, &request.uri)
+                .map(|contents| {
+                    ReadResourceResult::new(vec![contents])
+                        .with_ttl_ms(ttl)
+                        .into()
+                })
+                .map_err(|e| read_error(e, &request.uri, stateless))
         })
         .await
     }

@@ -994,3 +994,36 @@ fn methods_removed_in_2026_07_28_are_unknown_to_stateless_clients() {
         answer.body
     );
 }
+
+#[test]
+fn a_stateless_client_gets_invalid_params_with_the_uri_for_a_missing_resource() {
+    // SEP-2164 (revision 2026-07-28): -32602 and `data.uri`, for a skill
+    // file that does not exist and for a URI no skill can have.
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.push(("MCP-Protocol-Version", "2026-07-28"));
+    headers.push(("Mcp-Method", "resources/read"));
+    for (id, uri) in [
+        (1, "skill://pdf/references/NOPE.md"),
+        (2, "test://nonexistent-resource"),
+    ] {
+        headers.retain(|(name, _)| *name != "Mcp-Name");
+        headers.push(("Mcp-Name", uri));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+                          "params": {"uri": uri, "_meta": meta}});
+        let answer = request(addr, "POST", "/mcp", &headers, &body.to_string());
+        let message = answer.json();
+        assert_eq!(message["error"]["code"], -32602, "{uri}: {}", answer.body);
+        assert_eq!(
+            message["error"]["data"]["uri"], uri,
+            "{uri}: {}",
+            answer.body
+        );
+    }
+}
