@@ -8,7 +8,11 @@
 #   JSON-RPC and HTTP robustness (malformed lines, huge requests, tokens,
 #   Host/Origin, clients that disconnect);
 # - the MCP Inspector CLI (npm @modelcontextprotocol/inspector 2.12.0) runs
-#   tools/list and tools/call over stdio.
+#   tools/list and tools/call over stdio;
+# - the official conformance suite (npm @modelcontextprotocol/conformance
+#   0.2.0-alpha.12 on Node 22): scripts/test-mcp-conformance.sh, the
+#   SEP-2640 scenarios over stdio and HTTP and every server scenario over
+#   HTTP against tests/mcp/conformance-baseline.yml.
 #
 # Everything (venv, npm prefix, skills, HOMEs, logs) lives in a temporary
 # folder removed on exit; HTTP servers listen on 127.0.0.1 port 0 and are
@@ -171,9 +175,22 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$work/inspector/out" "$expr" 2>>"$work
     fi
 }
 
+# --- The official conformance suite -----------------------------------------
+
+conformance_part() {
+    local status=0
+    bash scripts/test-mcp-conformance.sh "$bin" 2>&1 | tee "$work/conformance.log" || status=$?
+    if [[ $status -ne 0 ]]; then
+        failed=1
+    elif ! grep -q '^SKIP:' "$work/conformance.log"; then
+        ran=$((ran + 1))
+    fi
+}
+
 python_part
 if [[ -x "$work/venv/bin/python" ]]; then PYTHON="$work/venv/bin/python"; fi
 inspector_part
+conformance_part
 
 if [[ $failed -ne 0 ]]; then
     echo "FAIL: scripts/test-mcp.sh ($((SECONDS - started)) s)"

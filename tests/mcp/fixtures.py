@@ -142,3 +142,28 @@ def make_many_skills(root: Path, count: int) -> Path:
 MODEL_INVOCABLE = {"pdf-tools", "csv-tools", "internal-helper", "commit-message", "editable"}
 USER_INVOCABLE = {"pdf-tools", "csv-tools", "deploy", "commit-message", "editable"}
 ALL_SKILLS = MODEL_INVOCABLE | USER_INVOCABLE
+
+
+def make_conformance_skills(root: Path) -> Path:
+    """The skills the official conformance suite runs against: a first skill
+    (in skills/list order) with subfolders, since the suite's directory
+    checks explore the first skill it is given, and a skill nested in it,
+    published as skill://aaa-outer/inner-skill/SKILL.md (SEP-2640)."""
+    make_skills(root)
+    outer = write_skill(
+        root,
+        "aaa-outer",
+        "name: aaa-outer\ndescription: A skill with a skill nested in it.",
+        "# Outer\n\nSee references/GUIDE.md.\n",
+    )
+    (outer / "references").mkdir()
+    (outer / "references" / "GUIDE.md").write_text("# Guide\n", encoding="utf-8")
+    inner = write_skill(
+        outer,
+        "inner-skill",
+        "name: inner-skill\ndescription: A skill nested in aaa-outer.",
+        "# Inner\n",
+    )
+    (inner / "notes").mkdir()
+    (inner / "notes" / "one.md").write_text("one\n", encoding="utf-8")
+    return root

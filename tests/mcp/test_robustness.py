@@ -219,6 +219,66 @@ class StdioRobustness(unittest.TestCase):
         s.initialize()
         s.still_serving(2)
 
+    def messages_until(self, id_: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The notifications before the response to `id_`, and the response
+        (on stdio they arrive in the order they were sent)."""
+        notes: list[dict[str, Any]] = []
+        while True:
+            message = self.server.read_message()
+            if message is None:
+                raise AssertionError(f"no response to request {id_!r}")
+            if message.get("id") == id_ and "method" not in message:
+                return notes, message
+            notes.append(message)
+
+    def test_log_level_filters_the_log_notifications_of_the_session(self) -> None:
+        s = self.server
+        s.initialize()
+        activate = {"name": "activate_skill", "arguments": {"name": "pdf-tools"}}
+        # No level asked for: no log notification.
+        s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": activate})
+        notes, answer = self.messages_until(1)
+        self.assertIn("result", answer)
+        self.assertEqual([n for n in notes if n.get("method") == "notifications/message"], [])
+        # `info`: the activation is logged, the `debug` lines are not.
+        self.assertEqual(s.call(2, "logging/setLevel", {"level": "info"}), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        s.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": activate})
+        notes, answer = self.messages_until(3)
+        logs = [n["params"] for n in notes if n.get("method") == "notifications/message"]
+        self.assertIn("result", answer)
+        self.assertTrue(any(l["level"] == "info" and l["data"].get("skill") == "pdf-tools" for l in logs), logs)
+        self.assertFalse(any(l["level"] == "debug" for l in logs), logs)
+        # `debug`: every answer is logged too; a failed request at `warning`.
+        s.call(4, "logging/setLevel", {"level": "debug"})
+        s.send({"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": {"uri": "skill://pdf-tools/NOPE.md"}})
+        notes, answer = self.messages_until(5)
+        logs = [n["params"] for n in notes if n.get("method") == "notifications/message"]
+        self.assertIn("error", answer)
+        self.assertTrue(any(l["level"] == "warning" and l["data"].get("method") == "resources/read" for l in logs), logs)
+        # `error`: neither.
+        s.call(6, "logging/setLevel", {"level": "error"})
+        s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": activate})
+        notes, _ = self.messages_until(7)
+        self.assertEqual([n for n in notes if n.get("method") == "notifications/message"], [])
+        # A level that is not one is refused.
+        bad = s.call(8, "logging/setLevel", {"level": "loud"})
+        self.assertEqual(bad["error"]["code"], -32602, bad)
+
+    def test_batch_null_and_invalid_utf8_lines_get_jsonrpc_errors(self) -> None:
+        s = self.server
+        s.initialize()
+        for line, code in (
+            (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600),
+            (b"null", -32600),
+            (b'{"jsonrpc": "2.0", "id": 1, "method": "p\xffng"}', -32700),
+        ):
+            s.send_bytes(line + b"\n")
+            message = s.read_message()
+            assert message is not None, line
+            self.assertEqual(message["error"]["code"], code, (line, message))
+            self.assertIsNone(message["id"], (line, message))
+        s.still_serving(2)
+
     def test_logs_stay_off_stdout(self) -> None:
         s = self.server
         s.initialize()

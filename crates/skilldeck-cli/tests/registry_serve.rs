@@ -85,3 +85,75 @@ fn registry_serve_prints_the_ready_line_keeps_the_token_private_and_stops_on_sig
     assert!(!stderr.contains(&token), "the token reached stderr");
     assert!(stderr.contains("stopped"), "{stderr}");
 }
+
+/// Starts `registry serve` on `data` and waits for its ready line; the
+/// reader keeps its stdout open.
+fn start(data: &std::path::Path) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args(["registry", "serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .env_remove("SKILLDECK_REGISTRY_DATABASE_URL")
+        .env_remove("SKILLDECK_REGISTRY_STORE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(
+        line.starts_with("skilldeck registry listening on"),
+        "{line:?}"
+    );
+    (child, stdout)
+}
+
+/// The process staging folders under `staging` (not the sweep lock).
+fn process_folders(staging: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(staging)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+#[test]
+fn a_killed_registrys_publish_staging_folder_is_removed_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let staging = data.join("staging");
+    let (mut first, _out) = start(&data);
+    let folders = process_folders(&staging);
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let killed = folders[0].clone();
+    // A publish in flight when the process is killed: its temporary files.
+    std::fs::create_dir_all(killed.join("publish-inflight/staging")).unwrap();
+    std::fs::write(killed.join("publish-inflight/package"), vec![7u8; 4 << 20]).unwrap();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(killed.exists(), "SIGKILL leaves the folder (nothing ran)");
+
+    let (mut second, _out2) = start(&data);
+    assert!(
+        !killed.exists(),
+        "the killed process's staging folder is still there"
+    );
+    let now = process_folders(&staging);
+    assert_eq!(now.len(), 1, "{now:?}");
+    // A graceful stop removes the process's own folder.
+    let status = Command::new("kill")
+        .args(["-TERM", &second.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = second.wait().unwrap();
+    let mut stderr = String::new();
+    second
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(exit.success(), "{exit:?}: {stderr}");
+    assert!(process_folders(&staging).is_empty());
+}

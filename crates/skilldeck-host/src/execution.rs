@@ -7,6 +7,14 @@
 //! [`Execution`] owns one [`Executor`] (so its concurrency cap holds across
 //! every session of a server). Its rules:
 //!
+//! - the model's calls ([`Execution::call_tool`], [`Execution::run_script`]:
+//!   what a skill tool and `run_skill_script` run) are refused before
+//!   anything else is checked unless the model may use the skill
+//!   ([`rules::model_access`]: not `disable-model-invocation`, not mode
+//!   `manual`); the user's side ([`Execution::prepare_tool`],
+//!   [`Execution::prepare_script`] then [`Execution::execute`] or
+//!   [`Execution::run_prepared`]: `skilldeck run`/`call`, an application's
+//!   `Deck.run`/`call_tool`) does not ask it;
 //! - a skill tool's arguments are checked against the tool's JSON Schema
 //!   before anything runs ([`crate::SkillTools::check_arguments`]): invalid
 //!   arguments never start a process, and the error names the failing
@@ -45,7 +53,7 @@ use skilldeck_exec::{
     executor_config, policy_from_config, profile_from_config,
 };
 
-use crate::rules;
+use crate::rules::{self, ModelUse};
 use crate::skill_tools::SkillTools;
 use crate::snapshot::Snapshot;
 use crate::tool_error::{ToolError, ToolErrorKind};
@@ -377,9 +385,11 @@ impl Execution {
     }
 
     /// Calls the skill tool `full_name` (`{skill}__{tool}`) with
-    /// `arguments`: checked against its schema first (nothing runs when
-    /// they do not match; the error names the failing field), then its
-    /// skill's `run` script runs with the arguments as JSON on stdin.
+    /// `arguments` as the model asks: refused unless the model may use its
+    /// skill ([`rules::model_access`]); then checked against its schema
+    /// (nothing runs when they do not match; the error names the failing
+    /// field), then its skill's `run` script runs with the arguments as
+    /// JSON on stdin.
     pub fn call_tool(
         &self,
         snapshot: &Snapshot,
@@ -387,6 +397,24 @@ impl Execution {
         arguments: &Value,
         context: CallContext,
     ) -> Result<ToolRun, ToolError> {
+        self.call_tool_offered(snapshot, full_name, arguments, context, |_| Ok(()))
+    }
+
+    /// [`Execution::call_tool`], with `offered` asked after the model-access
+    /// rule and before the arguments are checked: the host's tool exposure
+    /// (`[exec] tools`) for the conversation. A refusal of the rule comes
+    /// first, so a user-invoked-only skill's tool is never answered with
+    /// "activate it first".
+    pub fn call_tool_offered(
+        &self,
+        snapshot: &Snapshot,
+        full_name: &str,
+        arguments: &Value,
+        context: CallContext,
+        offered: impl FnOnce(&Skill) -> Result<(), ToolError>,
+    ) -> Result<ToolRun, ToolError> {
+        let skill = model_tool(snapshot, full_name)?;
+        offered(skill)?;
         let run = Execution::prepare_tool(
             &snapshot.deck,
             snapshot.skill_tools(),
@@ -406,6 +434,7 @@ impl Execution {
         arguments: &str,
         context: CallContext,
     ) -> Result<ToolRun, ToolError> {
+        model_tool(snapshot, full_name)?;
         let run = Execution::prepare_tool_json(
             &snapshot.deck,
             snapshot.skill_tools(),
@@ -416,9 +445,10 @@ impl Execution {
         self.finish_run(run)
     }
 
-    /// Runs the file `path` of skill `skill` with `args`: only files under
-    /// the skill's `scripts/` folder (symlinks resolved), as
-    /// `run_skill_script` does.
+    /// Runs the file `path` of skill `skill` with `args` as the model asks
+    /// (`run_skill_script`): refused unless the model may use the skill
+    /// ([`rules::model_access`]); only files under the skill's `scripts/`
+    /// folder (symlinks resolved).
     pub fn run_script(
         &self,
         snapshot: &Snapshot,
@@ -428,9 +458,12 @@ impl Execution {
         stdin: Input,
         context: CallContext,
     ) -> Result<ToolRun, ToolError> {
+        let found = rules::require_served(&snapshot.deck, skill).map_err(ToolError::lookup)?;
+        rules::model_access(found)
+            .map_err(|refusal| refusal.to_tool_error(ModelUse::Script { path }))?;
         let run = Execution::prepare_script(
             &snapshot.deck,
-            skill,
+            &found.name,
             path,
             ScriptScope::Scripts,
             args,
@@ -586,6 +619,24 @@ fn with_output(mut message: String, outcome: &Outcome) -> String {
         }
     }
     message
+}
+
+/// The skill of the tool `full_name` when the model may use it
+/// ([`rules::model_access`]), else the refusal saying how the user can call
+/// the tool instead; an unknown or unserved tool is the resolver's error.
+fn model_tool<'d>(snapshot: &'d Snapshot, full_name: &str) -> Result<&'d Skill, ToolError> {
+    let resolved = snapshot
+        .skill_tools()
+        .resolve(&snapshot.deck, full_name)
+        .map_err(|e| e.to_tool_error())?;
+    let tool = resolved.tool.name.to_string();
+    rules::model_access(resolved.skill).map_err(|refusal| {
+        refusal.to_tool_error(ModelUse::Tool {
+            tool: &tool,
+            full_name,
+        })
+    })?;
+    Ok(resolved.skill)
 }
 
 /// A finished run as the model sees it: success, or a [`ToolError`] saying

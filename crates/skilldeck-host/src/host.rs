@@ -252,8 +252,9 @@ impl Host {
         self.tracker.forget_skill(name)
     }
 
-    /// Activates `name` for the session `session`: the instructions the
-    /// first time, the short notice after.
+    /// Activates `name` for the session `session` as the model asks
+    /// (`activate_skill`): refused unless [`crate::rules::model_access`]
+    /// allows it; the instructions the first time, the short notice after.
     pub fn activate(
         &self,
         snapshot: &Snapshot,
@@ -269,16 +270,8 @@ impl Host {
         );
         let _entered = span.enter();
         let skill = snapshot.require(name).map_err(ToolError::lookup)?;
-        if !crate::rules::is_model_invocable(skill) {
-            return Err(ToolError::new(
-                ToolErrorKind::NotModelInvocable,
-                format!(
-                    "skill '{0}' cannot be activated by the model (disable-model-invocation, \
-                     or mode \"manual\"); the user can invoke it as the prompt /{0}",
-                    skill.name
-                ),
-            ));
-        }
+        crate::rules::model_access(skill)
+            .map_err(|refusal| refusal.to_tool_error(crate::rules::ModelUse::Activate))?;
         // Recorded before rendering, in one step with the check, so two
         // concurrent calls in one session cannot both send the body; a
         // failed activation is forgotten again.

@@ -48,7 +48,10 @@ pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRu
 pub use host::{Activated, DYNAMIC_CONTEXT_AGENT, Host, Reload};
 pub use manifest::{Manifest, ManifestFile};
 pub use options::HostOptions;
-pub use rules::{is_model_invocable, is_served, is_user_invocable, require_served};
+pub use rules::{
+    ModelRefusal, ModelRefusalReason, ModelUse, is_model_invocable, is_served, is_user_invocable,
+    model_access, require_served,
+};
 pub use skill_tools::{MAX_TOOL_ARGUMENT_BYTES, ResolvedTool, SkillToolEntry, SkillTools};
 pub use skilldeck::digest::{DIGEST_PREFIX, sha256_digest};
 pub use snapshot::{Snapshot, catalog_fingerprint};

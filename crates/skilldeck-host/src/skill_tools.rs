@@ -115,6 +115,14 @@ impl SkillTools {
         })
     }
 
+    /// The tools of the skills the model may use
+    /// ([`rules::model_access`]), in deck order: what a host lists to a
+    /// model. A tool of a user-invoked-only skill is never listed.
+    pub fn model_usable<'d>(&'d self, deck: &'d Deck) -> impl Iterator<Item = ResolvedTool<'d>> {
+        self.served(deck)
+            .filter(|r| rules::model_access(r.skill).is_ok())
+    }
+
     /// The tools of the served skill `name`, with their full names.
     pub fn of_skill<'d>(
         &'d self,

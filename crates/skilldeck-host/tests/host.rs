@@ -316,8 +316,8 @@ fn tool_outputs_are_typed_with_text_for_the_model() {
         "off skills are not served"
     );
     assert!(
-        hits.iter()
-            .any(|h| h.name == "manual" && !h.model_invocable)
+        hits.iter().all(|h| h.name != "manual" && h.model_invocable),
+        "search_skills offers the model only skills it may use"
     );
     assert!(found.text().contains("- pdf: Does pdf things.\n"));
 }

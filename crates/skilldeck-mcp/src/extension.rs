@@ -91,7 +91,8 @@ pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter
     Ok(frontmatter)
 }
 
-/// The extension's entry for `skill`: `skill://<name>/SKILL.md`, the
+/// The extension's entry for `skill`: `skill://<skill-path>/SKILL.md`
+/// (`<name>`, or `outer/<name>` when nested: [`uri::skill_path`]), the
 /// verbatim frontmatter, and every file with its digest and size.
 pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
     if !uri::name_fits_uri(&skill.name) {
@@ -141,12 +142,13 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
     }
     let skill_md = skilldeck::read_resource(skill, "SKILL.md").map_err(read_error)?;
     let frontmatter = frontmatter_of(skill, skill_md.bytes())?;
-    let skill_md_uri = uri::skill_md_uri(&skill.name);
+    let skill_path = uri::skill_path(skill);
+    let skill_md_uri = uri::skill_md_uri(&skill_path);
     let mut files = Vec::with_capacity(listing.files.len());
     let mut total = 0u64;
     let mut has_skill_md = false;
     for file in &listing.files {
-        let file_uri = uri::skill_uri(&skill.name, &file.path);
+        let file_uri = uri::skill_uri(&skill_path, &file.path);
         let line = if file.path == "SKILL.md" {
             has_skill_md = true;
             // The bytes the frontmatter came from.

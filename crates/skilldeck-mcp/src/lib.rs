@@ -37,6 +37,7 @@ pub mod registry;
 pub mod reload;
 pub mod resources;
 pub mod server;
+pub mod sessions;
 pub mod stdio;
 pub mod telemetry;
 pub mod tools;

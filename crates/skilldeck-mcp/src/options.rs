@@ -146,10 +146,20 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// (a body sent slower than this, or a handler stuck, gets `408`).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Most MCP sessions an HTTP server holds at once; an `initialize` beyond it
-/// is refused with a JSON-RPC error (HTTP 503) until a session closes
-/// (`DELETE`) or expires.
+/// Most MCP sessions an HTTP server holds at once, exactly (see
+/// [`crate::sessions`]); an `initialize` beyond it closes the longest-idle
+/// session ([`SESSION_EVICT_IDLE`]) or, when none is idle, is refused with a
+/// JSON-RPC error (HTTP 503).
 pub const MAX_SESSIONS: usize = 1_000;
+
+/// How long an HTTP session may go without a request before it ends on its
+/// own (rmcp's keep-alive).
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// When every session slot is taken, a session idle (no request running)
+/// for at least this long is closed to admit a new one; younger ones are
+/// not, and the `initialize` is refused.
+pub const SESSION_EVICT_IDLE: Duration = Duration::from_secs(30);
 
 /// The streamable HTTP transport's settings.
 #[derive(Debug, Clone)]
@@ -169,6 +179,10 @@ pub struct HttpOptions {
     pub request_timeout: Duration,
     /// See [`MAX_SESSIONS`].
     pub max_sessions: usize,
+    /// See [`SESSION_IDLE_TIMEOUT`].
+    pub session_idle_timeout: Duration,
+    /// See [`SESSION_EVICT_IDLE`].
+    pub session_evict_idle: Duration,
 }
 
 impl HttpOptions {
@@ -182,6 +196,8 @@ impl HttpOptions {
             header_read_timeout: HEADER_READ_TIMEOUT,
             request_timeout: REQUEST_TIMEOUT,
             max_sessions: MAX_SESSIONS,
+            session_idle_timeout: SESSION_IDLE_TIMEOUT,
+            session_evict_idle: SESSION_EVICT_IDLE,
         }
     }
 }

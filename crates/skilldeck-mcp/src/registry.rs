@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use skilldeck::Scope;
-use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name};
+use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name, is_reserved_env_name};
 use skilldeck_package::{PackageLimits, UnpackOptions, folder_manifest, unpack};
 use skilldeck_registry::client::{Client, ClientError, LockFetch};
 use skilldeck_registry::names::{AgentId, SkillRef};
@@ -184,6 +184,7 @@ impl RegistrySource {
         options.discovery.explicit.clear();
         options.discovery.index = None;
         options.reload = None;
+        report_clashes(&source.agent, &lock);
         options.exec = source.exec_config(&lock);
         options.exec_agent_id = source.agent.as_str().to_owned();
         tracing::info!(
@@ -266,6 +267,7 @@ impl RegistrySource {
             state.served = served;
             (changed, state.concurrency)
         };
+        report_clashes(&self.agent, lock);
         if let Some(execution) = engine.host().execution() {
             execution.update_policy(self.exec_config(lock));
         }
@@ -442,8 +444,14 @@ impl Drop for RegistrySource {
 }
 
 /// The `[exec]` config of `lock`: the local config with the lock's
-/// limits, and per served skill the registry's network and env grants
-/// (read paths stay the local config's).
+/// limits, and per served skill the registry's network grant and the part
+/// of its env grant the operator allows (read paths stay the local
+/// config's). A registry env grant passes a variable only when the local
+/// `[exec] registry-env` names it and it is not reserved
+/// ([`skilldeck::deck::is_reserved_env_name`]: `PATH`, `LD_*`, ...): the
+/// registry picks which skill gets an allowed variable, never which host
+/// variables exist for the taking. Each refused name is logged with how
+/// to allow it.
 pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
     let mut exec = base.clone();
     if let Some(t) = lock.execution_timeout_secs {
@@ -459,22 +467,65 @@ pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
             .get(&skill.name)
             .map(|g| g.read.clone())
             .unwrap_or_default();
+        let mut env = Vec::new();
+        for name in &skill.grants.env {
+            match env_refusal(base, name) {
+                None => env.push(name.clone()),
+                Some(why) => tracing::warn!(
+                    skill = %format!("{}/{}", skill.namespace, skill.name),
+                    variable = %name.escape_debug(),
+                    "a registry env grant was refused: {why}"
+                ),
+            }
+        }
         exec.skills.insert(
             skill.name.clone(),
             SkillGrant {
                 network: skill.grants.network,
                 read,
-                env: skill
-                    .grants
-                    .env
-                    .iter()
-                    .filter(|n| is_env_name(n))
-                    .cloned()
-                    .collect(),
+                env,
             },
         );
     }
     exec
+}
+
+/// Why a registry env grant of `name` does not pass (`None`: it does).
+fn env_refusal(base: &ExecConfig, name: &str) -> Option<String> {
+    if !is_env_name(name) {
+        return Some("it is not an environment variable name".to_owned());
+    }
+    if is_reserved_env_name(name) {
+        return Some(format!(
+            "{name} is reserved (the sandbox sets it, or it steers a loader or an interpreter); no registry grant can pass it"
+        ));
+    }
+    if !base.registry_env.iter().any(|n| n == name) {
+        return Some(format!(
+            "{name} is not in this host's allow-list; to allow it, add it to `[exec] registry-env` in skilldeck.toml"
+        ));
+    }
+    None
+}
+
+/// Logs each name clash the registry resolved for this agent: which
+/// skill serves the name and which was left out (so the operator sees a
+/// takeover attempt or a misconfiguration on the host that serves it).
+fn report_clashes(agent: &AgentId, lock: &AgentLock) {
+    for s in &lock.shadowed {
+        tracing::warn!(
+            agent = %agent,
+            skill = %format!("{}/{}", s.namespace, s.name),
+            served = s.shadowed_by.as_deref().unwrap_or("?"),
+            reason = %s.reason,
+            "name clash: {}/{} is not served because {} serves the name '{}' ({})",
+            s.namespace,
+            s.name,
+            s.shadowed_by.as_deref().unwrap_or("another skill"),
+            s.name,
+            s.detail
+        );
+    }
 }
 
 fn served_of(lock: &AgentLock) -> BTreeMap<String, String> {
@@ -562,6 +613,7 @@ mod tests {
                 ..SkillGrant::default()
             },
         );
+        base.registry_env = vec!["API_TOKEN".into()];
         let lock = lock_with(skilldeck_registry::wire::Grants {
             network: true,
             env: vec!["API_TOKEN".into(), "bad name".into()],
@@ -583,6 +635,40 @@ mod tests {
             skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
         assert!(policy.grants.network);
         assert_eq!(policy.limits.timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_registry_env_grant_passes_only_names_the_operator_allows_and_never_reserved_ones() {
+        let mut base = ExecConfig {
+            sandbox: skilldeck::deck::SandboxProfile::None,
+            ..ExecConfig::default()
+        };
+        base.registry_env = vec!["ALLOWED_TOKEN".into()];
+        let lock = lock_with(skilldeck_registry::wire::Grants {
+            network: false,
+            env: vec![
+                "PATH".into(),
+                "LD_PRELOAD".into(),
+                "AWS_SECRET_ACCESS_KEY".into(),
+                "ALLOWED_TOKEN".into(),
+            ],
+        });
+        let exec = exec_config_of(&base, &lock);
+        assert_eq!(exec.grant("web").env, ["ALLOWED_TOKEN"]);
+        let policy =
+            skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(policy.grants.env, ["ALLOWED_TOKEN"]);
+        // A reserved name stays refused even if an allow-list built in code
+        // (not parsed from a file) names it.
+        base.registry_env.push("PATH".into());
+        assert_eq!(
+            exec_config_of(&base, &lock).grant("web").env,
+            ["ALLOWED_TOKEN"]
+        );
+        assert!(
+            env_refusal(&base, "AWS_SECRET_ACCESS_KEY")
+                .is_some_and(|why| why.contains("registry-env"))
+        );
     }
 
     #[test]

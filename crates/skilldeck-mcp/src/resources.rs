@@ -1,4 +1,6 @@
-//! Skill files as MCP resources: `skill://<name>/<path>` for every file
+//! Skill files as MCP resources: `skill://<skill-path>/<path>` for every
+//! file (the skill path is `<name>`, or `outer/<name>` for a nested skill:
+//! [`uri::skill_path`])
 //! (SKILL.md as `text/markdown`, others by extension; text as text, the
 //! rest as base64 blobs), two resource templates, and directory reads
 //! (`skill://<name>` and its subfolders, `inode/directory`) for the Skills
@@ -29,7 +31,7 @@ pub fn instructions_file(skill: &Skill) -> &str {
 /// The MCP resource describing a skill's `SKILL.md`.
 pub fn skill_md_resource(skill: &Skill, size: Option<u64>) -> Resource {
     let mut r = Resource::new(
-        uri::skill_uri(&skill.name, instructions_file(skill)),
+        uri::skill_uri(&uri::skill_path(skill), instructions_file(skill)),
         skill.name.clone(),
     )
     .with_description(skill.description.clone())
@@ -67,9 +69,12 @@ pub fn list(
                     } else {
                         let mime = skilldeck::resources::mime_for(&file.path, true);
                         items.push(
-                            Resource::new(uri::skill_uri(&skill.name, &file.path), file.path)
-                                .with_mime_type(mime)
-                                .with_size(file.size),
+                            Resource::new(
+                                uri::skill_uri(&uri::skill_path(skill), &file.path),
+                                file.path,
+                            )
+                            .with_mime_type(mime)
+                            .with_size(file.size),
                         );
                     }
                 }
@@ -100,14 +105,32 @@ pub fn templates() -> ListResourceTemplatesResult {
     ListResourceTemplatesResult::with_all_items(vec![skill_md, file])
 }
 
+/// Resource not found (`-32002`), with the URI asked for in `data.uri`
+/// (SEP-2164), so a client can tell which of its reads failed.
 fn unknown_resource(uri: &str, why: impl std::fmt::Display) -> ErrorData {
-    ErrorData::resource_not_found(format!("no resource at {uri}: {why}"), None)
+    ErrorData::resource_not_found(
+        format!("no resource at {uri}: {why}"),
+        Some(serde_json::json!({ "uri": uri })),
+    )
 }
 
-/// The skill a `skill://` URI names, and the decoded path.
-fn resolve<'a>(snapshot: &'a Snapshot, uri_text: &str) -> Result<(&'a Skill, String), ErrorData> {
+/// The skill a `skill://` URI names, and the decoded path in it: the most
+/// specific skill path that is a served skill's ([`uri::splits`]), else the
+/// first segment as a skill name (the flat form older releases published
+/// for nested skills, still read).
+pub fn resolve<'a>(
+    snapshot: &'a Snapshot,
+    uri_text: &str,
+) -> Result<(&'a Skill, String), ErrorData> {
     let parsed =
         uri::parse(uri_text).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    for (name, skill_path, path) in uri::splits(&parsed) {
+        if let Some(skill) = snapshot.get(&name)
+            && uri::skill_path(skill) == skill_path
+        {
+            return Ok((skill, path));
+        }
+    }
     let skill = snapshot
         .require(&parsed.name)
         .map_err(|e| unknown_resource(uri_text, e))?;
@@ -160,7 +183,7 @@ pub fn read_directory(
         || ErrorData::invalid_params(format!("{uri_text} is not a directory resource"), None);
     let (skill, dir) = resolve(snapshot, uri_text).map_err(|e| {
         if e.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
-            ErrorData::invalid_params(e.message, None)
+            ErrorData::invalid_params(e.message, e.data)
         } else {
             e
         }
@@ -168,6 +191,7 @@ pub fn read_directory(
     if !uri::name_fits_uri(&skill.name) {
         return Err(not_directory());
     }
+    let skill_path = uri::skill_path(skill);
     let dir = if dir.is_empty() {
         dir
     } else {
@@ -193,7 +217,7 @@ pub fn read_directory(
                 children.push(skill_md_resource(skill, Some(file.size)));
             }
             None => children.push(
-                Resource::new(uri::skill_uri(&skill.name, &file.path), rest.to_owned())
+                Resource::new(uri::skill_uri(&skill_path, &file.path), rest.to_owned())
                     .with_mime_type(skilldeck::resources::mime_for(rest, true))
                     .with_size(file.size),
             ),
@@ -203,7 +227,7 @@ pub fn read_directory(
                     last_dir = Some(sub);
                     let child = format!("{prefix}{sub}");
                     children.push(
-                        Resource::new(uri::skill_uri(&skill.name, &child), sub.to_owned())
+                        Resource::new(uri::skill_uri(&skill_path, &child), sub.to_owned())
                             .with_mime_type(DIRECTORY_MIME_TYPE),
                     );
                 }
@@ -218,7 +242,7 @@ pub fn read_directory(
     for sub in subfolders.unwrap_or_default() {
         let child = format!("{prefix}{sub}");
         children.push(
-            Resource::new(uri::skill_uri(&skill.name, &child), sub)
+            Resource::new(uri::skill_uri(&skill_path, &child), sub)
                 .with_mime_type(DIRECTORY_MIME_TYPE),
         );
     }

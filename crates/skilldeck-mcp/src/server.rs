@@ -55,11 +55,66 @@ const STANDARD_METHODS: [&str; 16] = [
     "logging/setLevel",
 ];
 
+/// Methods protocol revision 2026-07-28 removed: a request of that
+/// revision for one is an unknown method (`-32601`, HTTP 404), not a
+/// request with bad params.
+const REMOVED_IN_2026_07_28: [&str; 2] = ["initialize", "logging/setLevel"];
+
+/// The revision that removed [`REMOVED_IN_2026_07_28`].
+const STATELESS_REVISION: &str = "2026-07-28";
+
+/// Method not found (`-32601`) for a method revision 2026-07-28 removed.
+fn removed_method(method: &str) -> ErrorData {
+    ErrorData::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {method} was removed in protocol revision {STATELESS_REVISION}"),
+        None,
+    )
+}
+
+/// A `resources/read` error as the client's revision words it: the URI
+/// asked for in `data.uri` whatever went wrong (SEP-2164: a client tells
+/// which read failed), and "no such resource" as `-32602` for revision
+/// 2026-07-28 clients (SEP-2164) while older ones keep `-32002`.
+fn read_error(mut error: ErrorData, uri: &str, stateless: bool) -> ErrorData {
+    if error.data.is_none() {
+        error.data = Some(serde_json::json!({ "uri": uri }));
+    }
+    if stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND {
+        error.code = ErrorCode::INVALID_PARAMS;
+    }
+    error
+}
+
+/// The log level a session asked for with `logging/setLevel`, as a rank
+/// (`debug` 1 ... `emergency` 8); 0 until it asks: a session that never
+/// set a level gets no `notifications/message` (revision 2026-07-28 says
+/// the same of requests without a `logLevel`).
+#[derive(Debug, Default)]
+struct SessionLogLevel(std::sync::atomic::AtomicU8);
+
+#[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); 2025-11-25 has it.
+fn level_rank(level: rmcp::model::LoggingLevel) -> u8 {
+    use rmcp::model::LoggingLevel as L;
+    match level {
+        L::Debug => 1,
+        L::Info => 2,
+        L::Notice => 3,
+        L::Warning => 4,
+        L::Error => 5,
+        L::Critical => 6,
+        L::Alert => 7,
+        L::Emergency => 8,
+    }
+}
+
 /// The MCP face of an [`Engine`]; cheap to clone (one per session).
 #[derive(Debug, Clone)]
 pub struct SkillServer {
     engine: Arc<Engine>,
     session: Arc<str>,
+    /// This session's `logging/setLevel`.
+    log_level: Arc<SessionLogLevel>,
     /// Cancelled when the last clone of this session's server is dropped
     /// (rmcp drops it when the session ends: `DELETE`, idle expiry, the
     /// peer gone): the session's notification forwarder stops at once,
@@ -76,6 +131,7 @@ impl SkillServer {
         SkillServer {
             engine,
             session,
+            log_level: Arc::default(),
             _ended_on_drop: Arc::new(ended.clone().drop_guard()),
             ended,
         }
@@ -108,7 +164,7 @@ impl SkillServer {
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
         {
-            return format!("http:{id}");
+            return http_conversation(id);
         }
         self.session.to_string()
     }
@@ -127,7 +183,7 @@ impl SkillServer {
     {
         let span = request_span(method, ctx, &self.session);
         let engine = Arc::clone(&self.engine);
-        async move {
+        let result = async move {
             let snapshot = engine.snapshot();
             let host_engine = Arc::clone(&engine);
             let result = blocking(move || work(engine, snapshot))
@@ -137,12 +193,75 @@ impl SkillServer {
             result
         }
         .instrument(span)
-        .await
+        .await;
+        self.log_outcome(&ctx.peer, method, &result).await;
+        result
+    }
+
+    /// Sends `message` to the client as `notifications/message` when its
+    /// session asked for `level` or lower ([`SessionLogLevel`]).
+    #[allow(deprecated)] // see `level_rank`
+    async fn log_to_client(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+        level: rmcp::model::LoggingLevel,
+        data: serde_json::Value,
+    ) {
+        let wanted = self.log_level.0.load(std::sync::atomic::Ordering::Relaxed);
+        if wanted == 0 || level_rank(level) < wanted {
+            return;
+        }
+        let message =
+            rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger("skilldeck");
+        if let Err(e) = peer.notify_logging_message(message).await {
+            tracing::debug!(error = %e, "log notification not sent");
+        }
+    }
+
+    /// Tells the client how `method` ended (`debug` when answered, `warning`
+    /// with the error when not), per its log level.
+    #[allow(deprecated)] // see `level_rank`
+    async fn log_outcome<T>(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+        method: &str,
+        result: &Result<T, ErrorData>,
+    ) {
+        use rmcp::model::LoggingLevel;
+        match result {
+            Ok(_) => {
+                self.log_to_client(
+                    peer,
+                    LoggingLevel::Debug,
+                    serde_json::json!({"method": method, "outcome": "answered"}),
+                )
+                .await;
+            }
+            Err(e) => {
+                self.log_to_client(
+                    peer,
+                    LoggingLevel::Warning,
+                    serde_json::json!({
+                        "method": method,
+                        "outcome": "error",
+                        "code": e.code.0,
+                        "message": e.message,
+                    }),
+                )
+                .await;
+            }
+        }
     }
 
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.engine.options().list_ttl.as_millis()).unwrap_or(u64::MAX)
     }
+}
+
+/// The activation tracker's conversation key of HTTP session `id` (when
+/// the client names no conversation of its own).
+pub(crate) fn http_conversation(id: &str) -> String {
+    format!("http:{id}")
 }
 
 /// `error` with the host's folders hidden from its message
@@ -270,6 +389,7 @@ fn entry_error(e: EntryError) -> ErrorData {
 }
 
 impl ServerHandler for SkillServer {
+    #[allow(deprecated)] // `enable_logging`: see `level_rank`
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -279,6 +399,7 @@ impl ServerHandler for SkillServer {
             .enable_resources()
             .enable_resources_list_changed()
             .enable_skills_with_directory_read()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(
@@ -329,6 +450,7 @@ impl ServerHandler for SkillServer {
         let engine = Arc::clone(&self.engine);
         let peer = ctx.peer.clone();
         let call_id = ctx.id.to_string();
+        let server = self.clone();
         async move {
             let snapshot = engine.snapshot();
             let args = request.arguments.unwrap_or_default();
@@ -344,6 +466,7 @@ impl ServerHandler for SkillServer {
                 serde_json::Value::Object(args.clone()).to_string()
             });
             let activated = args.get("name").and_then(|v| v.as_str()).map(str::to_owned);
+            let activated_name = activated.clone();
             tracing::debug!(tool = %name, "call");
             if engine.host().is_execution_tool(&name) {
                 let result =
@@ -404,6 +527,22 @@ impl ServerHandler for SkillServer {
                 }
             }
             log_result(&result);
+            server.log_outcome(&peer, "tools/call", &result).await;
+            if name == tools::ACTIVATE
+                && let Ok(r) = &result
+                && r.is_error != Some(true)
+                && let Some(skill) = &activated_name
+            {
+                #[allow(deprecated)] // see `level_rank`
+                let info = rmcp::model::LoggingLevel::Info;
+                server
+                    .log_to_client(
+                        &peer,
+                        info,
+                        serde_json::json!({"event": "skill activated", "skill": skill}),
+                    )
+                    .await;
+            }
             if let Ok(r) = &result {
                 telemetry::record_content(&span, "gen_ai.tool.call.result", || {
                     serde_json::to_string(&r.content).unwrap_or_default()
@@ -476,13 +615,18 @@ impl ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let ttl = self.ttl_ms();
+        let stateless = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= STATELESS_REVISION);
         self.handle("resources/read", &ctx, move |_, snapshot| {
             tracing::debug!(uri = %request.uri, "read");
-            resources::read(&snapshot, &request.uri).map(|contents| {
-                ReadResourceResult::new(vec![contents])
-                    .with_ttl_ms(ttl)
-                    .into()
-            })
+            resources::read(&snapshot, &request.uri)
+                .map(|contents| {
+                    ReadResourceResult::new(vec![contents])
+                        .with_ttl_ms(ttl)
+                        .into()
+                })
+                .map_err(|e| read_error(e, &request.uri, stateless))
         })
         .await
     }
@@ -529,6 +673,30 @@ impl ServerHandler for SkillServer {
         .await
     }
 
+    #[allow(deprecated)] // see `level_rank`
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let span = request_span("logging/setLevel", &ctx, &self.session);
+        let _enter = span.enter();
+        if ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= STATELESS_REVISION)
+        {
+            // Revision 2026-07-28 removed it (a request carries its own
+            // `logLevel`): an unknown method, HTTP 404.
+            return Err(removed_method("logging/setLevel"));
+        }
+        self.log_level.0.store(
+            level_rank(request.level),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        tracing::debug!(level = ?request.level, "client log level set");
+        Ok(())
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -538,7 +706,12 @@ impl ServerHandler for SkillServer {
         let _enter = span.enter();
         // rmcp hands a standard method whose params did not decode to this
         // fallback: that is a bad request, not an unknown method.
-        let error = if STANDARD_METHODS.contains(&request.method.as_str()) {
+        let stateless = ctx
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= STATELESS_REVISION);
+        let error = if stateless && REMOVED_IN_2026_07_28.contains(&request.method.as_str()) {
+            removed_method(&request.method)
+        } else if STANDARD_METHODS.contains(&request.method.as_str()) {
             ErrorData::invalid_params(
                 format!(
                     "invalid params for {}: they do not match the method's schema",
@@ -723,11 +896,23 @@ fn get_skill_entry(
         ErrorData::invalid_params(message, None)
     };
     let parsed = uri::parse(uri_text).map_err(|_| unknown(None))?;
-    if parsed.path != "SKILL.md" || uri::skill_md_uri(&parsed.name) != uri_text {
-        return Err(unknown(None));
-    }
-    let skill = snapshot
-        .require(&parsed.name)
-        .map_err(|e| unknown(Some(e.to_string())))?;
+    // Only the URI the entry is published under (`skill://<skill-path>/
+    // SKILL.md`) names a skill here.
+    let skill = uri::splits(&parsed)
+        .into_iter()
+        .find_map(|(name, skill_path, path)| {
+            let skill = snapshot.get(&name)?;
+            (path == "SKILL.md"
+                && uri::skill_path(skill) == skill_path
+                && uri::skill_md_uri(&skill_path) == uri_text)
+                .then_some(skill)
+        });
+    let Some(skill) = skill else {
+        if parsed.path != "SKILL.md" || uri::skill_md_uri(&parsed.name) != uri_text {
+            return Err(unknown(None));
+        }
+        let why = snapshot.require(&parsed.name).err().map(|e| e.to_string());
+        return Err(unknown(why));
+    };
     extension::entry(engine, skill).map_err(entry_error)
 }

@@ -113,7 +113,7 @@ fn error_line(code: i32, id: &Value, message: &str) -> Vec<u8> {
 
 /// Why `message` is not a JSON-RPC 2.0 request, notification or response,
 /// with the id to answer under (the message's, when it has a valid one).
-fn envelope_problem(message: &Value) -> Option<(Value, &'static str)> {
+pub(crate) fn envelope_problem(message: &Value) -> Option<(Value, &'static str)> {
     let Value::Object(fields) = message else {
         return Some((
             Value::Null,

@@ -23,6 +23,7 @@ use crate::options::{HttpOptions, ServeOptions};
 use crate::registry::RegistrySource;
 use crate::reload;
 use crate::server::SkillServer;
+use crate::sessions::SessionSlots;
 use crate::stdio;
 
 /// The HTTP path the MCP endpoint is served at.
@@ -305,9 +306,19 @@ fn is_json(request: &Request) -> bool {
 
 /// A JSON-RPC error answer with `id: null` (the request's id is unknown).
 fn jsonrpc_error(status: StatusCode, code: i32, message: &str) -> Response {
+    jsonrpc_error_with_id(status, code, &serde_json::Value::Null, message)
+}
+
+/// A JSON-RPC error answer to the request with `id`.
+fn jsonrpc_error_with_id(
+    status: StatusCode,
+    code: i32,
+    id: &serde_json::Value,
+    message: &str,
+) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": code, "message": message},
     });
     (
@@ -351,62 +362,95 @@ impl Drop for InFlightEntry {
     }
 }
 
-/// What the body check needs: the size cap and the in-flight ids.
+/// What the MCP path's guard needs: the size cap, the in-flight ids and
+/// the session slots.
 #[derive(Debug, Clone)]
 struct BodyCheck {
     limit: usize,
     in_flight: Arc<InFlight>,
-    /// The sessions (to count them) and the most allowed at once.
-    sessions: Arc<LocalSessionManager>,
-    max_sessions: usize,
+    slots: Arc<SessionSlots>,
 }
 
-/// True when `body` is an `initialize` request sent outside a session (one
-/// that would open a new session).
-fn opens_session(parts: &http::request::Parts, body: &[u8]) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Envelope {
-        method: Option<String>,
-    }
+/// True when `message` is an `initialize` request sent outside a session
+/// (one that would open a new session).
+fn opens_session(parts: &http::request::Parts, message: &serde_json::Value) -> bool {
     !parts.headers.contains_key(SESSION_ID_HEADER)
-        && serde_json::from_slice::<Envelope>(body)
-            .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+        && message.get("method").and_then(serde_json::Value::as_str) == Some("initialize")
 }
 
 /// The header naming a request's MCP session.
 const SESSION_ID_HEADER: &str = "mcp-session-id";
 
+/// The `Mcp-Session-Id` a request or answer carries.
+fn session_id(headers: &http::HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 /// The session and id of a request (not a notification or response) sent
-/// in a session, when `body` is one.
-fn session_request_key(parts: &http::request::Parts, body: &[u8]) -> Option<(String, String)> {
-    #[derive(serde::Deserialize)]
-    struct Envelope {
-        id: Option<serde_json::Value>,
-        method: Option<serde::de::IgnoredAny>,
-    }
-    let session = parts.headers.get(SESSION_ID_HEADER)?.to_str().ok()?;
-    let envelope: Envelope = serde_json::from_slice(body).ok()?;
-    envelope.method?;
-    match envelope.id? {
+/// in a session, when `message` is one.
+fn session_request_key(
+    parts: &http::request::Parts,
+    message: &serde_json::Value,
+) -> Option<(String, String)> {
+    let session = session_id(&parts.headers)?;
+    message.get("method")?;
+    match message.get("id")? {
         serde_json::Value::Null => None,
-        id => Some((session.to_owned(), id.to_string())),
+        id => Some((session, id.to_string())),
     }
 }
 
-/// JSON-RPC's errors the SDK would not give: a POST whose JSON body does
-/// not parse gets Parse error (`-32700`, `id: null`, HTTP 400) instead of
-/// the SDK's `415`; a request whose id is that of a request of the same
-/// session still in flight gets Invalid Request (`-32600`, HTTP 409) with
-/// that id. Other requests (a wrong content type included: the SDK's `415`
-/// names the expected type) pass through untouched.
-async fn parse_error_as_jsonrpc(
-    State(check): State<BodyCheck>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// `response`, its body holding `held` until the body has been sent.
+fn holding<T: Send + Sync + 'static>(response: Response, held: T) -> Response {
+    use http_body_util::BodyExt as _;
+    response.map(|body| {
+        axum::body::Body::new(body.map_frame(move |frame| {
+            let _held = &held;
+            frame
+        }))
+    })
+}
+
+/// The rules in front of rmcp on the MCP path, each answered as JSON-RPC
+/// says where the SDK would not:
+///
+/// - a POST whose JSON body does not parse (invalid UTF-8 included) gets
+///   Parse error (`-32700`, `id: null`, HTTP 400) instead of the SDK's
+///   `415`; valid JSON that is not one JSON-RPC message (a batch, `null`,
+///   a number, a request without `method`...) gets Invalid Request
+///   (`-32600`, HTTP 400, with the message's id when it has a valid one);
+/// - a request whose id is that of a request of the same session still in
+///   flight gets Invalid Request (`-32600`, HTTP 409) with that id;
+/// - an `initialize` outside a session takes a slot of the session cap
+///   first ([`SessionSlots::reserve`]): HTTP 503 and `-32600` when none is
+///   free;
+/// - `DELETE` ends the session and its per-session state and answers 204
+///   (rmcp says 202, which the transport does not allow for `DELETE`).
+///
+/// Other requests (a wrong content type included: the SDK's `415` names the
+/// expected type) pass through untouched.
+async fn guard_mcp(State(check): State<BodyCheck>, request: Request, next: Next) -> Response {
     let limit = check.limit;
+    if request.method() == axum::http::Method::DELETE {
+        let id = session_id(request.headers());
+        let mut response = next.run(request).await;
+        if response.status().is_success() {
+            if let Some(id) = id {
+                check.slots.closed(&id);
+            }
+            *response.status_mut() = StatusCode::NO_CONTENT;
+            *response.body_mut() = axum::body::Body::empty();
+            response.headers_mut().remove(header::CONTENT_TYPE);
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+        }
+        return response;
+    }
+    let busy = session_id(request.headers()).and_then(|id| check.slots.busy(&id));
     if request.method() != axum::http::Method::POST || !is_json(&request) {
-        return next.run(request).await;
+        return holding(next.run(request).await, busy);
     }
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, limit).await {
@@ -419,50 +463,60 @@ async fn parse_error_as_jsonrpc(
             );
         }
     };
-    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
-        return jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            PARSE_ERROR,
-            &format!("Parse error: the body is not valid JSON ({e})"),
-        );
-    }
-    if opens_session(&parts, &bytes) {
-        let open = check.sessions.sessions.read().await.len();
-        if open >= check.max_sessions {
-            tracing::warn!(
-                open,
-                cap = check.max_sessions,
-                "refused: session cap reached"
-            );
+    let message = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(message) => message,
+        Err(e) => {
             return jsonrpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                INVALID_REQUEST,
-                &format!(
-                    "too many sessions: this server holds {open} (its cap is {}); close one \
-                     (DELETE with its Mcp-Session-Id) or wait for an idle one to expire",
-                    check.max_sessions
-                ),
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                &format!("Parse error: the body is not valid JSON ({e})"),
             );
         }
+    };
+    if let Some((id, why)) = stdio::envelope_problem(&message) {
+        tracing::info!(reason = why, "refused: not a JSON-RPC message");
+        return jsonrpc_error_with_id(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            &id,
+            &format!("invalid request: {why}"),
+        );
     }
-    let entry = match session_request_key(&parts, &bytes) {
+    let reservation = if opens_session(&parts, &message) {
+        match check.slots.reserve().await {
+            Ok(reservation) => Some(reservation),
+            Err(full) => {
+                tracing::warn!(
+                    open = full.open,
+                    cap = check.slots.cap(),
+                    "refused: session cap reached"
+                );
+                return jsonrpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    INVALID_REQUEST,
+                    &format!(
+                        "too many sessions: this server holds {} (its cap is {}) and none is \
+                         idle; close one (DELETE with its Mcp-Session-Id) or retry later",
+                        full.open,
+                        check.slots.cap()
+                    ),
+                );
+            }
+        }
+    } else {
+        None
+    };
+    let entry = match session_request_key(&parts, &message) {
         Some(key) => {
             if !check.in_flight.ids().insert(key.clone()) {
                 tracing::info!(id = %key.1, "refused: duplicate id of a request in flight");
-                let body = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "id": serde_json::from_str::<serde_json::Value>(&key.1).unwrap_or_default(),
-                    "error": {"code": INVALID_REQUEST, "message": stdio::duplicate_id_message(&key.1)},
-                });
-                return (
+                let id = message.get("id").cloned().unwrap_or_default();
+                return jsonrpc_error_with_id(
                     StatusCode::CONFLICT,
-                    [(
-                        header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    )],
-                    body.to_string(),
-                )
-                    .into_response();
+                    INVALID_REQUEST,
+                    &id,
+                    &stdio::duplicate_id_message(&key.1),
+                );
             }
             Some(InFlightEntry {
                 set: Arc::clone(&check.in_flight),
@@ -474,19 +528,17 @@ async fn parse_error_as_jsonrpc(
     let response = next
         .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await;
-    match entry {
-        None => response,
-        Some(entry) => {
-            // The id stays taken until the answer's body is done.
-            use http_body_util::BodyExt as _;
-            response.map(|body| {
-                axum::body::Body::new(body.map_frame(move |frame| {
-                    let _held = &entry;
-                    frame
-                }))
-            })
-        }
+    if reservation.is_some()
+        && let Some(id) = session_id(response.headers())
+    {
+        // In rmcp's map already (it answers after creating the session):
+        // the reservation's slot is now the session's.
+        check.slots.opened(&id);
     }
+    drop(reservation);
+    // The id stays taken, and the session busy, until the answer's body is
+    // done.
+    holding(response, (entry, busy))
 }
 
 /// An answer must have started within the request timeout (the body read
@@ -513,8 +565,26 @@ async fn request_timeout(
     }
 }
 
+/// The `Origin`s of pages served by this very listener when it is a
+/// loopback one: `http://127.0.0.1:PORT`, `http://localhost:PORT` and
+/// `http://[::1]:PORT`, with the listener's port (none for port 0, not yet
+/// bound, or a non-loopback address). A page on another port or host is
+/// still refused (DNS rebinding protection); `--allowed-origin` adds more.
+pub fn loopback_origins(addr: SocketAddr) -> Vec<String> {
+    if !addr.ip().is_loopback() || addr.port() == 0 {
+        return Vec::new();
+    }
+    let port = addr.port();
+    ["127.0.0.1", "localhost", "[::1]"]
+        .iter()
+        .map(|host| format!("http://{host}:{port}"))
+        .collect()
+}
+
 /// The HTTP router (the MCP endpoint at [`HTTP_PATH`], [`ROOT_TEXT`] at
-/// `/`), for hosts that mount it in their own server. `token`: require
+/// `/`), for hosts that mount it in their own server. `http.addr` is the
+/// bound address (its port names the loopback origins accepted:
+/// [`loopback_origins`]). `token`: require
 /// `Authorization: Bearer`. The engine should be built with
 /// `expose_paths` off ([`serve_http`] does): HTTP clients are remote.
 pub fn router(
@@ -525,17 +595,27 @@ pub fn router(
 ) -> axum::Router {
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
     hosts.extend(http.allowed_hosts.iter().cloned());
+    let mut origins = http.allowed_origins.clone();
+    origins.extend(loopback_origins(http.addr));
     let engine_limit = engine.options().max_request_bytes;
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(http.allowed_origins.clone())
+        .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(engine.options().max_request_bytes)
         .with_cancellation_token(cancel);
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(http.session_idle_timeout);
+    let sessions = Arc::new(manager);
+    let slots = Arc::new(SessionSlots::new(
+        http.max_sessions,
+        http.session_evict_idle,
+        Arc::clone(&sessions),
+        Arc::clone(&engine),
+    ));
     let service = StreamableHttpService::new(
         move || Ok(SkillServer::new(Arc::clone(&engine))),
-        Arc::clone(&sessions),
+        sessions,
         config,
     );
     let limit = engine_limit;
@@ -546,10 +626,9 @@ pub fn router(
                 BodyCheck {
                     limit,
                     in_flight: Arc::default(),
-                    sessions,
-                    max_sessions: http.max_sessions,
+                    slots,
                 },
-                parse_error_as_jsonrpc,
+                guard_mcp,
             ));
     let router = axum::Router::new()
         .route("/", axum::routing::get(|| async { ROOT_TEXT }))
@@ -573,7 +652,7 @@ pub fn router(
 /// no skill directory: `expose_paths` off): an HTTP client's model cannot
 /// read the server's files (it uses `read_skill_resource`), and should not
 /// learn the server's folder layout.
-pub fn serve_http(mut options: ServeOptions, http: HttpOptions) -> Result<(), Error> {
+pub fn serve_http(mut options: ServeOptions, mut http: HttpOptions) -> Result<(), Error> {
     options.tool_catalog.locations = false;
     options.expose_paths = false;
     let token = http.token_file.as_deref().map(read_token).transpose()?;
@@ -593,6 +672,9 @@ pub fn serve_http(mut options: ServeOptions, http: HttpOptions) -> Result<(), Er
         })?;
         let (engine, _watcher) = start(options).await?;
         let cancel = CancellationToken::new();
+        // The port actually bound (port 0 picks one): the loopback origins
+        // name it.
+        http.addr = local;
         let app = router(engine, &http, token, cancel.child_token());
         tracing::info!(url = %format!("http://{local}{HTTP_PATH}"), "listening");
         // The first line on stderr names the address (useful with port 0).

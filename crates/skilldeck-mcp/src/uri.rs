@@ -1,8 +1,12 @@
-//! `skill://` URIs: `skill://<name>/<path>` for a file of the skill named
-//! `<name>`, `skill://<name>` for its folder (the Skills extension's
-//! directory resource). Path segments are percent-encoded where a URI needs
-//! it; the skill name is the URI's authority and is used as is (names with
-//! characters a URI cannot carry there get no URI: [`name_fits_uri`]).
+//! `skill://` URIs: `skill://<skill-path>/<path>` for a file of a skill,
+//! `skill://<skill-path>` for its folder (the Skills extension's directory
+//! resource). The skill path is the skill's folder relative to its root
+//! (`pdf`; `outer/inner` for a skill nested in another), whose last segment
+//! is the skill's name, as SEP-2640 says ([`skill_path`]); a skill whose
+//! folder does not end in its name is published under its name alone. Path
+//! segments are percent-encoded where a URI needs it; skill path segments
+//! are used as is (a name with characters a URI cannot carry there gets no
+//! URI: [`name_fits_uri`]).
 
 use std::fmt::Write as _;
 
@@ -42,7 +46,30 @@ pub fn name_fits_uri(name: &str) -> bool {
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// The path `skill` is published under: its folder relative to its root
+/// (`outer/inner` for a nested skill) when every segment can be part of a
+/// URI authority-and-path as is and the last is the skill's name; else the
+/// name alone (a folder named differently from its skill, a skill at the
+/// root itself).
+pub fn skill_path(skill: &skilldeck::Skill) -> String {
+    let nested = skill.dir.strip_prefix(&*skill.root).ok().and_then(|rel| {
+        let segments: Vec<&str> = rel
+            .components()
+            .map(|c| match c {
+                std::path::Component::Normal(s) => s.to_str(),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        (segments.len() > 1
+            && segments.last() == Some(&skill.name.as_str())
+            && segments.iter().all(|s| name_fits_uri(s)))
+        .then(|| segments.join("/"))
+    });
+    nested.unwrap_or_else(|| skill.name.clone())
+}
+
 /// `skill://<name>/<path>`, or `skill://<name>` when `path` is empty.
+/// `name` is a skill path ([`skill_path`]): a name, or `outer/inner`.
 pub fn skill_uri(name: &str, path: &str) -> String {
     let mut uri = String::with_capacity(SCHEME.len() + name.len() + 1 + path.len());
     uri.push_str(SCHEME);
@@ -54,9 +81,35 @@ pub fn skill_uri(name: &str, path: &str) -> String {
     uri
 }
 
-/// The URI of a skill's `SKILL.md`.
+/// The URI of a skill's `SKILL.md`; `name` is a skill path ([`skill_path`]).
 pub fn skill_md_uri(name: &str) -> String {
     skill_uri(name, "SKILL.md")
+}
+
+/// Where a parsed URI may point: `(skill name, skill path, file path)`
+/// for each way to split it, the most specific first. For
+/// `skill://a/b/c.md`: the skill `b` published at `a/b` with `c.md`, then
+/// the skill `a` with `b/c.md`. The caller takes the first whose skill
+/// exists and is published at that skill path; the last split (the first
+/// segment as a name) also matches a skill by name alone, the flat form
+/// `skill://<name>/...` older releases published for nested skills.
+pub fn splits(parsed: &SkillUri) -> Vec<(String, String, String)> {
+    let full = if parsed.path.is_empty() {
+        parsed.name.clone()
+    } else {
+        format!("{}/{}", parsed.name, parsed.path)
+    };
+    let segments: Vec<&str> = full.split('/').collect();
+    (1..=segments.len())
+        .rev()
+        .map(|n| {
+            (
+                segments[n - 1].to_owned(),
+                segments[..n].join("/"),
+                segments[n..].join("/"),
+            )
+        })
+        .collect()
 }
 
 fn encode_path(out: &mut String, path: &str) {
@@ -171,6 +224,28 @@ mod tests {
         ));
         assert!(matches!(parse("skill://a/%zz"), Err(UriError::Escape(_))));
         assert!(matches!(parse("skill://a/%ff"), Err(UriError::Escape(_))));
+    }
+
+    #[test]
+    fn a_uri_splits_into_skill_paths_most_specific_first() {
+        let parsed = parse("skill://outer/inner/SKILL.md").unwrap();
+        assert_eq!(
+            splits(&parsed),
+            vec![
+                (
+                    "SKILL.md".into(),
+                    "outer/inner/SKILL.md".into(),
+                    String::new()
+                ),
+                ("inner".into(), "outer/inner".into(), "SKILL.md".into()),
+                ("outer".into(), "outer".into(), "inner/SKILL.md".into()),
+            ]
+        );
+        let folder = parse("skill://pdf").unwrap();
+        assert_eq!(
+            splits(&folder),
+            vec![("pdf".into(), "pdf".into(), String::new())]
+        );
     }
 
     #[test]

@@ -68,6 +68,17 @@ fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Answer {
+    request_bytes(addr, method, path, headers, body.as_bytes())
+}
+
+/// [`request`] with a body of any bytes (not only UTF-8).
+fn request_bytes(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Answer {
     let mut stream = TcpStream::connect(addr).unwrap();
     // A request left unanswered fails the test instead of hanging it.
     stream.set_read_timeout(Some(UNANSWERED)).unwrap();
@@ -79,8 +90,9 @@ fn request(
         text.push_str(&format!("{name}: {value}\r\n"));
     }
     text.push_str("\r\n");
-    text.push_str(body);
-    stream.write_all(text.as_bytes()).unwrap();
+    let mut bytes = text.into_bytes();
+    bytes.extend_from_slice(body);
+    stream.write_all(&bytes).unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let raw = String::from_utf8_lossy(&raw).into_owned();
@@ -556,4 +568,462 @@ fn a_deleted_session_leaves_no_notification_forwarder_behind() {
         assert!(closed.status < 300, "{} {}", closed.status, closed.body);
     }
     assert_eq!(wait_for_listeners(&engine, baseline), baseline);
+}
+
+/// An `initialize` of revision 2025-11-25, outside a session.
+fn initialize_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"}
+        }
+    })
+    .to_string()
+}
+
+#[test]
+fn a_page_of_the_loopback_listener_itself_is_an_accepted_origin() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let port = addr.port();
+    for origin in [
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ] {
+        let mut headers = JSON_HEADERS.to_vec();
+        headers.push(("Origin", origin.as_str()));
+        let answer = request(addr, "POST", "/mcp", &headers, &initialize_body());
+        assert_eq!(answer.status, 200, "Origin {origin}: {}", answer.body);
+    }
+    // DNS rebinding protection stays: another port, another host, a
+    // look-alike, `null`.
+    for origin in [
+        format!("http://localhost:{}", port.wrapping_add(1).max(1)),
+        format!("http://evil.example:{port}"),
+        format!("http://127.0.0.1.evil.example:{port}"),
+        format!("https://localhost:{port}"),
+        "null".to_owned(),
+    ] {
+        let mut headers = JSON_HEADERS.to_vec();
+        headers.push(("Origin", origin.as_str()));
+        let answer = request(addr, "POST", "/mcp", &headers, &initialize_body());
+        assert_eq!(answer.status, 403, "Origin {origin}: {}", answer.body);
+    }
+}
+
+#[test]
+fn batches_null_and_invalid_utf8_bodies_get_jsonrpc_errors_not_415() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let cases: [(&[u8], i64, Value); 6] = [
+        (
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            -32600,
+            Value::Null,
+        ),
+        (b"null", -32600, Value::Null),
+        (b"42", -32600, Value::Null),
+        (br#"{"jsonrpc":"2.0","id":7}"#, -32600, json!(7)),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}",
+            -32700,
+            Value::Null,
+        ),
+        (b"\xfe\xff{}", -32700, Value::Null),
+    ];
+    for (body, code, id) in cases {
+        let answer = request_bytes(addr, "POST", "/mcp", &JSON_HEADERS, body);
+        let shown = String::from_utf8_lossy(body);
+        assert_eq!(answer.status, 400, "{shown}: {}", answer.body);
+        let message = answer.json();
+        assert_eq!(message["jsonrpc"], "2.0", "{shown}: {}", answer.body);
+        assert_eq!(message["error"]["code"], code, "{shown}: {}", answer.body);
+        assert_eq!(message["id"], id, "{shown}: {}", answer.body);
+    }
+    // The server goes on.
+    let ok = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+    assert_eq!(ok.status, 200, "{}", ok.body);
+}
+
+#[test]
+fn delete_ends_the_session_with_204_and_forgets_what_it_activated() {
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve(Arc::clone(&engine));
+    let mut session = Session::open(addr);
+    let id = session.id.clone().unwrap();
+    let activated = session.call(
+        "tools/call",
+        json!({"name": "activate_skill", "arguments": {"name": "pdf"}}),
+    );
+    assert!(activated.contains("skill_content"), "{activated}");
+    let conversation = format!("http:{id}");
+    assert!(
+        engine
+            .host()
+            .tracker()
+            .lock()
+            .is_active(&conversation, "pdf")
+    );
+    let closed = request(
+        addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", id.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        "",
+    );
+    assert!(
+        closed.status == 200 || closed.status == 204,
+        "{} {}",
+        closed.status,
+        closed.body
+    );
+    assert!(
+        !engine
+            .host()
+            .tracker()
+            .lock()
+            .is_active(&conversation, "pdf")
+    );
+    // The session is gone.
+    let after = session.post(json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}));
+    assert_eq!(after.status, 404, "{}", after.body);
+}
+
+#[test]
+fn the_session_cap_holds_exactly_under_concurrent_initializes() {
+    const CAP: usize = 4;
+    const CLIENTS: usize = 48;
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_configured(engine, |http| http.max_sessions = CAP);
+    let start = Arc::new(std::sync::Barrier::new(CLIENTS));
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let start = Arc::clone(&start);
+            std::thread::spawn(move || {
+                start.wait();
+                let answer = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+                (
+                    answer.status,
+                    answer.header("mcp-session-id").map(str::to_owned),
+                )
+            })
+        })
+        .collect();
+    let answers: Vec<(u16, Option<String>)> =
+        threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let admitted: Vec<&String> = answers
+        .iter()
+        .filter(|(status, _)| *status == 200)
+        .filter_map(|(_, id)| id.as_ref())
+        .collect();
+    let refused = answers.iter().filter(|(status, _)| *status == 503).count();
+    assert_eq!(admitted.len(), CAP, "{answers:?}");
+    assert_eq!(refused, CLIENTS - CAP, "{answers:?}");
+    // Every admitted session is real, and ending one admits a new one.
+    let closed = request(
+        addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", admitted[0].as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        "",
+    );
+    assert!(closed.status < 300, "{} {}", closed.status, closed.body);
+    let again = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+    assert_eq!(again.status, 200, "{}", again.body);
+    let full = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+    assert_eq!(full.status, 503, "{}", full.body);
+}
+
+#[test]
+fn a_full_server_closes_its_longest_idle_session_to_admit_a_new_one() {
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_configured(engine, |http| {
+        http.max_sessions = 2;
+        http.session_evict_idle = std::time::Duration::ZERO;
+    });
+    let mut oldest = Session::open(addr);
+    let mut newer = Session::open(addr);
+    // The newer one was used last: the oldest is the idlest.
+    newer.call("ping", json!({}));
+    let third = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+    assert_eq!(third.status, 200, "{}", third.body);
+    let evicted = oldest.post(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
+    assert_eq!(evicted.status, 404, "{}", evicted.body);
+    newer.call("ping", json!({}));
+}
+
+#[test]
+fn a_session_with_a_request_running_is_never_evicted() {
+    // A session whose event stream (GET) is open is busy: with every slot
+    // held by such sessions, a new one is refused rather than cutting one.
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_configured(engine, |http| {
+        http.max_sessions = 1;
+        http.session_evict_idle = std::time::Duration::ZERO;
+    });
+    let session = Session::open(addr);
+    let id = session.id.clone().unwrap();
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(UNANSWERED)).unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: 2025-11-25\r\n\r\n"
+    )
+    .unwrap();
+    // Wait for the stream's head: the request is running.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        String::from_utf8_lossy(&head).contains(" 200 "),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let refused = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    // Once the stream is closed the session is idle, and may give way.
+    drop(stream);
+    let deadline = std::time::Instant::now() + UNANSWERED;
+    loop {
+        let again = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+        if again.status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} {}",
+            again.status,
+            again.body
+        );
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn expired_sessions_free_their_slots() {
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_configured(engine, |http| {
+        http.max_sessions = 1;
+        // No eviction: only the session's own expiry frees its slot.
+        http.session_evict_idle = UNANSWERED * 10;
+        http.session_idle_timeout = std::time::Duration::from_millis(200);
+    });
+    let _first = Session::open(addr);
+    let deadline = std::time::Instant::now() + UNANSWERED;
+    loop {
+        let again = request(addr, "POST", "/mcp", &JSON_HEADERS, &initialize_body());
+        if again.status == 200 {
+            break;
+        }
+        assert_eq!(again.status, 503, "{}", again.body);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session never expired"
+        );
+        std::thread::yield_now();
+    }
+}
+
+fn nested_fixture() -> tempfile::TempDir {
+    let tmp = fixture();
+    skilldeck_testkit::skill(tmp.path(), "outer")
+        .description("The outer skill.")
+        .body("# Outer\n")
+        .write();
+    skilldeck_testkit::skill(tmp.path(), "inner")
+        .folder("outer/inner")
+        .description("A skill nested in another.")
+        .body("# Inner\n")
+        .file("notes.md", "inner notes\n")
+        .write();
+    tmp
+}
+
+#[test]
+fn a_nested_skill_is_published_under_its_folder_path() {
+    let tmp = nested_fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let mut session = Session::open(addr);
+    let listed: Value = serde_json::from_str(&session.call("skills/list", json!({}))).unwrap();
+    let uris: Vec<&str> = listed["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"skill://outer/inner/SKILL.md"), "{uris:?}");
+    assert!(uris.contains(&"skill://outer/SKILL.md"), "{uris:?}");
+    assert!(!uris.contains(&"skill://inner/SKILL.md"), "{uris:?}");
+    let inner = listed["result"]["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["uri"] == "skill://outer/inner/SKILL.md")
+        .unwrap();
+    let files: Vec<&str> = inner["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(files.contains(&"skill://outer/inner/notes.md"), "{files:?}");
+    // The entry is fetched by its URI, and its files read by theirs.
+    let got: Value = serde_json::from_str(
+        &session.call("skills/get", json!({"uri": "skill://outer/inner/SKILL.md"})),
+    )
+    .unwrap();
+    assert_eq!(
+        got["result"]["skill"]["frontmatter"]["name"], "inner",
+        "{got}"
+    );
+    let read: Value = serde_json::from_str(&session.call(
+        "resources/read",
+        json!({"uri": "skill://outer/inner/notes.md"}),
+    ))
+    .unwrap();
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "inner notes\n",
+        "{read}"
+    );
+    // The outer skill's own files are still its own.
+    let outer: Value = serde_json::from_str(
+        &session.call("resources/read", json!({"uri": "skill://outer/SKILL.md"})),
+    )
+    .unwrap();
+    assert!(
+        outer["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Outer"),
+        "{outer}"
+    );
+    // The flat form older releases published still reads.
+    let flat: Value = serde_json::from_str(
+        &session.call("resources/read", json!({"uri": "skill://inner/notes.md"})),
+    )
+    .unwrap();
+    assert_eq!(
+        flat["result"]["contents"][0]["text"], "inner notes\n",
+        "{flat}"
+    );
+    // The folder is a directory resource at the same path.
+    let dir: Value = serde_json::from_str(&session.call(
+        "resources/directory/read",
+        json!({"uri": "skill://outer/inner"}),
+    ))
+    .unwrap();
+    assert!(
+        dir.to_string().contains("skill://outer/inner/notes.md"),
+        "{dir}"
+    );
+}
+
+#[test]
+fn a_resource_not_found_error_names_the_uri_in_its_data() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let mut session = Session::open(addr);
+    for uri in [
+        "skill://pdf/references/NOPE.md",
+        "skill://no-such-skill/SKILL.md",
+    ] {
+        let answer: Value =
+            serde_json::from_str(&session.call("resources/read", json!({"uri": uri}))).unwrap();
+        assert_eq!(answer["error"]["code"], -32002, "{answer}");
+        assert_eq!(answer["error"]["data"]["uri"], uri, "{answer}");
+    }
+}
+
+#[test]
+fn methods_removed_in_2026_07_28_are_unknown_to_stateless_clients() {
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.push(("MCP-Protocol-Version", "2026-07-28"));
+    for (id, method, mut params) in [
+        (1, "initialize", json!({})),
+        (2, "logging/setLevel", json!({"level": "info"})),
+        (3, "unknown/method", json!({})),
+    ] {
+        params["_meta"] = meta.clone();
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut headers = headers.clone();
+        headers.push(("Mcp-Method", method));
+        let answer = request(addr, "POST", "/mcp", &headers, &body.to_string());
+        assert_eq!(answer.status, 404, "{method}: {}", answer.body);
+        let message = answer.json();
+        assert_eq!(
+            message["error"]["code"], -32601,
+            "{method}: {}",
+            answer.body
+        );
+        assert_eq!(message["id"], id, "{method}: {}", answer.body);
+    }
+    // A request that is not removed is answered as usual.
+    let body =
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": meta}});
+    headers.push(("Mcp-Method", "tools/list"));
+    let answer = request(addr, "POST", "/mcp", &headers, &body.to_string());
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(
+        answer.json()["result"]["tools"].is_array(),
+        "{}",
+        answer.body
+    );
+}
+
+#[test]
+fn a_stateless_client_gets_invalid_params_with_the_uri_for_a_missing_resource() {
+    // SEP-2164 (revision 2026-07-28): -32602 and `data.uri`, for a skill
+    // file that does not exist and for a URI no skill can have.
+    let tmp = fixture();
+    let (_rt, addr) = serve(Arc::new(Engine::new(remote_options(tmp.path())).unwrap()));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut headers = JSON_HEADERS.to_vec();
+    headers.push(("MCP-Protocol-Version", "2026-07-28"));
+    headers.push(("Mcp-Method", "resources/read"));
+    for (id, uri) in [
+        (1, "skill://pdf/references/NOPE.md"),
+        (2, "test://nonexistent-resource"),
+    ] {
+        headers.retain(|(name, _)| *name != "Mcp-Name");
+        headers.push(("Mcp-Name", uri));
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
+                          "params": {"uri": uri, "_meta": meta}});
+        let answer = request(addr, "POST", "/mcp", &headers, &body.to_string());
+        let message = answer.json();
+        assert_eq!(message["error"]["code"], -32602, "{uri}: {}", answer.body);
+        assert_eq!(
+            message["error"]["data"]["uri"], uri,
+            "{uri}: {}",
+            answer.body
+        );
+    }
 }

@@ -68,16 +68,19 @@ pub fn check_entry_path(raw: &[u8]) -> Result<String, &'static str> {
 }
 
 /// The names seen so far, to refuse duplicates, names equal but for letter
-/// case (they collide on macOS and Windows), and a file where a folder is
-/// (or the reverse).
+/// case or Unicode normalisation (they collide on macOS and Windows, and
+/// look the same everywhere: `café` composed and decomposed), and a file
+/// where a folder is (or the reverse).
 #[derive(Debug, Default)]
 pub struct NameSet {
     files: HashSet<String>,
     dirs: HashSet<String>,
 }
 
+/// The core's look-alike key: NFKC, case folded, without invisible
+/// characters.
 fn fold(path: &str) -> String {
-    path.to_lowercase()
+    skilldeck::spec::lookalike_key(path)
 }
 
 impl NameSet {
@@ -85,7 +88,9 @@ impl NameSet {
     pub fn add_file(&mut self, path: &str) -> Result<(), &'static str> {
         let key = fold(path);
         if self.files.contains(&key) {
-            return Err("a second entry with this name (or the same name in other letter case)");
+            return Err(
+                "a second entry with this name (or one that looks the same: other letter case or Unicode normalisation)",
+            );
         }
         if self.dirs.contains(&key) {
             return Err("a file where another entry has a folder");
@@ -165,5 +170,19 @@ mod tests {
         assert!(set.add_file("A").is_err());
         assert!(set.add_file("a/SKILL.md/x").is_err());
         assert!(set.add_dir("a").is_ok());
+    }
+
+    #[test]
+    fn names_equal_after_unicode_normalisation_are_refused() {
+        let mut set = NameSet::default();
+        assert!(set.add_file("caf\u{e9}.md").is_ok());
+        assert!(set.add_file("cafe\u{301}.md").is_err(), "decomposed");
+        assert!(set.add_file("CAF\u{c9}.md").is_err(), "other case");
+        assert!(
+            set.add_file("caf\u{200b}\u{e9}.md").is_err(),
+            "zero-width space"
+        );
+        assert!(set.add_file("\u{fb01}le.md").is_ok());
+        assert!(set.add_file("file.md").is_err(), "compatibility ligature");
     }
 }

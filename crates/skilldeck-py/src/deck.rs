@@ -462,19 +462,26 @@ impl Deck {
         self.host.execution().is_some()
     }
 
-    /// The tools the served skills declare (`tools:`), in deck order.
+    /// The tools the served skills declare (`tools:`), in deck order: the
+    /// application's view (it may call every one with `call_tool`).
     fn skill_tools(&self) -> Vec<SkillToolInfo> {
         let snapshot = self.host.snapshot();
         snapshot
             .skill_tools()
             .served(&snapshot.deck)
-            .map(|t| SkillToolInfo {
-                full_name: t.full_name.to_owned(),
-                skill: t.skill.name.clone(),
-                name: t.tool.name.to_string(),
-                description: t.tool.description.clone(),
-                input_schema_json: t.tool.input_schema.to_string(),
-            })
+            .map(SkillToolInfo::from)
+            .collect()
+    }
+
+    /// The declared tools a model may be given: those of the skills the
+    /// host's model-access rule allows (never a tool of a skill with
+    /// `disable-model-invocation: true` or mode `manual`), in deck order.
+    fn model_skill_tools(&self) -> Vec<SkillToolInfo> {
+        let snapshot = self.host.snapshot();
+        snapshot
+            .skill_tools()
+            .model_usable(&snapshot.deck)
+            .map(SkillToolInfo::from)
             .collect()
     }
 
@@ -551,7 +558,8 @@ impl Deck {
     }
 
     /// Calls the skill tool `full_name` for `conversation` as a model
-    /// would (the MCP server's path): only while `[exec] enabled`, and
+    /// would (the MCP server's path): only while `[exec] enabled`, only
+    /// for a skill the model may use (the host's model-access rule), and
     /// only when `[exec] tools` offers the skill's tools to that
     /// conversation (`on-activate`: once the skill was activated in it).
     fn call_execution_tool(

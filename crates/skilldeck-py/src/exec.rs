@@ -151,3 +151,15 @@ pub struct SkillToolInfo {
     /// The JSON Schema of its arguments, as JSON text.
     pub input_schema_json: String,
 }
+
+impl From<skilldeck_host::ResolvedTool<'_>> for SkillToolInfo {
+    fn from(t: skilldeck_host::ResolvedTool<'_>) -> Self {
+        SkillToolInfo {
+            full_name: t.full_name.to_owned(),
+            skill: t.skill.name.clone(),
+            name: t.tool.name.to_string(),
+            description: t.tool.description.clone(),
+            input_schema_json: t.tool.input_schema.to_string(),
+        }
+    }
+}

@@ -75,7 +75,7 @@ def test_model_cannot_activate_a_user_only_skill(skills_root: Path) -> None:
     deck = Deck.discover(roots=[skills_root])
     # The application may; the model (a conversation) may not.
     assert "Instructions" in deck.activate("manual-only").text
-    with pytest.raises(SkillInvocationError, match="cannot be activated by the model"):
+    with pytest.raises(SkillInvocationError, match="user-invoked only.*may not activate it"):
         deck.activate("manual-only", conversation="c")
 
 

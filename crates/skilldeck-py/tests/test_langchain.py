@@ -85,7 +85,7 @@ def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:
         activate.invoke({"name": "pdf-form"})
     with pytest.raises(ToolException, match="leads outside|not allowed"):
         read.invoke({"name": "pdf-forms", "path": "../csv-clean/SKILL.md"})
-    with pytest.raises(ToolException, match="cannot be activated by the model"):
+    with pytest.raises(ToolException, match="user-invoked only.*may not activate it"):
         activate.invoke({"name": "user-only"})
 
 

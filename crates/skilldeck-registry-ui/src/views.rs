@@ -360,6 +360,22 @@ pub struct PreviewView {
     pub included: Vec<String>,
     /// Left out by resolution (excluded) or by the budget (omitted).
     pub left_out: Vec<LeftOut>,
+    /// Name clashes between namespaces (also in `left_out`), shown apart
+    /// so a takeover attempt or a misconfiguration stands out.
+    pub clashes: Vec<Clash>,
+}
+
+/// A skill left out because another skill holds its name.
+pub struct Clash {
+    /// The name both have.
+    pub name: String,
+    /// The skill left out (`namespace/name`).
+    pub left_out: String,
+    /// The skill that holds the name (`namespace/name`).
+    pub served_by: String,
+    /// True when the holder is an explicit assignment and the skill left
+    /// out was auto-discovered.
+    pub by_assignment: bool,
 }
 
 /// An agent's skill selection with the live preview.

@@ -13,6 +13,7 @@ use tower::ServiceExt as _;
 
 struct Fixture {
     router: Router,
+    registry: Registry,
     token: String,
     _dir: tempfile::TempDir,
 }
@@ -23,6 +24,7 @@ async fn fixture() -> Fixture {
     let registry = Registry::open(RegistryConfig {
         database_url: format!("sqlite://{}?mode=rwc", db.display()),
         store_url: format!("file://{}", dir.path().join("blobs").display()),
+        staging_dir: dir.path().join("staging"),
         limits: RegistryLimits::default(),
     })
     .await
@@ -36,7 +38,8 @@ async fn fixture() -> Fixture {
         .trim()
         .to_owned();
     Fixture {
-        router: ui_router(registry),
+        router: ui_router(registry.clone()),
+        registry,
         token,
         _dir: dir,
     }
@@ -216,5 +219,66 @@ async fn the_session_cookie_is_secure_behind_an_https_proxy() {
             .to_str()
             .unwrap()
             .contains("Secure")
+    );
+}
+
+/// A package of skill `name` (the testkit's skill, packed).
+fn package(name: &str) -> bytes::Bytes {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), name)
+        .description(format!("Does {name} things. Use when testing."))
+        .write();
+    bytes::Bytes::from(
+        skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+            .unwrap()
+            .bytes,
+    )
+}
+
+#[tokio::test]
+async fn the_selection_preview_reports_a_name_clash_naming_both_skills() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token).await.unwrap();
+    for ns in ["acme", "a"] {
+        let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
+        f.registry
+            .publish(&admin, &ns, Some("1.0.0"), package("notes"))
+            .await
+            .unwrap();
+    }
+    let spec: skilldeck_registry::wire::AgentSpec = serde_json::from_value(serde_json::json!({
+        "id": "bot", "name": "Bot", "auto_discover": true
+    }))
+    .unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let agent = skilldeck_registry::names::AgentId::new("bot").unwrap();
+    let assignment: skilldeck_registry::wire::Assignment =
+        serde_json::from_value(serde_json::json!({})).unwrap();
+    f.registry
+        .assign(
+            &admin,
+            &agent,
+            &skilldeck_registry::names::SkillRef::parse("acme/notes").unwrap(),
+            assignment,
+        )
+        .await
+        .unwrap();
+
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let anon = cookie_of(&headers);
+    let body = format!("token={}&csrf={}", urlencode(&f.token), csrf_of(&html));
+    let (_, headers, _) = send(&f.router, post_form("/ui/signin", &anon, &body)).await;
+    let signed = cookie_of(&headers);
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::OK);
+    let at = html
+        .find("id=\"name-clashes\"")
+        .unwrap_or_else(|| panic!("no clash notice in the preview: {html}"));
+    let notice = &html[at..at + html[at..].find("</div>").unwrap()];
+    assert!(
+        notice.contains("data-clash=\"a/notes\"")
+            && notice.contains(">acme/notes<")
+            && notice.contains("never replaces an assignment"),
+        "{notice}"
     );
 }

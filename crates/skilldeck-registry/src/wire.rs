@@ -404,11 +404,17 @@ pub struct Excluded {
     pub namespace: Namespace,
     /// The skill name.
     pub name: String,
-    /// `disabled`, `denied`, `shadowed`, `yanked`, `missing-version`,
-    /// `missing-label`, `capabilities`.
+    /// `disabled`, `denied`, `shadowed` (another skill of the same name
+    /// comes first), `shadowed-by-assignment` (an auto-discovered skill
+    /// whose name an explicit assignment holds), `yanked`,
+    /// `missing-version`, `missing-label`.
     pub reason: String,
     /// More, for a person.
     pub detail: String,
+    /// For `shadowed` and `shadowed-by-assignment`: the skill
+    /// (`namespace/name`) that holds the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadowed_by: Option<String>,
 }
 
 /// An agent's resolved skills.
@@ -419,7 +425,8 @@ pub struct Resolved {
     pub agent: AgentId,
     /// Changes whenever the set changes (the lock's ETag).
     pub generation: String,
-    /// In order: priority descending, then namespace/name.
+    /// One per name (assignments before auto-discovered skills), in
+    /// order: priority descending, then namespace/name.
     pub skills: Vec<ResolvedSkill>,
     /// What was left out.
     pub excluded: Vec<Excluded>,
@@ -457,6 +464,11 @@ pub struct AgentLock {
     pub execution_timeout_secs: Option<u32>,
     /// The skills, in resolution order.
     pub skills: Vec<LockedSkill>,
+    /// Name clashes: skills left out because another skill of the same
+    /// name (in another namespace) holds it, each naming the winner, so a
+    /// host serving the lock can report them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<Excluded>,
 }
 
 /// One change, as the audit log records it.

@@ -122,6 +122,7 @@ async fn env_with(limits: RegistryLimits) -> Env {
     let registry = Registry::open(RegistryConfig {
         database_url,
         store_url: store_url.clone(),
+        staging_dir: tmp.path().join("staging"),
         limits,
     })
     .await
@@ -774,7 +775,7 @@ async fn resolution_is_assignments_plus_capable_auto_skills_minus_denied_ordered
     assert_eq!(resolved["skills"][2]["source"], "auto");
     assert_eq!(
         reason_of(&resolved, "acme/plain").as_deref(),
-        Some("shadowed")
+        Some("shadowed-by-assignment")
     );
     assert_eq!(
         reason_of(&resolved, "acme/secret").as_deref(),
@@ -828,6 +829,174 @@ async fn resolution_is_assignments_plus_capable_auto_skills_minus_denied_ordered
     )
     .await;
     assert_eq!(p["code"], "registry-assignment-conflict");
+}
+
+/// A token scoped to `scopes`, created by the admin.
+async fn scoped_token(env: &Env, name: &str, scopes: &[&str]) -> String {
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/tokens",
+            json!({"name": name, "scopes": scopes}),
+        )
+        .await;
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    r.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn excluded_entry<'a>(resolved: &'a Value, skill: &str) -> &'a Value {
+    resolved["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| {
+            format!(
+                "{}/{}",
+                e["namespace"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            ) == skill
+        })
+        .unwrap_or_else(|| panic!("{skill} is not excluded: {resolved}"))
+}
+
+#[tokio::test]
+async fn a_publisher_of_another_namespace_cannot_take_over_an_assigned_skill() {
+    let env = env().await;
+    // The admin publishes acme/notes and assigns it, with grants, to an
+    // agent that also auto-discovers.
+    env.publish(
+        "namespace=acme&version=1.0.0",
+        package("notes", "Team notes. Use when taking notes.", "", &[]),
+    )
+    .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot", "auto_discover": true}))
+        .await;
+    env.assign(
+        "bot",
+        "acme/notes",
+        json!({"grants": {"network": true, "env": ["NOTES_TOKEN"]}}),
+    )
+    .await;
+    let agent = env.agent_token("bot").await;
+    // The attacker holds publish:a, a namespace that sorts before acme.
+    let attacker = scoped_token(&env, "mallory", &["publish:a"]).await;
+    let r = env
+        .publish_as(
+            &attacker,
+            "namespace=a&version=9.9.9",
+            package("notes", "Evil notes. Use when taking notes.", "", &[]),
+        )
+        .await;
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+
+    // The agent's lock still serves the assigned skill with its grants.
+    let lock: Value = env
+        .get_as(&agent, "/agents/bot/lock")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let served: Vec<(String, String)> = lock["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["namespace"].as_str().unwrap().to_owned(),
+                s["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(served, [("acme".to_owned(), "notes".to_owned())], "{lock}");
+    assert_eq!(lock["skills"][0]["version"], "1.0.0");
+    assert_eq!(lock["skills"][0]["grants"]["env"], json!(["NOTES_TOKEN"]));
+    // The clash is in the lock (for the host's log) and in the resolution,
+    // naming the winner.
+    assert_eq!(lock["shadowed"][0]["namespace"], "a", "{lock}");
+    assert_eq!(lock["shadowed"][0]["reason"], "shadowed-by-assignment");
+    assert_eq!(lock["shadowed"][0]["shadowed_by"], "acme/notes");
+    let resolved: Value = env
+        .get_as(&agent, "/agents/bot/resolved")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(names_of(&resolved).await, ["acme/notes"]);
+    let clash = excluded_entry(&resolved, "a/notes");
+    assert_eq!(clash["reason"], "shadowed-by-assignment");
+    assert_eq!(clash["shadowed_by"], "acme/notes");
+    assert!(
+        clash["detail"].as_str().unwrap().contains("acme/notes"),
+        "{clash}"
+    );
+    // The attacker's version is not readable by the agent either.
+    problem(
+        env.get_as(&agent, "/skills/a/notes/versions/9.9.9/archive")
+            .await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+
+    // Whatever the assignment's priority, and even while it is disabled,
+    // the name stays the assignment's.
+    for body in [json!({"priority": -10}), json!({"enabled": false})] {
+        env.assign("bot", "acme/notes", body).await;
+        let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+        assert!(
+            !names_of(&resolved).await.contains(&"a/notes".to_owned()),
+            "{resolved}"
+        );
+        assert_eq!(
+            excluded_entry(&resolved, "a/notes")["reason"],
+            "shadowed-by-assignment"
+        );
+    }
+
+    // Between two assignments: priority, then namespace/name.
+    env.assign("bot", "acme/notes", json!({"priority": 1}))
+        .await;
+    env.assign("bot", "a/notes", json!({})).await;
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert_eq!(names_of(&resolved).await, ["acme/notes"]);
+    let clash = excluded_entry(&resolved, "a/notes");
+    assert_eq!(
+        (clash["reason"].as_str(), clash["shadowed_by"].as_str()),
+        (Some("shadowed"), Some("acme/notes"))
+    );
+    env.assign("bot", "acme/notes", json!({"priority": 0}))
+        .await;
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert_eq!(
+        names_of(&resolved).await,
+        ["a/notes"],
+        "equal priority: a < acme"
+    );
+
+    // Between two auto-discovered skills: namespace/name, and reported.
+    env.publish("namespace=zeta&version=1.0.0", simple("tool"))
+        .await;
+    env.publish("namespace=beta&version=1.0.0", simple("tool"))
+        .await;
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert!(names_of(&resolved).await.contains(&"beta/tool".to_owned()));
+    let clash = excluded_entry(&resolved, "zeta/tool");
+    assert_eq!(
+        (clash["reason"].as_str(), clash["shadowed_by"].as_str()),
+        (Some("shadowed"), Some("beta/tool"))
+    );
 }
 
 #[tokio::test]
@@ -921,7 +1090,7 @@ async fn catalog_and_lock_carry_etags_answer_304_and_change_after_an_assignment(
 }
 
 #[tokio::test]
-async fn an_agent_token_is_403_on_another_agents_lock_on_publish_and_outside_its_set() {
+async fn an_agent_token_is_403_on_another_agents_lock_and_on_publish_and_404_outside_its_set() {
     let env = env().await;
     env.publish("version=1.0.0", simple("mine")).await;
     env.publish("version=1.0.0", simple("theirs")).await;
@@ -969,7 +1138,7 @@ async fn an_agent_token_is_403_on_another_agents_lock_on_publish_and_outside_its
     problem(
         env.get_as(&token, "/skills/default/theirs/versions/1.0.0/archive")
             .await,
-        StatusCode::FORBIDDEN,
+        StatusCode::NOT_FOUND,
     )
     .await;
     problem(env.get_as(&token, "/audit").await, StatusCode::FORBIDDEN).await;
@@ -1008,6 +1177,126 @@ async fn an_agent_token_is_403_on_another_agents_lock_on_publish_and_outside_its
         StatusCode::BAD_REQUEST,
     )
     .await;
+}
+
+/// The status and problem body of `path` for `token`, with `from`
+/// replaced by `to` in the detail (the one place a request's own words
+/// appear), so two answers can be compared whole.
+async fn answer_as(env: &Env, token: &str, path: &str, from: &str, to: &str) -> (u16, Value) {
+    let r = env.get_as(token, path).await;
+    let status = r.status().as_u16();
+    let mut body: Value = r.json().await.unwrap();
+    let detail = body["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .replace(from, to);
+    body["detail"] = Value::String(detail);
+    (status, body)
+}
+
+#[tokio::test]
+async fn an_agent_token_cannot_tell_a_hidden_skill_from_a_missing_one() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("mine")).await;
+    env.publish("version=2.0.0", simple("mine")).await;
+    env.publish("version=1.0.0", simple("theirs")).await;
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/skills/default/theirs/labels/production",
+            json!({"version": "1.0.0"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    env.create_agent(json!({"id": "a1", "name": "A1"})).await;
+    env.assign("a1", "default/mine", json!({"version": "1.0.0"}))
+        .await;
+    let token = env.agent_token("a1").await;
+    // Its own version reads.
+    assert_eq!(
+        env.get_as(&token, "/skills/default/mine/versions/1.0.0")
+            .await
+            .status(),
+        StatusCode::OK
+    );
+    // Another skill that exists vs one that does not: the same 404, whatever
+    // is asked (manifest, archive, a file, by version or by label).
+    for tail in [
+        "versions/1.0.0",
+        "versions/1.0.0/archive",
+        "versions/1.0.0/files/SKILL.md",
+        "versions/latest",
+        "versions/production/archive",
+    ] {
+        let hidden = answer_as(
+            &env,
+            &token,
+            &format!("/skills/default/theirs/{tail}"),
+            "theirs",
+            "nothing",
+        )
+        .await;
+        let missing = answer_as(
+            &env,
+            &token,
+            &format!("/skills/default/nothing/{tail}"),
+            "",
+            "",
+        )
+        .await;
+        assert_eq!(hidden.0, 404, "{tail}: {hidden:?}");
+        assert_eq!(hidden, missing, "{tail}");
+    }
+    // A version of its own skill outside its set (2.0.0 exists, 9.9.9 does
+    // not) and a label that exists elsewhere vs one that does not.
+    let hidden = answer_as(
+        &env,
+        &token,
+        "/skills/default/mine/versions/2.0.0/archive",
+        "2.0.0",
+        "9.9.9",
+    )
+    .await;
+    let missing = answer_as(
+        &env,
+        &token,
+        "/skills/default/mine/versions/9.9.9/archive",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(hidden.0, 404, "{hidden:?}");
+    assert_eq!(hidden, missing);
+    let hidden = answer_as(
+        &env,
+        &token,
+        "/skills/default/mine/versions/latest",
+        "latest",
+        "nolabel",
+    )
+    .await;
+    let missing = answer_as(
+        &env,
+        &token,
+        "/skills/default/mine/versions/nolabel",
+        "",
+        "",
+    )
+    .await;
+    assert_eq!(hidden.0, 404, "{hidden:?}");
+    assert_eq!(hidden, missing);
+    // A skill's history: the same 404 for a hidden and a missing skill.
+    let hidden = answer_as(&env, &token, "/skills/default/theirs", "theirs", "nothing").await;
+    let missing = answer_as(&env, &token, "/skills/default/nothing", "", "").await;
+    assert_eq!(hidden.0, 404, "{hidden:?}");
+    assert_eq!(hidden, missing);
+    // The admin still tells them apart.
+    assert_eq!(
+        env.get("/skills/default/theirs/versions/1.0.0")
+            .await
+            .status(),
+        StatusCode::OK
+    );
 }
 
 #[tokio::test]
@@ -1402,6 +1691,73 @@ async fn a_blob_missing_from_the_store_is_an_error_never_empty_bytes() {
     assert_eq!(r.headers()["etag"].to_str().unwrap(), etag);
 }
 
+/// A SQLite registry over `dir` with its staging folder at `staging`.
+async fn open_local(dir: &std::path::Path, staging: &std::path::Path) -> Registry {
+    Registry::open(RegistryConfig {
+        database_url: format!("sqlite://{}?mode=rwc", dir.join("registry.db").display()),
+        store_url: format!("file://{}", dir.join("blobs").display()),
+        staging_dir: staging.to_path_buf(),
+        limits: RegistryLimits::default(),
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_killed_publishs_staging_folder_is_removed_at_the_next_start_and_a_live_replicas_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let staging = tmp.path().join("staging");
+    // A live replica: its folder is locked for as long as it runs.
+    let live = open_local(tmp.path(), &staging).await;
+    let live_dir = live.staging_dir().to_path_buf();
+    assert!(live_dir.starts_with(&staging), "{}", live_dir.display());
+    std::fs::write(live_dir.join("in-flight"), b"a publish in flight").unwrap();
+    // What a killed process leaves: its folder, its unlocked owner file and
+    // a publish's temporary files; and a folder whose owner died while
+    // making it (no owner file).
+    let dead = staging.join("p4242-deadbeef");
+    std::fs::create_dir_all(dead.join("publish-x/staging/demo")).unwrap();
+    std::fs::write(dead.join(".owner"), b"4242\n").unwrap();
+    std::fs::write(dead.join("publish-x/package"), vec![0u8; 1 << 20]).unwrap();
+    let half = staging.join("p4343-cafebabe");
+    std::fs::create_dir_all(&half).unwrap();
+    // A restart (another process opening the same folder).
+    let restarted = open_local(tmp.path(), &staging).await;
+    assert!(!dead.exists(), "the killed publish's folder is still there");
+    assert!(!half.exists(), "the half-made folder is still there");
+    assert!(
+        live_dir.join("in-flight").exists(),
+        "a live replica's publish was swept"
+    );
+    let mine = restarted.staging_dir().to_path_buf();
+    assert!(mine.is_dir() && mine != live_dir);
+    // A fresh folder holds only its owner file.
+    assert!(
+        std::fs::read_dir(&mine)
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == ".owner")
+    );
+    // A registry that stops normally removes its own folder.
+    drop(live);
+    assert!(!live_dir.exists());
+    drop(restarted);
+    assert!(!mine.exists());
+}
+
+#[tokio::test]
+async fn a_publish_works_under_the_staging_folder_and_leaves_nothing_there() {
+    let env = env().await;
+    let r = env.publish("version=1.0.0", simple("tidy")).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let refused_body = tar_gz(&[file_entry(b"../evil", b"x")]);
+    refused(&env, refused_body).await;
+    let left: Vec<String> = std::fs::read_dir(env.registry.staging_dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [".owner"]);
+}
+
 #[tokio::test]
 async fn gc_deletes_only_unreferenced_blobs_older_than_the_grace_period() {
     let env = env().await;
@@ -1552,6 +1908,107 @@ async fn agents_are_created_read_replaced_and_deleted_with_their_tokens() {
     problem(
         env.get_as(&token, "/agents/crud").await,
         StatusCode::UNAUTHORIZED,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn look_alike_names_cannot_make_a_second_identity_and_display_names_are_normalised() {
+    let env = env().await;
+    // A display name is stored normalised: the decomposed form comes back
+    // composed, the fullwidth one as ASCII.
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "ops-1", "name": "  Cafe\u{301} \u{ff2f}ps "}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    assert_eq!(r.json::<Value>().await.unwrap()["name"], "Caf\u{e9} Ops");
+    // A name of invisible characters only is refused.
+    problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "ghost", "name": "\u{200b}\u{feff}"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    // Identifiers are ASCII only, so a homoglyph (Cyrillic a, o) is refused
+    // where it would make a second look-alike namespace, agent or label.
+    problem(
+        env.publish("namespace=\u{430}cme&version=1.0.0", simple("x"))
+            .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    problem(
+        env.send_json(
+            reqwest::Method::POST,
+            "/agents",
+            json!({"id": "\u{43e}ps-1", "name": "Homoglyph"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    env.publish("version=1.0.0", simple("x")).await;
+    problem(
+        env.send_json(
+            reqwest::Method::PUT,
+            "/skills/default/x/labels/pr\u{43e}d",
+            json!({"version": "1.0.0"}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    // Two paths of one package that look the same are refused.
+    let p = refused(
+        &env,
+        tar_gz(&[
+            file_entry(b"demo/SKILL.md", DEMO_MD),
+            file_entry("demo/caf\u{e9}.md".as_bytes(), b"one"),
+            file_entry("demo/cafe\u{301}.md".as_bytes(), b"two"),
+        ]),
+    )
+    .await;
+    assert!(p.to_string().contains("looks the same"), "{p}");
+}
+
+#[tokio::test]
+async fn an_env_grant_of_a_reserved_variable_is_refused_at_assign_time() {
+    let env = env().await;
+    env.publish("version=1.0.0", simple("tool")).await;
+    env.create_agent(json!({"id": "envy", "name": "Envy"}))
+        .await;
+    for name in [
+        "PATH",
+        "LD_PRELOAD",
+        "PYTHONPATH",
+        "NODE_OPTIONS",
+        "BASH_ENV",
+    ] {
+        let p = problem(
+            env.send_json(
+                reqwest::Method::PUT,
+                "/agents/envy/skills/default/tool",
+                json!({"grants": {"env": ["API_TOKEN", name]}}),
+            )
+            .await,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
+        assert_eq!(p["code"], "registry-reserved-env", "{name}: {p}");
+        assert!(p["detail"].as_str().unwrap().contains(name), "{p}");
+    }
+    env.assign(
+        "envy",
+        "default/tool",
+        json!({"grants": {"env": ["AWS_SECRET_ACCESS_KEY"]}}),
     )
     .await;
 }

@@ -259,6 +259,66 @@ impl Skill {
     }
 }
 
+/// Fixtures for the model-access rule: skills the model may not use, each
+/// with a script and a declared tool whose run leaves a mark in the skill
+/// folder, next to one the model may use.
+///
+/// Runs leave the mark only without a sandbox (`[exec] sandbox = "none"`,
+/// the operator's explicit choice), which these fixtures are meant for:
+/// the mark is the proof that skill code ran, or did not.
+pub mod model_access {
+    use std::path::Path;
+
+    /// A skill with `disable-model-invocation: true` (user-invoked only by
+    /// its own frontmatter).
+    pub const USER_ONLY: &str = "deploy";
+    /// A skill the operator sets to mode `manual` ([`MODES_TOML`]).
+    pub const MANUAL: &str = "payments";
+    /// A skill the model may use, with the same script and tool.
+    pub const OPEN: &str = "words";
+    /// The script of each skill, relative to its folder.
+    pub const SCRIPT: &str = "scripts/run.sh";
+    /// The tool each skill declares (`{skill}__ship`).
+    pub const TOOL: &str = "ship";
+    /// The file a run leaves in the skill folder.
+    pub const MARKER: &str = "ran.marker";
+    /// The config lines that set [`MANUAL`]'s mode to `manual`.
+    pub const MODES_TOML: &str = "[modes]\npayments = \"manual\"\n";
+    /// A config with [`MODES_TOML`] and execution on without a sandbox,
+    /// every skill tool offered from the start (`tools = "always"`).
+    pub const EXEC_ALWAYS_TOML: &str = "[modes]\npayments = \"manual\"\n\n[exec]\nenabled = true\nsandbox = \"none\"\ntools = \"always\"\n";
+
+    const TOOLS: &str = "tools:\n  - name: ship\n    description: Ship it (a side effect).\n    parameters:\n      target: {type: string}\n    run: scripts/run.sh\n";
+    const SCRIPT_TEXT: &str = "touch \"$SKILLDECK_SKILL_DIR/ran.marker\"\necho '{\"ran\": true}'\n";
+
+    /// The full name of [`TOOL`] of `skill`.
+    pub fn tool_full_name(skill: &str) -> String {
+        format!("{}__{TOOL}", skill.replace('-', "_"))
+    }
+
+    /// Writes [`USER_ONLY`], [`MANUAL`] and [`OPEN`] under `root`.
+    pub fn write(root: impl AsRef<Path>) {
+        let root = root.as_ref();
+        for (name, extra) in [
+            (USER_ONLY, "disable-model-invocation: true\n"),
+            (MANUAL, ""),
+            (OPEN, ""),
+        ] {
+            super::skill(root, name)
+                .description(format!("Ships {name} things. Use when shipping."))
+                .frontmatter_raw(format!("{extra}{TOOLS}"))
+                .body(format!("# {name}\nRun {SCRIPT}.\n"))
+                .file(SCRIPT, SCRIPT_TEXT)
+                .write();
+        }
+    }
+
+    /// True when a run of `skill`'s code left its mark.
+    pub fn ran(root: impl AsRef<Path>, skill: &str) -> bool {
+        root.as_ref().join(skill).join(MARKER).exists()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

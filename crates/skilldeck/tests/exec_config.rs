@@ -123,3 +123,63 @@ fn env_names_are_portable_identifiers() {
     assert!(is_env_name("PATH") && is_env_name("_x1"));
     assert!(!is_env_name("") && !is_env_name("1A") && !is_env_name("A-B") && !is_env_name("A=B"));
 }
+
+#[test]
+fn registry_env_lists_the_names_a_registry_may_grant_and_refuses_reserved_ones() {
+    let exec = parse("[exec]\nregistry-env = [\"API_TOKEN\", \"GITHUB_TOKEN\"]\n")
+        .unwrap()
+        .exec;
+    assert_eq!(exec.registry_env, ["API_TOKEN", "GITHUB_TOKEN"]);
+    assert!(ExecConfig::default().registry_env.is_empty());
+    for reserved in [
+        "PATH",
+        "LD_PRELOAD",
+        "PYTHONPATH",
+        "NODE_OPTIONS",
+        "BASH_ENV",
+        "path",
+    ] {
+        let (line, message) = config_error(&format!(
+            "[exec]\ntimeout-secs = 5\nregistry-env = [\"{reserved}\"]\n"
+        ));
+        assert_eq!(line, 3, "{message}");
+        assert!(
+            message.contains(reserved) && message.contains("reserved"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn loader_and_interpreter_variables_are_reserved_and_ordinary_secrets_are_not() {
+    use skilldeck::deck::is_reserved_env_name;
+    for name in [
+        "PATH",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "DYLD_INSERT_LIBRARIES",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "NODE_OPTIONS",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "HOME",
+        "SKILLDECK_WORKDIR",
+        "GLIBC_TUNABLES",
+        "PERL5OPT",
+        "RUBYOPT",
+        "JAVA_TOOL_OPTIONS",
+    ] {
+        assert!(is_reserved_env_name(name), "{name}");
+    }
+    for name in [
+        "API_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "GITHUB_TOKEN",
+        "ENVIRONMENT",
+        "PATHS_FILE",
+    ] {
+        assert!(!is_reserved_env_name(name), "{name}");
+    }
+}

@@ -61,7 +61,8 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
 /// Where the registry keeps its state.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Backend {
-    /// The data folder (SQLite file, blobs, admin token) [default:
+    /// The data folder (SQLite file, blobs, admin token, the staging
+    /// folder of publishes in flight) [default:
     /// $XDG_DATA_HOME/skilldeck/registry].
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
@@ -114,6 +115,7 @@ impl Backend {
                 .store
                 .clone()
                 .unwrap_or_else(|| format!("file://{}", data.join("blobs").display())),
+            staging_dir: data.join("staging"),
             limits: RegistryLimits::default(),
         }
     }

@@ -1,5 +1,6 @@
 //! `search_skills` (`query`, optional `limit`): BM25 over the names and
-//! descriptions of the served skills.
+//! descriptions of the skills the model may use ([`rules::model_access`]:
+//! as in the catalog, a user-invoked-only skill is not offered).
 
 use serde_json::{Map, Value, json};
 use skilldeck::SearchQuery;
@@ -43,7 +44,7 @@ pub fn spec(snapshot: &Snapshot) -> ToolSpec {
     }
 }
 
-/// Searches the served skills.
+/// Searches the skills the model may use.
 pub fn call(snapshot: &Snapshot, arguments: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
     let options = snapshot.options();
     args::only(arguments, &["query", "limit"])?;
@@ -54,21 +55,29 @@ pub fn call(snapshot: &Snapshot, arguments: &Map<String, Value>) -> Result<ToolO
         options.default_search_results,
         options.max_search_results,
     )?;
+    // The index holds every skill of the deck; those the model may not use
+    // are dropped before the limit, so they never take a result's place.
+    let hidden = snapshot.deck.len() - snapshot.model_names.len();
     let hits = snapshot
         .search_index()
-        .search(&SearchQuery::new(query).limit(limit));
-    let mut results = Vec::with_capacity(hits.len());
+        .search(&SearchQuery::new(query).limit(limit.saturating_add(hidden)));
+    let mut results = Vec::with_capacity(limit.min(hits.len()));
     for hit in &hits {
-        // Skills turned off are indexed but not served.
         let Some(skill) = snapshot.get(&hit.name) else {
             continue;
         };
+        if rules::model_access(skill).is_err() {
+            continue;
+        }
         results.push(SearchHit {
             name: skill.name.clone(),
             description: skill.description.clone(),
             score: hit.score,
-            model_invocable: rules::is_model_invocable(skill),
+            model_invocable: true,
         });
+        if results.len() == limit {
+            break;
+        }
     }
     Ok(ToolOutput::Search(results))
 }

@@ -8,6 +8,11 @@
 //! every served skill's tools, `never` none (`run_skill_script` and the
 //! CLI remain). A call to a tool not offered to the conversation is
 //! refused, as if it were not listed.
+//!
+//! Neither lists nor runs anything of a skill the model may not use
+//! ([`crate::rules::model_access`]): its tools are never listed, and a call
+//! to one of them or to `run_skill_script` for it is refused
+//! ([`ToolErrorKind::NotModelInvocable`]) with how the user can run it.
 
 use std::borrow::Cow;
 
@@ -78,7 +83,8 @@ impl Host {
 
     /// The tools that run skill code offered to `conversation` now: none
     /// while execution is off or nothing is served; else
-    /// `run_skill_script` and the skill tools `[exec] tools` offers.
+    /// `run_skill_script` and the skill tools `[exec] tools` offers, of the
+    /// skills the model may use.
     pub fn execution_tool_specs(
         &self,
         snapshot: &Snapshot,
@@ -88,7 +94,7 @@ impl Host {
             return Vec::new();
         }
         let mut specs = vec![run_skill_script_spec()];
-        for tool in snapshot.skill_tools().served(&snapshot.deck) {
+        for tool in snapshot.skill_tools().model_usable(&snapshot.deck) {
             if !self.skill_tools_offered(conversation, &tool.skill.name) {
                 continue;
             }
@@ -168,13 +174,13 @@ impl Host {
                 format!("unknown tool '{name}'"),
             ));
         };
-        let resolved = snapshot
-            .skill_tools()
-            .resolve(&snapshot.deck, name)
-            .map_err(|e| e.to_tool_error())?;
-        let skill = resolved.skill.name.clone();
-        if !self.skill_tools_offered(conversation, &skill) {
-            return Err(match execution.config().tools {
+        let exposure = execution.config().tools;
+        let offered = |skill: &skilldeck::Skill| {
+            if self.skill_tools_offered(conversation, &skill.name) {
+                return Ok(());
+            }
+            let skill = &skill.name;
+            Err(match exposure {
                 ToolExposure::Never => ToolError::new(
                     ToolErrorKind::UnknownTool,
                     format!("unknown tool '{name}': skill tools are not offered on this server"),
@@ -187,8 +193,14 @@ impl Host {
                          was run"
                     ),
                 ),
-            });
-        }
-        execution.call_tool(snapshot, name, &Value::Object(arguments.clone()), context)
+            })
+        };
+        execution.call_tool_offered(
+            snapshot,
+            name,
+            &Value::Object(arguments.clone()),
+            context,
+            offered,
+        )
     }
 }

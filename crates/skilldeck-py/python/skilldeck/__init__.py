@@ -275,10 +275,24 @@ class Deck:
         return self._native.execution_enabled
 
     def skill_tools(self) -> List[SkillTool]:
-        """The tools the served skills declare, in deck order."""
+        """The tools the served skills declare, in deck order: the
+        application's view (``call_tool`` may call every one)."""
         return [
             SkillTool(t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json))
             for t in self._native.skill_tools()
+        ]
+
+    def model_skill_tools(self) -> List[SkillTool]:
+        """The declared tools a model may be given, in deck order: those of
+        the skills the host's model-access rule allows. A skill with
+        ``disable-model-invocation: true`` or mode ``manual`` is
+        user-invoked only: its tools are never here, and a model's call to
+        one is refused (``SkillInvocationError``, ``kind``
+        ``"not_model_invocable"``); the application still runs them with
+        ``run`` and ``call_tool``."""
+        return [
+            SkillTool(t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json))
+            for t in self._native.model_skill_tools()
         ]
 
     # -- running skill code --------------------------------------------------

@@ -15,8 +15,14 @@ LangGraph 1.x's ``ToolNode`` would otherwise re-raise it out of the graph
 ``handle_errors=False`` to get the ``ToolException`` raised instead (for a
 handler of your own).
 
-When the config's ``[exec] enabled`` is on, each tool a skill declares
-(``tools:`` in its frontmatter) is a tool too, under its full name
+Only skills the model may use get tools: the host's model-access rule
+leaves out every skill with ``disable-model-invocation: true`` or mode
+``manual`` (user-invoked only), its activation, its declared tools and its
+scripts alike; the application still runs them with ``Deck.run`` and
+``Deck.call_tool``.
+
+When the config's ``[exec] enabled`` is on, each tool a skill the model may
+use declares (``tools:`` in its frontmatter) is a tool too, under its full name
 ``{skill}__{tool}``, its ``args_schema`` the tool's JSON schema: the host
 checks the arguments against it before anything runs (an invalid argument
 is a ``ToolException`` naming the field) and runs the tool's script in the
@@ -182,18 +188,19 @@ def create_tools(
     ``style="per-skill"``: one tool per skill the model may activate.
     ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
     (none when no skill is served).
-    Either way, with ``[exec] enabled`` on, the skills' declared tools
-    follow (``{skill}__{tool}``).
+    Either way, with ``[exec] enabled`` on, the declared tools of the
+    skills the model may use follow (``{skill}__{tool}``).
     ``handle_errors=True`` (the default): a failure reaches the model as
     an error ``ToolMessage``; ``False``: it is raised as ``ToolException``."""
     conv = conversation if conversation is not None else f"langchain-{uuid.uuid4()}"
     tools: List[BaseTool]
     if style == "per-skill":
         schema = _arguments_model(deck)
+        usable = set(deck.model_invocable)  # the host's model-access rule
         tools = [
             _skill_tool(deck, s.name, s.description, schema, conv, handle_errors)
             for s in deck.skills
-            if s.model_invocable
+            if s.name in usable
         ]
     elif style == "activate":
         names = {s.name for s in deck.tool_specs()}
@@ -205,5 +212,7 @@ def create_tools(
     else:
         raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
     if deck.execution_enabled:
-        tools.extend(_declared_tool(deck, t, conv, handle_errors) for t in deck.skill_tools())
+        tools.extend(
+            _declared_tool(deck, t, conv, handle_errors) for t in deck.model_skill_tools()
+        )
     return tools

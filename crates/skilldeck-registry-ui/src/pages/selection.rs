@@ -15,6 +15,7 @@ use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
+use skilldeck_registry::service::resolve::SHADOWED_BY_ASSIGNMENT;
 use skilldeck_registry::service::skills::SkillQuery;
 use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved};
 
@@ -24,8 +25,8 @@ use crate::pages::agents::agent_id;
 use crate::pages::skills::skill_ref;
 use crate::state::{Signed, UiState, is_htmx};
 use crate::views::{
-    LeftOut, PreviewFragment, PreviewView, SelectionPage, SelectionUpdate, SkillRow, checkbox,
-    href_with,
+    Clash, LeftOut, PreviewFragment, PreviewView, SelectionPage, SelectionUpdate, SkillRow,
+    checkbox, href_with,
 };
 
 /// The page's query: a budget to try instead of the agent's.
@@ -153,6 +154,18 @@ async fn preview_of(
             "left out of the catalog".to_owned()
         },
     }));
+    let clashes = resolved
+        .excluded
+        .iter()
+        .filter_map(|e| {
+            e.shadowed_by.as_ref().map(|winner| Clash {
+                name: e.name.clone(),
+                left_out: format!("{}/{}", e.namespace, e.name),
+                served_by: winner.clone(),
+                by_assignment: e.reason == SHADOWED_BY_ASSIGNMENT,
+            })
+        })
+        .collect();
     let meter_max = preview.budget.unwrap_or(tokens).max(tokens).max(1);
     Ok(PreviewView {
         agent: agent.to_string(),
@@ -166,6 +179,7 @@ async fn preview_of(
             .unwrap_or(meter_max),
         included: preview.included,
         left_out,
+        clashes,
     })
 }
 

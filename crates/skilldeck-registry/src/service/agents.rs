@@ -23,6 +23,14 @@ fn check_spec(spec: &mut AgentSpec) -> Result<(), RegistryError> {
         return Err(invalid("name must be 1 to 1024 bytes"));
     }
     RegistryError::check_text("name", &spec.name)?;
+    if skilldeck::spec::lookalike_key(&spec.name).is_empty() {
+        return Err(invalid("name must hold a visible character"));
+    }
+    // Stored as the core normalises names (trimmed, NFKC), so names that
+    // differ only in Unicode form are stored as the same bytes. A display
+    // name is not an identity (two agents may share one; the UI shows the
+    // ASCII id beside it), so it is normalised, not made unique.
+    spec.name = skilldeck::spec::normalize_name(&spec.name);
     if spec.capabilities.len() > MAX_AGENT_CAPABILITIES {
         return Err(invalid(format!(
             "at most {MAX_AGENT_CAPABILITIES} capabilities"
@@ -44,10 +52,7 @@ fn check_spec(spec: &mut AgentSpec) -> Result<(), RegistryError> {
 }
 
 fn check_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_TEXT_LEN
-        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    name.len() <= MAX_TEXT_LEN && skilldeck::deck::is_env_name(name)
 }
 
 fn agent_of(row: &sqlx::any::AnyRow) -> Result<Agent, RegistryError> {
@@ -262,6 +267,22 @@ impl Registry {
                 "'{}' is not an environment variable name",
                 bad.escape_debug()
             )));
+        }
+        // Defence in depth: hosts refuse these anyway (the rule is the
+        // host's, `[exec] registry-env`), but an admin should learn at once
+        // that such a grant can never work.
+        if let Some(bad) = assignment
+            .grants
+            .env
+            .iter()
+            .find(|n| skilldeck::deck::is_reserved_env_name(n))
+        {
+            return Err(RegistryError::bad_request(
+                "registry-reserved-env",
+                format!(
+                    "'{bad}' is reserved (the sandbox sets it, or it steers a loader or an interpreter, like PATH and LD_*); no host passes it from a registry grant"
+                ),
+            ));
         }
         self.agent(p, id).await?;
         let known: Option<String> =

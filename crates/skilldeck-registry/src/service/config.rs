@@ -1,6 +1,7 @@
 //! [`RegistryConfig`]: where the database and the blobs live, and
 //! [`RegistryLimits`]: every cap and TTL, each with a named default.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use skilldeck_package::PackageLimits;
@@ -87,6 +88,11 @@ pub struct RegistryConfig {
     /// `file:///abs/dir` or `s3://bucket[/prefix]` (S3 settings from the
     /// standard `AWS_*` environment).
     pub store_url: String,
+    /// A local folder the registry owns for publishes in flight (each
+    /// process works in its own locked subfolder; what a killed process
+    /// left is removed at the next start: see
+    /// [`staging`](crate::service::staging)).
+    pub staging_dir: PathBuf,
     /// Caps and TTLs.
     pub limits: RegistryLimits,
 }

@@ -7,7 +7,8 @@
 //! - [`registry`]: opening (migrations), the shared state.
 //! - [`store`]: the blob store (the database is sqlx `any`, see [`registry`]).
 //! - [`tokens`], [`principal`]: bearer tokens and scopes.
-//! - [`publish`], [`skills`]: publishing and reading skills and versions.
+//! - [`publish`], [`skills`]: publishing and reading skills and versions;
+//!   [`staging`]: the folder publishes unpack in, swept at start-up.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 
@@ -24,6 +25,7 @@ pub mod publish;
 pub mod registry;
 pub mod resolve;
 pub mod skills;
+pub mod staging;
 pub mod state;
 pub mod store;
 pub mod tokens;

@@ -1,4 +1,5 @@
-//! Publish: a package body → a temporary file → `skilldeck_package::unpack`
+//! Publish: a package body → a temporary file (under the registry's
+//! [staging](crate::service::staging) folder) → `skilldeck_package::unpack`
 //! (its hostile-archive refusals and validation) into a private staging
 //! folder → the canonical tar.gz (`skilldeck_package::pack` of the staged
 //! folder) → blobs under their content addresses → one transaction that
@@ -97,8 +98,13 @@ pub fn parse_capabilities(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-fn stage(body: Bytes, limits: PackageLimits) -> Result<Staged, RegistryError> {
-    let tmp = tempfile::tempdir().map_err(|e| RegistryError::io(std::env::temp_dir(), e))?;
+fn stage(body: Bytes, limits: PackageLimits, within: &Path) -> Result<Staged, RegistryError> {
+    // Under this process's staging folder, never the system's temporary
+    // folder: a killed publish's leftovers are swept at the next start.
+    let tmp = tempfile::Builder::new()
+        .prefix("publish-")
+        .tempdir_in(within)
+        .map_err(|e| RegistryError::io(within, e))?;
     let package = tmp.path().join("package");
     std::fs::write(&package, &body).map_err(|e| RegistryError::io(&package, e))?;
     let staging = tmp.path().join("staging");
@@ -280,7 +286,8 @@ impl Registry {
             return Err(RegistryError::TooLarge { limit });
         }
         let limits = self.inner.limits.package;
-        let staged = tokio::task::spawn_blocking(move || stage(body, limits))
+        let within = self.inner.staging.dir().to_path_buf();
+        let staged = tokio::task::spawn_blocking(move || stage(body, limits, &within))
             .await
             .map_err(|e| RegistryError::Internal(format!("publish task: {e}")))??;
         let version_text = match version

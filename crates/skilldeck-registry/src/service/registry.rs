@@ -12,6 +12,7 @@ use crate::service::cache::TtlCache;
 use crate::service::config::{MAX_CACHE_ENTRIES, RegistryConfig, RegistryLimits};
 use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
+use crate::service::staging::Staging;
 use crate::service::state::{CachedAgent, Rendered, SearchState};
 use crate::service::store::BlobStore;
 
@@ -48,6 +49,8 @@ pub(crate) struct Inner {
     pub search: Mutex<Option<Arc<SearchState>>>,
     /// Parsed skills for catalogs, by `namespace/name@version` (immutable).
     pub parsed: Mutex<HashMap<String, Arc<skilldeck::Skill>>>,
+    /// This process's publish staging folder (removed when dropped).
+    pub staging: Staging,
 }
 
 impl Registry {
@@ -81,6 +84,17 @@ impl Registry {
         }
         sqlx::migrate!("./migrations").run(&db).await?;
         let store = BlobStore::open(&config.store_url)?;
+        let root = config.staging_dir.clone();
+        let (staging, swept) = tokio::task::spawn_blocking(move || Staging::open(&root))
+            .await
+            .map_err(|e| RegistryError::Internal(format!("staging task: {e}")))??;
+        if swept.removed > 0 {
+            tracing::info!(
+                path = %config.staging_dir.display(),
+                removed = swept.removed,
+                "removed publish staging folders that stopped registry processes left"
+            );
+        }
         let ttl = config.limits.catalog_cache_ttl;
         let auth_ttl = config.limits.auth_cache_ttl;
         Ok(Registry {
@@ -93,8 +107,14 @@ impl Registry {
                 limits: config.limits,
                 search: Mutex::new(None),
                 parsed: Mutex::new(HashMap::new()),
+                staging,
             }),
         })
+    }
+
+    /// This process's publish staging subfolder.
+    pub fn staging_dir(&self) -> &std::path::Path {
+        self.inner.staging.dir()
     }
 
     /// The caps and TTLs in force.

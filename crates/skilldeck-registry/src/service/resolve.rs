@@ -1,7 +1,12 @@
 //! Resolution: an agent's skills (its enabled assignments plus, with
 //! `auto_discover`, every skill whose required capabilities it has, minus
 //! denied patterns), and what is served from it: the lock and the catalog
-//! in the core's formats. Both are cached per agent for
+//! in the core's formats. One skill per name: explicit assignments first
+//! (priority, then `namespace/name`), then auto-discovered skills
+//! (`namespace/name`); a name any assignment holds is never taken by an
+//! auto-discovered skill of another namespace (`shadowed-by-assignment`),
+//! and every clash is reported, naming the winner, in the resolution and
+//! the lock. Both are cached per agent for
 //! [`RegistryLimits::catalog_cache_ttl`](crate::service::config::RegistryLimits)
 //! and dropped on every local write; their ETags are digests of what they
 //! hold, so a replica with a stale cache can only serve an old ETag with
@@ -88,7 +93,50 @@ fn excluded(skill: &SkillRef, reason: &str, detail: String) -> Excluded {
         name: skill.name().to_owned(),
         reason: reason.to_owned(),
         detail,
+        shadowed_by: None,
     }
+}
+
+/// A skill left out because `winner` holds its name.
+fn shadowed(skill: &SkillRef, reason: &str, detail: String, winner: &SkillRef) -> Excluded {
+    Excluded {
+        shadowed_by: Some(winner.to_string()),
+        ..excluded(skill, reason, detail)
+    }
+}
+
+/// Why an excluded skill is a name clash (reported in the lock too).
+pub const SHADOWED: &str = "shadowed";
+/// An auto-discovered skill whose name an explicit assignment holds.
+pub const SHADOWED_BY_ASSIGNMENT: &str = "shadowed-by-assignment";
+
+/// Keeps the first candidate of each skill name, in the order given;
+/// every later one is excluded as `shadowed`, naming the winner. Returns
+/// the winners.
+fn first_of_each_name(
+    candidates: Vec<Candidate>,
+    what: &str,
+    out_excluded: &mut Vec<Excluded>,
+) -> Vec<Candidate> {
+    let mut seen: HashMap<String, SkillRef> = HashMap::new();
+    let mut winners = Vec::new();
+    for c in candidates {
+        if let Some(winner) = seen.get(c.skill.name()) {
+            out_excluded.push(shadowed(
+                &c.skill,
+                SHADOWED,
+                format!(
+                    "{winner} serves the name '{}' ({what}: higher priority, then namespace/name order)",
+                    c.skill.name()
+                ),
+                winner,
+            ));
+            continue;
+        }
+        seen.insert(c.skill.name().to_owned(), c.skill.clone());
+        winners.push(c);
+    }
+    winners
 }
 
 impl Registry {
@@ -154,6 +202,9 @@ impl Registry {
         let mut out_excluded = Vec::new();
         let mut candidates: Vec<Candidate> = Vec::new();
         let mut decided: BTreeSet<SkillRef> = BTreeSet::new();
+        // Every name an explicit assignment holds (enabled or not): an
+        // auto-discovered skill of another namespace never takes it.
+        let mut reserved: BTreeMap<String, SkillRef> = BTreeMap::new();
         // Explicit assignments.
         let rows = sqlx::query("SELECT namespace, name, spec FROM assignments WHERE agent = $1 ORDER BY namespace, name")
             .bind(id.as_str().to_owned())
@@ -167,6 +218,9 @@ impl Registry {
             let skill =
                 SkillRef::new(&ns, &name).map_err(|e| RegistryError::Internal(e.to_string()))?;
             decided.insert(skill.clone());
+            reserved
+                .entry(skill.name().to_owned())
+                .or_insert_with(|| skill.clone());
             if !a.enabled {
                 out_excluded.push(excluded(
                     &skill,
@@ -243,6 +297,17 @@ impl Registry {
                 grants: a.grants,
             });
         }
+        // Among assignments: higher priority first, then namespace/name.
+        candidates.sort_by(|a, b| {
+            b.priority
+                .cmp(&a.priority)
+                .then_with(|| a.skill.cmp(&b.skill))
+        });
+        let mut winners = first_of_each_name(candidates, "both assigned", &mut out_excluded);
+        for w in &winners {
+            reserved.insert(w.skill.name().to_owned(), w.skill.clone());
+        }
+        let mut auto: Vec<Candidate> = Vec::new();
         // Auto-discovery over every skill's latest version.
         if spec.auto_discover {
             let caps: BTreeSet<&str> = spec.capabilities.iter().map(String::as_str).collect();
@@ -282,7 +347,22 @@ impl Registry {
                     ));
                     continue;
                 }
-                candidates.push(Candidate {
+                // An explicit assignment always beats an auto-discovered
+                // skill of the same name, whatever the priorities: a
+                // publisher of another namespace cannot take it over.
+                if let Some(holder) = reserved.get(skill.name()) {
+                    out_excluded.push(shadowed(
+                        &skill,
+                        SHADOWED_BY_ASSIGNMENT,
+                        format!(
+                            "the name '{}' is assigned to this agent as {holder}; an auto-discovered skill never replaces an assignment (assign {skill} explicitly to serve it instead)",
+                            skill.name()
+                        ),
+                        holder,
+                    ));
+                    continue;
+                }
+                auto.push(Candidate {
                     skill,
                     version: row.try_get("version")?,
                     via: format!("label:{LATEST}"),
@@ -292,25 +372,22 @@ impl Registry {
                 });
             }
         }
-        candidates.sort_by(|a, b| {
+        // Among auto-discovered skills (all priority 0): namespace/name.
+        auto.sort_by(|a, b| a.skill.cmp(&b.skill));
+        winners.extend(first_of_each_name(
+            auto,
+            "both auto-discovered",
+            &mut out_excluded,
+        ));
+        // Served in priority order, then namespace/name.
+        winners.sort_by(|a, b| {
             b.priority
                 .cmp(&a.priority)
                 .then_with(|| a.skill.cmp(&b.skill))
         });
-        // Same name in several namespaces: the first in order wins.
-        let mut seen: HashMap<String, SkillRef> = HashMap::new();
         let mut skills = Vec::new();
         let mut locked = Vec::new();
-        for c in candidates {
-            if let Some(winner) = seen.get(c.skill.name()) {
-                out_excluded.push(excluded(
-                    &c.skill,
-                    "shadowed",
-                    format!("shadowed by {winner}"),
-                ));
-                continue;
-            }
-            seen.insert(c.skill.name().to_owned(), c.skill.clone());
+        for c in winners {
             let fingerprint: String = sqlx::query_scalar(
                 "SELECT fingerprint FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
             )
@@ -346,6 +423,11 @@ impl Registry {
             max_concurrent_executions: spec.max_concurrent_executions,
             execution_timeout_secs: spec.execution_timeout_secs,
             skills: locked,
+            shadowed: out_excluded
+                .iter()
+                .filter(|e| e.shadowed_by.is_some())
+                .cloned()
+                .collect(),
         };
         let lock_json = Bytes::from(serde_json::to_vec(&lock)?);
         let etag = etag_of(&lock_json);

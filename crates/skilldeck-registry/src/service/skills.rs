@@ -255,8 +255,13 @@ impl Registry {
         skill: &SkillRef,
     ) -> Result<SkillDetail, RegistryError> {
         if !p.can_read_all() {
+            // A skill outside the agent's set answers as a missing one.
+            if self.agent_versions(p, skill).await?.is_empty() {
+                return Err(RegistryError::NotFound(format!("skill {skill}")));
+            }
             return Err(RegistryError::Forbidden(
-                "agent tokens read only their agent's skills".to_owned(),
+                "agent tokens read the versions of their agent's set, not a skill's history"
+                    .to_owned(),
             ));
         }
         let (ns, name) = ns_name(skill);
@@ -354,28 +359,59 @@ impl Registry {
         .ok_or_else(|| RegistryError::NotFound(format!("label {label} of {skill}")))
     }
 
-    /// Admin and publishers read every version; an agent token only the
-    /// versions of its agent's resolved set.
-    async fn require_version_read(
+    /// The versions of `skill` in the resolved sets of the agents `p`
+    /// reads as (agent tokens).
+    async fn agent_versions(
         &self,
         p: &Principal,
         skill: &SkillRef,
-        version: &str,
-    ) -> Result<(), RegistryError> {
-        if p.can_read_all() {
-            return Ok(());
-        }
+    ) -> Result<Vec<String>, RegistryError> {
+        let mut versions = Vec::new();
         for agent in p.agents() {
             let resolved = self.resolved_cached(agent).await?;
-            if resolved.resolved.skills.iter().any(|s| {
-                s.namespace == *skill.namespace() && s.name == skill.name() && s.version == version
-            }) {
-                return Ok(());
-            }
+            versions.extend(
+                resolved
+                    .resolved
+                    .skills
+                    .iter()
+                    .filter(|s| s.namespace == *skill.namespace() && s.name == skill.name())
+                    .map(|s| s.version.clone()),
+            );
         }
-        Err(RegistryError::Forbidden(format!(
-            "{skill}@{version} is not in this agent's resolved skills"
-        )))
+        Ok(versions)
+    }
+
+    /// The version `v` names, for reading by `p`. Admin and publishers
+    /// read every version; an agent token only the versions of its
+    /// agent's resolved set, and anything else (another skill, another
+    /// version, a label pointing elsewhere, or nothing at all) answers the
+    /// one 404 a missing version gets, decided before any lookup that
+    /// could tell them apart: an agent learns nothing about skills outside
+    /// its set.
+    async fn readable_version(
+        &self,
+        p: &Principal,
+        skill: &SkillRef,
+        v: &str,
+    ) -> Result<String, RegistryError> {
+        if p.can_read_all() {
+            return self.version_of(skill, v).await;
+        }
+        let hidden = || RegistryError::NotFound(format!("version {skill}@{v}"));
+        let visible = self.agent_versions(p, skill).await?;
+        if visible.is_empty() {
+            return Err(hidden());
+        }
+        let version = match self.version_of(skill, v).await {
+            Ok(version) => version,
+            Err(RegistryError::NotFound(_)) => return Err(hidden()),
+            Err(e) => return Err(e),
+        };
+        if visible.contains(&version) {
+            Ok(version)
+        } else {
+            Err(hidden())
+        }
     }
 
     async fn version_row(&self, skill: &SkillRef, version: &str) -> Result<AnyRow, RegistryError> {
@@ -472,8 +508,7 @@ impl Registry {
         skill: &SkillRef,
         v: &str,
     ) -> Result<VersionDetail, RegistryError> {
-        let version = self.version_of(skill, v).await?;
-        self.require_version_read(p, skill, &version).await?;
+        let version = self.readable_version(p, skill, v).await?;
         self.version_detail(skill, &version).await
     }
 
@@ -484,8 +519,7 @@ impl Registry {
         skill: &SkillRef,
         v: &str,
     ) -> Result<String, RegistryError> {
-        let version = self.version_of(skill, v).await?;
-        self.require_version_read(p, skill, &version).await?;
+        let version = self.readable_version(p, skill, v).await?;
         let r = self.version_row(skill, &version).await?;
         Ok(r.try_get("skill_md")?)
     }
@@ -498,8 +532,7 @@ impl Registry {
         skill: &SkillRef,
         v: &str,
     ) -> Result<BlobRef, RegistryError> {
-        let version = self.version_of(skill, v).await?;
-        self.require_version_read(p, skill, &version).await?;
+        let version = self.readable_version(p, skill, v).await?;
         let r = self.version_row(skill, &version).await?;
         let digest: String = r.try_get("archive_sha256")?;
         Ok(BlobRef {
@@ -531,8 +564,7 @@ impl Registry {
         skilldeck_package::check_entry_path(path.as_bytes()).map_err(|why| {
             RegistryError::bad_request("registry-invalid-path", format!("path '{path}': {why}"))
         })?;
-        let version = self.version_of(skill, v).await?;
-        self.require_version_read(p, skill, &version).await?;
+        let version = self.readable_version(p, skill, v).await?;
         let (ns, name) = ns_name(skill);
         let row = sqlx::query(
             "SELECT f.sha256, v.fingerprint FROM version_files f JOIN versions v \

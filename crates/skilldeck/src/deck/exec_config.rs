@@ -12,6 +12,7 @@
 //! concurrency = 3
 //! queue = 32
 //! env = ["LANG_EXTRA"]      # passed through by name; nothing else is
+//! registry-env = ["API_TOKEN"] # serve --registry: the only names a registry grant may pass
 //! tools = "on-activate"     # "on-activate" | "always" | "never"
 //! dynamic-context = false   # run !`cmd` directives at activation
 //!
@@ -72,6 +73,12 @@ pub struct ExecConfig {
     /// Environment variables passed through to every execution, by name.
     #[serde(deserialize_with = "env_names")]
     pub env: Vec<String>,
+    /// `serve --registry`: the variables a registry's env grant may pass
+    /// through to the skills it serves. A registry grant selects from this
+    /// list and nothing else; a name here may not be reserved
+    /// ([`is_reserved_env_name`]).
+    #[serde(deserialize_with = "registry_env_names")]
+    pub registry_env: Vec<String>,
     /// When declared skill tools are offered.
     pub tools: ToolExposure,
     /// Run dynamic-context directives (`` !`cmd` ``) at activation, in the
@@ -95,6 +102,7 @@ impl Default for ExecConfig {
             concurrency: DEFAULT_EXEC_CONCURRENCY,
             queue: DEFAULT_EXEC_QUEUE,
             env: Vec::new(),
+            registry_env: Vec::new(),
             tools: ToolExposure::default(),
             dynamic_context: DEFAULT_EXEC_DYNAMIC_CONTEXT,
             skills: BTreeMap::new(),
@@ -224,6 +232,83 @@ pub fn is_env_name(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Variables a registry grant never passes through, whatever the operator
+/// allows: the ones the sandbox sets itself and the ones that steer a
+/// loader, a shell or an interpreter (what runs, and what it loads).
+pub const RESERVED_ENV_NAMES: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "SHELL",
+    "ENV",
+    "BASH_ENV",
+    "CDPATH",
+    "IFS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "GLOBIGNORE",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PERL5LIB",
+    "PERL5OPT",
+    "PERLLIB",
+    "RUBYLIB",
+    "RUBYOPT",
+    "GEM_HOME",
+    "GEM_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "GCONV_PATH",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RES_OPTIONS",
+    "MALLOC_CHECK_",
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+];
+
+/// Prefixes of reserved variables (see [`RESERVED_ENV_NAMES`]): the
+/// dynamic loaders' (`LD_*`, `DYLD_*`), glibc's tunables, Python's,
+/// skilldeck's own (`SKILLDECK_*`, set by the sandbox) and the locale
+/// (`LC_*`).
+pub const RESERVED_ENV_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "GLIBC_",
+    "PYTHON",
+    "SKILLDECK_",
+    "LC_",
+    "GIT_CONFIG_",
+];
+
+/// True when `name` is never passed through from a registry grant
+/// ([`RESERVED_ENV_NAMES`], [`RESERVED_ENV_PREFIXES`]), compared without
+/// regard to letter case (Windows' variables are case-insensitive, and a
+/// lowercase `path` is a mistake worth refusing too).
+pub fn is_reserved_env_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    RESERVED_ENV_NAMES.contains(&upper.as_str())
+        || RESERVED_ENV_PREFIXES.iter().any(|p| upper.starts_with(p))
+}
+
+fn registry_env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let names = env_names(d)?;
+    if let Some(bad) = names.iter().find(|n| is_reserved_env_name(n)) {
+        return Err(serde::de::Error::custom(format!(
+            "'{bad}' is reserved (the sandbox sets it, or it steers a loader or an interpreter): a registry grant can never pass it; remove it from registry-env"
+        )));
+    }
+    Ok(names)
 }
 
 fn env_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {

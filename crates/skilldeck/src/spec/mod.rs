@@ -21,7 +21,8 @@ pub use fields::Frontmatter;
 pub use folder::{SkillReport, validate_dir, validate_many, validate_path};
 pub use frontmatter::{Split, split as split_frontmatter};
 pub use name::{
-    NameCharset, NameProblem, SkillName, check as check_name, normalize as normalize_name,
+    NameCharset, NameProblem, SkillName, check as check_name, lookalike_key,
+    normalize as normalize_name,
 };
 pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
 pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};

@@ -29,6 +29,49 @@ pub fn normalize(name: &str) -> String {
     name.nfkc().collect()
 }
 
+/// The key by which two texts that must not look alike are compared (two
+/// registry agents' display names, two paths of one package): NFKC, then
+/// lowercase, then NFKC again (lowercasing can leave text unnormalised),
+/// without invisible format characters (zero-width spaces and joiners,
+/// soft hyphens, byte-order marks: Unicode's `Cf` characters a reader
+/// cannot see) and with every run of whitespace as one space, trimmed.
+/// `Café`, `Cafe\u{301}`, `ＣＡＦÉ` and `Caf\u{200b}é` share one key.
+/// Letters of different scripts that look alike (Latin `a`, Cyrillic `а`)
+/// keep distinct keys: that needs Unicode's confusables table (UTS #39),
+/// which the places that must refuse it avoid by allowing ASCII only.
+pub fn lookalike_key(text: &str) -> String {
+    let lower: String = text.nfkc().collect::<String>().to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut space = false;
+    for c in lower.nfkc() {
+        if is_invisible_format(c) {
+            continue;
+        }
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.push(c);
+    }
+    out
+}
+
+/// Invisible format characters (`Cf`, and the variation selectors and
+/// combining grapheme joiner that render as nothing on their own).
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}'
+        | '\u{17B5}' | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{3164}'
+        | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF0}'..='\u{FFF8}'
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
+}
+
 /// A valid name close to `name`, for fix-its: lowercase, every run of
 /// characters the charset refuses turned into one `-`, no `-` at either end,
 /// cut to the length limit. `None` when nothing valid is left.
@@ -166,6 +209,22 @@ mod tests {
             .into_iter()
             .map(|p| p.code)
             .collect()
+    }
+
+    #[test]
+    fn texts_that_differ_only_by_normalisation_case_or_invisible_characters_share_a_lookalike_key()
+    {
+        let key = lookalike_key("Caf\u{e9} Ops");
+        for same in [
+            "Cafe\u{301} Ops",
+            "\u{ff23}\u{ff21}\u{ff26}\u{c9} OPS",
+            "Caf\u{200b}\u{e9}  Ops ",
+            "\u{feff}caf\u{e9}\tops",
+        ] {
+            assert_eq!(lookalike_key(same), key, "{same:?}");
+        }
+        assert_ne!(lookalike_key("Cafe Ops"), key);
+        assert_eq!(lookalike_key("\u{fb01}le"), lookalike_key("FILE"));
     }
 
     #[test]
