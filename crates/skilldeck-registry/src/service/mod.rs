@@ -6,7 +6,9 @@
 //! - [`error`]: the one error enum.
 //! - [`registry`]: opening (migrations), the shared state.
 //! - [`store`]: the blob store (the database is sqlx `any`, see [`registry`]).
-//! - [`tokens`], [`principal`]: bearer tokens and scopes.
+//! - [`tokens`], [`principal`]: bearer tokens (lifecycle: expiry,
+//!   revocation, admin-file rotation) and scopes; [`throttle`]: the
+//!   failed-authentication throttle.
 //! - [`publish`], [`skills`]: publishing and reading skills and versions.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
@@ -26,4 +28,5 @@ pub mod resolve;
 pub mod skills;
 pub mod state;
 pub mod store;
+pub mod throttle;
 pub mod tokens;
