@@ -4,6 +4,12 @@
 //! in the form field `csrf` (url-encoded or multipart forms), and must not
 //! come from another site (`Sec-Fetch-Site`, `Origin`). Anything else is
 //! refused with 403 before a handler runs, so no handler can forget it.
+//!
+//! The token's owner is found from the request head before any body is
+//! read: a signed-in session, or (for `POST /ui/signin` only, an
+//! url-encoded form of at most [`MAX_FORM_BYTES`]) the sign-in form's
+//! signed cookie. A request with neither is refused without reading its
+//! body, so an anonymous client cannot make the server read an upload.
 
 use std::sync::Arc;
 
@@ -16,8 +22,9 @@ use serde::Deserialize;
 
 use crate::error::UiError;
 use crate::limits::MAX_FORM_BYTES;
-use crate::secret::secrets_equal;
+use crate::secret::{RandomUnavailable, secrets_equal};
 use crate::session::{SessionStore, session_id_from_cookies};
+use crate::signin::{SignInKey, signin_cookie_from};
 
 /// The form field carrying the CSRF token.
 pub const CSRF_FIELD: &str = "csrf";
@@ -29,6 +36,9 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 pub struct CsrfGuard<P> {
     /// The sessions whose tokens are checked.
     pub sessions: Arc<SessionStore<P>>,
+    /// The sign-in form's key (its cookie stands in for a session on
+    /// `POST /ui/signin`).
+    pub signin_key: Arc<Result<SignInKey, RandomUnavailable>>,
     /// The largest multipart body read (the upload form).
     pub max_multipart_bytes: usize,
 }
@@ -37,6 +47,7 @@ impl<P> Clone for CsrfGuard<P> {
     fn clone(&self) -> Self {
         CsrfGuard {
             sessions: self.sessions.clone(),
+            signin_key: self.signin_key.clone(),
             max_multipart_bytes: self.max_multipart_bytes,
         }
     }
@@ -68,18 +79,54 @@ pub async fn require_csrf<P: Send + Sync + 'static>(
     }
 }
 
+/// Whose token a request must carry.
+enum Expected {
+    /// A signed-in session's CSRF token.
+    Session(String),
+    /// The sign-in form's token for this cookie value.
+    SignInForm(String),
+}
+
+/// The path of the sign-in form's POST (the only one without a session).
+const SIGNIN_PATH: &str = "/ui/signin";
+
 async fn check<P>(guard: &CsrfGuard<P>, request: Request) -> Result<Request, UiError> {
     refuse_cross_site(request.headers())?;
-    let expected = request
+    let cookies = request
         .headers()
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
-        .and_then(session_id_from_cookies)
-        .and_then(|id| guard.sessions.csrf_of(id))
-        .ok_or(UiError::Csrf("no live session (sign in again)"))?;
+        .unwrap_or_default();
+    let session = session_id_from_cookies(cookies).and_then(|id| guard.sessions.csrf_of(id));
+    let expected = match session {
+        Some(csrf) => Expected::Session(csrf),
+        None if request.uri().path() == SIGNIN_PATH => {
+            let cookie = signin_cookie_from(cookies).ok_or(UiError::Csrf(
+                "the sign-in form has expired (load it again)",
+            ))?;
+            let fresh = match guard.signin_key.as_ref() {
+                Ok(key) => key.cookie_is_fresh(cookie),
+                Err(_) => false,
+            };
+            if !fresh {
+                return Err(UiError::Csrf(
+                    "the sign-in form has expired (load it again)",
+                ));
+            }
+            Expected::SignInForm(cookie.to_owned())
+        }
+        None => return Err(UiError::Csrf("no live session (sign in again)")),
+    };
+    let matches = |given: &str| match &expected {
+        Expected::Session(csrf) => secrets_equal(given, csrf),
+        Expected::SignInForm(cookie) => match guard.signin_key.as_ref() {
+            Ok(key) => key.verify(cookie, given),
+            Err(_) => false,
+        },
+    };
     if let Some(given) = request.headers().get(CSRF_HEADER) {
         let given = given.to_str().unwrap_or_default();
-        return if secrets_equal(given, &expected) {
+        return if matches(given) {
             Ok(request)
         } else {
             Err(UiError::Csrf("the CSRF token is wrong"))
@@ -97,11 +144,20 @@ async fn check<P>(guard: &CsrfGuard<P>, request: Request) -> Result<Request, UiE
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    let (limit, multipart) = match essence.as_str() {
-        "application/x-www-form-urlencoded" => (MAX_FORM_BYTES, false),
-        "multipart/form-data" => (guard.max_multipart_bytes, true),
+    let (limit, multipart) = match (essence.as_str(), &expected) {
+        ("application/x-www-form-urlencoded", _) => (MAX_FORM_BYTES, false),
+        // Uploads: a signed-in session only.
+        ("multipart/form-data", Expected::Session(_)) => (guard.max_multipart_bytes, true),
         _ => return Err(UiError::Csrf("the form carries no CSRF token")),
     };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(UiError::TooLarge(limit));
+    }
     let (parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, limit)
         .await
@@ -124,7 +180,7 @@ async fn check<P>(guard: &CsrfGuard<P>, request: Request) -> Result<Request, UiE
     if given.is_empty() {
         return Err(UiError::Csrf("the form carries no CSRF token"));
     }
-    if !secrets_equal(&given, &expected) {
+    if !matches(&given) {
         return Err(UiError::Csrf("the CSRF token is wrong"));
     }
     Ok(Request::from_parts(parts, Body::from(bytes)))
@@ -177,7 +233,7 @@ mod tests {
 
     fn app() -> (Router, Arc<SessionStore<String>>, String, String) {
         let sessions: Arc<SessionStore<String>> = Arc::new(SessionStore::default());
-        let s = sessions.create(None).unwrap();
+        let s = sessions.create(Arc::new("u".to_owned())).unwrap();
         let router = Router::new()
             .route(
                 "/ui/x",
@@ -186,6 +242,7 @@ mod tests {
             .layer(axum::middleware::from_fn_with_state(
                 CsrfGuard {
                     sessions: sessions.clone(),
+                    signin_key: Arc::new(SignInKey::new()),
                     max_multipart_bytes: 1 << 20,
                 },
                 require_csrf::<String>,
@@ -234,7 +291,7 @@ mod tests {
     #[tokio::test]
     async fn a_form_with_another_sessions_token_is_refused() {
         let (router, sessions, id, _) = app();
-        let other = sessions.create(None).unwrap();
+        let other = sessions.create(Arc::new("u".to_owned())).unwrap();
         let (status, _) = status_and_body(router, form(&id, format!("csrf={}", other.csrf))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
     }

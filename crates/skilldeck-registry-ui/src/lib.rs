@@ -6,9 +6,11 @@
 //! registry's service layer in-process (`skilldeck_registry::Registry`),
 //! so authorization is the service's, exactly as for the HTTP API.
 //!
-//! - [`session`]: server-side sessions behind an `HttpOnly`,
-//!   `SameSite=Strict` cookie; [`csrf`]: the one CSRF check in front of
-//!   every state-changing request; [`headers`]: CSP and friends.
+//! - [`session`]: server-side sessions (signed-in users only) behind an
+//!   `HttpOnly`, `SameSite=Strict` cookie; [`signin`]: the sign-in form's
+//!   signed cookie (no session for anonymous visitors); [`csrf`]: the one
+//!   CSRF check in front of every state-changing request, before any body
+//!   is read; [`headers`]: CSP and friends.
 //! - [`markdown`]: SKILL.md rendered and always sanitised.
 //! - [`views`]: the templates; [`assets`]: CSS, htmx, icon with content
 //!   hashes in their paths.
@@ -24,6 +26,7 @@ pub mod markdown;
 pub mod pages;
 pub mod secret;
 pub mod session;
+pub mod signin;
 pub mod state;
 pub mod views;
 
@@ -43,6 +46,7 @@ use crate::headers::security_headers;
 use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
 use crate::pages::{agents, auth, selection, skills, upload};
 use crate::session::SessionStore;
+use crate::signin::SignInKey;
 use crate::state::{UiConfig, UiState};
 
 /// The web UI under `/ui` (and its assets under `/ui/static`), with the
@@ -61,13 +65,18 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         .max_publish_bytes
         .saturating_add(UPLOAD_FORM_OVERHEAD_BYTES);
     let sessions: Arc<SessionStore<Principal>> = Arc::new(SessionStore::default());
+    // Without the OS generator there is no key: every sign-in form is then
+    // refused (fails closed), the rest of the UI has no session to use.
+    let signin_key = Arc::new(SignInKey::new());
     let guard = CsrfGuard {
         sessions: sessions.clone(),
+        signin_key: signin_key.clone(),
         max_multipart_bytes: max_upload,
     };
     let state = UiState {
         registry,
         sessions,
+        signin_key,
         config,
     };
     Router::new()

@@ -6,10 +6,13 @@ use std::time::Duration;
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// A session never lives longer than this, however busy.
 pub const SESSION_MAX_AGE: Duration = Duration::from_secs(8 * 60 * 60);
-/// Sessions held in memory at most (anonymous ones, made to carry the
-/// sign-in form's CSRF token, count too); past it the least recently
-/// used one is dropped.
+/// Signed-in sessions held in memory at most; past it the least recently
+/// used one is dropped. Anonymous visitors hold none (the sign-in form's
+/// CSRF token is a signed cookie), so only sign-ins with a valid token
+/// count.
 pub const MAX_SESSIONS: usize = 10_000;
+/// How long a sign-in form (its signed cookie) may be used.
+pub const SIGNIN_FORM_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60 * 60);
 /// Random bytes in a session id and in a CSRF token.
 pub const SECRET_BYTES: usize = 32;
 /// The largest url-encoded form body.

@@ -13,6 +13,13 @@ use crate::limits::SECRET_BYTES;
 #[error("no secure random numbers from the operating system: {0}")]
 pub struct RandomUnavailable(String);
 
+impl RandomUnavailable {
+    /// The failure, from the generator's message.
+    pub fn from_message(message: String) -> RandomUnavailable {
+        RandomUnavailable(message)
+    }
+}
+
 /// [`SECRET_BYTES`] random bytes as base64url text (43 characters). Fails
 /// closed: no secret without the OS generator.
 pub fn random_secret() -> Result<String, RandomUnavailable> {

@@ -1,9 +1,12 @@
 //! Server-side sessions: a random id in an `HttpOnly`, `SameSite=Strict`
-//! cookie; the session itself (its CSRF token and, once signed in, the
-//! registry `Principal`) stays in this
-//! process's memory, keyed by the sha256 of the id. The API token typed
-//! into the sign-in form is used once to authenticate and then dropped: it
-//! is never in a cookie, never stored.
+//! cookie; the session itself (its CSRF token and the registry
+//! `Principal`) stays in this process's memory, keyed by the sha256 of the
+//! id. The API token typed into the sign-in form is used once to
+//! authenticate and then dropped: it is never in a cookie, never stored.
+//!
+//! Only a signed-in user has a session: an anonymous visitor of the
+//! sign-in page gets a signed cookie instead ([`crate::signin`]), so no
+//! number of anonymous visits can fill this store or evict anyone from it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,7 +23,7 @@ pub const COOKIE_PATH: &str = "/ui";
 
 struct Entry<P> {
     csrf: String,
-    principal: Option<Arc<P>>,
+    principal: Arc<P>,
     flash: Option<String>,
     created: Instant,
     last_seen: Instant,
@@ -33,9 +36,8 @@ pub struct Session<P> {
     pub id: String,
     /// This session's CSRF token.
     pub csrf: String,
-    /// Who is signed in; `None` for the anonymous session that carries
-    /// the sign-in form's CSRF token.
-    pub principal: Option<Arc<P>>,
+    /// Who is signed in.
+    pub principal: Arc<P>,
     /// A one-shot message set by the previous request (taken on read).
     pub flash: Option<String>,
 }
@@ -72,8 +74,9 @@ impl<P> SessionStore<P> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A new session with a fresh id and CSRF token.
-    pub fn create(&self, principal: Option<Arc<P>>) -> Result<Session<P>, UiError> {
+    /// A new session for a signed-in `principal`, with a fresh id and
+    /// CSRF token.
+    pub fn create(&self, principal: Arc<P>) -> Result<Session<P>, UiError> {
         let id = random_secret()?;
         let csrf = random_secret()?;
         let now = Instant::now();
@@ -82,10 +85,10 @@ impl<P> SessionStore<P> {
             entries.retain(|_, e| alive(e, now));
         }
         if entries.len() >= MAX_SESSIONS {
-            // Drop the least recently used one (anonymous ones first).
+            // Drop the least recently used one.
             let victim = entries
                 .iter()
-                .min_by_key(|(_, e)| (e.principal.is_some(), e.last_seen))
+                .min_by_key(|(_, e)| e.last_seen)
                 .map(|(k, _)| k.clone());
             if let Some(victim) = victim {
                 entries.remove(&victim);
@@ -168,9 +171,14 @@ fn alive<P>(entry: &Entry<P>, now: Instant) -> bool {
 
 /// The session id in a `Cookie` header, if any.
 pub fn session_id_from_cookies(header: &str) -> Option<&str> {
+    cookie_value(header, COOKIE_NAME)
+}
+
+/// The value of cookie `name` in a `Cookie` header, if any (and not empty).
+pub fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
     header.split(';').find_map(|pair| {
-        let (name, value) = pair.trim().split_once('=')?;
-        (name == COOKIE_NAME && !value.is_empty()).then_some(value)
+        let (n, value) = pair.trim().split_once('=')?;
+        (n == name && !value.is_empty()).then_some(value)
     })
 }
 
@@ -196,10 +204,10 @@ mod tests {
     #[test]
     fn a_session_is_found_by_its_id_and_keyed_by_its_hash() {
         let store: SessionStore<String> = SessionStore::default();
-        let s = store.create(Some(Arc::new("admin".into()))).unwrap();
+        let s = store.create(Arc::new("admin".into())).unwrap();
         let got = store.get(&s.id).unwrap();
         assert_eq!(got.csrf, s.csrf);
-        assert_eq!(got.principal.as_deref().map(String::as_str), Some("admin"));
+        assert_eq!(got.principal.as_str(), "admin");
         assert!(
             !store.lock().contains_key(&s.id),
             "the raw id must not be a key"
@@ -210,8 +218,8 @@ mod tests {
     #[test]
     fn sessions_have_distinct_ids_and_csrf_tokens() {
         let store: SessionStore<String> = SessionStore::default();
-        let a = store.create(None).unwrap();
-        let b = store.create(None).unwrap();
+        let a = store.create(Arc::new("u".into())).unwrap();
+        let b = store.create(Arc::new("u".into())).unwrap();
         assert_ne!(a.id, b.id);
         assert_ne!(a.csrf, b.csrf);
         assert_ne!(a.id, a.csrf);
@@ -220,7 +228,7 @@ mod tests {
     #[test]
     fn a_removed_session_is_gone() {
         let store: SessionStore<String> = SessionStore::default();
-        let s = store.create(None).unwrap();
+        let s = store.create(Arc::new("u".into())).unwrap();
         store.remove(&s.id);
         assert!(store.get(&s.id).is_none());
         assert!(store.is_empty());
@@ -229,7 +237,7 @@ mod tests {
     #[test]
     fn an_idle_session_expires() {
         let store: SessionStore<String> = SessionStore::default();
-        let s = store.create(None).unwrap();
+        let s = store.create(Arc::new("u".into())).unwrap();
         if let Some(e) = store.lock().get_mut(&secret_key(&s.id)) {
             e.last_seen = Instant::now()
                 .checked_sub(SESSION_IDLE_TIMEOUT)
@@ -241,7 +249,7 @@ mod tests {
     #[test]
     fn a_flash_message_is_shown_once() {
         let store: SessionStore<String> = SessionStore::default();
-        let s = store.create(None).unwrap();
+        let s = store.create(Arc::new("u".into())).unwrap();
         store.set_flash(&s.id, "Saved".into());
         assert_eq!(store.get(&s.id).unwrap().flash.as_deref(), Some("Saved"));
         assert_eq!(store.get(&s.id).unwrap().flash, None);
@@ -250,14 +258,14 @@ mod tests {
     #[test]
     fn the_store_never_holds_more_than_its_cap() {
         let store: SessionStore<String> = SessionStore::default();
-        let signed_in = store.create(Some(Arc::new("a".into()))).unwrap();
+        let first = store.create(Arc::new("a".into())).unwrap();
         for _ in 0..MAX_SESSIONS + 5 {
-            store.create(None).unwrap();
+            store.create(Arc::new("b".into())).unwrap();
         }
         assert_eq!(store.len(), MAX_SESSIONS);
         assert!(
-            store.get(&signed_in.id).is_some(),
-            "anonymous sessions go first"
+            store.get(&first.id).is_none(),
+            "the least recently used session goes first"
         );
     }
 

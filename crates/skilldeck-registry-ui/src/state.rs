@@ -7,10 +7,12 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
-use skilldeck_registry::{Principal, Registry};
+use skilldeck_registry::{Principal, Registry, RegistryError};
 
 use crate::error::UiError;
+use crate::secret::RandomUnavailable;
 use crate::session::{Session, SessionStore, session_cookie, session_id_from_cookies};
+use crate::signin::SignInKey;
 use crate::views::Chrome;
 
 /// When the session cookie gets the `Secure` attribute.
@@ -39,6 +41,9 @@ pub struct UiState {
     pub registry: Registry,
     /// The sessions.
     pub sessions: Arc<SessionStore<Principal>>,
+    /// The sign-in form's signing key (`Err` when the OS generator failed:
+    /// sign-in is then refused).
+    pub signin_key: Arc<Result<SignInKey, RandomUnavailable>>,
     /// The configuration.
     pub config: UiConfig,
 }
@@ -107,12 +112,22 @@ impl FromRequestParts<UiState> for Signed {
 
     async fn from_request_parts(parts: &mut Parts, state: &UiState) -> Result<Self, UiError> {
         let session = session_of(parts, state).ok_or(UiError::SignInRequired)?;
-        let principal = session.principal.clone().ok_or(UiError::SignInRequired)?;
+        // The token behind the session must still work: a revoked or
+        // expired token ends its sessions (at once on this replica).
+        match state.registry.still_valid(&session.principal).await {
+            Ok(()) => {}
+            Err(RegistryError::Unauthorized(_)) => {
+                state.sessions.remove(&session.id);
+                return Err(UiError::SignInRequired);
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let principal = session.principal.clone();
         Ok(Signed { session, principal })
     }
 }
 
-/// The request's live session, if any (signed in or not).
+/// The request's live (signed-in) session, if any.
 pub struct MaybeSession(pub Option<Session<Principal>>);
 
 impl FromRequestParts<UiState> for MaybeSession {

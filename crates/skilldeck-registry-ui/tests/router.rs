@@ -13,19 +13,23 @@ use tower::ServiceExt as _;
 
 struct Fixture {
     router: Router,
-    registry: Registry,
     token: String,
+    registry: Registry,
     _dir: tempfile::TempDir,
 }
 
 async fn fixture() -> Fixture {
+    fixture_with(RegistryLimits::default()).await
+}
+
+async fn fixture_with(limits: RegistryLimits) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("registry.db");
     let registry = Registry::open(RegistryConfig {
         database_url: format!("sqlite://{}?mode=rwc", db.display()),
         store_url: format!("file://{}", dir.path().join("blobs").display()),
         staging_dir: dir.path().join("staging"),
-        limits: RegistryLimits::default(),
+        limits,
     })
     .await
     .unwrap();
@@ -39,8 +43,8 @@ async fn fixture() -> Fixture {
         .to_owned();
     Fixture {
         router: ui_router(registry.clone()),
-        registry,
         token,
+        registry,
         _dir: dir,
     }
 }
@@ -222,6 +226,154 @@ async fn the_session_cookie_is_secure_behind_an_https_proxy() {
     );
 }
 
+/// Signs in with `token`; the session cookie.
+async fn sign_in(f: &Fixture, token: &str) -> String {
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let form_cookie = cookie_of(&headers);
+    let body = format!("token={}&csrf={}", urlencode(token), csrf_of(&html));
+    let (status, headers, _) = send(&f.router, post_form("/ui/signin", &form_cookie, &body)).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    cookie_of(&headers)
+}
+
+#[tokio::test]
+async fn an_anonymous_sign_in_flood_neither_evicts_a_session_nor_spoils_a_pending_sign_in() {
+    let f = fixture().await;
+    let signed = sign_in(&f, &f.token).await;
+    // Another user has the form open when the flood starts.
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let pending_cookie = cookie_of(&headers);
+    let pending_csrf = csrf_of(&html);
+    for _ in 0..11_000 {
+        let (status, _, _) = send(&f.router, get("/ui/signin", None)).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _, _) = send(&f.router, get("/ui/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::OK, "the signed-in user was evicted");
+    let body = format!("token={}&csrf={pending_csrf}", urlencode(&f.token));
+    let (status, _, _) = send(&f.router, post_form("/ui/signin", &pending_cookie, &body)).await;
+    assert_eq!(
+        status,
+        StatusCode::SEE_OTHER,
+        "the pending sign-in was spoiled"
+    );
+}
+
+#[tokio::test]
+async fn a_sign_in_form_token_works_only_with_its_own_cookie() {
+    let f = fixture().await;
+    let (_, headers, _) = send(&f.router, get("/ui/signin", None)).await;
+    let mine = cookie_of(&headers);
+    let (_, _, html) = send(&f.router, get("/ui/signin", None)).await;
+    let theirs = csrf_of(&html);
+    let body = format!("token={}&csrf={theirs}", urlencode(&f.token));
+    let (status, _, _) = send(&f.router, post_form("/ui/signin", &mine, &body)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // No cookie at all: refused.
+    let (status, _, _) = send(&f.router, post_form("/ui/signin", "x=1", &body)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn failed_sign_ins_from_one_address_are_throttled_but_a_good_token_still_signs_in() {
+    let f = fixture_with(RegistryLimits {
+        max_failed_auth: 3,
+        ..RegistryLimits::default()
+    })
+    .await;
+    let peer: std::net::SocketAddr = "192.0.2.7:40000".parse().unwrap();
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let cookie = cookie_of(&headers);
+    let csrf = csrf_of(&html);
+    let attempt = |token: String| {
+        let mut req = post_form(
+            "/ui/signin",
+            &cookie,
+            &format!("token={}&csrf={csrf}", urlencode(&token)),
+        );
+        req.extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
+        req
+    };
+    for i in 0..3 {
+        let (status, _, _) = send(&f.router, attempt(format!("sdk_wrong{i}{i}{i}{i}abc"))).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let (status, headers, html) = send(&f.router, attempt("sdk_wrong9999abc".into())).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(headers.contains_key(header::RETRY_AFTER));
+    assert!(html.contains("Too many failed sign-ins"));
+    let (status, _, _) = send(&f.router, attempt(f.token.clone())).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn revoking_a_token_ends_the_ui_sessions_signed_in_with_it() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let created = f
+        .registry
+        .create_token(
+            &admin,
+            skilldeck_registry::wire::TokenRequest {
+                name: Some("ui".into()),
+                scopes: vec!["publish:acme".into()],
+                expires_in_seconds: None,
+            },
+        )
+        .await
+        .unwrap();
+    let signed = sign_in(&f, &created.token).await;
+    let (status, _, _) = send(&f.router, get("/ui/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::OK);
+    f.registry.revoke_token(&admin, &created.id).await.unwrap();
+    let (status, headers, _) = send(&f.router, get("/ui/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/ui/signin");
+}
+
+#[tokio::test]
+async fn an_anonymous_upload_is_refused_before_its_body_is_read() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let f = fixture().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(skilldeck_registry::http::server::serve(
+        listener,
+        f.router.clone(),
+        skilldeck_registry::ServerLimits::default(),
+        std::future::pending(),
+    ));
+    // A form cookie is not a session: it does not let an upload through.
+    let (_, headers, _) = send(&f.router, get("/ui/signin", None)).await;
+    let form_cookie = cookie_of(&headers);
+    for cookie in ["", form_cookie.as_str()] {
+        let mut conn = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /ui/upload HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n\
+             Content-Type: multipart/form-data; boundary=XB\r\nContent-Length: {}\r\n\r\n--XB\r\n",
+            20 * 1024 * 1024
+        );
+        conn.write_all(head.as_bytes()).await.unwrap();
+        let mut got = Vec::new();
+        let read = async {
+            let mut buf = [0u8; 1024];
+            while !got.windows(2).any(|w| w == b"\r\n") {
+                let n = conn.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(60), read)
+            .await
+            .expect("the server waited for the upload's body");
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("HTTP/1.1 403"), "{text}");
+    }
+}
+
 /// A package of skill `name` (the testkit's skill, packed).
 fn package(name: &str) -> bytes::Bytes {
     let tmp = tempfile::tempdir().unwrap();
@@ -238,7 +390,7 @@ fn package(name: &str) -> bytes::Bytes {
 #[tokio::test]
 async fn the_selection_preview_reports_a_name_clash_naming_both_skills() {
     let f = fixture().await;
-    let admin = f.registry.authenticate(&f.token).await.unwrap();
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
     for ns in ["acme", "a"] {
         let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
         f.registry

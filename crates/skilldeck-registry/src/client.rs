@@ -26,7 +26,7 @@ use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
     LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, Resolved, SkillDetail,
-    SkillSummary, TokenCreated, TokenRequest, VersionDetail, WireDiagnostic,
+    SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
 };
 
 /// Longest wait for a connection to the registry.
@@ -716,11 +716,12 @@ impl Client {
     }
 
     /// `POST /agents/{id}/tokens`: a token scoped to the agent (shown
-    /// once).
+    /// once), expiring `expires_in_seconds` after creation when given.
     pub fn agent_token(
         &self,
         id: &AgentId,
         name: Option<String>,
+        expires_in_seconds: Option<u64>,
     ) -> Result<TokenCreated, ClientError> {
         self.with_body(
             reqwest::Method::POST,
@@ -728,8 +729,42 @@ impl Client {
             &TokenRequest {
                 name,
                 scopes: Vec::new(),
+                expires_in_seconds,
             },
         )
+    }
+
+    /// `POST /tokens`: a token with any scopes (admin; shown once).
+    pub fn create_token(&self, request: &TokenRequest) -> Result<TokenCreated, ClientError> {
+        self.with_body(reqwest::Method::POST, "/tokens", request)
+    }
+
+    /// `GET /tokens`: one page (an admin sees every token, another token
+    /// itself); never secrets or hashes.
+    pub fn list_tokens(
+        &self,
+        cursor: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Page<TokenInfo>, ClientError> {
+        let mut query = Vec::new();
+        if let Some(c) = cursor {
+            query.push(format!("cursor={}", encode(c)));
+        }
+        if let Some(l) = limit {
+            query.push(format!("limit={l}"));
+        }
+        if query.is_empty() {
+            self.get("/tokens")
+        } else {
+            self.get(&format!("/tokens?{}", query.join("&")))
+        }
+    }
+
+    /// `DELETE /tokens/{id}`: revokes a token; answers its record.
+    pub fn revoke_token(&self, id: &str) -> Result<TokenInfo, ClientError> {
+        let url = self.api(&format!("/tokens/{}", encode(id)));
+        let answer = self.send(self.http.delete(&url), &url, MAX_JSON_BYTES)?;
+        Client::json(&url, &answer)
     }
 
     /// `GET /agents/{id}/resolved`.

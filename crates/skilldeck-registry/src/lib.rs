@@ -22,7 +22,7 @@ pub mod http;
 pub mod service;
 
 #[cfg(feature = "server")]
-pub use service::config::{RegistryConfig, RegistryLimits};
+pub use service::config::{RegistryConfig, RegistryLimits, ServerLimits};
 #[cfg(feature = "server")]
 pub use service::error::RegistryError;
 #[cfg(feature = "server")]

@@ -359,6 +359,10 @@ pub struct TokenRequest {
     /// `POST /tokens`.
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// The token stops working this many seconds after it is created
+    /// (none: it works until revoked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_seconds: Option<u64>,
 }
 
 /// A new token: shown once.
@@ -372,6 +376,37 @@ pub struct TokenCreated {
     pub name: String,
     /// What it may do.
     pub scopes: Vec<String>,
+    /// When it stops working (RFC 3339), if it expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// What a token is, never its secret or its hash (`GET /tokens`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TokenInfo {
+    /// Its id (not secret): what revocation names.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// What it may do.
+    pub scopes: Vec<String>,
+    /// `api` (made through the API or the CLI) or `admin-file` (the
+    /// registry's admin token file).
+    pub source: String,
+    /// `active`, `expired` or `revoked`.
+    pub status: String,
+    /// When it was made (RFC 3339).
+    pub created_at: String,
+    /// When it stops working, if it expires.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// When it last authenticated a request (updated at most once per
+    /// token-cache TTL per replica), if ever.
+    #[serde(default)]
+    pub last_used_at: Option<String>,
+    /// When it was revoked, if it was.
+    #[serde(default)]
+    pub revoked_at: Option<String>,
 }
 
 /// One skill of an agent's resolved set.

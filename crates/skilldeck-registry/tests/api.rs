@@ -147,7 +147,14 @@ async fn env_with(limits: RegistryLimits) -> Env {
     let addr = listener.local_addr().unwrap();
     let app = skilldeck_registry::http::api_router(registry.clone());
     tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
+        skilldeck_registry::http::server::serve(
+            listener,
+            app,
+            skilldeck_registry::ServerLimits::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
     });
     Env {
         base: format!("http://{addr}"),
@@ -2095,7 +2102,7 @@ async fn a_catalog_budget_drops_the_lower_priority_skill_and_the_preview_says_wh
     assert!(tight.contains("<name>first</name>"), "{tight}");
     assert!(!tight.contains("<name>second</name>"), "{tight}");
 
-    let admin = env.registry.authenticate(&env.admin).await.unwrap();
+    let admin = env.registry.authenticate(&env.admin, None).await.unwrap();
     let id = skilldeck_registry::names::AgentId::new("bud").unwrap();
     let preview = env
         .registry

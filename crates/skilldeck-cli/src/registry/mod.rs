@@ -41,7 +41,8 @@ pub enum RegistryCommand {
     Assign(assign::AssignArgs),
     /// Take a skill away from an agent.
     Unassign(assign::UnassignArgs),
-    /// Tokens: create one scoped to an agent.
+    /// Tokens: create (scoped to an agent, or with scopes; optional
+    /// expiry), list, revoke.
     #[command(subcommand)]
     Token(token::TokenCommand),
 }

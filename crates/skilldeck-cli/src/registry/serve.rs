@@ -68,10 +68,14 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             writeln!(out, "skilldeck registry listening on http://{addr}")?;
             out.flush()?;
         }
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(CliError::Output)?;
+        skilldeck_registry::http::server::serve(
+            listener,
+            app,
+            skilldeck_registry::ServerLimits::default(),
+            shutdown(),
+        )
+        .await
+        .map_err(CliError::Output)?;
         eprintln!("skilldeck registry: stopped");
         Ok(crate::exit::OK)
     })

@@ -4,13 +4,18 @@
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, JsonRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use std::net::IpAddr;
+
+use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::http::server::peer_of;
 use crate::names::{AgentId, DEFAULT_NAMESPACE, Label, Namespace, SkillRef};
 use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
@@ -20,13 +25,17 @@ use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
     FINGERPRINT_HEADER, LabelMove, LabelMoved, Page, Problem, Published, ReasonBody, Resolved,
-    SkillDetail, SkillSummary, TokenCreated, TokenRequest, VersionDetail,
+    SkillDetail, SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;
 
 /// The caller, from `Authorization: Bearer <token>`; 401 without one.
-async fn principal(registry: &Registry, headers: &HeaderMap) -> Result<Principal> {
+async fn principal(
+    registry: &Registry,
+    headers: &HeaderMap,
+    client: Option<IpAddr>,
+) -> Result<Principal> {
     let value = headers
         .get(header::AUTHORIZATION)
         .ok_or(RegistryError::Unauthorized("no Authorization header"))?
@@ -38,7 +47,23 @@ async fn principal(registry: &Registry, headers: &HeaderMap) -> Result<Principal
         .ok_or(RegistryError::Unauthorized(
             "expected Authorization: Bearer <token>",
         ))?;
-    registry.authenticate(token).await
+    registry.authenticate(token, client).await
+}
+
+/// The authenticated caller of a route. An extractor from the request
+/// head: every handler takes it before its body, so a request is
+/// authenticated (401/429) before a byte of its body is read.
+pub struct Caller(pub Principal);
+
+impl FromRequestParts<Registry> for Caller {
+    type Rejection = RegistryError;
+
+    async fn from_request_parts(parts: &mut Parts, registry: &Registry) -> Result<Self> {
+        let client = peer_of(&parts.extensions).map(|a| a.ip());
+        principal(registry, &parts.headers, client)
+            .await
+            .map(Caller)
+    }
 }
 
 fn json_body<T>(body: std::result::Result<Json<T>, JsonRejection>) -> Result<T> {
@@ -124,32 +149,40 @@ pub struct PackageBody(pub Vec<u8>);
     ), security(("bearer" = [])))]
 pub async fn publish(
     State(registry): State<Registry>,
+    Caller(p): Caller,
     headers: HeaderMap,
     q: std::result::Result<Query<PublishQuery>, QueryRejection>,
-    body: std::result::Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let q = query(q)?;
-    let body = match body {
-        Ok(b) => b,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return Err(RegistryError::TooLarge {
-                limit: registry.limits().max_publish_bytes,
-            });
-        }
-        Err(e) => {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-body",
-                e.body_text(),
-            ));
-        }
-    };
     let ns = Namespace::new(
         q.namespace
             .as_deref()
             .filter(|n| !n.is_empty())
             .unwrap_or(DEFAULT_NAMESPACE),
     )?;
+    // Authorised for this namespace before the body is read.
+    p.require_publish(&ns)?;
+    let limit = registry.limits().max_publish_bytes;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(RegistryError::TooLarge { limit });
+    }
+    let body = axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let over = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if over {
+            RegistryError::TooLarge { limit }
+        } else {
+            RegistryError::bad_request(
+                "registry-invalid-body",
+                format!("the request body could not be read: {e}"),
+            )
+        }
+    })?;
     let published = registry
         .publish(&p, &ns, q.version.as_deref(), body)
         .await?;
@@ -185,10 +218,9 @@ pub struct ListQuery {
     ), security(("bearer" = [])))]
 pub async fn list_skills(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     q: std::result::Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Page<SkillSummary>>> {
-    let p = principal(&registry, &headers).await?;
     let q = query(q)?;
     let query = SkillQuery {
         q: q.q,
@@ -211,10 +243,9 @@ pub async fn list_skills(
     ), security(("bearer" = [])))]
 pub async fn skill(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path((namespace, name)): Path<(String, String)>,
 ) -> Result<Json<SkillDetail>> {
-    let p = principal(&registry, &headers).await?;
     Ok(Json(
         registry.skill(&p, &skill_ref(&namespace, &name)?).await?,
     ))
@@ -232,10 +263,9 @@ pub async fn skill(
     ), security(("bearer" = [])))]
 pub async fn version(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path((namespace, name, version)): Path<(String, String, String)>,
 ) -> Result<Json<VersionDetail>> {
-    let p = principal(&registry, &headers).await?;
     Ok(Json(
         registry
             .version(&p, &skill_ref(&namespace, &name)?, &version)
@@ -257,10 +287,10 @@ pub async fn version(
     ), security(("bearer" = [])))]
 pub async fn archive(
     State(registry): State<Registry>,
+    Caller(p): Caller,
     headers: HeaderMap,
     Path((namespace, name, version)): Path<(String, String, String)>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let r = registry
         .archive_ref(&p, &skill_ref(&namespace, &name)?, &version)
         .await?;
@@ -293,10 +323,10 @@ pub async fn archive(
     ), security(("bearer" = [])))]
 pub async fn file(
     State(registry): State<Registry>,
+    Caller(p): Caller,
     headers: HeaderMap,
     Path((namespace, name, version, path)): Path<(String, String, String, String)>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let r = registry
         .file_ref(&p, &skill_ref(&namespace, &name)?, &version, &path)
         .await?;
@@ -332,11 +362,10 @@ pub async fn file(
     ), security(("bearer" = [])))]
 pub async fn move_label(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path((namespace, name, label)): Path<(String, String, String)>,
     body: std::result::Result<Json<LabelMove>, JsonRejection>,
 ) -> Result<Json<LabelMoved>> {
-    let p = principal(&registry, &headers).await?;
     let body = json_body(body)?;
     let label = Label::new(&label)?;
     Ok(Json(
@@ -348,12 +377,11 @@ pub async fn move_label(
 
 async fn marker(
     registry: Registry,
-    headers: HeaderMap,
+    p: Principal,
     (namespace, name, version): (String, String, String),
     reason: Option<String>,
     yank: bool,
 ) -> Result<Json<VersionDetail>> {
-    let p = principal(&registry, &headers).await?;
     let skill = skill_ref(&namespace, &name)?;
     let detail = if yank {
         registry.set_yanked(&p, &skill, &version, reason).await?
@@ -378,12 +406,12 @@ async fn marker(
     ), security(("bearer" = [])))]
 pub async fn yank(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(path): Path<(String, String, String)>,
     body: std::result::Result<Json<ReasonBody>, JsonRejection>,
 ) -> Result<Json<VersionDetail>> {
     let reason = json_body(body)?.reason;
-    marker(registry, headers, path, Some(reason), true).await
+    marker(registry, p, path, Some(reason), true).await
 }
 
 /// Undoes a yank (admin).
@@ -398,10 +426,10 @@ pub async fn yank(
     ), security(("bearer" = [])))]
 pub async fn unyank(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(path): Path<(String, String, String)>,
 ) -> Result<Json<VersionDetail>> {
-    marker(registry, headers, path, None, true).await
+    marker(registry, p, path, None, true).await
 }
 
 /// Deprecates a version (admin).
@@ -417,12 +445,12 @@ pub async fn unyank(
     ), security(("bearer" = [])))]
 pub async fn deprecate(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(path): Path<(String, String, String)>,
     body: std::result::Result<Json<ReasonBody>, JsonRejection>,
 ) -> Result<Json<VersionDetail>> {
     let reason = json_body(body)?.reason;
-    marker(registry, headers, path, Some(reason), false).await
+    marker(registry, p, path, Some(reason), false).await
 }
 
 /// Undoes a deprecation (admin).
@@ -437,10 +465,10 @@ pub async fn deprecate(
     ), security(("bearer" = [])))]
 pub async fn undeprecate(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(path): Path<(String, String, String)>,
 ) -> Result<Json<VersionDetail>> {
-    marker(registry, headers, path, None, false).await
+    marker(registry, p, path, None, false).await
 }
 
 /// Creates an agent (admin).
@@ -455,10 +483,9 @@ pub async fn undeprecate(
     ), security(("bearer" = [])))]
 pub async fn create_agent(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     body: std::result::Result<Json<AgentSpec>, JsonRejection>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let agent = registry.create_agent(&p, json_body(body)?).await?;
     Ok((StatusCode::CREATED, Json(agent)).into_response())
 }
@@ -483,10 +510,9 @@ pub struct PageQuery {
     ), security(("bearer" = [])))]
 pub async fn list_agents(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     q: std::result::Result<Query<PageQuery>, QueryRejection>,
 ) -> Result<Json<Page<Agent>>> {
-    let p = principal(&registry, &headers).await?;
     let q = query(q)?;
     Ok(Json(
         registry
@@ -506,10 +532,9 @@ pub async fn list_agents(
     ), security(("bearer" = [])))]
 pub async fn agent(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Agent>> {
-    let p = principal(&registry, &headers).await?;
     Ok(Json(registry.agent(&p, &AgentId::new(&id)?).await?))
 }
 
@@ -524,11 +549,10 @@ pub async fn agent(
     ), security(("bearer" = [])))]
 pub async fn update_agent(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
     body: std::result::Result<Json<AgentSpec>, JsonRejection>,
 ) -> Result<Json<Agent>> {
-    let p = principal(&registry, &headers).await?;
     let id = AgentId::new(&id)?;
     Ok(Json(
         registry.update_agent(&p, &id, json_body(body)?).await?,
@@ -546,10 +570,9 @@ pub async fn update_agent(
     ), security(("bearer" = [])))]
 pub async fn delete_agent(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
-    let p = principal(&registry, &headers).await?;
     registry.delete_agent(&p, &AgentId::new(&id)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -565,10 +588,9 @@ pub async fn delete_agent(
     ), security(("bearer" = [])))]
 pub async fn assignments(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<AssignmentView>>> {
-    let p = principal(&registry, &headers).await?;
     Ok(Json(registry.assignments(&p, &AgentId::new(&id)?).await?))
 }
 
@@ -585,11 +607,10 @@ pub async fn assignments(
     ), security(("bearer" = [])))]
 pub async fn assign(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path((id, namespace, name)): Path<(String, String, String)>,
     body: std::result::Result<Json<Assignment>, JsonRejection>,
 ) -> Result<Json<AssignmentView>> {
-    let p = principal(&registry, &headers).await?;
     let id = AgentId::new(&id)?;
     let skill = skill_ref(&namespace, &name)?;
     Ok(Json(
@@ -609,10 +630,9 @@ pub async fn assign(
     ), security(("bearer" = [])))]
 pub async fn unassign(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path((id, namespace, name)): Path<(String, String, String)>,
 ) -> Result<StatusCode> {
-    let p = principal(&registry, &headers).await?;
     registry
         .unassign(&p, &AgentId::new(&id)?, &skill_ref(&namespace, &name)?)
         .await?;
@@ -631,11 +651,10 @@ pub async fn unassign(
     ), security(("bearer" = [])))]
 pub async fn agent_token(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
     body: std::result::Result<Json<TokenRequest>, JsonRejection>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let request = match body {
         Err(JsonRejection::MissingJsonContentType(_)) => TokenRequest::default(),
         other => json_body(other)?,
@@ -647,7 +666,12 @@ pub async fn agent_token(
         ));
     }
     let created = registry
-        .agent_token(&p, &AgentId::new(&id)?, request.name)
+        .agent_token(
+            &p,
+            &AgentId::new(&id)?,
+            request.name,
+            request.expires_in_seconds,
+        )
         .await?;
     Ok((StatusCode::CREATED, Json(created)).into_response())
 }
@@ -662,12 +686,49 @@ pub async fn agent_token(
     ), security(("bearer" = [])))]
 pub async fn create_token(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     body: std::result::Result<Json<TokenRequest>, JsonRejection>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let created = registry.create_token(&p, json_body(body)?).await?;
     Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+/// Lists tokens, never their secrets or hashes (admin: every token;
+/// another token: itself).
+#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(PageQuery),
+    responses(
+        (status = 200, body = Page<TokenInfo>),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn list_tokens(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    q: std::result::Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Json<Page<TokenInfo>>> {
+    let q = query(q)?;
+    Ok(Json(
+        registry
+            .list_tokens(&p, q.cursor.as_deref(), q.limit)
+            .await?,
+    ))
+}
+
+/// Revokes a token by id (admin; or a token itself). It keeps its record,
+/// marked revoked, and is refused with 401 from then on.
+#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens", params(("id" = String, Path, max_length = 64)),
+    responses(
+        (status = 200, body = TokenInfo),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn revoke_token(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<TokenInfo>> {
+    Ok(Json(registry.revoke_token(&p, &id).await?))
 }
 
 /// The agent's resolved skills and what was left out (admin or that agent).
@@ -681,10 +742,9 @@ pub async fn create_token(
     ), security(("bearer" = [])))]
 pub async fn resolved(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Resolved>> {
-    let p = principal(&registry, &headers).await?;
     Ok(Json(registry.resolve(&p, &AgentId::new(&id)?).await?))
 }
 
@@ -710,11 +770,11 @@ pub struct CatalogQuery {
     ), security(("bearer" = [])))]
 pub async fn catalog(
     State(registry): State<Registry>,
+    Caller(p): Caller,
     headers: HeaderMap,
     Path(id): Path<String>,
     q: std::result::Result<Query<CatalogQuery>, QueryRejection>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let q = query(q)?;
     let format = match q.format.as_deref() {
         None | Some("") => skilldeck::CatalogFormat::Xml,
@@ -748,10 +808,10 @@ pub async fn catalog(
     ), security(("bearer" = [])))]
 pub async fn lock(
     State(registry): State<Registry>,
+    Caller(p): Caller,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response> {
-    let p = principal(&registry, &headers).await?;
     let (body, etag) = registry.lock_json(&p, &AgentId::new(&id)?).await?;
     with_etag(&headers, &etag, "application/json", body)
 }
@@ -766,10 +826,9 @@ pub async fn lock(
     ), security(("bearer" = [])))]
 pub async fn audit(
     State(registry): State<Registry>,
-    headers: HeaderMap,
+    Caller(p): Caller,
     q: std::result::Result<Query<PageQuery>, QueryRejection>,
 ) -> Result<Json<Page<AuditEntry>>> {
-    let p = principal(&registry, &headers).await?;
     let q = query(q)?;
     Ok(Json(
         registry.audit(&p, q.cursor.as_deref(), q.limit).await?,

@@ -5,10 +5,11 @@
 pub mod handlers;
 pub mod openapi;
 pub mod problem;
+pub mod server;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 
 use crate::service::registry::Registry;
 use crate::wire::API_PREFIX;
@@ -68,7 +69,11 @@ pub fn api_router(registry: Registry) -> Router {
         .route("/agents/{id}/resolved", get(handlers::resolved))
         .route("/agents/{id}/catalog", get(handlers::catalog))
         .route("/agents/{id}/lock", get(handlers::lock))
-        .route("/tokens", post(handlers::create_token))
+        .route(
+            "/tokens",
+            post(handlers::create_token).get(handlers::list_tokens),
+        )
+        .route("/tokens/{id}", delete(handlers::revoke_token))
         .route("/audit", get(handlers::audit))
         .route("/openapi.json", get(openapi::openapi_json))
         .layer(DefaultBodyLimit::max(json_cap))

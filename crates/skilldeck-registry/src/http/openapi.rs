@@ -39,7 +39,7 @@ impl Modify for Bearer {
         handlers::create_agent, handlers::list_agents, handlers::agent,
         handlers::update_agent, handlers::delete_agent, handlers::assignments,
         handlers::assign, handlers::unassign, handlers::agent_token,
-        handlers::create_token, handlers::resolved, handlers::catalog, handlers::lock,
+        handlers::create_token, handlers::list_tokens, handlers::revoke_token, handlers::resolved, handlers::catalog, handlers::lock,
         handlers::audit, openapi_json, handlers::healthz,
     ),
     components(schemas(
@@ -47,7 +47,7 @@ impl Modify for Bearer {
         wire::SkillSummary, wire::SkillDetail, wire::VersionSummary, wire::VersionDetail,
         wire::Marker, wire::ReasonBody, wire::LabelMove, wire::LabelMoved, wire::AgentSpec,
         wire::Agent, wire::Grants, wire::Assignment, wire::AssignmentView, wire::TokenRequest,
-        wire::TokenCreated, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
+        wire::TokenCreated, wire::TokenInfo, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
         wire::LockedSkill, wire::AgentLock, wire::AuditEntry,
     )),
     modifiers(&Bearer),

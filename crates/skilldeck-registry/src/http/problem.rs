@@ -12,6 +12,9 @@ use crate::wire::{PROBLEM_JSON, Problem};
 pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
     match e {
         RegistryError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "registry-unauthorized"),
+        RegistryError::TooManyAttempts { .. } => {
+            (StatusCode::TOO_MANY_REQUESTS, "registry-too-many-attempts")
+        }
         RegistryError::Forbidden(_) => (StatusCode::FORBIDDEN, "registry-forbidden"),
         RegistryError::NotFound(_) => (StatusCode::NOT_FOUND, "registry-not-found"),
         RegistryError::MethodNotAllowed => (
@@ -81,6 +84,9 @@ impl IntoResponse for RegistryError {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let RegistryError::TooManyAttempts { retry_after } = self {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         }
         response
     }

@@ -8,7 +8,7 @@ use crate::service::config::{
 };
 use crate::service::cursor;
 use crate::service::error::RegistryError;
-use crate::service::principal::{Principal, Scope};
+use crate::service::principal::Principal;
 use crate::service::publish::{parse_capabilities, parse_version};
 use crate::service::registry::{Registry, now};
 use crate::wire::{Agent, AgentSpec, Assignment, AssignmentView, Page};
@@ -163,7 +163,8 @@ impl Registry {
         self.agent(p, id).await
     }
 
-    /// Deletes an agent, its assignments and its tokens (admin).
+    /// Deletes an agent and its assignments, and revokes every token with
+    /// a scope for it (admin).
     pub async fn delete_agent(&self, p: &Principal, id: &AgentId) -> Result<(), RegistryError> {
         p.require_admin()?;
         let (mut tx, generation) = self.begin_write().await?;
@@ -179,17 +180,14 @@ impl Registry {
             .bind(id.as_str().to_owned())
             .execute(&mut *tx)
             .await?;
-        sqlx::query("DELETE FROM tokens WHERE scopes = $1")
-            .bind(Scope::Agent(id.clone()).to_string())
-            .execute(&mut *tx)
-            .await?;
+        let revoked = Registry::revoke_agent_tokens_in(&mut tx, id).await?;
         Registry::audit_in(
             &mut tx,
             generation,
             p,
             "agent.delete",
             &format!("agent:{id}"),
-            serde_json::json!({}),
+            serde_json::json!({"tokens_revoked": revoked}),
         )
         .await?;
         self.commit(tx).await?;

@@ -41,6 +41,48 @@ pub const MAX_TEXT_LEN: usize = 1024;
 /// Bytes of randomness in a token.
 pub const TOKEN_RANDOM_BYTES: usize = 32;
 
+/// How long a client may take to send a request's head (request line and
+/// headers) before its connection is closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request body may stall (no bytes) before the request fails.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most connections served at once by one registry process; past it the
+/// listener waits for one to close before accepting another.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// Failed authentications one client address (or one token prefix) may
+/// make in [`FAILED_AUTH_WINDOW`] before further failures are answered
+/// 429 with `Retry-After`.
+pub const MAX_FAILED_AUTH: u32 = 20;
+/// The window failed authentications are counted in.
+pub const FAILED_AUTH_WINDOW: Duration = Duration::from_secs(60);
+/// Most clients (addresses and token prefixes) the failed-authentication
+/// throttle remembers; past it, when none has expired, every new client
+/// shares one bucket (fails closed rather than forgetting an attacker).
+pub const MAX_THROTTLE_KEYS: usize = 100_000;
+/// Characters of a presented token (after `sdk_`) the throttle keys on.
+pub const THROTTLE_TOKEN_PREFIX_CHARS: usize = 8;
+
+/// The server loop's limits (see `http::server`).
+#[derive(Debug, Clone)]
+pub struct ServerLimits {
+    /// [`HEADER_READ_TIMEOUT`].
+    pub header_read_timeout: Duration,
+    /// [`BODY_READ_TIMEOUT`].
+    pub body_read_timeout: Duration,
+    /// [`MAX_CONNECTIONS`].
+    pub max_connections: usize,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        ServerLimits {
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            body_read_timeout: BODY_READ_TIMEOUT,
+            max_connections: MAX_CONNECTIONS,
+        }
+    }
+}
+
 /// Every cap and TTL of a registry.
 #[derive(Debug, Clone)]
 pub struct RegistryLimits {
@@ -62,6 +104,10 @@ pub struct RegistryLimits {
     pub max_db_connections: u32,
     /// The package limits unpack applies (files, bytes, ratio).
     pub package: PackageLimits,
+    /// [`MAX_FAILED_AUTH`].
+    pub max_failed_auth: u32,
+    /// [`FAILED_AUTH_WINDOW`].
+    pub failed_auth_window: Duration,
 }
 
 impl Default for RegistryLimits {
@@ -76,6 +122,8 @@ impl Default for RegistryLimits {
             max_page_limit: MAX_PAGE_LIMIT,
             max_db_connections: MAX_DB_CONNECTIONS,
             package: PackageLimits::default(),
+            max_failed_auth: MAX_FAILED_AUTH,
+            failed_auth_window: FAILED_AUTH_WINDOW,
         }
     }
 }

@@ -14,6 +14,13 @@ pub enum RegistryError {
     /// No token, or a token the registry does not know.
     #[error("authentication required: {0}")]
     Unauthorized(&'static str),
+    /// Too many failed authentications from this client (or with this
+    /// token prefix): wait `retry_after` seconds.
+    #[error("too many failed authentications; retry after {retry_after} s")]
+    TooManyAttempts {
+        /// Seconds to wait (the `Retry-After` header).
+        retry_after: u64,
+    },
     /// The token is valid but its scopes do not allow this.
     #[error("forbidden: {0}")]
     Forbidden(String),

@@ -6,7 +6,9 @@
 //! - [`error`]: the one error enum.
 //! - [`registry`]: opening (migrations), the shared state.
 //! - [`store`]: the blob store (the database is sqlx `any`, see [`registry`]).
-//! - [`tokens`], [`principal`]: bearer tokens and scopes.
+//! - [`tokens`], [`principal`]: bearer tokens (lifecycle: expiry,
+//!   revocation, admin-file rotation) and scopes; [`throttle`]: the
+//!   failed-authentication throttle.
 //! - [`publish`], [`skills`]: publishing and reading skills and versions;
 //!   [`staging`]: the folder publishes unpack in, swept at start-up.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
@@ -28,4 +30,5 @@ pub mod skills;
 pub mod staging;
 pub mod state;
 pub mod store;
+pub mod throttle;
 pub mod tokens;

@@ -81,6 +81,18 @@ impl Principal {
             .any(|s| matches!(s, Scope::Admin) || matches!(s, Scope::Publish(n) if n == ns))
     }
 
+    /// Publish into `ns`, or 403 (checked from the request head, before a
+    /// package body is read, and again by the publish itself).
+    pub fn require_publish(&self, ns: &Namespace) -> Result<(), RegistryError> {
+        if self.can_publish(ns) {
+            Ok(())
+        } else {
+            Err(RegistryError::Forbidden(format!(
+                "this token may not publish into namespace '{ns}'"
+            )))
+        }
+    }
+
     /// May read the skill list and any version (admin or a publisher).
     pub fn can_read_all(&self) -> bool {
         self.scopes

@@ -15,6 +15,8 @@ use crate::service::principal::Principal;
 use crate::service::staging::Staging;
 use crate::service::state::{CachedAgent, Rendered, SearchState};
 use crate::service::store::BlobStore;
+use crate::service::throttle::FailedAuthThrottle;
+use crate::service::tokens::AuthEntry;
 
 /// The registry service. See the [module documentation](crate::service).
 #[derive(Clone)]
@@ -42,8 +44,11 @@ pub(crate) struct Inner {
     pub agents: TtlCache<CachedAgent>,
     /// Rendered catalogs per agent, format and budget.
     pub catalogs: TtlCache<Rendered>,
-    /// Verified tokens: sha256 hex → principal.
-    pub auth: TtlCache<Principal>,
+    /// Verified tokens: sha256 hex (or `id:<token id>`) → principal and
+    /// expiry.
+    pub auth: TtlCache<AuthEntry>,
+    /// Failed authentications per client address and token prefix.
+    pub throttle: FailedAuthThrottle,
     /// The search index over the latest versions, with the database
     /// generation it was built at.
     pub search: Mutex<Option<Arc<SearchState>>>,
@@ -104,6 +109,10 @@ impl Registry {
                 agents: TtlCache::new(ttl, MAX_CACHE_ENTRIES),
                 catalogs: TtlCache::new(ttl, MAX_CACHE_ENTRIES),
                 auth: TtlCache::new(auth_ttl, MAX_CACHE_ENTRIES),
+                throttle: FailedAuthThrottle::new(
+                    config.limits.max_failed_auth,
+                    config.limits.failed_auth_window,
+                ),
                 limits: config.limits,
                 search: Mutex::new(None),
                 parsed: Mutex::new(HashMap::new()),

@@ -1,5 +1,13 @@
 //! Bearer tokens: `sdk_` + 32 random bytes base64url, stored as their
 //! SHA-256 hex, compared in constant time; the admin token file (0600).
+//!
+//! A token has a lifecycle: an optional expiry, a revocation (kept, so the
+//! list shows it and a client presenting it is told why it is refused),
+//! a last-use time. Verified tokens are cached per process for
+//! [`RegistryLimits::auth_cache_ttl`](crate::RegistryLimits::auth_cache_ttl):
+//! a revocation clears this process's cache at once, other replicas stop
+//! accepting the token within that TTL; an expiry is checked on every
+//! request, cached or not.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,10 +20,74 @@ use subtle::ConstantTimeEq;
 
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
+use crate::service::cursor;
 use crate::service::error::RegistryError;
 use crate::service::principal::{Principal, Scope};
 use crate::service::registry::{Registry, now};
-use crate::wire::{TokenCreated, TokenRequest};
+use crate::service::throttle::ThrottleKey;
+use crate::wire::{Page, TokenCreated, TokenInfo, TokenRequest};
+
+/// Where a token came from: the API (or the CLI through it).
+pub const SOURCE_API: &str = "api";
+/// Where a token came from: the registry's admin token file.
+pub const SOURCE_ADMIN_FILE: &str = "admin-file";
+/// The longest expiry a token may be given (ten years).
+pub const MAX_TOKEN_LIFETIME_SECS: u64 = 10 * 366 * 24 * 60 * 60;
+
+/// A verified token as cached: its principal and when it expires.
+pub(crate) struct AuthEntry {
+    principal: Principal,
+    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, RegistryError> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .map_err(|e| RegistryError::Internal(format!("stored time {text:?}: {e}")))
+}
+
+fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+fn parse_scopes(text: &str) -> Result<Vec<Scope>, RegistryError> {
+    text.split_whitespace()
+        .map(Scope::parse)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| RegistryError::Internal(format!("stored scopes: {e}")))
+}
+
+const TOKEN_COLUMNS: &str =
+    "id, name, scopes, source, created_at, expires_at, last_used_at, revoked_at";
+
+fn token_info(row: &sqlx::any::AnyRow) -> Result<TokenInfo, RegistryError> {
+    let expires_at: Option<String> = row.try_get("expires_at")?;
+    let revoked_at: Option<String> = row.try_get("revoked_at")?;
+    let status = if revoked_at.is_some() {
+        "revoked"
+    } else if expires_at
+        .as_deref()
+        .map(parse_time)
+        .transpose()?
+        .is_some_and(|t| t <= chrono::Utc::now())
+    {
+        "expired"
+    } else {
+        "active"
+    };
+    let scopes: String = row.try_get("scopes")?;
+    Ok(TokenInfo {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        scopes: scopes.split_whitespace().map(str::to_owned).collect(),
+        source: row.try_get("source")?,
+        status: status.to_owned(),
+        created_at: row.try_get("created_at")?,
+        expires_at,
+        last_used_at: row.try_get("last_used_at")?,
+        revoked_at,
+    })
+}
 
 /// Every token starts with this.
 pub const TOKEN_PREFIX: &str = "sdk_";
@@ -80,8 +152,28 @@ fn join_scopes(scopes: &[Scope]) -> String {
 }
 
 impl Registry {
-    /// The principal of a bearer token; 401 when unknown.
-    pub async fn authenticate(&self, bearer: &str) -> Result<Principal, RegistryError> {
+    /// The principal of a bearer token; 401 when unknown, expired or
+    /// revoked (the problem says which), 429 once `client` (or the token's
+    /// prefix) has failed too often (see [`throttle`](crate::service::throttle)).
+    /// A valid token is never refused by the throttle.
+    pub async fn authenticate(
+        &self,
+        bearer: &str,
+        client: Option<std::net::IpAddr>,
+    ) -> Result<Principal, RegistryError> {
+        match self.verify(bearer).await {
+            Err(RegistryError::Unauthorized(why)) => {
+                let keys = ThrottleKey::of(client, bearer);
+                match self.inner.throttle.fail(&keys) {
+                    Some(retry_after) => Err(RegistryError::TooManyAttempts { retry_after }),
+                    None => Err(RegistryError::Unauthorized(why)),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn verify(&self, bearer: &str) -> Result<Principal, RegistryError> {
         let bearer = bearer.trim();
         if !bearer.starts_with(TOKEN_PREFIX) || bearer.len() > MAX_TEXT_LEN {
             return Err(RegistryError::Unauthorized(
@@ -89,13 +181,19 @@ impl Registry {
             ));
         }
         let hash = token_hash(bearer);
-        if let Some(p) = self.inner.auth.get(&hash) {
-            return Ok((*p).clone());
+        let now = chrono::Utc::now();
+        if let Some(entry) = self.inner.auth.get(&hash) {
+            if entry.expires_at.is_some_and(|t| t <= now) {
+                return Err(RegistryError::Unauthorized("the token has expired"));
+            }
+            return Ok(entry.principal.clone());
         }
-        let row = sqlx::query("SELECT id, name, hash, scopes FROM tokens WHERE hash = $1")
-            .bind(hash.clone())
-            .fetch_optional(&self.inner.db)
-            .await?;
+        let row = sqlx::query(
+            "SELECT id, name, hash, scopes, expires_at, revoked_at FROM tokens WHERE hash = $1",
+        )
+        .bind(hash.clone())
+        .fetch_optional(&self.inner.db)
+        .await?;
         let Some(row) = row else {
             return Err(RegistryError::Unauthorized("unknown token"));
         };
@@ -103,19 +201,85 @@ impl Registry {
         if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
             return Err(RegistryError::Unauthorized("unknown token"));
         }
+        let revoked_at: Option<String> = row.try_get("revoked_at")?;
+        if revoked_at.is_some() {
+            return Err(RegistryError::Unauthorized("the token has been revoked"));
+        }
+        let expires_at = row
+            .try_get::<Option<String>, _>("expires_at")?
+            .as_deref()
+            .map(parse_time)
+            .transpose()?;
+        if expires_at.is_some_and(|t| t <= now) {
+            return Err(RegistryError::Unauthorized("the token has expired"));
+        }
         let scopes_text: String = row.try_get("scopes")?;
-        let scopes = scopes_text
-            .split_whitespace()
-            .map(Scope::parse)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| RegistryError::Internal(format!("stored scopes: {e}")))?;
         let principal = Principal {
             token_id: row.try_get("id")?,
             name: row.try_get("name")?,
-            scopes,
+            scopes: parse_scopes(&scopes_text)?,
         };
-        self.inner.auth.insert(hash, Arc::new(principal.clone()));
+        // Last use, at most once per cache TTL per replica (a cache hit
+        // does not write). Best effort: a busy database does not refuse
+        // a valid token.
+        if let Err(e) = sqlx::query("UPDATE tokens SET last_used_at = $1 WHERE id = $2")
+            .bind(time_text(now))
+            .bind(principal.token_id.clone())
+            .execute(&self.inner.db)
+            .await
+        {
+            tracing::warn!(error = %e, token = %principal.token_id, "could not record a token's last use");
+        }
+        self.inner.auth.insert(
+            hash,
+            Arc::new(AuthEntry {
+                principal: principal.clone(),
+                expires_at,
+            }),
+        );
         Ok(principal)
+    }
+
+    /// Whether the token behind `p` still works (not revoked, not
+    /// expired): for a face that keeps a principal longer than one request
+    /// (the web UI's sessions). Answers from the database at most once per
+    /// token-cache TTL per token; a local revocation is seen at once.
+    pub async fn still_valid(&self, p: &Principal) -> Result<(), RegistryError> {
+        let key = format!("id:{}", p.token_id);
+        let now = chrono::Utc::now();
+        if let Some(entry) = self.inner.auth.get(&key) {
+            return if entry.expires_at.is_some_and(|t| t <= now) {
+                Err(RegistryError::Unauthorized("the token has expired"))
+            } else {
+                Ok(())
+            };
+        }
+        let row = sqlx::query("SELECT expires_at, revoked_at FROM tokens WHERE id = $1")
+            .bind(p.token_id.clone())
+            .fetch_optional(&self.inner.db)
+            .await?;
+        let Some(row) = row else {
+            return Err(RegistryError::Unauthorized("unknown token"));
+        };
+        if row.try_get::<Option<String>, _>("revoked_at")?.is_some() {
+            return Err(RegistryError::Unauthorized("the token has been revoked"));
+        }
+        let expires_at = row
+            .try_get::<Option<String>, _>("expires_at")?
+            .as_deref()
+            .map(parse_time)
+            .transpose()?;
+        if expires_at.is_some_and(|t| t <= now) {
+            return Err(RegistryError::Unauthorized("the token has expired"));
+        }
+        self.inner.auth.insert(
+            key,
+            Arc::new(AuthEntry {
+                principal: p.clone(),
+                expires_at,
+            }),
+        );
+        Ok(())
     }
 
     /// Makes sure the admin token in `path` exists and is known: creates
@@ -155,38 +319,89 @@ impl Registry {
             Err(e) => return Err(RegistryError::io(path, e)),
         };
         let hash = token_hash(&token);
-        let known: Option<String> = sqlx::query_scalar("SELECT id FROM tokens WHERE hash = $1")
-            .bind(hash.clone())
-            .fetch_optional(&self.inner.db)
-            .await?;
-        if known.is_none() {
-            let system = Principal {
-                token_id: "system".to_owned(),
-                name: "registry".to_owned(),
-                scopes: vec![Scope::Admin],
-            };
-            let stored = self
-                .store_token(
-                    &system,
-                    hash.clone(),
-                    "admin-file".to_owned(),
-                    &[Scope::Admin],
-                )
-                .await;
-            if let Err(e) = stored {
-                // Replicas started together with one token file race to
-                // register it: the hash is unique, so the loser finds it.
-                let now_known: Option<String> =
-                    sqlx::query_scalar("SELECT id FROM tokens WHERE hash = $1")
-                        .bind(hash)
-                        .fetch_optional(&self.inner.db)
-                        .await?;
-                if now_known.is_none() {
-                    return Err(e);
+        let system = Principal {
+            token_id: "system".to_owned(),
+            name: "registry".to_owned(),
+            scopes: vec![Scope::Admin],
+        };
+        let known = self.token_by_hash(&hash).await?;
+        let id = match known {
+            Some((_, Some(_))) => {
+                return Err(RegistryError::Config(format!(
+                    "{}: this admin token was revoked (a newer admin token file replaced it, or it was revoked through the API); \
+                     put the current admin token in this file, or delete the file to have a fresh one made (which revokes the current one)",
+                    path.display()
+                )));
+            }
+            Some((id, None)) => id,
+            None => {
+                let stored = self
+                    .store_token(
+                        &system,
+                        hash.clone(),
+                        "admin-file".to_owned(),
+                        &[Scope::Admin],
+                        SOURCE_ADMIN_FILE,
+                        None,
+                    )
+                    .await;
+                match stored {
+                    Ok(id) => id,
+                    Err(e) => {
+                        // Replicas started together with one token file
+                        // race to register it: the hash is unique, so the
+                        // loser finds it.
+                        match self.token_by_hash(&hash).await? {
+                            Some((id, None)) => id,
+                            _ => return Err(e),
+                        }
+                    }
                 }
             }
+        };
+        // Rotation: the file's token replaces every earlier file-sourced
+        // admin token. Replicas started together with one file all keep
+        // the same one; a replica started with an older file refuses to
+        // start (above) instead of bringing the old token back.
+        let (mut tx, generation) = self.begin_write().await?;
+        let revoked = sqlx::query(
+            "UPDATE tokens SET revoked_at = $1 WHERE source = $2 AND id <> $3 AND revoked_at IS NULL",
+        )
+        .bind(now())
+        .bind(SOURCE_ADMIN_FILE)
+        .bind(id.clone())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if revoked > 0 {
+            Registry::audit_in(
+                &mut tx,
+                generation,
+                &system,
+                "token.rotate",
+                &format!("token:{id}"),
+                serde_json::json!({"revoked": revoked, "source": SOURCE_ADMIN_FILE}),
+            )
+            .await?;
+            self.commit(tx).await?;
+            self.inner.auth.clear();
+        } else {
+            tx.rollback().await?;
         }
         Ok(path.to_path_buf())
+    }
+
+    /// The id of the token with this hash and when it was revoked.
+    async fn token_by_hash(
+        &self,
+        hash: &str,
+    ) -> Result<Option<(String, Option<String>)>, RegistryError> {
+        let row = sqlx::query("SELECT id, revoked_at FROM tokens WHERE hash = $1")
+            .bind(hash.to_owned())
+            .fetch_optional(&self.inner.db)
+            .await?;
+        row.map(|r| Ok((r.try_get("id")?, r.try_get("revoked_at")?)))
+            .transpose()
     }
 
     async fn store_token(
@@ -195,17 +410,21 @@ impl Registry {
         hash: String,
         name: String,
         scopes: &[Scope],
+        source: &str,
+        expires_at: Option<String>,
     ) -> Result<String, RegistryError> {
         let id = new_token_id()?;
         let (mut tx, generation) = self.begin_write().await?;
         sqlx::query(
-            "INSERT INTO tokens (id, name, hash, scopes, created_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO tokens (id, name, hash, scopes, created_at, source, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(id.clone())
         .bind(name.clone())
         .bind(hash)
         .bind(join_scopes(scopes))
         .bind(now())
+        .bind(source.to_owned())
+        .bind(expires_at.clone())
         .execute(&mut *tx)
         .await?;
         Registry::audit_in(
@@ -214,7 +433,7 @@ impl Registry {
             by,
             "token.create",
             &format!("token:{id}"),
-            serde_json::json!({"name": name, "scopes": join_scopes(scopes)}),
+            serde_json::json!({"name": name, "scopes": join_scopes(scopes), "source": source, "expires_at": expires_at}),
         )
         .await?;
         self.commit(tx).await?;
@@ -226,18 +445,170 @@ impl Registry {
         by: &Principal,
         name: String,
         scopes: Vec<Scope>,
+        expires_in_seconds: Option<u64>,
     ) -> Result<TokenCreated, RegistryError> {
         RegistryError::check_text("the token name", &name)?;
+        let expires_at = match expires_in_seconds {
+            None => None,
+            Some(0) => {
+                return Err(RegistryError::bad_request(
+                    "registry-invalid-expiry",
+                    "expires_in_seconds must be at least 1",
+                ));
+            }
+            Some(s) if s > MAX_TOKEN_LIFETIME_SECS => {
+                return Err(RegistryError::bad_request(
+                    "registry-invalid-expiry",
+                    format!(
+                        "expires_in_seconds must be at most {MAX_TOKEN_LIFETIME_SECS} (ten years)"
+                    ),
+                ));
+            }
+            Some(s) => {
+                let secs = i64::try_from(s).map_err(|_| {
+                    RegistryError::bad_request("registry-invalid-expiry", "expiry out of range")
+                })?;
+                Some(time_text(
+                    chrono::Utc::now() + chrono::Duration::seconds(secs),
+                ))
+            }
+        };
         let token = new_token()?;
         let id = self
-            .store_token(by, token_hash(&token), name.clone(), &scopes)
+            .store_token(
+                by,
+                token_hash(&token),
+                name.clone(),
+                &scopes,
+                SOURCE_API,
+                expires_at.clone(),
+            )
             .await?;
         Ok(TokenCreated {
             token,
             id,
             name,
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
+            expires_at,
         })
+    }
+
+    /// The tokens, never their secrets or hashes: every token for an admin,
+    /// the caller's own token otherwise. Ordered by id, paged.
+    pub async fn list_tokens(
+        &self,
+        p: &Principal,
+        cursor_text: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Page<TokenInfo>, RegistryError> {
+        let limits = &self.inner.limits;
+        let limit = cursor::page_limit(limit, limits.default_page_limit, limits.max_page_limit)?;
+        let after = cursor_text
+            .map(cursor::decode)
+            .transpose()?
+            .unwrap_or_default();
+        let rows = if p.is_admin() {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id > $1 ORDER BY id LIMIT $2"
+            )))
+            .bind(after)
+            .bind(i64::from(limit) + 1)
+            .fetch_all(&self.inner.db)
+            .await?
+        } else {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = $1 AND id > $2"
+            )))
+            .bind(p.token_id.clone())
+            .bind(after)
+            .fetch_all(&self.inner.db)
+            .await?
+        };
+        let mut items = rows.iter().map(token_info).collect::<Result<Vec<_>, _>>()?;
+        let next_cursor = if items.len() > limit as usize {
+            items.truncate(limit as usize);
+            items.last().map(|t| cursor::encode(&t.id))
+        } else {
+            None
+        };
+        Ok(Page { items, next_cursor })
+    }
+
+    /// Revokes token `id` (an admin any token; any token itself). The
+    /// token is kept, marked revoked; this process stops accepting it at
+    /// once, other replicas within the token-cache TTL. Revoking a revoked
+    /// token changes nothing and answers its record.
+    pub async fn revoke_token(&self, p: &Principal, id: &str) -> Result<TokenInfo, RegistryError> {
+        if !(p.is_admin() || p.token_id == id) {
+            return Err(RegistryError::Forbidden(
+                "only an admin token may revoke another token".to_owned(),
+            ));
+        }
+        let (mut tx, generation) = self.begin_write().await?;
+        let changed =
+            sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(now())
+                .bind(id.to_owned())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+        if changed > 0 {
+            Registry::audit_in(
+                &mut tx,
+                generation,
+                p,
+                "token.revoke",
+                &format!("token:{id}"),
+                serde_json::json!({}),
+            )
+            .await?;
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = $1"
+        )))
+        .bind(id.to_owned())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            return Err(RegistryError::NotFound(format!("token {id}")));
+        };
+        let info = token_info(&row)?;
+        if changed > 0 {
+            self.commit(tx).await?;
+            self.inner.auth.clear();
+        } else {
+            tx.rollback().await?;
+        }
+        Ok(info)
+    }
+
+    /// Revokes, inside `tx`, every live token with a scope for agent `id`,
+    /// matched on the parsed scope (not its text). Returns how many.
+    pub(crate) async fn revoke_agent_tokens_in(
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        id: &AgentId,
+    ) -> Result<u64, RegistryError> {
+        let rows = sqlx::query("SELECT id, scopes FROM tokens WHERE revoked_at IS NULL")
+            .fetch_all(&mut **tx)
+            .await?;
+        let at = now();
+        let mut revoked = 0;
+        for row in rows {
+            let scopes: String = row.try_get("scopes")?;
+            let hit = scopes
+                .split_whitespace()
+                .any(|text| matches!(Scope::parse(text), Ok(Scope::Agent(a)) if a == *id));
+            if hit {
+                let token: String = row.try_get("id")?;
+                sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2")
+                    .bind(at.clone())
+                    .bind(token)
+                    .execute(&mut **tx)
+                    .await?;
+                revoked += 1;
+            }
+        }
+        Ok(revoked)
     }
 
     /// A token with any scopes (admin only).
@@ -259,7 +630,8 @@ impl Registry {
             .map(|s| Scope::parse(s))
             .collect::<Result<Vec<_>, _>>()?;
         let name = request.name.unwrap_or_else(|| "token".to_owned());
-        self.issue(p, name, scopes).await
+        self.issue(p, name, scopes, request.expires_in_seconds)
+            .await
     }
 
     /// A token scoped to agent `id` (admin only; the agent must exist).
@@ -268,10 +640,12 @@ impl Registry {
         p: &Principal,
         id: &AgentId,
         name: Option<String>,
+        expires_in_seconds: Option<u64>,
     ) -> Result<TokenCreated, RegistryError> {
         p.require_admin()?;
         self.agent(p, id).await?;
         let name = name.unwrap_or_else(|| format!("agent-{id}"));
-        self.issue(p, name, vec![Scope::Agent(id.clone())]).await
+        self.issue(p, name, vec![Scope::Agent(id.clone())], expires_in_seconds)
+            .await
     }
 }

@@ -1,0 +1,114 @@
+//! The server loop: HTTP/1.1 on a TCP listener with the limits a public
+//! listener needs and `axum::serve` does not set:
+//!
+//! - a header read timeout ([`ServerLimits::header_read_timeout`]): a
+//!   client that does not finish its request head in time is
+//!   disconnected (slowloris);
+//! - a request body timeout ([`ServerLimits::body_read_timeout`]): a
+//!   body that stops arriving fails the request (tower-http's
+//!   `RequestBodyTimeoutLayer`, reset at every chunk);
+//! - a cap on open connections ([`ServerLimits::max_connections`]): past
+//!   it the listener stops accepting until one closes (the kernel's
+//!   backlog holds the rest), so held connections cannot exhaust file
+//!   descriptors or memory;
+//! - the peer address in each request's extensions (`ConnectInfo`), for
+//!   the failed-authentication throttle.
+//!
+//! Every face (the CLI's `registry serve`, the tests) serves through
+//! [`serve`], so the limits are the same everywhere.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceExt as _;
+use tower_http::timeout::RequestBodyTimeoutLayer;
+
+use crate::service::config::ServerLimits;
+
+/// Serves `app` on `listener` with `limits` until `shutdown` resolves,
+/// then lets the open connections finish their current request.
+///
+/// Accept errors (a peer that reset before `accept`, no file descriptor
+/// left) are logged and the loop goes on; it never ends on its own.
+pub async fn serve<F>(
+    listener: TcpListener,
+    app: Router,
+    limits: ServerLimits,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let app = app.layer(RequestBodyTimeoutLayer::new(limits.body_read_timeout));
+    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                // The semaphore is never closed.
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!(error = %e, "registry: accept failed");
+                    // Out of file descriptors and the like: give the
+                    // other tasks a turn before trying again.
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request.map(Body::new)).await;
+                Ok::<_, Infallible>(match response {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                })
+            }
+        });
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            // A peer that goes away, or is cut off by a timeout, ends its
+            // connection with an error: nothing to report.
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// The peer address of a request served by [`serve`] (`None` when the
+/// router is called some other way, e.g. in-process in tests).
+pub fn peer_of(extensions: &axum::http::Extensions) -> Option<SocketAddr> {
+    extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(a)| *a)
+}
