@@ -10,7 +10,11 @@
 //! Export never blocks a request: finished spans go to a bounded queue that
 //! a background thread drains in batches; when the queue is full (the
 //! collector is slow or down) spans are dropped and counted, and the counts
-//! are logged at shutdown, which waits at most [`SHUTDOWN_TIMEOUT`].
+//! are logged at shutdown, which waits at most [`SHUTDOWN_TIMEOUT`]. A
+//! shutdown that gives up (an export still waiting for a collector that
+//! accepts but never answers) is logged as an export failure, with the spans
+//! it abandoned: the first failure is reported whether the export's own
+//! [`EXPORT_TIMEOUT`] or the shutdown's ran out first.
 //!
 //! Exported by default: span names, timings, parent links and the span
 //! fields (skill names, counts, tool names, request ids). Tool arguments
@@ -283,12 +287,72 @@ pub(crate) mod export {
         let _ = span.set_parent(parent);
     }
 
-    /// What happened to the spans: ended, exported, failed to export.
+    /// What happened to the spans: ended, exported, failed to export, and
+    /// those in an export that has not returned yet.
     #[derive(Debug, Default)]
     pub(crate) struct Counts {
         ended: AtomicU64,
         exported: AtomicU64,
         failed: AtomicU64,
+        in_flight: AtomicU64,
+    }
+
+    /// What [`Exporter::shutdown`] found: the counts, and whether the last
+    /// spans were flushed within [`SHUTDOWN_TIMEOUT`].
+    #[derive(Debug)]
+    pub(crate) struct ShutdownReport {
+        /// Spans ended (handed to the queue).
+        pub(crate) ended: u64,
+        /// Spans the collector accepted.
+        pub(crate) exported: u64,
+        /// Spans in exports that returned an error.
+        pub(crate) failed: u64,
+        /// Spans in an export still waiting for the collector when
+        /// shutdown gave up.
+        pub(crate) abandoned: u64,
+        /// Spans never handed to the exporter (queue full, or still queued
+        /// when shutdown gave up).
+        pub(crate) dropped: u64,
+        /// Why the flush did not finish, if it did not (a timeout: the
+        /// collector did not answer in time).
+        pub(crate) flush_error: Option<String>,
+        /// The traces URL.
+        pub(crate) endpoint: String,
+    }
+
+    impl ShutdownReport {
+        /// True when a span was not exported, or the flush gave up.
+        pub(crate) fn is_failure(&self) -> bool {
+            self.failed > 0 || self.abandoned > 0 || self.dropped > 0 || self.flush_error.is_some()
+        }
+
+        /// The line that says an export was abandoned at shutdown (an
+        /// export failure: the collector never answered), if one was.
+        pub(crate) fn abandoned_line(&self) -> Option<String> {
+            let error = self.flush_error.as_ref()?;
+            Some(format!(
+                "telemetry: export failed: {} did not answer before shutdown gave up after {}s \
+                 ({error}); {} spans abandoned in an unfinished export",
+                self.endpoint,
+                SHUTDOWN_TIMEOUT.as_secs(),
+                self.abandoned
+            ))
+        }
+
+        /// The summary line.
+        pub(crate) fn summary(&self) -> String {
+            format!(
+                "telemetry: {} spans, {} exported to {}, {} failed to export, {} abandoned \
+                 at shutdown, {} dropped (queue full or not flushed in {}s)",
+                self.ended,
+                self.exported,
+                self.endpoint,
+                self.failed,
+                self.abandoned,
+                self.dropped,
+                SHUTDOWN_TIMEOUT.as_secs()
+            )
+        }
     }
 
     /// The installed exporter; [`Exporter::shutdown`] flushes it.
@@ -349,28 +413,48 @@ pub(crate) mod export {
         }
 
         /// Exports what is queued (waiting at most [`SHUTDOWN_TIMEOUT`])
-        /// and logs the counts.
-        pub(crate) fn shutdown(&self) {
+        /// and logs the counts; an export abandoned because the collector
+        /// did not answer in time is logged as an export failure.
+        pub(crate) fn shutdown(&self) -> ShutdownReport {
             let flushed = self.provider.shutdown_with_timeout(SHUTDOWN_TIMEOUT);
+            // Read in-flight first: an abandoned export that returns now
+            // is counted at worst twice (abandoned and failed), never in
+            // neither.
+            let abandoned = if flushed.is_err() {
+                self.counts.in_flight.load(Ordering::Acquire)
+            } else {
+                0
+            };
             let ended = self.counts.ended.load(Ordering::Relaxed);
             let exported = self.counts.exported.load(Ordering::Relaxed);
             let failed = self.counts.failed.load(Ordering::Relaxed);
-            let dropped = ended.saturating_sub(exported + failed);
-            let summary = format!(
-                "telemetry: {ended} spans, {exported} exported to {}, {failed} failed to export, \
-                 {dropped} dropped (queue full or not flushed in {}s)",
-                self.endpoint,
-                SHUTDOWN_TIMEOUT.as_secs()
-            );
-            match flushed {
-                Ok(()) if failed == 0 && dropped == 0 => {
-                    tracing::info!(ended, exported, "{summary}")
-                }
-                Ok(()) => tracing::warn!(ended, exported, failed, dropped, "{summary}"),
-                Err(e) => {
-                    tracing::warn!(ended, exported, failed, dropped, error = %e, "{summary}")
-                }
+            let report = ShutdownReport {
+                ended,
+                exported,
+                failed,
+                abandoned,
+                dropped: ended.saturating_sub(exported + failed + abandoned),
+                flush_error: flushed.err().map(|e| e.to_string()),
+                endpoint: self.endpoint.clone(),
+            };
+            if let Some(line) = report.abandoned_line() {
+                tracing::warn!(abandoned = report.abandoned, "{line}");
             }
+            let summary = report.summary();
+            let ShutdownReport {
+                ended,
+                exported,
+                failed,
+                abandoned,
+                dropped,
+                ..
+            } = report;
+            if report.is_failure() {
+                tracing::warn!(ended, exported, failed, abandoned, dropped, "{summary}");
+            } else {
+                tracing::info!(ended, exported, "{summary}");
+            }
+            report
         }
     }
 
@@ -411,6 +495,7 @@ pub(crate) mod export {
     impl<E: SpanExporter> SpanExporter for CountingExporter<E> {
         async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
             let n = batch.len() as u64;
+            self.counts.in_flight.fetch_add(n, Ordering::AcqRel);
             let result = self.inner.export(batch).await;
             match &result {
                 Ok(()) => {
@@ -427,6 +512,9 @@ pub(crate) mod export {
                     }
                 }
             }
+            // After the outcome is counted, so that shutdown never finds
+            // these spans in neither count.
+            self.counts.in_flight.fetch_sub(n, Ordering::AcqRel);
             result
         }
         fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
@@ -529,6 +617,43 @@ mod tests {
         let debug = format!("{s:?}");
         assert!(debug.contains("Authorization"), "{debug}");
         assert!(!debug.contains("c2VjcmV0"), "{debug}");
+    }
+
+    /// A collector that accepts connections (the kernel's backlog) but
+    /// never answers: the shutdown gives up before the export's own
+    /// timeout, and that must be reported as a failure, not passed over.
+    #[cfg(feature = "otel")]
+    #[test]
+    fn an_export_abandoned_at_shutdown_is_reported_as_an_export_failure() {
+        use opentelemetry::trace::{Span as _, Tracer as _};
+
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let config = TelemetryConfig {
+            endpoint: Some(format!("http://127.0.0.1:{port}")),
+            ..TelemetryConfig::default()
+        };
+        let settings = Settings::resolve(&config, env(&[])).unwrap().unwrap();
+        let (exporter, tracer) = export::Exporter::new(&settings).unwrap();
+        tracer.start("one").end();
+        // The queued span is exported by the shutdown itself at the latest,
+        // and that export waits EXPORT_TIMEOUT (> SHUTDOWN_TIMEOUT) for an
+        // answer that never comes: the flush gives up, whatever the timing.
+        assert!(EXPORT_TIMEOUT > SHUTDOWN_TIMEOUT);
+        let report = exporter.shutdown();
+        assert!(report.is_failure(), "{report:?}");
+        let line = report
+            .abandoned_line()
+            .expect("the abandoned export is reported");
+        assert!(line.contains("export failed"), "{line}");
+        assert!(line.contains(&settings.traces_endpoint), "{line}");
+        assert_eq!(report.exported, 0, "{report:?}");
+        assert_eq!(
+            report.abandoned + report.failed + report.dropped,
+            1,
+            "the one span is accounted for: {report:?}"
+        );
+        drop(silent);
     }
 
     const TP: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
