@@ -79,6 +79,7 @@ async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
     let config = RegistryConfig {
         database_url,
         store_url,
+        staging_dir: tmp.path().join("staging"),
         limits,
     };
     let registry = Registry::open(config.clone()).await.unwrap();
