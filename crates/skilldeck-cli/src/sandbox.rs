@@ -56,18 +56,19 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         let mark = if layer.available { "yes" } else { "NO " };
         writeln!(out, "  {:<14} {mark}  {}", layer.name, layer.detail)?;
     }
-    match &probe.bwrap {
-        Some(p) => writeln!(
+    let bwrap = &probe.bwrap_layer;
+    if bwrap.available {
+        writeln!(
             out,
-            "  {:<14} --   installed at {}: profile `bwrap` available (--sandbox bwrap)",
-            "bwrap",
-            p.display()
-        )?,
-        None => writeln!(
+            "  {:<14} yes  {}: profile `bwrap` available (--sandbox bwrap)",
+            bwrap.name, bwrap.detail
+        )?;
+    } else {
+        writeln!(
             out,
-            "  {:<14} --   not installed: profile `bwrap` refuses",
-            "bwrap"
-        )?,
+            "  {:<14} NO   {}: profile `bwrap` refuses",
+            bwrap.name, bwrap.detail
+        )?;
     }
     writeln!(out, "\nConfigured profile: {}", policy.profile.name())?;
     if let Some(refusal) = &refusal {
