@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::cgroup::{TreeLimitsState, tree_limits_state};
 use crate::run::seccomp_supported;
 use crate::sandbox;
 
@@ -33,6 +34,9 @@ pub struct Probe {
     pub euid: u32,
     /// `bwrap` on the system PATH (profile `bwrap` needs it).
     pub bwrap: Option<PathBuf>,
+    /// The per-run caps on the whole process tree (memory, processes):
+    /// the cgroup interface that enforces them here, or `none` and why.
+    pub tree_limits: TreeLimitsState,
 }
 
 impl Probe {
@@ -85,6 +89,7 @@ fn probe_now() -> Probe {
         layers,
         euid,
         bwrap: crate::interpreter::on_sandbox_path("bwrap"),
+        tree_limits: tree_limits_state(),
     }
 }
 

@@ -58,6 +58,7 @@ pub(crate) enum Step {
     LandlockPartial = 10,
     Seccomp = 11,
     Session = 12,
+    WorkdirTmpfs = 13,
 }
 
 impl Step {
@@ -76,6 +77,7 @@ impl Step {
             LandlockPartial,
             Seccomp,
             Session,
+            WorkdirTmpfs,
         ]
         .into_iter()
         .find(|s| *s as u8 == b)
@@ -98,6 +100,7 @@ impl Step {
             Step::LandlockPartial => "Landlock ABI 7 fully enforced (only partially enforced here)",
             Step::Seccomp => "seccomp filter",
             Step::Session => "new session (setsid)",
+            Step::WorkdirTmpfs => "the work directory's size-capped tmpfs",
         }
     }
 }
@@ -115,6 +118,8 @@ pub(crate) struct Plan {
     /// Bind the skill folder (source) read-only onto the mount point
     /// (target), with the source's locked mount flags.
     pub bind: Option<(CString, CString, libc::c_ulong)>,
+    /// The work directory's size-capped tmpfs, mounted by the init.
+    pub workdir_mount: Option<crate::workdir::TmpfsMount>,
     /// Landlock ruleset, taken by the worker.
     pub landlock: Option<RulesetCreated>,
     /// Seccomp programs, applied in order.
@@ -240,6 +245,12 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
             .map_err(landlock_error)?;
     }
     Ok(created)
+}
+
+/// Every ABI-7 filesystem right, as the kernel's bit mask: what a
+/// writable path is granted (the work directory's tmpfs rule).
+pub(crate) fn landlock_write_access() -> u64 {
+    AccessFs::from_all(LANDLOCK_ABI).bits()
 }
 
 /// True when this kernel enforces Landlock ABI 7 (a ruleset with every
@@ -691,6 +702,12 @@ impl Plan {
                     exit_now(127);
                 }
             }
+        }
+        if let Some(tmpfs) = &self.workdir_mount
+            && let Err(e) = tmpfs.mount()
+        {
+            record(fd, TAG_ERROR, Step::WorkdirTmpfs as u8, e);
+            exit_now(127);
         }
         let worker = match fork() {
             Ok(pid) => pid,
