@@ -651,16 +651,21 @@ fn build_plan(
     let real = request.skill.real_dir();
     let mut read: Vec<&Path> = vec![real];
     read.extend(policy.grants.read_paths.iter().map(PathBuf::as_path));
-    // The host folder holding work/ and tmp/; under the tmpfs the init
-    // adds the tmpfs itself (see `TmpfsMount`).
-    let mut write: Vec<&Path> = vec![&workdir.data];
+    // Without a tmpfs, the host folder holding work/ and tmp/. With one,
+    // nothing of the host: the init adds the tmpfs itself to the ruleset
+    // (see `TmpfsMount`), so the hidden host folder stays closed.
+    let quota = workdir_quota(policy);
+    let mut write: Vec<&Path> = Vec::new();
+    if quota.is_none() {
+        write.push(&workdir.data);
+    }
     write.extend(policy.grants.write_paths.iter().map(PathBuf::as_path));
     let landlock = sandbox::landlock_ruleset(&FsAccess {
         read,
         write,
         network: policy.grants.network,
     })?;
-    let workdir_mount = match workdir_quota(policy) {
+    let workdir_mount = match quota {
         Some(bytes) => {
             let ruleset: Option<OwnedFd> = landlock
                 .try_clone()

@@ -275,6 +275,12 @@ impl TmpfsMount {
                     return Err(err());
                 }
             }
+            // The spawner set the cwd to the host folder now hidden under
+            // the tmpfs; the worker (forked next) must start in the tmpfs,
+            // or relative writes would land on the host's disk.
+            if libc::chdir(self.work.as_ptr()) != 0 {
+                return Err(err());
+            }
             if let Some(ruleset) = &self.ruleset {
                 let fd = libc::open(
                     self.target.as_ptr(),
