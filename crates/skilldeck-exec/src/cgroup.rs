@@ -177,15 +177,15 @@ fn unescape_mount(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 4])
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && let Some(v) = std::str::from_utf8(&b[i + 1..i + 4])
                 .ok()
                 .and_then(|oct| u8::from_str_radix(oct, 8).ok())
-            {
-                out.push(v);
-                i += 4;
-                continue;
-            }
+        {
+            out.push(v);
+            i += 4;
+            continue;
         }
         out.push(b[i]);
         i += 1;
