@@ -460,6 +460,9 @@ pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
                 if unlink_at(sub.as_raw_fd(), &child, libc::AT_REMOVEDIR).is_ok() {
                     continue;
                 }
+                // Moving a folder to another parent rewrites its `..`,
+                // which needs write access to it.
+                open_up(sub.as_raw_fd(), &child);
                 let moved = loop {
                     fresh += 1;
                     let candidate = c_name(format!(".rm-{fresh}").as_bytes())?;
