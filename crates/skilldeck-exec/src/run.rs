@@ -164,7 +164,7 @@ pub struct ExecutorConfig {
     /// Concurrency caps.
     pub caps: Caps,
     /// Where work directories are created (default: private per user:
-    /// `/run/skilldeck-exec` for root, `$XDG_RUNTIME_DIR/skilldeck-exec`
+    /// `/var/lib/skilldeck-exec` for root, `$XDG_RUNTIME_DIR/skilldeck-exec`
     /// when set, else the temp folder's `skilldeck-exec-<uid>`). It must be
     /// a folder owned by the caller, not a symlink, not writable by group
     /// or others; otherwise every run is refused.

@@ -2,8 +2,8 @@
 //! own them, the size-capped tmpfs that holds a run's files, and a cleanup
 //! that no tree can defeat.
 //!
-//! - **Work root**: private per user. A root caller uses `/run/skilldeck-exec`
-//!   (only root can create there); any other caller
+//! - **Work root**: private per user. A root caller uses
+//!   `/var/lib/skilldeck-exec` (only root can create there); any other caller
 //!   `$XDG_RUNTIME_DIR/skilldeck-exec` when that is set (a per-user folder
 //!   nobody else can write), else `<temp dir>/skilldeck-exec-<uid>`. The
 //!   folder is created with mode 0700 (0711 for root, whose runs drop to
@@ -40,6 +40,10 @@ use crate::sandbox;
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Where a root caller's work root goes: a system folder only root can
+/// write.
+const ROOT_STATE_DIR: &str = "/var/lib";
+
 /// The default work root for a caller with effective uid `euid`, given
 /// `$XDG_RUNTIME_DIR` and the system temp folder.
 pub(crate) fn default_work_root(
@@ -48,9 +52,11 @@ pub(crate) fn default_work_root(
     temp: &Path,
 ) -> PathBuf {
     if euid == 0 {
-        let run = Path::new("/run");
-        if run.is_dir() {
-            return run.join("skilldeck-exec");
+        // Only root may create here, and it is disk, not RAM (a profile
+        // `none` run writes its files there without a quota).
+        let state = Path::new(ROOT_STATE_DIR);
+        if state.is_dir() {
+            return state.join("skilldeck-exec");
         }
     } else if let Some(xdg) = xdg_runtime_dir.map(Path::new)
         && xdg.is_absolute()
@@ -519,10 +525,11 @@ mod tests {
             PathBuf::from("/tmp/skilldeck-exec-1000"),
             "a relative XDG_RUNTIME_DIR is ignored"
         );
-        if Path::new("/run").is_dir() {
+        if Path::new(ROOT_STATE_DIR).is_dir() {
             assert_eq!(
                 default_work_root(0, Some(OsStr::new("/run/user/0")), tmp),
-                PathBuf::from("/run/skilldeck-exec")
+                PathBuf::from("/var/lib/skilldeck-exec"),
+                "root: a folder only root can create, not the shared temp dir"
             );
         }
     }
