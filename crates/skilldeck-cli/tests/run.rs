@@ -239,6 +239,25 @@ fn sandbox_lists_the_layers_and_the_policy() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["probe"]["layers"].as_array().unwrap().len(), 3);
     assert_eq!(v["policy"]["limits"]["timeout_ms"], 30000);
+    // The per-run caps are reported as they are: a cgroup interface, or
+    // none with the reason, never claimed when absent.
+    let tree = &v["probe"]["tree_limits"];
+    assert_eq!(tree, &v["policy"]["tree_limits"]);
+    let layers = v["policy"]["layers"].to_string();
+    assert!(
+        out.contains("tree-limits") && out.contains("per run:"),
+        "{out}"
+    );
+    if tree["kind"] == "none" {
+        assert!(out.contains("NOT APPLIED"), "{out}");
+        assert!(!layers.contains("cgroup-"), "{layers}");
+    } else {
+        assert!(out.contains("for the whole run"), "{out}");
+        assert!(layers.contains(tree["kind"].as_str().unwrap()), "{layers}");
+    }
+    assert_eq!(v["policy"]["workdir_quota_bytes"], 256 * 1024 * 1024);
+    assert!(out.contains("a tmpfs of 268435456 bytes"), "{out}");
+    assert!(v["work_root"].is_string());
 }
 
 #[test]

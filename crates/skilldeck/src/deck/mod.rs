@@ -25,5 +25,7 @@ pub use discovery::{
     skill_folders, user_roots, user_roots_for,
 };
 pub use eligibility::{EligibilityContext, Ineligible, host_os};
-pub use exec_config::{ExecConfig, SandboxProfile, SkillGrant, ToolExposure, is_env_name};
+pub use exec_config::{
+    ExecConfig, SandboxProfile, SkillGrant, ToolExposure, TreeLimitsMode, is_env_name,
+};
 pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};
