@@ -275,6 +275,10 @@ mod tests {
                 available: bwrap_runs,
                 detail: "bwrap: setting up uid map: Permission denied".to_owned(),
             },
+            tree_limits: crate::cgroup::TreeLimitsState {
+                kind: crate::cgroup::TreeLimitsKind::None,
+                detail: "none here".to_owned(),
+            },
         }
     }
 
