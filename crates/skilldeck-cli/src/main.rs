@@ -139,8 +139,9 @@ enum Command {
         #[command(flatten)]
         args: serve::Args,
     },
-    /// Run a file of a skill in the sandbox (stdin passes through; the
-    /// exit status is the script's, 124 on timeout).
+    /// Run a file of a skill in the sandbox (stdin passes through unless
+    /// it is a terminal: a script never gets the terminal; the exit status
+    /// is the script's, 124 on timeout).
     #[command(
         after_help = "Examples:\n  skilldeck run pdf-tools scripts/extract.py -- report.pdf\n  \
                             skilldeck run pdf-tools scripts/check.sh --timeout 5 --format json"

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use skilldeck_exec::{Executor, Profile, probe};
+use skilldeck_exec::{Executor, Profile, TreeLimitsKind, TreeLimitsMode, probe};
 use skilldeck_host::execution::Execution;
 
 use crate::context::Context;
@@ -34,7 +34,8 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         }
     };
     let profile = policy.profile;
-    let effective = Executor::default().effective(&policy);
+    let executor = Executor::default();
+    let effective = executor.effective(&policy);
     if args.format == Format::Json {
         let mut out = render::stdout();
         render::write_json(
@@ -45,6 +46,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 "ready": refusal.is_none() && (profile != Profile::Native || probe.native_ready),
                 "refusal": refusal,
                 "policy": effective,
+                "work_root": executor.work_root(),
             }),
         )?;
         out.flush()?;
@@ -56,19 +58,35 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         let mark = if layer.available { "yes" } else { "NO " };
         writeln!(out, "  {:<14} {mark}  {}", layer.name, layer.detail)?;
     }
-    match &probe.bwrap {
-        Some(p) => writeln!(
+    let bwrap = &probe.bwrap_layer;
+    if bwrap.available {
+        writeln!(
             out,
-            "  {:<14} --   installed at {}: profile `bwrap` available (--sandbox bwrap)",
-            "bwrap",
-            p.display()
-        )?,
-        None => writeln!(
+            "  {:<14} yes  {}: profile `bwrap` available (--sandbox bwrap)",
+            bwrap.name, bwrap.detail
+        )?;
+    } else {
+        writeln!(
             out,
-            "  {:<14} --   not installed: profile `bwrap` refuses",
-            "bwrap"
-        )?,
+            "  {:<14} NO   {}: profile `bwrap` refuses",
+            bwrap.name, bwrap.detail
+        )?;
     }
+    let tree = &probe.tree_limits;
+    writeln!(
+        out,
+        "  {:<14} {}  {}",
+        "tree-limits",
+        if tree.kind == TreeLimitsKind::None {
+            "NO "
+        } else {
+            "yes"
+        },
+        match tree.kind {
+            TreeLimitsKind::None => format!("none: {}", tree.detail),
+            kind => format!("{}: {}", kind.name(), tree.detail),
+        }
+    )?;
     writeln!(out, "\nConfigured profile: {}", policy.profile.name())?;
     if let Some(refusal) = &refusal {
         writeln!(out, "  {refusal}")?;
@@ -105,7 +123,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     )?;
     writeln!(
         out,
-        "  limits:      timeout {} s, output {} bytes per stream, memory {} bytes, {} processes, files up to {} bytes, {} s CPU, {} open files",
+        "  per process: timeout {} s, output {} bytes per stream, address space {} bytes, {} processes (RLIMIT_NPROC), files up to {} bytes, {} s CPU, {} open files",
         l.timeout.as_secs(),
         l.output_cap,
         l.memory_bytes,
@@ -113,6 +131,32 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         l.file_size_bytes,
         l.cpu_seconds,
         l.open_files
+    )?;
+    let per_run = match (effective.tree_limits.kind, policy.tree_limits) {
+        (TreeLimitsKind::None, TreeLimitsMode::Require) => format!(
+            "REQUIRED but unavailable: every run is refused ({})",
+            effective.tree_limits.detail
+        ),
+        (TreeLimitsKind::None, TreeLimitsMode::Auto) => format!(
+            "NOT APPLIED (tree-limits = \"auto\"): memory and processes are capped per process only ({})",
+            effective.tree_limits.detail
+        ),
+        (kind, _) => format!(
+            "{} bytes of memory (swap off) and {} processes for the whole run ({})",
+            l.memory_bytes,
+            l.max_processes,
+            kind.name()
+        ),
+    };
+    writeln!(out, "  per run:     {per_run}")?;
+    writeln!(
+        out,
+        "  work dir:    {}; under {}",
+        match effective.workdir_quota_bytes {
+            Some(b) => format!("a tmpfs of {b} bytes (ENOSPC past it)"),
+            None => "a host folder, no size cap (profile none)".to_owned(),
+        },
+        executor.work_root().display()
     )?;
     writeln!(
         out,

@@ -224,7 +224,11 @@ fn sandbox_lists_the_layers_and_the_policy() {
     for needle in [
         "landlock-abi7",
         "seccomp",
+        "x32 calls refused",
+        "System V IPC calls refused",
+        "IPC",
         "namespaces",
+        "bwrap",
         "Profile native:",
         "timeout 30 s",
         "network:",
@@ -235,6 +239,25 @@ fn sandbox_lists_the_layers_and_the_policy() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["probe"]["layers"].as_array().unwrap().len(), 3);
     assert_eq!(v["policy"]["limits"]["timeout_ms"], 30000);
+    // The per-run caps are reported as they are: a cgroup interface, or
+    // none with the reason, never claimed when absent.
+    let tree = &v["probe"]["tree_limits"];
+    assert_eq!(tree, &v["policy"]["tree_limits"]);
+    let layers = v["policy"]["layers"].to_string();
+    assert!(
+        out.contains("tree-limits") && out.contains("per run:"),
+        "{out}"
+    );
+    if tree["kind"] == "none" {
+        assert!(out.contains("NOT APPLIED"), "{out}");
+        assert!(!layers.contains("cgroup-"), "{layers}");
+    } else {
+        assert!(out.contains("for the whole run"), "{out}");
+        assert!(layers.contains(tree["kind"].as_str().unwrap()), "{layers}");
+    }
+    assert_eq!(v["policy"]["workdir_quota_bytes"], 256 * 1024 * 1024);
+    assert!(out.contains("a tmpfs of 268435456 bytes"), "{out}");
+    assert!(v["work_root"].is_string());
 }
 
 #[test]
@@ -282,4 +305,82 @@ fn the_exec_config_sets_the_policy_and_a_skills_grant_passes_its_variables() {
     assert_eq!(v["policy"]["env"], serde_json::json!(["DEMO_TOKEN"]));
     let v: serde_json::Value = serde_json::from_slice(&run("other").stdout).unwrap();
     assert_eq!(v["stdout"], "token=absent\n", "the grant is per skill");
+}
+
+/// Runs `skilldeck ARGS` on a fresh pseudo-terminal that is its
+/// controlling terminal (as an operator's shell would), reads everything
+/// it writes until it exits, and reports the terminal modes before and
+/// after (python3's `pty`/`termios`: the test crate has no unsafe code).
+const PTY_HARNESS: &str = r#"
+import fcntl, json, os, pty, select, subprocess, sys, termios
+master, slave = pty.openpty()
+before = termios.tcgetattr(slave)
+def own_terminal():
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+p = subprocess.Popen(sys.argv[1:], stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
+out = b''
+while True:
+    ready, _, _ = select.select([master], [], [], 0.1)
+    if ready:
+        out += os.read(master, 65536)
+    elif p.poll() is not None:
+        break
+after = termios.tcgetattr(slave)
+print(json.dumps({'same': before == after, 'before': repr(before), 'after': repr(after),
+                  'out': out.decode('latin-1'), 'code': p.returncode}))
+"#;
+
+#[test]
+fn a_script_never_gets_the_operators_terminal_nor_changes_its_modes() {
+    let root = Root::new();
+    root.skill("tty")
+        .description("Terminal probe. Use in tests.")
+        .file(
+            "scripts/tty.sh",
+            "if test -t 0; then echo stdin=terminal; else echo stdin=not-a-terminal; fi\n\
+             stty -echo -icanon raw 2>/dev/null; echo \"stty=$?\"\n\
+             (exec 3</dev/tty) 2>/dev/null && echo dev-tty=opened || echo dev-tty=refused\n\
+             printf 'esc\\033[?1049h\\033]0;owned\\007end\\n'\n",
+        )
+        .write();
+    let r = root.to_str().unwrap();
+    let mut profiles = vec!["none"];
+    if ready(&root) {
+        profiles.push("native");
+    }
+    for profile in profiles {
+        let o = Command::new("python3")
+            .args(["-c", PTY_HARNESS, env!("CARGO_BIN_EXE_skilldeck")])
+            .args([
+                "run",
+                "--root",
+                r,
+                "--sandbox",
+                profile,
+                "tty",
+                "scripts/tty.sh",
+            ])
+            .current_dir(&root)
+            .env("NO_COLOR", "1")
+            .env("XDG_CONFIG_HOME", root.join(".no-user-config"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let out = v["out"].as_str().unwrap();
+        assert_eq!(v["code"], 0, "{profile}: {out}");
+        assert_eq!(
+            v["same"], true,
+            "{profile}: the script changed the operator's terminal: {} -> {}",
+            v["before"], v["after"]
+        );
+        assert!(out.contains("stdin=not-a-terminal"), "{profile}: {out}");
+        assert!(out.contains("dev-tty=refused"), "{profile}: {out}");
+        assert!(out.contains("end"), "{profile}: {out}");
+        assert!(
+            !out.contains('\u{1b}'),
+            "{profile}: raw escapes reached the terminal: {out:?}"
+        );
+    }
 }

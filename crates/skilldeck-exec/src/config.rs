@@ -46,6 +46,7 @@ pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, Exec
             output_cap: usize::try_from(exec.output_cap_bytes).unwrap_or(usize::MAX),
             memory_bytes: exec.memory_bytes,
             max_processes: exec.max_processes,
+            workdir_bytes: exec.workdir_bytes,
             file_size_bytes: exec.file_size_bytes,
             cpu_seconds: exec.cpu_secs,
             open_files: DEFAULT_OPEN_FILES,
@@ -57,6 +58,7 @@ pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, Exec
             write_paths: Vec::new(),
             env,
         },
+        tree_limits: exec.tree_limits,
         keep_workdir: false,
     })
 }

@@ -44,6 +44,27 @@ pub enum ExecError {
         /// What is missing, e.g. "Landlock ABI 7 (kernel reports none)".
         missing: String,
     },
+    /// The operator required per-run caps on the whole process tree
+    /// (`[exec] tree-limits = "require"`) and this machine offers no cgroup
+    /// for them; nothing ran.
+    #[error(
+        "per-run memory and process caps unavailable: {missing}; nothing ran (or set [exec] tree-limits = \"auto\" to run with per-process limits only)"
+    )]
+    LimitUnavailable {
+        /// What is missing and why.
+        missing: String,
+    },
+    /// The work root (the folder holding every run's work directory) is
+    /// not private to this user; nothing ran.
+    #[error("work root {}: {problem}; nothing ran ({remedy})", path.display())]
+    WorkRoot {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// What to do.
+        remedy: String,
+    },
     /// The request is malformed.
     #[error("{0}")]
     InvalidInput(String),
@@ -73,7 +94,10 @@ impl ExecError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ExecError::Denied { .. } => ErrorKind::Denied,
-            ExecError::Unavailable { .. } => ErrorKind::Unavailable,
+            ExecError::Unavailable { .. } | ExecError::LimitUnavailable { .. } => {
+                ErrorKind::Unavailable
+            }
+            ExecError::WorkRoot { .. } => ErrorKind::Denied,
             ExecError::InvalidInput(_) => ErrorKind::InvalidInput,
             ExecError::Busy(_) => ErrorKind::Busy,
             ExecError::Io { .. } | ExecError::WorkDir { .. } => ErrorKind::Io,

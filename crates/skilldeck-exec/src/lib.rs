@@ -15,6 +15,7 @@
 //! GenAI attributes) plus an audit event on target `skilldeck::audit`;
 //! arguments and output are never logged, only a sha256 of the arguments.
 
+mod cgroup;
 mod config;
 mod error;
 mod interpreter;
@@ -23,7 +24,9 @@ mod policy;
 mod probe;
 mod run;
 mod sandbox;
+mod workdir;
 
+pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 pub use config::{executor_config, policy_from_config, profile_from_config};
 pub use error::{ErrorKind, ExecError};
 pub use interpreter::{Command, INTERPRETERS_BY_EXTENSION, on_sandbox_path, resolve};

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
+pub use skilldeck::deck::TreeLimitsMode;
 
 /// Default wall-clock timeout of one execution.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -24,6 +25,12 @@ pub const DEFAULT_MEMORY_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 pub const DEFAULT_MAX_PROCESSES: u64 = 64;
 /// Default largest file the script may write (`RLIMIT_FSIZE`).
 pub const DEFAULT_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+/// Default size of the work directory (cwd, `HOME` and `TMPDIR` together,
+/// a size-capped tmpfs): the config's default.
+pub const DEFAULT_WORKDIR_BYTES: u64 = skilldeck::limits::DEFAULT_EXEC_WORKDIR_BYTES;
+/// Most files and folders the work directory's tmpfs holds (`nr_inodes`):
+/// each costs kernel memory beyond the byte quota.
+pub const WORKDIR_INODES: u64 = 65_536;
 /// Default CPU time limit (`RLIMIT_CPU`).
 pub const DEFAULT_CPU_SECONDS: u64 = 30;
 /// Default open-file limit (`RLIMIT_NOFILE`).
@@ -108,10 +115,16 @@ pub struct Limits {
     pub timeout: Duration,
     /// Bytes kept of each of stdout and stderr.
     pub output_cap: usize,
-    /// Address-space limit in bytes (`RLIMIT_AS`).
+    /// Memory in bytes: the whole run's (a per-run cgroup's `memory.max`,
+    /// swap off) where tree limits apply, and each process's address space
+    /// (`RLIMIT_AS`).
     pub memory_bytes: u64,
-    /// Process limit (`RLIMIT_NPROC`).
+    /// Processes: the whole run's (a per-run cgroup's `pids.max`) where tree
+    /// limits apply, and `RLIMIT_NPROC`.
     pub max_processes: u64,
+    /// Size of the work directory in bytes (a tmpfs in the sandbox's mount
+    /// namespace; profiles `native` and `bwrap`).
+    pub workdir_bytes: u64,
     /// Largest file written, in bytes (`RLIMIT_FSIZE`).
     pub file_size_bytes: u64,
     /// CPU seconds (`RLIMIT_CPU`).
@@ -131,6 +144,7 @@ impl Default for Limits {
             output_cap: DEFAULT_OUTPUT_CAP,
             memory_bytes: DEFAULT_MEMORY_BYTES,
             max_processes: DEFAULT_MAX_PROCESSES,
+            workdir_bytes: DEFAULT_WORKDIR_BYTES,
             file_size_bytes: DEFAULT_FILE_SIZE_BYTES,
             cpu_seconds: DEFAULT_CPU_SECONDS,
             open_files: DEFAULT_OPEN_FILES,
@@ -171,7 +185,12 @@ pub struct Policy {
     pub limits: Limits,
     /// Operator grants for this skill.
     pub grants: Grants,
-    /// Keep the work directory after the run (for debugging).
+    /// Per-run caps on the whole tree (cgroup): required, or applied where
+    /// the machine offers them.
+    pub tree_limits: TreeLimitsMode,
+    /// Keep the work directory after the run (for debugging). The work
+    /// directory is then a plain folder on the host's disk, without the
+    /// tmpfs quota, so that its files outlive the sandbox.
     pub keep_workdir: bool,
 }
 
@@ -181,6 +200,7 @@ impl Default for Policy {
             profile: Profile::Native,
             limits: Limits::default(),
             grants: Grants::default(),
+            tree_limits: TreeLimitsMode::default(),
             keep_workdir: false,
         }
     }

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::cgroup::{TreeLimitsState, tree_limits_state};
 use crate::policy::{SANDBOX_PATH, SANDBOX_UID};
 use crate::run::seccomp_supported;
 use crate::sandbox;
@@ -38,6 +39,9 @@ pub struct Probe {
     /// for a run (as root: after dropping to the sandbox uid) created its
     /// user, PID, mount, IPC and network namespaces and ran a program.
     pub bwrap_layer: Layer,
+    /// The per-run caps on the whole process tree (memory, processes):
+    /// the cgroup interface that enforces them here, or `none` and why.
+    pub tree_limits: TreeLimitsState,
 }
 
 impl Probe {
@@ -100,6 +104,7 @@ fn probe_now() -> Probe {
         euid,
         bwrap,
         bwrap_layer,
+        tree_limits: tree_limits_state(),
     }
 }
 
@@ -269,6 +274,10 @@ mod tests {
                 name: "bwrap",
                 available: bwrap_runs,
                 detail: "bwrap: setting up uid map: Permission denied".to_owned(),
+            },
+            tree_limits: crate::cgroup::TreeLimitsState {
+                kind: crate::cgroup::TreeLimitsKind::None,
+                detail: "none here".to_owned(),
             },
         }
     }

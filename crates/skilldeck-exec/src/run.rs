@@ -6,17 +6,16 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use skilldeck::Skill;
 
+use crate::cgroup::{RunCgroup, TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 use crate::error::ExecError;
 use crate::interpreter::{self, Command};
 use crate::limiter::{Caps, Limiter};
@@ -28,6 +27,7 @@ use crate::policy::{
 use crate::sandbox::{
     self, FsAccess, Plan, RECORD_LEN, Step, TAG_ERROR, TAG_EXIT, TAG_PID, TAG_SIGNAL, UserMaps,
 };
+use crate::workdir::{TmpfsMount, WorkDir, default_work_root};
 
 /// What the script reads on stdin.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -94,6 +94,12 @@ pub struct EffectivePolicy {
     pub write_paths: Vec<PathBuf>,
     /// Parent variables passed through by name.
     pub env: Vec<String>,
+    /// The per-run caps on the whole tree (memory, processes): the cgroup
+    /// interface in force, or `none` with the reason.
+    pub tree_limits: TreeLimitsState,
+    /// The work directory's size cap (a tmpfs), or `None` when the work
+    /// directory is a host folder (profile `none`, `keep_workdir`).
+    pub workdir_quota_bytes: Option<u64>,
 }
 
 /// How an execution ended.
@@ -122,6 +128,9 @@ pub struct Outcome {
     pub policy: EffectivePolicy,
     /// The work directory, when kept.
     pub workdir: Option<PathBuf>,
+    /// What the run's cgroup saw (all false/`None` without tree limits).
+    #[serde(flatten)]
+    pub tree: TreeUsage,
 }
 
 fn lossy<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
@@ -138,10 +147,13 @@ impl Outcome {
         self.exit_code == Some(0)
     }
 
-    /// A short label for logs: `exit:N`, `signal:N`, `timeout`.
+    /// A short label for logs: `exit:N`, `signal:N`, `timeout`, and
+    /// `memory-cap` when the kernel killed a process of the run for going
+    /// over the run's memory cap.
     pub fn label(&self) -> String {
         match (self.timed_out, self.exit_code, self.signal) {
             (true, _, _) => "timeout".to_owned(),
+            _ if self.tree.memory_cap_hit => "memory-cap".to_owned(),
             (_, Some(code), _) => format!("exit:{code}"),
             (_, None, Some(sig)) => format!("signal:{sig}"),
             _ => "unknown".to_owned(),
@@ -154,9 +166,11 @@ impl Outcome {
 pub struct ExecutorConfig {
     /// Concurrency caps.
     pub caps: Caps,
-    /// Where work directories are created (default: the system temp
-    /// folder's `skilldeck-exec-<uid>`, one per user: the folder must be
-    /// owned by the caller).
+    /// Where work directories are created (default: private per user:
+    /// `/var/lib/skilldeck-exec` for root, `$XDG_RUNTIME_DIR/skilldeck-exec`
+    /// when set, else the temp folder's `skilldeck-exec-<uid>`). It must be
+    /// a folder owned by the caller, not a symlink, not writable by group
+    /// or others; otherwise every run is refused.
     pub work_root: Option<PathBuf>,
 }
 
@@ -184,17 +198,24 @@ pub struct Executor {
 /// How long output is still read after the script ended past its deadline.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 impl Executor {
     /// An executor with `config`.
     pub fn new(config: ExecutorConfig) -> Self {
         Executor {
             limiter: Limiter::new(config.caps),
             work_root: config.work_root.unwrap_or_else(|| {
-                std::env::temp_dir().join(format!("skilldeck-exec-{}", sandbox::euid()))
+                default_work_root(
+                    sandbox::euid(),
+                    std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+                    &std::env::temp_dir(),
+                )
             }),
         }
+    }
+
+    /// The folder holding every run's work directory.
+    pub fn work_root(&self) -> &Path {
+        &self.work_root
     }
 
     /// The concurrency limiter.
@@ -338,9 +359,22 @@ impl Executor {
             Profile::None => {}
         }
         let _permit = self.limiter.acquire(&request.context.agent_id)?;
+        let cgroup = RunCgroup::create(&limits, policy.tree_limits)?;
+        // The sandbox uid owns the work dir wherever root drops to it
+        // (native, and bwrap started by root).
         let chown = policy.profile != Profile::None && sandbox::euid() == 0;
         let workdir = WorkDir::create(&self.work_root, chown)?;
-        let result = spawn_and_wait(request, policy, &limits, &command, &workdir);
+        let result = spawn_and_wait(
+            request,
+            policy,
+            &limits,
+            &command,
+            &workdir,
+            cgroup.as_ref(),
+        );
+        // The cgroup first: nothing of the run is left to write into the
+        // work directory while it is removed.
+        let tree = cgroup.map(RunCgroup::finish).unwrap_or_default();
         let kept = if policy.keep_workdir {
             Some(workdir.root.clone())
         } else {
@@ -349,6 +383,7 @@ impl Executor {
         };
         let mut outcome = result?;
         outcome.workdir = kept;
+        outcome.tree = tree;
         Ok(outcome)
     }
 }
@@ -467,8 +502,32 @@ fn bwrap_args(
         skill_source,
         workdir.skill.as_os_str(),
     ]);
-    for d in [&workdir.work, &workdir.tmp] {
-        push(&["--bind".as_ref(), d.as_os_str(), d.as_os_str()]);
+    match workdir_quota(policy) {
+        Some(bytes) => {
+            // The work directory's size-capped tmpfs (see `workdir`).
+            let size = bytes.to_string();
+            push(&[
+                "--perms".as_ref(),
+                "0700".as_ref(),
+                "--size".as_ref(),
+                size.as_ref(),
+                "--tmpfs".as_ref(),
+                workdir.data.as_os_str(),
+            ]);
+            for d in [&workdir.work, &workdir.tmp] {
+                push(&[
+                    "--perms".as_ref(),
+                    "0700".as_ref(),
+                    "--dir".as_ref(),
+                    d.as_os_str(),
+                ]);
+            }
+        }
+        None => {
+            for d in [&workdir.work, &workdir.tmp] {
+                push(&["--bind".as_ref(), d.as_os_str(), d.as_os_str()]);
+            }
+        }
     }
     for p in &policy.grants.read_paths {
         push(&["--ro-bind".as_ref(), p.as_os_str(), p.as_os_str()]);
@@ -543,6 +602,16 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
         }
         Profile::None => {}
     }
+    let tree_limits = tree_limits_state();
+    match tree_limits.kind {
+        TreeLimitsKind::CgroupV2 => layers.push("cgroup-v2"),
+        TreeLimitsKind::CgroupV1 => layers.push("cgroup-v1"),
+        TreeLimitsKind::None => {}
+    }
+    let workdir_quota_bytes = workdir_quota(policy);
+    if workdir_quota_bytes.is_some() {
+        layers.push("workdir-tmpfs");
+    }
     layers.extend(["rlimits", "cleared-env", "timeout"]);
     EffectivePolicy {
         profile: policy.profile,
@@ -557,75 +626,16 @@ pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {
         read_paths: policy.grants.read_paths.clone(),
         write_paths: policy.grants.write_paths.clone(),
         env: policy.grants.env.clone(),
+        tree_limits,
+        workdir_quota_bytes,
     }
 }
 
-/// `<root>/run-…/{work,tmp,skill}`: the cwd and HOME, the private TMPDIR,
-/// and the mount point of the skill folder.
-struct WorkDir {
-    root: PathBuf,
-    work: PathBuf,
-    tmp: PathBuf,
-    skill: PathBuf,
-}
-
-impl WorkDir {
-    fn create(base: &Path, chown_to_sandbox: bool) -> Result<WorkDir, ExecError> {
-        let wd = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| ExecError::WorkDir { path, source }
-        };
-        std::fs::create_dir_all(base).map_err(wd(base))?;
-        // A base someone else owns (or a symlink) could be swapped under us.
-        let meta = std::fs::symlink_metadata(base).map_err(wd(base))?;
-        use std::os::unix::fs::MetadataExt;
-        if !meta.is_dir() || meta.uid() != sandbox::euid() {
-            return Err(ExecError::WorkDir {
-                path: base.to_path_buf(),
-                source: io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    "not a folder owned by this user",
-                ),
-            });
-        }
-        let root = loop {
-            let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-            let candidate = base.join(format!("run-{}-{n}", std::process::id()));
-            match std::fs::create_dir(&candidate) {
-                Ok(()) => break candidate,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(wd(&candidate)(e)),
-            }
-        };
-        let dir = WorkDir {
-            work: root.join("work"),
-            tmp: root.join("tmp"),
-            skill: root.join("skill"),
-            root,
-        };
-        let setup = || -> io::Result<()> {
-            std::fs::set_permissions(&dir.root, std::fs::Permissions::from_mode(0o711))?;
-            for d in [&dir.work, &dir.tmp] {
-                std::fs::create_dir(d)?;
-                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
-                if chown_to_sandbox {
-                    std::os::unix::fs::chown(d, Some(SANDBOX_UID), Some(SANDBOX_UID))?;
-                }
-            }
-            std::fs::create_dir(&dir.skill)?;
-            Ok(())
-        };
-        if let Err(e) = setup() {
-            dir.remove();
-            return Err(wd(&dir.root)(e));
-        }
-        Ok(dir)
-    }
-
-    fn remove(&self) {
-        // Best effort: a failure leaves a folder in the temp dir, nothing else.
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
+/// The work directory's size cap under `policy`: a tmpfs in the sandbox's
+/// mount namespace (profiles `native` and `bwrap`), unless the operator
+/// keeps the work directory for debugging.
+fn workdir_quota(policy: &Policy) -> Option<u64> {
+    (policy.profile != Profile::None && !policy.keep_workdir).then_some(policy.limits.workdir_bytes)
 }
 
 /// A pipe whose both ends are close-on-exec.
@@ -672,6 +682,7 @@ fn build_plan(
             user_maps: None,
             new_netns: false,
             bind,
+            workdir_mount: None,
             landlock: None,
             seccomp: Vec::new(),
             rlimits,
@@ -683,13 +694,42 @@ fn build_plan(
     let real = request.skill.real_dir();
     let mut read: Vec<&Path> = vec![real];
     read.extend(policy.grants.read_paths.iter().map(PathBuf::as_path));
-    let mut write: Vec<&Path> = vec![&workdir.work, &workdir.tmp];
+    // Without a tmpfs, the host folder holding work/ and tmp/. With one,
+    // nothing of the host: the init adds the tmpfs itself to the ruleset
+    // (see `TmpfsMount`), so the hidden host folder stays closed.
+    let quota = workdir_quota(policy);
+    let mut write: Vec<&Path> = Vec::new();
+    if quota.is_none() {
+        write.push(&workdir.data);
+    }
     write.extend(policy.grants.write_paths.iter().map(PathBuf::as_path));
     let landlock = sandbox::landlock_ruleset(&FsAccess {
         read,
         write,
         network: policy.grants.network,
     })?;
+    let workdir_mount = match quota {
+        Some(bytes) => {
+            let ruleset: Option<OwnedFd> = landlock
+                .try_clone()
+                .map_err(|e| ExecError::io("cloning the Landlock ruleset", e))?
+                .into();
+            let (uid, gid) = if root {
+                (SANDBOX_UID, SANDBOX_UID)
+            } else {
+                (sandbox::euid(), sandbox::egid())
+            };
+            Some(TmpfsMount::new(
+                workdir,
+                bytes,
+                uid,
+                gid,
+                ruleset,
+                sandbox::landlock_write_access(),
+            )?)
+        }
+        None => None,
+    };
     let user_maps = if root {
         None
     } else {
@@ -709,6 +749,7 @@ fn build_plan(
             sandbox::c_path(&workdir.skill)?,
             sandbox::locked_mount_flags(real)?,
         )),
+        workdir_mount,
         landlock: Some(landlock),
         seccomp: sandbox::seccomp_programs(policy.grants.network)?,
         rlimits,
@@ -879,6 +920,7 @@ fn spawn_and_wait(
     limits: &Limits,
     command: &Command,
     workdir: &WorkDir,
+    cgroup: Option<&RunCgroup>,
 ) -> Result<Outcome, ExecError> {
     let native = policy.profile == Profile::Native;
     let skill_dir: PathBuf = if policy.profile != Profile::None {
@@ -928,9 +970,17 @@ fn spawn_and_wait(
     // SAFETY: the closure runs between fork and exec in the child. It
     // only makes system calls on data prepared before the fork (see
     // `sandbox::Plan::enter`), as a child of a multi-threaded process must.
+    // The spawned child joins the run's cgroup first: everything it
+    // forks (init, worker, the script's tree) is held by the caps.
+    let join = cgroup.map(RunCgroup::joiner);
     #[allow(unsafe_code)]
     unsafe {
-        cmd.pre_exec(move || plan.enter());
+        cmd.pre_exec(move || {
+            if let Some(join) = &join {
+                join.join()?;
+            }
+            plan.enter()
+        });
     }
     let started = Instant::now();
     let spawned = cmd.spawn();
@@ -992,6 +1042,11 @@ fn spawn_and_wait(
         }
     }
     let _ = child.wait();
+    if let Some(cgroup) = cgroup {
+        // Whatever escaped the namespace or process group goes now, so it
+        // cannot hold the output pipes open.
+        cgroup.kill_all();
+    }
     let st = parse_records(&records);
     if !native && let Some(pid) = st.kill_pid {
         // What the script left in its process group goes with it.
@@ -1025,7 +1080,19 @@ fn spawn_and_wait(
         stdout_truncated,
         stderr_truncated,
         duration,
-        policy: effective(policy),
+        policy: {
+            let mut p = effective(policy);
+            if cgroup.is_none() && p.tree_limits.kind != TreeLimitsKind::None {
+                // Auto mode and this run's cgroup could not be made.
+                p.tree_limits = TreeLimitsState {
+                    kind: TreeLimitsKind::None,
+                    detail: "the run's cgroup could not be created (see the log)".to_owned(),
+                };
+                p.layers.retain(|l| !l.starts_with("cgroup-"));
+            }
+            p
+        },
         workdir: None,
+        tree: TreeUsage::default(),
     })
 }

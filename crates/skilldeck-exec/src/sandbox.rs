@@ -59,6 +59,7 @@ pub(crate) enum Step {
     LandlockPartial = 10,
     Seccomp = 11,
     Session = 12,
+    WorkdirTmpfs = 13,
 }
 
 impl Step {
@@ -77,6 +78,7 @@ impl Step {
             LandlockPartial,
             Seccomp,
             Session,
+            WorkdirTmpfs,
         ]
         .into_iter()
         .find(|s| *s as u8 == b)
@@ -99,6 +101,7 @@ impl Step {
             Step::LandlockPartial => "Landlock ABI 7 fully enforced (only partially enforced here)",
             Step::Seccomp => "seccomp filter",
             Step::Session => "new session (setsid)",
+            Step::WorkdirTmpfs => "the work directory's size-capped tmpfs",
         }
     }
 }
@@ -123,6 +126,8 @@ pub(crate) struct Plan {
     /// can bind the mount point even when the skill lives under a 0700
     /// home.
     pub bind: Option<(CString, CString, libc::c_ulong)>,
+    /// The work directory's size-capped tmpfs, mounted by the init.
+    pub workdir_mount: Option<crate::workdir::TmpfsMount>,
     /// Landlock ruleset, taken by the worker.
     pub landlock: Option<RulesetCreated>,
     /// Seccomp programs, applied in order.
@@ -248,6 +253,12 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
             .map_err(landlock_error)?;
     }
     Ok(created)
+}
+
+/// Every ABI-7 filesystem right, as the kernel's bit mask: what a
+/// writable path is granted (the work directory's tmpfs rule).
+pub(crate) fn landlock_write_access() -> u64 {
+    AccessFs::from_all(LANDLOCK_ABI).bits()
 }
 
 /// True when this kernel enforces Landlock ABI 7 (a ruleset with every
@@ -751,6 +762,12 @@ impl Plan {
         let fd = self.status_fd;
         if let Err((step, e)) = self.mount_skill() {
             record(fd, TAG_ERROR, step as u8, e);
+            exit_now(127);
+        }
+        if let Some(tmpfs) = &self.workdir_mount
+            && let Err(e) = tmpfs.mount()
+        {
+            record(fd, TAG_ERROR, Step::WorkdirTmpfs as u8, e);
             exit_now(127);
         }
         let worker = match fork() {

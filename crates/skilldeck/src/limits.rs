@@ -154,11 +154,18 @@ pub const DEFAULT_EXEC_OUTPUT_CAP_BYTES: u64 = 1024 * 1024;
 /// Largest `[exec] output-cap-bytes` accepted.
 pub const MAX_EXEC_OUTPUT_CAP_BYTES: u64 = 64 * 1024 * 1024;
 
-/// `[exec] memory-bytes`: address-space limit of one execution.
+/// `[exec] memory-bytes`: memory of one execution: the whole process tree's
+/// (a per-run cgroup, where `[exec] tree-limits` finds one) and each
+/// process's address space (`RLIMIT_AS`).
 pub const DEFAULT_EXEC_MEMORY_BYTES: u64 = 1024 * 1024 * 1024;
 
-/// `[exec] max-processes`: most processes (threads) one execution may hold.
+/// `[exec] max-processes`: most processes (threads) one execution may hold:
+/// the whole tree's (a per-run cgroup's `pids.max`) and `RLIMIT_NPROC`.
 pub const DEFAULT_EXEC_MAX_PROCESSES: u64 = 64;
+
+/// `[exec] workdir-bytes`: size of one execution's work directory (a
+/// size-capped tmpfs: its cwd, `HOME` and `TMPDIR` together).
+pub const DEFAULT_EXEC_WORKDIR_BYTES: u64 = 256 * 1024 * 1024;
 
 /// `[exec] file-size-bytes`: largest file one execution may write.
 pub const DEFAULT_EXEC_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;

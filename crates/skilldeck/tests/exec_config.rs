@@ -5,8 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use skilldeck::deck::{ExecConfig, SandboxProfile, SkillGrant, ToolExposure, is_env_name};
-use skilldeck::limits::{DEFAULT_EXEC_TIMEOUT_SECS, MAX_EXEC_TIMEOUT_SECS};
+use skilldeck::deck::{
+    ExecConfig, SandboxProfile, SkillGrant, ToolExposure, TreeLimitsMode, is_env_name,
+};
+use skilldeck::limits::{
+    DEFAULT_EXEC_TIMEOUT_SECS, DEFAULT_EXEC_WORKDIR_BYTES, MAX_EXEC_TIMEOUT_SECS,
+};
 use skilldeck::{Config, Error};
 
 fn parse(text: &str) -> Result<Config, Error> {
@@ -37,6 +41,8 @@ fn exec_defaults_are_off_with_the_named_limits() {
     assert_eq!(exec.timeout_secs, DEFAULT_EXEC_TIMEOUT_SECS);
     assert_eq!(exec.output_cap_bytes, 1024 * 1024);
     assert_eq!(exec.concurrency, 3);
+    assert_eq!(exec.tree_limits, TreeLimitsMode::Auto);
+    assert_eq!(exec.workdir_bytes, DEFAULT_EXEC_WORKDIR_BYTES);
     assert_eq!(exec, ExecConfig::default());
     assert_eq!(exec.grant("anything"), SkillGrant::default());
 }
@@ -46,6 +52,7 @@ fn exec_section_parses_every_key_and_per_skill_grants() {
     let exec = parse(
         "[exec]\nenabled = true\nsandbox = \"bwrap\"\ntimeout-secs = 5\noutput-cap-bytes = 4096\n\
          memory-bytes = 1000000\nmax-processes = 8\nfile-size-bytes = 100\ncpu-secs = 2\n\
+         workdir-bytes = 4096\ntree-limits = \"require\"\n\
          concurrency = 2\nqueue = 0\nenv = [\"LANG_X\"]\ntools = \"always\"\ndynamic-context = true\n\
          [exec.skills.web-fetch]\nnetwork = true\nread = [\"data\"]\nenv = [\"API_TOKEN\"]\n",
     )
@@ -57,6 +64,8 @@ fn exec_section_parses_every_key_and_per_skill_grants() {
     assert_eq!((exec.timeout_secs, exec.output_cap_bytes), (5, 4096));
     assert_eq!((exec.memory_bytes, exec.max_processes), (1_000_000, 8));
     assert_eq!((exec.file_size_bytes, exec.cpu_secs), (100, 2));
+    assert_eq!(exec.workdir_bytes, 4096);
+    assert_eq!(exec.tree_limits, TreeLimitsMode::Require);
     assert_eq!((exec.concurrency, exec.queue), (2, 0));
     assert_eq!(exec.env, vec!["LANG_X".to_owned()]);
     let grant = exec.grant("web-fetch");
@@ -100,6 +109,8 @@ fn unknown_exec_keys_and_bad_values_are_errors_with_their_line() {
     assert!(message.contains("network"), "{message}");
     assert_eq!(config_error("[exec]\nsandbox = \"docker\"\n").0, 2);
     assert_eq!(config_error("[exec]\ntools = \"sometimes\"\n").0, 2);
+    assert_eq!(config_error("[exec]\ntree-limits = \"maybe\"\n").0, 2);
+    assert_eq!(config_error("[exec]\n\nworkdir-bytes = 0\n").0, 3);
     assert_eq!(
         config_error("[exec.skills.x]\nnetwork = true\nwrite = [\"/\"]\n").0,
         3

@@ -9,6 +9,10 @@
 //! sandbox = "auto"          # "auto" | "landlock" | "bwrap" | "none"
 //! timeout-secs = 30         # at most limits::MAX_EXEC_TIMEOUT_SECS
 //! output-cap-bytes = 1048576
+//! memory-bytes = 1073741824 # the whole run's memory (cgroup) and RLIMIT_AS
+//! max-processes = 64        # the whole run's processes (cgroup) and RLIMIT_NPROC
+//! workdir-bytes = 268435456 # the work dir's size (a tmpfs): ENOSPC past it
+//! tree-limits = "auto"      # "auto" | "require": per-run cgroup caps
 //! concurrency = 3
 //! queue = 32
 //! env = ["LANG_EXTRA"]      # passed through by name; nothing else is
@@ -31,8 +35,8 @@ use crate::limits::{
     DEFAULT_EXEC_CONCURRENCY, DEFAULT_EXEC_CPU_SECS, DEFAULT_EXEC_DYNAMIC_CONTEXT,
     DEFAULT_EXEC_ENABLED, DEFAULT_EXEC_FILE_SIZE_BYTES, DEFAULT_EXEC_MAX_PROCESSES,
     DEFAULT_EXEC_MEMORY_BYTES, DEFAULT_EXEC_OUTPUT_CAP_BYTES, DEFAULT_EXEC_QUEUE,
-    DEFAULT_EXEC_TIMEOUT_SECS, MAX_EXEC_CONCURRENCY, MAX_EXEC_OUTPUT_CAP_BYTES, MAX_EXEC_QUEUE,
-    MAX_EXEC_TIMEOUT_SECS,
+    DEFAULT_EXEC_TIMEOUT_SECS, DEFAULT_EXEC_WORKDIR_BYTES, MAX_EXEC_CONCURRENCY,
+    MAX_EXEC_OUTPUT_CAP_BYTES, MAX_EXEC_QUEUE, MAX_EXEC_TIMEOUT_SECS,
 };
 
 /// `[exec]`.
@@ -51,12 +55,23 @@ pub struct ExecConfig {
     /// Most bytes kept per output stream (1 to [`MAX_EXEC_OUTPUT_CAP_BYTES`]).
     #[serde(deserialize_with = "output_cap_bytes")]
     pub output_cap_bytes: u64,
-    /// Address-space limit of one execution, in bytes.
+    /// Memory of one execution, in bytes: the whole process tree's (a
+    /// per-run cgroup, see [`ExecConfig::tree_limits`]) and each process's
+    /// address space (`RLIMIT_AS`).
     #[serde(deserialize_with = "positive_u64")]
     pub memory_bytes: u64,
-    /// Most processes one execution may hold.
+    /// Most processes one execution may hold: the whole tree's (a per-run
+    /// cgroup) and `RLIMIT_NPROC`.
     #[serde(deserialize_with = "positive_u64")]
     pub max_processes: u64,
+    /// Size of one execution's work directory (cwd, `HOME` and `TMPDIR`
+    /// together), in bytes: a size-capped tmpfs; writing past it fails
+    /// with `ENOSPC`.
+    #[serde(deserialize_with = "positive_u64")]
+    pub workdir_bytes: u64,
+    /// Whether the per-run memory and process caps (a cgroup per run) are
+    /// required or applied where the machine offers them.
+    pub tree_limits: TreeLimitsMode,
     /// Largest file one execution may write, in bytes.
     #[serde(deserialize_with = "positive_u64")]
     pub file_size_bytes: u64,
@@ -97,6 +112,8 @@ impl Default for ExecConfig {
             output_cap_bytes: DEFAULT_EXEC_OUTPUT_CAP_BYTES,
             memory_bytes: DEFAULT_EXEC_MEMORY_BYTES,
             max_processes: DEFAULT_EXEC_MAX_PROCESSES,
+            workdir_bytes: DEFAULT_EXEC_WORKDIR_BYTES,
+            tree_limits: TreeLimitsMode::default(),
             file_size_bytes: DEFAULT_EXEC_FILE_SIZE_BYTES,
             cpu_secs: DEFAULT_EXEC_CPU_SECS,
             concurrency: DEFAULT_EXEC_CONCURRENCY,
@@ -143,6 +160,32 @@ impl SandboxProfile {
             SandboxProfile::Landlock => "landlock",
             SandboxProfile::Bwrap => "bwrap",
             SandboxProfile::None => "none",
+        }
+    }
+}
+
+/// `[exec] tree-limits`: the per-run caps on the whole process tree
+/// (memory and processes, a cgroup per run: v2 where a delegated subtree is
+/// writable, else v1 `memory` + `pids` where writable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeLimitsMode {
+    /// Applied where the machine offers a writable cgroup; elsewhere runs
+    /// keep only the per-process limits (rlimits), and `skilldeck sandbox`
+    /// and each run's policy say so (`tree_limits: none (reason)`).
+    #[default]
+    Auto,
+    /// Required: where no cgroup can be used, every execution is refused
+    /// naming what is missing.
+    Require,
+}
+
+impl TreeLimitsMode {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TreeLimitsMode::Auto => "auto",
+            TreeLimitsMode::Require => "require",
         }
     }
 }

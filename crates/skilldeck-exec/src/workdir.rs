@@ -1,0 +1,578 @@
+//! The work root and each run's work directory: where they live, who may
+//! own them, the size-capped tmpfs that holds a run's files, and a cleanup
+//! that no tree can defeat.
+//!
+//! - **Work root**: private per user. A root caller uses
+//!   `/var/lib/skilldeck-exec` (only root can create there); any other caller
+//!   `$XDG_RUNTIME_DIR/skilldeck-exec` when that is set (a per-user folder
+//!   nobody else can write), else `<temp dir>/skilldeck-exec-<uid>`. The
+//!   folder is created with mode 0700 (0711 for root, whose runs drop to
+//!   the sandbox user and must traverse it) and then checked: a folder (not
+//!   a symlink), owned by this user, not writable by group or others. A
+//!   folder another user created first fails the check and every run is
+//!   refused naming the path and what to do, instead of running in a
+//!   folder someone else controls.
+//! - **Run folder** `<root>/run-<pid>-<n>/`: `data/` (the tmpfs mount point,
+//!   holding `work/`, the cwd and `HOME`, and `tmp/`, `TMPDIR`) and
+//!   `skill/` (the mount point of the skill folder).
+//! - **Quota**: profiles `native` and `bwrap` mount a tmpfs of
+//!   `workdir_bytes` (and [`WORKDIR_INODES`] inodes) on `data/` inside the
+//!   sandbox's mount namespace, so writing past it fails with `ENOSPC` in
+//!   the script and the host's disk never sees the files; the tmpfs goes
+//!   with the namespace. Profile `none` has no mount namespace: its work
+//!   dir is a host folder (no quota; `RLIMIT_FSIZE` per file only).
+//! - **Cleanup**: [`remove_tree`] holds at most two descriptors and short
+//!   paths whatever the depth: it empties a folder by moving every
+//!   non-empty subfolder up to the run folder's top level, so a tree of any
+//!   depth becomes flat and is removed with `unlinkat`.
+
+use std::ffi::{CStr, CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::ExecError;
+use crate::policy::{SANDBOX_UID, WORKDIR_INODES};
+use crate::sandbox;
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Where a root caller's work root goes: a system folder only root can
+/// write.
+const ROOT_STATE_DIR: &str = "/var/lib";
+
+/// The default work root for a caller with effective uid `euid`, given
+/// `$XDG_RUNTIME_DIR` and the system temp folder.
+pub(crate) fn default_work_root(
+    euid: u32,
+    xdg_runtime_dir: Option<&OsStr>,
+    temp: &Path,
+) -> PathBuf {
+    if euid == 0 {
+        // Only root may create here, and it is disk, not RAM (a profile
+        // `none` run writes its files there without a quota).
+        let state = Path::new(ROOT_STATE_DIR);
+        if state.is_dir() {
+            return state.join("skilldeck-exec");
+        }
+    } else if let Some(xdg) = xdg_runtime_dir.map(Path::new)
+        && xdg.is_absolute()
+    {
+        return xdg.join("skilldeck-exec");
+    }
+    temp.join(format!("skilldeck-exec-{euid}"))
+}
+
+/// The mode of the work root: the sandbox user must traverse it when root
+/// drops to it.
+fn root_mode(euid: u32) -> u32 {
+    if euid == 0 { 0o711 } else { 0o700 }
+}
+
+/// Creates `path` (mode 0700, 0711 for root) when missing and checks it is
+/// this user's private folder; refuses otherwise.
+pub(crate) fn ensure_private_root(path: &Path) -> Result<(), ExecError> {
+    let euid = sandbox::euid();
+    let refuse = |problem: String| ExecError::WorkRoot {
+        path: path.to_path_buf(),
+        problem,
+        remedy: format!(
+            "it must be a folder owned by uid {euid}, not a symlink, not writable by group or others; remove it if you did not create it, or set XDG_RUNTIME_DIR to a private folder"
+        ),
+    };
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.exists()
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| refuse(format!("cannot create its parent: {e}")))?;
+    }
+    match std::fs::DirBuilder::new()
+        .mode(root_mode(euid))
+        .create(path)
+    {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(refuse(format!("cannot create it: {e}"))),
+    }
+    let meta =
+        std::fs::symlink_metadata(path).map_err(|e| refuse(format!("cannot inspect it: {e}")))?;
+    if meta.file_type().is_symlink() {
+        return Err(refuse("it is a symlink".to_owned()));
+    }
+    if !meta.is_dir() {
+        return Err(refuse("it is not a folder".to_owned()));
+    }
+    if meta.uid() != euid {
+        return Err(refuse(format!(
+            "it is owned by uid {}, not by this user",
+            meta.uid()
+        )));
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(refuse(format!(
+            "its mode {mode:04o} lets group or others write into it"
+        )));
+    }
+    if mode != root_mode(euid) {
+        // Ours and not writable by others: bring it to the mode we use.
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(root_mode(euid)))
+            .map_err(|e| refuse(format!("cannot set its mode: {e}")))?;
+    }
+    Ok(())
+}
+
+/// `<root>/run-…/{data/{work,tmp},skill}`.
+#[derive(Debug)]
+pub(crate) struct WorkDir {
+    /// The run folder.
+    pub root: PathBuf,
+    /// The tmpfs mount point holding `work` and `tmp`.
+    pub data: PathBuf,
+    /// cwd and `HOME`.
+    pub work: PathBuf,
+    /// `TMPDIR`.
+    pub tmp: PathBuf,
+    /// Mount point of the skill folder.
+    pub skill: PathBuf,
+}
+
+impl WorkDir {
+    /// A fresh run folder under the (checked) work root `base`; `work` and
+    /// `tmp` belong to the sandbox user when `chown_to_sandbox`.
+    pub(crate) fn create(base: &Path, chown_to_sandbox: bool) -> Result<WorkDir, ExecError> {
+        let wd = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ExecError::WorkDir { path, source }
+        };
+        ensure_private_root(base)?;
+        let root = loop {
+            let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let candidate = base.join(format!("run-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(wd(&candidate)(e)),
+            }
+        };
+        let data = root.join("data");
+        let dir = WorkDir {
+            work: data.join("work"),
+            tmp: data.join("tmp"),
+            skill: root.join("skill"),
+            data,
+            root,
+        };
+        let setup = || -> io::Result<()> {
+            std::fs::set_permissions(&dir.root, std::fs::Permissions::from_mode(0o711))?;
+            for d in [&dir.data, &dir.work, &dir.tmp] {
+                std::fs::create_dir(d)?;
+                std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+                if chown_to_sandbox {
+                    std::os::unix::fs::chown(d, Some(SANDBOX_UID), Some(SANDBOX_UID))?;
+                }
+            }
+            std::fs::create_dir(&dir.skill)?;
+            Ok(())
+        };
+        if let Err(e) = setup() {
+            dir.remove();
+            return Err(wd(&dir.root)(e));
+        }
+        Ok(dir)
+    }
+
+    /// Removes the run folder, whatever the script left in it (see
+    /// [`remove_tree`]); a failure is logged and leaves the folder.
+    pub(crate) fn remove(&self) {
+        if let Err(e) = remove_tree(&self.root) {
+            tracing::warn!(
+                target: "skilldeck::exec",
+                "cannot remove the work directory {}: {e}",
+                self.root.display()
+            );
+        }
+    }
+}
+
+/// The work dir's tmpfs, prepared before the fork and mounted by the
+/// sandbox's init inside its mount namespace ([`TmpfsMount::mount`]).
+pub(crate) struct TmpfsMount {
+    target: CString,
+    options: CString,
+    work: CString,
+    tmp: CString,
+    uid: u32,
+    gid: u32,
+    /// A second descriptor of the worker's Landlock ruleset: the init adds
+    /// the tmpfs (which did not exist when the ruleset was built) to it.
+    ruleset: Option<OwnedFd>,
+    access: u64,
+}
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel reads it).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `LANDLOCK_RULE_PATH_BENEATH`.
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+impl TmpfsMount {
+    /// A tmpfs of `bytes` on `dir.data` owned by `uid:gid`; `ruleset` (a
+    /// clone of the worker's Landlock ruleset) gets a rule granting
+    /// `access` beneath it.
+    pub(crate) fn new(
+        dir: &WorkDir,
+        bytes: u64,
+        uid: u32,
+        gid: u32,
+        ruleset: Option<OwnedFd>,
+        access: u64,
+    ) -> Result<TmpfsMount, ExecError> {
+        let options =
+            format!("size={bytes},nr_inodes={WORKDIR_INODES},mode=0700,uid={uid},gid={gid}");
+        Ok(TmpfsMount {
+            target: sandbox::c_path(&dir.data)?,
+            options: sandbox::c_path(Path::new(&options))?,
+            work: sandbox::c_path(&dir.work)?,
+            tmp: sandbox::c_path(&dir.tmp)?,
+            uid,
+            gid,
+            ruleset,
+            access,
+        })
+    }
+
+    /// Mounts the tmpfs, creates `work` and `tmp` in it and adds it to the
+    /// Landlock ruleset. Runs in the init after the fork: system calls on
+    /// prepared data only. Returns the errno on failure.
+    pub(crate) fn mount(&self) -> Result<(), i32> {
+        let err = || {
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO)
+        };
+        // SAFETY: mount/mkdir/chown/open/close with NUL-terminated strings
+        // owned by `self`, and the landlock_add_rule syscall with a packed
+        // struct on the stack that outlives the call.
+        #[allow(unsafe_code)]
+        unsafe {
+            if libc::mount(
+                c"tmpfs".as_ptr(),
+                self.target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                self.options.as_ptr().cast(),
+            ) != 0
+            {
+                return Err(err());
+            }
+            for d in [&self.work, &self.tmp] {
+                if libc::mkdir(d.as_ptr(), 0o700) != 0
+                    || libc::chown(d.as_ptr(), self.uid, self.gid) != 0
+                {
+                    return Err(err());
+                }
+            }
+            // The spawner set the cwd to the host folder now hidden under
+            // the tmpfs; the worker (forked next) must start in the tmpfs,
+            // or relative writes would land on the host's disk.
+            if libc::chdir(self.work.as_ptr()) != 0 {
+                return Err(err());
+            }
+            if let Some(ruleset) = &self.ruleset {
+                let fd = libc::open(
+                    self.target.as_ptr(),
+                    libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+                );
+                if fd < 0 {
+                    return Err(err());
+                }
+                let attr = PathBeneathAttr {
+                    allowed_access: self.access,
+                    parent_fd: fd,
+                };
+                let rc = libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    std::ptr::addr_of!(attr),
+                    0,
+                );
+                let e = err();
+                libc::close(fd);
+                if rc != 0 {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------
+// Cleanup that survives any tree.
+// ---------------------------------------------------------------------
+
+fn c_name(name: &[u8]) -> io::Result<CString> {
+    CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+}
+
+fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc)
+    }
+}
+
+/// Opens folder `name` under `dir` without following a symlink.
+fn open_dir_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: openat on a descriptor we hold and a NUL-terminated name.
+    #[allow(unsafe_code)]
+    let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), flags) })?;
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    #[allow(unsafe_code)]
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The entries of the open folder `dir` (names, and whether each is a
+/// folder, not following symlinks).
+fn entries(dir: &OwnedFd) -> io::Result<Vec<(CString, bool)>> {
+    // SAFETY: dup of a descriptor we hold; fdopendir takes the duplicate,
+    // readdir reads entries into libc-owned memory we copy at once, and
+    // closedir releases both.
+    #[allow(unsafe_code)]
+    unsafe {
+        let dup = cvt(libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0))?;
+        let stream = libc::fdopendir(dup);
+        if stream.is_null() {
+            let e = io::Error::last_os_error();
+            libc::close(dup);
+            return Err(e);
+        }
+        libc::rewinddir(stream);
+        let mut out = Vec::new();
+        loop {
+            let ent = libc::readdir(stream);
+            if ent.is_null() {
+                break;
+            }
+            let name = CStr::from_ptr((*ent).d_name.as_ptr());
+            let bytes = name.to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let is_dir = match (*ent).d_type {
+                libc::DT_DIR => true,
+                libc::DT_UNKNOWN => {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    libc::fstatat(
+                        dir.as_raw_fd(),
+                        name.as_ptr(),
+                        &mut st,
+                        libc::AT_SYMLINK_NOFOLLOW,
+                    ) == 0
+                        && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                }
+                _ => false,
+            };
+            out.push((name.to_owned(), is_dir));
+        }
+        libc::closedir(stream);
+        Ok(out)
+    }
+}
+
+fn unlink_at(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: unlinkat on a descriptor we hold and a NUL-terminated name.
+    #[allow(unsafe_code)]
+    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(|_| ())
+}
+
+/// Makes folder `name` under `dir` readable, writable and searchable by
+/// its owner (a script may leave a folder at mode 0).
+fn open_up(dir: RawFd, name: &CStr) {
+    // SAFETY: fchmodat on a descriptor we hold; no symlink is followed
+    // (the name was listed as a folder and the caller's folders hold no
+    // one else's entries).
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::fchmodat(dir, name.as_ptr(), 0o700, 0);
+    }
+}
+
+/// Removes `path` and everything in it with at most two descriptors open
+/// and no path longer than `path` plus two names, whatever the depth: a
+/// subfolder that is not empty is moved up to the top level of `path`
+/// under a fresh name and emptied there later. Symlinks are removed, never
+/// followed. A missing `path` is success.
+pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
+    let top_name = match path.file_name() {
+        Some(n) => c_name(n.as_bytes())?,
+        None => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no folder name",
+            ));
+        }
+    };
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let parent_fd = open_dir_at(libc::AT_FDCWD, &c_name(parent.as_os_str().as_bytes())?)?;
+    let top = match open_dir_at(parent_fd.as_raw_fd(), &top_name) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e)
+            if e.raw_os_error() == Some(libc::ENOTDIR) || e.raw_os_error() == Some(libc::ELOOP) =>
+        {
+            return unlink_at(parent_fd.as_raw_fd(), &top_name, 0);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut fresh: u64 = 0;
+    loop {
+        let listed = entries(&top)?;
+        if listed.is_empty() {
+            break;
+        }
+        for (name, is_dir) in listed {
+            if !is_dir {
+                unlink_at(top.as_raw_fd(), &name, 0)?;
+                continue;
+            }
+            if unlink_at(top.as_raw_fd(), &name, libc::AT_REMOVEDIR).is_ok() {
+                continue;
+            }
+            // A folder with contents: empty it one level, moving its own
+            // non-empty subfolders up to the top.
+            open_up(top.as_raw_fd(), &name);
+            let sub = open_dir_at(top.as_raw_fd(), &name)?;
+            for (child, child_is_dir) in entries(&sub)? {
+                if !child_is_dir {
+                    unlink_at(sub.as_raw_fd(), &child, 0)?;
+                    continue;
+                }
+                if unlink_at(sub.as_raw_fd(), &child, libc::AT_REMOVEDIR).is_ok() {
+                    continue;
+                }
+                // Moving a folder to another parent rewrites its `..`,
+                // which needs write access to it.
+                open_up(sub.as_raw_fd(), &child);
+                let moved = loop {
+                    fresh += 1;
+                    let candidate = c_name(format!(".rm-{fresh}").as_bytes())?;
+                    // SAFETY: renameat between descriptors we hold, with
+                    // NUL-terminated names; RENAME_NOREPLACE keeps an
+                    // existing entry.
+                    #[allow(unsafe_code)]
+                    let rc = unsafe {
+                        libc::renameat2(
+                            sub.as_raw_fd(),
+                            child.as_ptr(),
+                            top.as_raw_fd(),
+                            candidate.as_ptr(),
+                            libc::RENAME_NOREPLACE,
+                        )
+                    };
+                    if rc == 0 {
+                        break Ok(());
+                    }
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() != Some(libc::EEXIST) {
+                        break Err(e);
+                    }
+                };
+                moved?;
+            }
+            drop(sub);
+            unlink_at(top.as_raw_fd(), &name, libc::AT_REMOVEDIR)?;
+        }
+    }
+    drop(top);
+    unlink_at(parent_fd.as_raw_fd(), &top_name, libc::AT_REMOVEDIR)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn the_work_root_is_per_user_and_under_the_runtime_dir_when_set() {
+        let tmp = Path::new("/tmp");
+        assert_eq!(
+            default_work_root(1000, Some(OsStr::new("/run/user/1000")), tmp),
+            PathBuf::from("/run/user/1000/skilldeck-exec")
+        );
+        assert_eq!(
+            default_work_root(1000, None, tmp),
+            PathBuf::from("/tmp/skilldeck-exec-1000")
+        );
+        assert_eq!(
+            default_work_root(1000, Some(OsStr::new("relative")), tmp),
+            PathBuf::from("/tmp/skilldeck-exec-1000"),
+            "a relative XDG_RUNTIME_DIR is ignored"
+        );
+        if Path::new(ROOT_STATE_DIR).is_dir() {
+            assert_eq!(
+                default_work_root(0, Some(OsStr::new("/run/user/0")), tmp),
+                PathBuf::from("/var/lib/skilldeck-exec"),
+                "root: a folder only root can create, not the shared temp dir"
+            );
+        }
+    }
+
+    #[test]
+    fn a_tree_far_deeper_than_the_open_file_limit_is_removed_with_two_descriptors() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("run");
+        std::fs::create_dir(&root).unwrap();
+        // 3,000 levels: built by descending (paths grow past PATH_MAX).
+        let top = open_dir_at(
+            libc::AT_FDCWD,
+            &c_name(root.as_os_str().as_bytes()).unwrap(),
+        )
+        .unwrap();
+        let mut cur = top;
+        for i in 0..3000 {
+            let name = c_name(b"d").unwrap();
+            #[allow(unsafe_code)]
+            // SAFETY: mkdirat/openat/fchmodat on descriptors we own.
+            unsafe {
+                assert_eq!(libc::mkdirat(cur.as_raw_fd(), name.as_ptr(), 0o700), 0);
+                let f = libc::openat(
+                    cur.as_raw_fd(),
+                    c"f".as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o600,
+                );
+                assert!(f >= 0);
+                libc::close(f);
+                if i == 1500 {
+                    libc::symlinkat(c"/etc".as_ptr(), cur.as_raw_fd(), c"link".as_ptr());
+                }
+            }
+            cur = open_dir_at(cur.as_raw_fd(), &name).unwrap();
+        }
+        drop(cur);
+        remove_tree(&root).unwrap();
+        assert!(!root.exists());
+        assert!(
+            Path::new("/etc/passwd").exists(),
+            "symlinks are removed, not followed"
+        );
+        remove_tree(&root).unwrap();
+    }
+}
