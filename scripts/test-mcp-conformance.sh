@@ -121,7 +121,9 @@ conformance() {
     (cd "$work/cwd" && "$node" "$suite" server --timeout "$SCENARIO_TIMEOUT_MS" \
         -o "$results/${label// /-}" "$@") >"$work/run.log" 2>&1 || status=$?
     total=$(sed 's/\x1b\[[0-9;]*m//g' "$work/run.log" | grep -E '^(Total|Passed):' | tail -n 1 || true)
-    if [[ $status -eq 0 ]]; then
+    if [[ $status -eq 0 ]] && grep -q 'Baseline check passed' "$work/run.log"; then
+        echo "PASS: conformance $label (every failure is a baseline entry; suite ${total:-no total})"
+    elif [[ $status -eq 0 ]]; then
         echo "PASS: conformance $label (${total:-no total})"
     else
         echo "FAIL: conformance $label (exit $status)"

@@ -43,11 +43,14 @@ pub struct Args {
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
     allowed_hosts: Vec<String>,
     /// Accept browser requests from this `Origin` (repeatable, e.g.
-    /// http://localhost:6274); other origins are refused.
+    /// http://localhost:6274); pages of this very loopback listener
+    /// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT)
+    /// are always accepted, other origins are refused.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     allowed_origins: Vec<String>,
-    /// HTTP: most sessions held at once (default 1,000); an `initialize`
-    /// beyond it is refused (503) until a session closes or expires.
+    /// HTTP: most sessions held at once, exactly (default 1,000); when all
+    /// are taken, a session idle for 30 s or more is closed to admit a new
+    /// one, else the `initialize` is refused (503).
     #[arg(long, value_name = "N", requires = "http")]
     max_sessions: Option<usize>,
     /// Log line format on stderr (RUST_LOG filters; default info).

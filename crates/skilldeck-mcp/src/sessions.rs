@@ -17,7 +17,7 @@
 //!
 //! [`HttpOptions::session_evict_idle`]: crate::options::HttpOptions::session_evict_idle
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -128,7 +128,7 @@ impl SessionSlots {
     pub async fn reserve(self: &Arc<Self>) -> Result<Reservation, Full> {
         let _admitting = self.admit.lock().await;
         loop {
-            let open: Vec<String> = self
+            let open: HashSet<String> = self
                 .manager
                 .sessions
                 .read()
