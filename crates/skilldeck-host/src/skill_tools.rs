@@ -269,13 +269,14 @@ impl SkillTools {
         })
     }
 
-    /// Served tools' full names that share the requested skill part or
-    /// tool part, for "did you mean".
+    /// Full names of the tools the model may use (the model-access rule)
+    /// that share the requested skill part or tool part, for "did you
+    /// mean": an error never names a tool of a user-invoked-only skill.
     fn suggestions(&self, deck: &Deck, full_name: &str) -> Vec<String> {
         let (skill_part, tool_part) = full_name
             .split_once(skilldeck::spec::FULL_NAME_SEPARATOR)
             .unwrap_or((full_name, full_name));
-        self.served(deck)
+        self.model_usable(deck)
             .map(|r| r.full_name)
             .filter(|n| {
                 n.split_once(skilldeck::spec::FULL_NAME_SEPARATOR)

@@ -142,6 +142,44 @@ fn the_model_cannot_call_a_tool_of_a_skill_it_may_not_invoke_even_with_tools_alw
 }
 
 #[test]
+fn an_unknown_tool_error_never_suggests_a_tool_of_a_skill_the_model_may_not_invoke() {
+    let root = skilldeck_testkit::Root::new();
+    write(&root);
+    let host = host(&root);
+    let snapshot = host.snapshot();
+    // The tool part matches every skill's tool; the skill part is a
+    // user-only skill's name: the only suggestion is the usable tool.
+    for misspelled in [format!("nosuch__{TOOL}"), format!("{USER_ONLY}__nosuch")] {
+        let err = host
+            .call_execution_tool(
+                &snapshot,
+                "c1",
+                &misspelled,
+                &object(json!({"target": "prod"})),
+                context(),
+            )
+            .unwrap_err();
+        assert_eq!(err.kind, ToolErrorKind::UnknownTool, "{err}");
+        for hidden in [USER_ONLY, MANUAL] {
+            assert!(
+                !err.message.contains(&tool_full_name(hidden)),
+                "{misspelled}: {err}"
+            );
+        }
+    }
+    let err = host
+        .call_execution_tool(
+            &snapshot,
+            "c1",
+            &format!("nosuch__{TOOL}"),
+            &object(json!({})),
+            context(),
+        )
+        .unwrap_err();
+    assert!(err.message.contains(&tool_full_name(OPEN)), "{err}");
+}
+
+#[test]
 fn the_tools_of_a_skill_the_model_may_not_invoke_are_never_listed() {
     let root = skilldeck_testkit::Root::new();
     write(&root);

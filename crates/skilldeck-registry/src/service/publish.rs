@@ -276,11 +276,7 @@ impl Registry {
         version: Option<&str>,
         body: Bytes,
     ) -> Result<Published, RegistryError> {
-        if !p.can_publish(ns) {
-            return Err(RegistryError::Forbidden(format!(
-                "this token may not publish into namespace '{ns}'"
-            )));
-        }
+        p.require_publish(ns)?;
         let limit = self.inner.limits.max_publish_bytes;
         if body.len() > limit {
             return Err(RegistryError::TooLarge { limit });
