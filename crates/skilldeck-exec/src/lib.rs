@@ -24,6 +24,7 @@ mod policy;
 mod probe;
 mod run;
 mod sandbox;
+mod sys;
 mod workdir;
 
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::cgroup::{TreeLimitsState, tree_limits_state};
 use crate::policy::{SANDBOX_PATH, SANDBOX_UID};
-use crate::run::seccomp_supported;
 use crate::sandbox;
+use crate::sys::seccomp_supported;
 
 /// One layer's availability.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

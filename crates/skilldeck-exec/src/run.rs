@@ -27,6 +27,7 @@ use crate::policy::{
 use crate::sandbox::{
     self, FsAccess, Plan, RECORD_LEN, Step, TAG_ERROR, TAG_EXIT, TAG_PID, TAG_SIGNAL, UserMaps,
 };
+use crate::sys::seccomp_supported;
 use crate::workdir::{TmpfsMount, WorkDir, default_work_root};
 
 /// What the script reads on stdin.
@@ -553,13 +554,6 @@ fn pipe_with(bytes: &[u8]) -> Result<File, ExecError> {
         .write_all(bytes)
         .map_err(|e| ExecError::io("seccomp program pipe", e))?;
     Ok(read)
-}
-
-/// The kernel offers seccomp filters (`Seccomp:` in `/proc/self/status`).
-pub(crate) fn seccomp_supported() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| s.lines().any(|l| l.starts_with("Seccomp:")))
-        .unwrap_or(false)
 }
 
 pub(crate) fn effective(policy: &Policy) -> EffectivePolicy {

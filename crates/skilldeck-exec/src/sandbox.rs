@@ -17,7 +17,6 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use landlock::{
@@ -31,6 +30,7 @@ use seccompiler::{
 
 use crate::error::ExecError;
 use crate::policy::{Limits, NETWORK_READ_PATHS, SANDBOX_UID, SYSTEM_DEVICES, SYSTEM_READ_PATHS};
+pub(crate) use crate::sys::{c_path, egid, euid};
 
 /// The Landlock ABI this crate was written and tested against.
 pub const LANDLOCK_ABI: ABI = ABI::V7;
@@ -507,13 +507,6 @@ pub(crate) fn program_bytes(program: &BpfProgram) -> Vec<u8> {
     out
 }
 
-/// A C string of `path`.
-pub(crate) fn c_path(path: &Path) -> Result<CString, ExecError> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
-        ExecError::InvalidInput(format!("path {} contains a NUL byte", path.display()))
-    })
-}
-
 /// The mount flags of the file system holding `path` that a bind remount
 /// must keep (a user namespace may not clear locked flags).
 pub(crate) fn locked_mount_flags(path: &Path) -> Result<libc::c_ulong, ExecError> {
@@ -546,24 +539,6 @@ pub(crate) fn locked_mount_flags(path: &Path) -> Result<libc::c_ulong, ExecError
         }
     }
     Ok(out)
-}
-
-/// The effective user id of this process.
-pub(crate) fn euid() -> u32 {
-    // SAFETY: `geteuid` has no preconditions and cannot fail.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::geteuid()
-    }
-}
-
-/// The effective group id of this process.
-pub(crate) fn egid() -> u32 {
-    // SAFETY: `getegid` has no preconditions and cannot fail.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::getegid()
-    }
 }
 
 // ---------------------------------------------------------------------

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::ExecError;
 use crate::policy::{SANDBOX_UID, WORKDIR_INODES};
-use crate::sandbox;
+use crate::sys;
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -75,7 +75,7 @@ fn root_mode(euid: u32) -> u32 {
 /// Creates `path` (mode 0700, 0711 for root) when missing and checks it is
 /// this user's private folder; refuses otherwise.
 pub(crate) fn ensure_private_root(path: &Path) -> Result<(), ExecError> {
-    let euid = sandbox::euid();
+    let euid = sys::euid();
     let refuse = |problem: String| ExecError::WorkRoot {
         path: path.to_path_buf(),
         problem,
@@ -239,10 +239,10 @@ impl TmpfsMount {
         let options =
             format!("size={bytes},nr_inodes={WORKDIR_INODES},mode=0700,uid={uid},gid={gid}");
         Ok(TmpfsMount {
-            target: sandbox::c_path(&dir.data)?,
-            options: sandbox::c_path(Path::new(&options))?,
-            work: sandbox::c_path(&dir.work)?,
-            tmp: sandbox::c_path(&dir.tmp)?,
+            target: sys::c_path(&dir.data)?,
+            options: sys::c_path(Path::new(&options))?,
+            work: sys::c_path(&dir.work)?,
+            tmp: sys::c_path(&dir.tmp)?,
             uid,
             gid,
             ruleset,

@@ -62,6 +62,9 @@ pub const MAX_THROTTLE_KEYS: usize = 100_000;
 /// Characters of a presented token (after `sdk_`) the throttle keys on.
 pub const THROTTLE_TOKEN_PREFIX_CHARS: usize = 8;
 
+/// Every token starts with this.
+pub const TOKEN_PREFIX: &str = "sdk_";
+
 /// The server loop's limits (see `http::server`).
 #[derive(Debug, Clone)]
 pub struct ServerLimits {

@@ -13,10 +13,9 @@ use crate::service::config::{MAX_CACHE_ENTRIES, RegistryConfig, RegistryLimits};
 use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::staging::Staging;
-use crate::service::state::{CachedAgent, Rendered, SearchState};
+use crate::service::state::{AuthEntry, CachedAgent, Rendered, SearchState};
 use crate::service::store::BlobStore;
 use crate::service::throttle::FailedAuthThrottle;
-use crate::service::tokens::AuthEntry;
 
 /// The registry service. See the [module documentation](crate::service).
 #[derive(Clone)]

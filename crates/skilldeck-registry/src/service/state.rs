@@ -1,12 +1,13 @@
 //! The per-process state the service caches: an agent's resolution with
 //! its lock (`CachedAgent`), a rendered catalog ([`Rendered`]) and the
-//! search index (`SearchState`). Kept apart from the code that fills
+//! search index (`SearchState`), a verified token (`AuthEntry`). Kept apart from the code that fills
 //! them so the registry's shared state does not depend on it.
 
 use std::collections::HashMap;
 
 use bytes::Bytes;
 
+use crate::service::principal::Principal;
 use crate::wire::{AgentLock, AgentSpec, Resolved, SkillSummary};
 
 /// An agent's resolution with its lock, as cached.
@@ -41,4 +42,12 @@ pub(crate) struct SearchState {
     pub index: skilldeck::SearchIndex,
     /// The summary of each skill, by `namespace/name`.
     pub summaries: HashMap<String, SkillSummary>,
+}
+
+/// A verified token as cached: its principal and when it expires.
+pub(crate) struct AuthEntry {
+    /// Who the token is.
+    pub principal: Principal,
+    /// When it stops working, if ever.
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }

@@ -16,8 +16,7 @@ use std::net::IpAddr;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::service::config::{MAX_THROTTLE_KEYS, THROTTLE_TOKEN_PREFIX_CHARS};
-use crate::service::tokens::TOKEN_PREFIX;
+use crate::service::config::{MAX_THROTTLE_KEYS, THROTTLE_TOKEN_PREFIX_CHARS, TOKEN_PREFIX};
 
 /// What failures are counted by.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

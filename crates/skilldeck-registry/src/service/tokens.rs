@@ -24,6 +24,7 @@ use crate::service::cursor;
 use crate::service::error::RegistryError;
 use crate::service::principal::{Principal, Scope};
 use crate::service::registry::{Registry, now};
+use crate::service::state::AuthEntry;
 use crate::service::throttle::ThrottleKey;
 use crate::wire::{Page, TokenCreated, TokenInfo, TokenRequest};
 
@@ -33,12 +34,6 @@ pub const SOURCE_API: &str = "api";
 pub const SOURCE_ADMIN_FILE: &str = "admin-file";
 /// The longest expiry a token may be given (ten years).
 pub const MAX_TOKEN_LIFETIME_SECS: u64 = 10 * 366 * 24 * 60 * 60;
-
-/// A verified token as cached: its principal and when it expires.
-pub(crate) struct AuthEntry {
-    principal: Principal,
-    expires_at: Option<chrono::DateTime<chrono::Utc>>,
-}
 
 fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, RegistryError> {
     chrono::DateTime::parse_from_rfc3339(text)
@@ -89,8 +84,7 @@ fn token_info(row: &sqlx::any::AnyRow) -> Result<TokenInfo, RegistryError> {
     })
 }
 
-/// Every token starts with this.
-pub const TOKEN_PREFIX: &str = "sdk_";
+pub use crate::service::config::TOKEN_PREFIX;
 
 /// `n` random bytes from the operating system (fails closed).
 pub(crate) fn random_bytes(n: usize) -> Result<Vec<u8>, RegistryError> {
