@@ -43,8 +43,8 @@ pub struct Args {
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
     allowed_hosts: Vec<String>,
     /// Accept browser requests from this `Origin` (repeatable, e.g.
-    /// http://localhost:6274); pages of this very loopback listener
-    /// (http://127.0.0.1:PORT, http://localhost:PORT, http://[::1]:PORT)
+    /// `http://localhost:6274`); pages of this very loopback listener
+    /// (`http://127.0.0.1:PORT`, `http://localhost:PORT`, `http://[::1]:PORT`)
     /// are always accepted, other origins are refused.
     #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
     allowed_origins: Vec<String>,
