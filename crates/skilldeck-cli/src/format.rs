@@ -67,6 +67,10 @@ impl serde_json::ser::Formatter for SafeJson<'_> {
         writer: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
+        // Most text holds no candidate byte: one vectorized pass, no decoding.
+        if !skilldeck::spec::may_hold_control(fragment) {
+            return writer.write_all(fragment.as_bytes());
+        }
         let mut start = 0;
         for (at, c) in fragment.char_indices() {
             if skilldeck::spec::is_control(c) {

@@ -615,7 +615,8 @@ fn commands_that_walk_report_the_walk_limit() {
     for name in ["a", "b", "c", "d"] {
         listed_skill(&tmp.path().join("mine"), name).write();
     }
-    std::fs::write(tmp.path().join("limit.toml"), "[discovery]\nmax-dirs = 3\n").unwrap();
+    // Two skill folders (the root is not counted).
+    std::fs::write(tmp.path().join("limit.toml"), "[discovery]\nmax-dirs = 2\n").unwrap();
     for args in [
         vec!["list"],
         vec!["prompt"],

@@ -26,6 +26,8 @@
 //!
 //! The crate does not depend on `skilldeck`, so any crate's tests may use it.
 
+pub mod generate;
+
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 

@@ -7,8 +7,14 @@
 //! OP: `catalog`, `catalog-8000-tokens`, `search`, `activation-first`,
 //! `activation-cached`, `validate-rules`, `validate-lints`. Each operation
 //! runs REPEAT times (default 10) inside a function named `measured_*`.
-//! The first call of `catalog-8000-tokens` builds the tokenizer; run it with
-//! REPEAT 1 and 11 and take the difference for the per-render cost.
+//! The first call of `catalog-8000-tokens` makes the tokenizer ready (its
+//! start cost); run it with REPEAT 1 and 11 and take the difference for the
+//! per-render cost (`catalog-8000-tokens-first` is the same operation,
+//! named for the first render alone).
+//!
+//! Two more, not toggled: `discover` (count the whole process: discovery
+//! runs on every core) and `generate` (writes the fixed set of REPEAT
+//! skills the budgets measure into DIR; `skilldeck_testkit::generate`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -30,6 +36,22 @@ fn main() {
     let repeat: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(10);
     let dir = PathBuf::from(dir);
     let total = match op.as_str() {
+        // The fixed set the budgets measure: REPEAT skills, seed 1.
+        "generate" => {
+            match skilldeck_testkit::generate::skill_set(&dir, repeat, 1) {
+                Ok(bytes) => println!(
+                    "generated {repeat} skills in {}: {bytes} bytes",
+                    dir.display()
+                ),
+                Err(e) => {
+                    eprintln!("cannot generate skills in {}: {e}", dir.display());
+                    std::process::exit(1);
+                }
+            }
+            return;
+        }
+        // Whole process (discovery runs on every core: count every thread).
+        "discover" => discover(&DiscoveryOptions::with_roots([dir])).len(),
         "validate-rules" | "validate-lints" => {
             let dirs = find_skill_dirs(&dir, WalkLimits::default()).skill_dirs();
             let options = ValidationOptions {
@@ -42,7 +64,7 @@ fn main() {
             let deck = discover(&DiscoveryOptions::with_roots([dir]));
             match op.as_str() {
                 "catalog" => measured_catalog(&deck, &CatalogOptions::default(), repeat),
-                "catalog-8000-tokens" => {
+                "catalog-8000-tokens" | "catalog-8000-tokens-first" => {
                     let options = CatalogOptions {
                         budget: Some(Budget::Tokens {
                             limit: 8_000,

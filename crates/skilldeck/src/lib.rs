@@ -34,6 +34,7 @@ mod scaffold;
 pub mod search;
 mod skill;
 pub mod spec;
+mod tokenizer;
 
 pub use activation::{
     Activation, ActivationFormat, ActivationOptions, DynamicContext, activate, activate_with,

@@ -48,7 +48,9 @@ pub const MAX_YAML_ALIASES: usize = 1_000;
 /// `validate -r`: deepest folder level searched below each path.
 pub const MAX_WALK_DEPTH: usize = 16;
 
-/// `validate -r`: most folders visited below each path.
+/// Discovery and `validate -r`: most folders visited below each root or
+/// path (the root itself not counted), so 100,000 skill folders side by
+/// side are all found; reaching it is reported (`walk-limit`).
 pub const MAX_WALK_DIRS: usize = 100_000;
 
 /// Discovery: deepest folder level searched below each root.

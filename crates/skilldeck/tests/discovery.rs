@@ -590,6 +590,29 @@ fn the_deck_keeps_host_fields_and_reads_the_rest_of_the_frontmatter_on_demand() 
 }
 
 #[test]
+fn the_walk_limit_counts_skill_folders_not_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    for i in 0..5 {
+        skilldeck_testkit::skill(&root, &format!("s{i}"))
+            .description("Use when testing.")
+            .write();
+    }
+    // Exactly as many skill folders as the limit: all found, nothing said.
+    let mut options = DiscoveryOptions::with_roots([root]);
+    options.limits.max_dirs = 5;
+    let deck = discover(&options);
+    assert_eq!(deck.len(), 5);
+    assert_eq!(deck.load_problems().count(), 0, "{:#?}", deck.diagnostics());
+    // One fewer: the last is not searched, and the limit is reported.
+    options.limits.max_dirs = 4;
+    let deck = discover(&options);
+    assert_eq!(deck.len(), 4);
+    let limit: Vec<_> = deck.load_problems().map(|d| d.code).collect();
+    assert_eq!(limit, [skilldeck::Code::WalkLimit]);
+}
+
+#[test]
 fn a_walk_limit_keeps_the_first_folders_in_sorted_order_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("skills");
@@ -600,8 +623,8 @@ fn a_walk_limit_keeps_the_first_folders_in_sorted_order_and_says_so() {
             .write();
     }
     let mut options = DiscoveryOptions::with_roots([root]);
-    // The root and three skill folders.
-    options.limits.max_dirs = 4;
+    // Three skill folders (the root is not counted).
+    options.limits.max_dirs = 3;
     for _ in 0..5 {
         let deck = discover(&options);
         let names: Vec<&str> = deck.skills().iter().map(|s| s.name.as_str()).collect();

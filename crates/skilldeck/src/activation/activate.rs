@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use crate::activation::dynamic::{DisabledDynamicContext, DynamicContext, expand_dynamic};
 use crate::activation::envelope::escape_xml;
 use crate::activation::envelope::neutralise_envelope_tags;
-use crate::activation::envelope::path_without_controls;
 use crate::activation::substitute::Substitution;
 use crate::diagnostic::Diagnostic;
 use crate::error::Error;
 use crate::limits;
 use crate::resources::ResourceEntry;
 use crate::skill::Skill;
+use crate::spec::control::one_line_without_controls as path_without_controls;
 use crate::spec::frontmatter;
 
 /// Limits of one activation; every default is a constant in [`crate::limits`].

@@ -3,8 +3,6 @@
 
 use std::borrow::Cow;
 
-use crate::spec::control::{first_control, replace_controls};
-
 /// True when the bytes after a `<` open or close our envelope tag (ASCII
 /// case-insensitive).
 pub(super) fn is_envelope_tag(after_lt: &[u8]) -> bool {
@@ -35,19 +33,6 @@ pub(crate) fn neutralise_envelope_tags(text: &str) -> Cow<'_, str> {
             Cow::Owned(o)
         }
     }
-}
-
-/// A path's text with every control character (and tab or line feed: a
-/// path is shown on one line) replaced by U+FFFD, the rule names and
-/// descriptions follow ([`crate::spec::control`]): a folder named with ESC
-/// or a newline cannot reach a terminal raw, break the markup, or put a
-/// character XML 1.0 forbids into the output. Unchanged (no copy) when
-/// there is none.
-pub(crate) fn path_without_controls(text: Cow<'_, str>) -> Cow<'_, str> {
-    if first_control(&text, true).is_none() {
-        return text;
-    }
-    Cow::Owned(replace_controls(&text, true).into_owned())
 }
 
 /// `text` with `& < > " '` escaped for XML text and attribute values.

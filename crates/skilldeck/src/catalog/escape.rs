@@ -1,23 +1,6 @@
 //! Escaping names, descriptions and locations per format, fast for the
 //! common case of text with nothing to escape.
 
-use std::borrow::Cow;
-
-use crate::spec::control::{first_control, replace_controls};
-
-/// A path's text with every control character (and tab or line feed: a
-/// path is shown on one line) replaced by U+FFFD, the rule names and
-/// descriptions follow ([`crate::spec::control`]): a folder named with ESC
-/// or a newline cannot reach a terminal raw, break the markup, or put a
-/// character XML 1.0 forbids into the output. Unchanged (no copy) when
-/// there is none.
-pub(super) fn without_controls(text: Cow<'_, str>) -> Cow<'_, str> {
-    if first_control(&text, true).is_none() {
-        return text;
-    }
-    Cow::Owned(replace_controls(&text, true).into_owned())
-}
-
 /// How special characters are written.
 #[derive(Clone, Copy)]
 pub(super) enum Esc {

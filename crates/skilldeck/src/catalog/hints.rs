@@ -5,6 +5,7 @@ use crate::catalog::text::all_ascii;
 use crate::catalog::text::is_one_line;
 use crate::catalog::text::python_strip;
 use crate::skill::Skill;
+use crate::spec::control::first_control;
 
 /// What every render would otherwise check in each skill's texts, checked
 /// once by [`crate::Deck::new`] and kept in [`crate::skill::HostFields`]
@@ -27,6 +28,10 @@ pub(super) mod hint {
     pub const DESC: u32 = 6;
     /// `SKILL.md` as text (nothing is known when it is not UTF-8).
     pub const LOCATION: u32 = 9;
+    /// Neither `SKILL.md`'s path nor the skill's real folder holds a control
+    /// character, tab or line feed ([`crate::spec::control`]): a render
+    /// shows the location as it is.
+    pub const LOCATION_CLEAN: u16 = 1 << 12;
 }
 
 /// The catalog hints of `skill`'s current texts.
@@ -61,6 +66,15 @@ pub(crate) fn hints_of(skill: &Skill) -> u16 {
     }
     if let Some(location) = skill.skill_md.to_str() {
         hints |= text(location) << hint::LOCATION;
+        // Every location a catalog shows: `SKILL.md`'s path, or (skills-ref)
+        // the real folder plus the file name, a suffix of that path.
+        let clean = |path: &std::path::Path| {
+            path.to_str()
+                .is_some_and(|p| first_control(p, true).is_none())
+        };
+        if first_control(location, true).is_none() && clean(skill.real_dir()) {
+            hints |= hint::LOCATION_CLEAN;
+        }
     }
     hints
 }

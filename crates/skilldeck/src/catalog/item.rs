@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use crate::catalog::escape::without_controls;
 use crate::catalog::format::CatalogFormat;
 use crate::catalog::hints::hint;
 use crate::catalog::text::all_ascii;
@@ -12,6 +11,7 @@ use crate::catalog::text::collapse_whitespace;
 use crate::catalog::text::path_text;
 use crate::catalog::text::python_strip;
 use crate::skill::{Skill, SkillMode};
+use crate::spec::control::one_line_without_controls;
 
 /// One skill that may appear in the catalog, prepared for rendering.
 pub(super) struct Item<'a> {
@@ -57,6 +57,9 @@ impl<'a> Item<'a> {
         } else {
             Cow::Borrowed(stripped)
         };
+        // Whether the location holds a control character was checked once,
+        // when the deck was built (the hint): a render does not scan again.
+        let clean = has(hint::KNOWN | hint::LOCATION_CLEAN);
         // Empty: not shown (a real path is never empty).
         let location = if !locations && format != CatalogFormat::SkillsRef {
             Cow::Borrowed("")
@@ -79,7 +82,11 @@ impl<'a> Item<'a> {
         } else {
             path_text(&skill.skill_md)
         };
-        let location = without_controls(location);
+        let location = if clean {
+            location
+        } else {
+            one_line_without_controls(location)
+        };
         let relevance = relevance.map(|scores| {
             scores
                 .get(&skill.name)

@@ -3,10 +3,9 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::OnceLock;
 
+use crate::tokenizer::Bpe;
 use serde::Serialize;
-use tiktoken_rs::CoreBPE;
 
 use crate::error::Error;
 
@@ -31,21 +30,16 @@ impl Encoding {
         }
     }
 
-    /// The tokenizer, built once per process.
-    pub(super) fn bpe(self) -> Result<&'static CoreBPE, Error> {
-        static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+    /// The tokenizer: its vocabulary is precomputed, its pattern compiled
+    /// once per process on first use (a few milliseconds).
+    pub(super) fn bpe(self) -> Result<&'static Bpe, Error> {
         let built = match self {
-            Encoding::O200kBase => {
-                O200K.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
-            }
-            Encoding::Cl100kBase => {
-                CL100K.get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| e.to_string()))
-            }
+            Encoding::O200kBase => Bpe::o200k_base(),
+            Encoding::Cl100kBase => Bpe::cl100k_base(),
         };
-        built.as_ref().map_err(|message| Error::Tokenizer {
+        built.map_err(|message| Error::Tokenizer {
             encoding: self.as_str(),
-            message: message.clone(),
+            message,
         })
     }
 }
@@ -73,33 +67,26 @@ impl FromStr for Encoding {
 /// Exact token count of `text` (as ordinary text: special-token markers are
 /// counted as the characters they are).
 pub fn count_tokens(text: &str, encoding: Encoding) -> Result<usize, Error> {
-    Ok(encoding.bpe()?.count_ordinary(text))
+    Ok(encoding.bpe()?.count(text))
 }
 
 /// Measures text in the budget's unit.
 #[derive(Clone, Copy)]
 pub(super) enum Meter {
     Chars,
-    Tokens(&'static CoreBPE),
+    Tokens(&'static Bpe),
 }
 
 impl Meter {
     pub(super) fn measure(self, s: &str) -> usize {
         match self {
             Meter::Chars => s.chars().count(),
-            Meter::Tokens(bpe) => bpe.count_ordinary(s),
+            Meter::Tokens(bpe) => bpe.count(s),
         }
     }
 }
 
 /// Where each token of `text` ends (byte offsets).
-pub(super) fn token_ends(bpe: &CoreBPE, text: &str) -> Vec<u32> {
-    let mut at = 0usize;
-    bpe.encode_ordinary(text)
-        .into_iter()
-        .map(|t| {
-            at += bpe.decode_bytes(&[t]).map_or(0, |b| b.len());
-            u32::try_from(at).unwrap_or(u32::MAX)
-        })
-        .collect()
+pub(super) fn token_ends(bpe: &Bpe, text: &str) -> Vec<u32> {
+    bpe.token_ends(text)
 }

@@ -168,7 +168,7 @@ pub struct DiscoveryConfig {
     pub bundled: BundledMode,
     /// Deepest folder level searched below each root.
     pub max_depth: usize,
-    /// Most folders visited per root.
+    /// Most folders visited below each root (the root not counted).
     pub max_dirs: usize,
     /// Keep an on-disk metadata index (a warm start that skips reading
     /// unchanged `SKILL.md` files).

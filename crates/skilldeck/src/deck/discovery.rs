@@ -7,7 +7,7 @@
 //! Only the frontmatter of each `SKILL.md` is read. Roots are walked and
 //! skills loaded in parallel; the result is deterministic.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -444,45 +444,69 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         .map(|c| load_candidate(c, options, index.as_ref()))
         .collect();
 
+    // Which loaded skill wins its name, which is the same folder reached
+    // twice (a symlinked root), which is shadowed: decided over borrowed
+    // names and paths (no key is copied), with a fast seeded hasher.
+    let mut fates: Vec<Fate> = Vec::with_capacity(loaded.len());
+    {
+        let hasher = foldhash::fast::RandomState::default();
+        let mut seen_dirs: HashSet<&std::ffi::OsStr, _> =
+            HashSet::with_capacity_and_hasher(loaded.len(), hasher.clone());
+        let mut by_name: HashMap<&str, usize, _> =
+            HashMap::with_capacity_and_hasher(loaded.len(), hasher);
+        for (i, result) in loaded.iter().enumerate() {
+            let fate = match result {
+                Err(_) => Fate::Failed,
+                Ok(skill) if !seen_dirs.insert(skill.real_dir().as_os_str()) => Fate::Duplicate,
+                Ok(skill) => match by_name.get(skill.name.as_str()) {
+                    Some(&winner) => Fate::Shadowed(winner),
+                    None => {
+                        by_name.insert(&skill.name, i);
+                        Fate::Wins
+                    }
+                },
+            };
+            fates.push(fate);
+        }
+    }
     let mut skills: Vec<Skill> = Vec::with_capacity(loaded.len());
-    let mut by_name: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut seen_dirs: HashSet<PathBuf> = HashSet::new();
+    // Where each winner landed in `skills`.
+    let mut position: Vec<usize> = vec![usize::MAX; loaded.len()];
     let mut shadowed = Vec::new();
-    for result in loaded {
-        match result {
-            Err(ds) => diagnostics.extend(ds),
-            Ok(skill) => {
-                // The same folder reached twice (a symlinked root): one skill.
-                if !seen_dirs.insert(skill.real_dir().to_path_buf()) {
-                    continue;
-                }
-                if let Some(&winner) = by_name.get(&skill.name) {
-                    let w: &Skill = &skills[winner];
-                    diagnostics.push(
-                        Diagnostic::new(
-                            Code::ShadowedSkill,
-                            Severity::Warning,
-                            format!(
-                                "skill '{}' ({}) is shadowed by the {} skill at {}",
-                                skill.name,
-                                skill.scope,
-                                w.scope,
-                                w.dir.display()
-                            ),
-                        )
-                        .in_file(&skill.skill_md)
-                        .with_help("rename one of them, or remove the one you do not want"),
-                    );
-                    shadowed.push(Shadowed {
-                        winner_dir: w.dir.clone(),
-                        winner_scope: w.scope,
-                        skill,
-                    });
-                    continue;
-                }
-                by_name.insert(skill.name.clone(), skills.len());
+    for (i, (result, fate)) in loaded.into_iter().zip(fates).enumerate() {
+        match (result, fate) {
+            (Err(ds), _) => diagnostics.extend(ds),
+            (Ok(skill), Fate::Wins) => {
+                position[i] = skills.len();
                 skills.push(skill);
             }
+            (Ok(skill), Fate::Shadowed(winner)) => {
+                // A winner comes before what it shadows: it is in place.
+                let Some(w) = skills.get(position[winner]) else {
+                    continue;
+                };
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::ShadowedSkill,
+                        Severity::Warning,
+                        format!(
+                            "skill '{}' ({}) is shadowed by the {} skill at {}",
+                            skill.name,
+                            skill.scope,
+                            w.scope,
+                            w.dir.display()
+                        ),
+                    )
+                    .in_file(&skill.skill_md)
+                    .with_help("rename one of them, or remove the one you do not want"),
+                );
+                shadowed.push(Shadowed {
+                    winner_dir: w.dir.clone(),
+                    winner_scope: w.scope,
+                    skill,
+                });
+            }
+            (Ok(_), _) => {}
         }
     }
     let mut index_stats = None;
@@ -499,6 +523,19 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
     Deck::new(skills, shadowed, diagnostics)
         .with_index_stats(index_stats)
         .with_roots(reports)
+}
+
+/// What discovery does with one loaded skill.
+#[derive(Clone, Copy)]
+enum Fate {
+    /// It did not load (its diagnostics are kept).
+    Failed,
+    /// First of its name: in the deck.
+    Wins,
+    /// A folder already loaded, reached again: dropped.
+    Duplicate,
+    /// Its name is taken by the skill loaded at this index.
+    Shadowed(usize),
 }
 
 /// `text` with its control characters replaced (see

@@ -33,7 +33,7 @@ pub struct WalkLimits {
     /// Deepest entry level below the root (a `SKILL.md` at this depth is
     /// still found; folders at this depth are not entered).
     pub max_depth: usize,
-    /// Most folders visited.
+    /// Most folders visited below the root (the root is not counted).
     pub max_dirs: usize,
 }
 
@@ -157,7 +157,9 @@ impl Walk<'_> {
         if depth >= self.limits.max_depth {
             return out;
         }
-        if self.visited.fetch_add(1, Ordering::Relaxed) >= self.limits.max_dirs {
+        // The root itself is not counted: a root of exactly `max_dirs`
+        // skill folders is walked whole.
+        if depth > 0 && self.visited.fetch_add(1, Ordering::Relaxed) >= self.limits.max_dirs {
             self.limit_hit.store(true, Ordering::Relaxed);
             return out;
         }

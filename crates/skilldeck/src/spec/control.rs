@@ -31,7 +31,7 @@ pub fn is_control(c: char) -> bool {
 /// The first control character in `text`, if any; with `one_line`, tab and
 /// line feed count too (a name is one line).
 pub fn first_control(text: &str, one_line: bool) -> Option<char> {
-    if !has_control_candidate(text) {
+    if !may_hold_control(text) {
         return None;
     }
     text.chars()
@@ -53,13 +53,82 @@ pub fn replace_controls(text: &str, one_line: bool) -> Cow<'_, str> {
     )
 }
 
-/// False when `text` surely holds no control character (nor tab or line
-/// feed): no byte below 0x20, no DEL, and no byte that starts a C1 or bidi
-/// control's UTF-8 form (0xC2, 0xD8, 0xE2). One pass over the bytes; clean
-/// text stops here.
-fn has_control_candidate(text: &str) -> bool {
-    text.bytes()
-        .any(|b| b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2)
+/// [`replace_controls`] for one-line text already held as a `Cow` (a path
+/// shown in a catalog or an activation): a folder named with ESC or a
+/// newline cannot reach a terminal raw, break the markup, or put a
+/// character XML 1.0 forbids into the output. Unchanged (no copy) when
+/// there is none.
+pub(crate) fn one_line_without_controls(text: Cow<'_, str>) -> Cow<'_, str> {
+    if first_control(&text, true).is_none() {
+        return text;
+    }
+    Cow::Owned(replace_controls(&text, true).into_owned())
+}
+
+/// False when `text` surely holds no control character, tab or line feed:
+/// no byte below 0x20, no DEL, and no byte that starts a C1 or bidi
+/// control's UTF-8 form (0xC2, 0xD8, 0xE2). True means "decode and look":
+/// most non-ASCII text has such a lead byte without holding a control.
+///
+/// The prefilter every control check runs first (the catalog, the CLI's
+/// JSON and terminal output, validation), eight bytes at a time (SWAR):
+/// a word of ASCII text above 0x1F and below DEL (nearly every word) is
+/// cleared with one rough test; only a word the rough test flags is tested
+/// exactly. Clean text never decodes a character.
+pub fn may_hold_control(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    for chunk in words.by_ref() {
+        // A chunk is always 8 bytes; 0 would read as "maybe" (fails safe).
+        let w = <[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes);
+        if word_may_be_outside_printable_ascii(w) && word_may_hold_control(w) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| is_candidate_byte(b))
+}
+
+/// A byte [`may_hold_control`] must look at: below 0x20, DEL, or the lead
+/// byte of a C1 (0xC2) or bidi (0xD8, 0xE2) control.
+#[inline]
+fn is_candidate_byte(b: u8) -> bool {
+    b < 0x20 || b == 0x7f || b == 0xc2 || b == 0xd8 || b == 0xe2
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// `b` in every byte lane.
+#[inline]
+const fn lanes(b: u8) -> u64 {
+    LOW_BITS * b as u64
+}
+
+/// Nonzero exactly when some byte of `w` is below `n` (`n` at most 0x80).
+#[inline]
+fn below(w: u64, n: u8) -> u64 {
+    w.wrapping_sub(lanes(n)) & !w & HIGH_BITS
+}
+
+/// Nonzero exactly when some byte of `w` equals `b`.
+#[inline]
+fn equal(w: u64, b: u8) -> u64 {
+    let x = w ^ lanes(b);
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
+}
+
+/// True when some byte of `w` is below 0x20, DEL, or not ASCII: a lane's
+/// low seven bits plus one reach the high bit only for 0x7F (no carry
+/// crosses lanes), and non-ASCII bytes have it already.
+#[inline]
+fn word_may_be_outside_printable_ascii(w: u64) -> bool {
+    (below(w, 0x20) | (((w & !HIGH_BITS).wrapping_add(LOW_BITS) | w) & HIGH_BITS)) != 0
+}
+
+/// True exactly when some byte of `w` is a candidate byte.
+#[inline]
+fn word_may_hold_control(w: u64) -> bool {
+    (below(w, 0x20) | equal(w, 0x7f) | equal(w, 0xc2) | equal(w, 0xd8) | equal(w, 0xe2)) != 0
 }
 
 #[cfg(test)]
@@ -93,5 +162,37 @@ mod tests {
         assert_eq!(replace_controls("a\nb", true), "a\u{fffd}b");
         assert_eq!(first_control("a\nb", true), Some('\n'));
         assert_eq!(first_control("a\nb", false), None);
+    }
+
+    #[test]
+    fn the_prefilter_never_misses_a_control_character() {
+        // Every control character, tab and line feed, at every offset of a
+        // text longer than two blocks: the prefilter must say "maybe".
+        let controls = (0..=0x10ffff_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_control(c) || matches!(c, '\t' | '\n'));
+        let filler = "plain ascii text, and some é and 技 ";
+        for c in controls {
+            for at in [0, 1, 31, 32, 33, 63, 64, 70] {
+                let mut text: String = filler.chars().cycle().take(at).collect();
+                text.push(c);
+                text.push_str(filler);
+                assert!(may_hold_control(&text), "{c:?} at {at}");
+            }
+        }
+        assert!(!may_hold_control(&"plain ü text; ascii and 技".repeat(9)));
+        assert!(!may_hold_control(""));
+        // The word tests agree with the byte test for every byte in every lane.
+        for b in 0..=255u8 {
+            for lane in 0..8 {
+                let mut word = *b"abcdefgh";
+                word[lane] = b;
+                let w = u64::from_le_bytes(word);
+                assert_eq!(word_may_hold_control(w), is_candidate_byte(b), "{b:#x}");
+                if is_candidate_byte(b) {
+                    assert!(word_may_be_outside_printable_ascii(w), "{b:#x}");
+                }
+            }
+        }
     }
 }

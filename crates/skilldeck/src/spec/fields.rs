@@ -158,10 +158,16 @@ fn check_name(field: Field<'_>, dir_name: Option<&str>, sink: &mut Sink<'_>, fm:
                 let normalized = name::normalize(raw);
                 check_control(sink, "name", raw, value.pos, true);
                 let charset = sink.options.charset;
-                let name_ok = name::check(&normalized, charset).is_empty();
-                // Fix-its are themselves valid: the closest valid name.
-                let suggestion = name::suggest(&normalized, charset);
-                for problem in name::check(&normalized, charset) {
+                let problems = name::check(&normalized, charset);
+                let name_ok = problems.is_empty();
+                // Fix-its are themselves valid: the closest valid name
+                // (worked out only for a name that needs one).
+                let suggestion = if name_ok {
+                    None
+                } else {
+                    name::suggest(&normalized, charset)
+                };
+                for problem in problems {
                     let d = sink.push(problem.code, Some(value.pos), problem.message);
                     if let Some(s) = &suggestion {
                         help(d, format!("use `name: {s}`"));

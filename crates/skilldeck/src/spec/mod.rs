@@ -16,7 +16,7 @@ pub(crate) mod tools;
 pub(crate) mod validate;
 pub(crate) mod yaml;
 
-pub use control::{REPLACEMENT, first_control, is_control, replace_controls};
+pub use control::{REPLACEMENT, first_control, is_control, may_hold_control, replace_controls};
 pub use fields::Frontmatter;
 pub use folder::{SkillReport, validate_dir, validate_many, validate_path};
 pub use frontmatter::{Split, split as split_frontmatter};

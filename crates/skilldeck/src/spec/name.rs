@@ -98,6 +98,14 @@ pub fn suggest(name: &str, charset: NameCharset) -> Option<String> {
 /// problems found (empty when the name is valid). The folder-name rule is
 /// checked by the validator, which knows the folder.
 pub fn check(name: &str, charset: NameCharset) -> Vec<NameProblem> {
+    if is_plain_valid(name) {
+        return Vec::new();
+    }
+    check_rules(name, charset)
+}
+
+/// [`check`] rule by rule.
+fn check_rules(name: &str, charset: NameCharset) -> Vec<NameProblem> {
     let mut problems = Vec::new();
     let mut push = |code, message: String| problems.push(NameProblem { code, message });
     if name.is_empty() {
@@ -148,6 +156,24 @@ pub fn check(name: &str, charset: NameCharset) -> Vec<NameProblem> {
         );
     }
     problems
+}
+
+/// True for the common valid name, decided in one pass over the bytes:
+/// 1 to [`MAX_NAME_CHARS`] of `a-z`, `0-9` and single inner hyphens (valid
+/// in both charsets). Anything else takes the rule-by-rule path, which
+/// also words the problems.
+fn is_plain_valid(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let mut previous = b'-';
+    let ok = !bytes.is_empty()
+        && bytes.len() <= MAX_NAME_CHARS
+        && bytes.iter().all(|&b| {
+            let fine =
+                b.is_ascii_lowercase() || b.is_ascii_digit() || (b == b'-' && previous != b'-');
+            previous = b;
+            fine
+        });
+    ok && previous != b'-'
 }
 
 /// A skill name that passed every naming rule (trimmed, NFKC-normalised).
@@ -203,6 +229,35 @@ impl std::str::FromStr for SkillName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_one_pass_name_check_agrees_with_the_rules() {
+        let alphabet = ['a', 'z', '0', '9', '-', 'A', '_', 'é', ' '];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 70) as usize;
+            let name: String = (0..len)
+                .map(|i| alphabet[((state >> (i % 60)) as usize + i) % alphabet.len()])
+                .collect();
+            let ascii_ok = check_rules(&name, NameCharset::Ascii).is_empty();
+            assert_eq!(is_plain_valid(&name), ascii_ok, "{name:?}");
+            if is_plain_valid(&name) {
+                assert!(
+                    check_rules(&name, NameCharset::Unicode).is_empty(),
+                    "{name:?}"
+                );
+            }
+        }
+        for name in ["a", "a-b", "a1-2b", &"a".repeat(MAX_NAME_CHARS)] {
+            assert!(is_plain_valid(name), "{name:?}");
+        }
+        for name in ["", "-a", "a-", "a--b", "A", &"a".repeat(MAX_NAME_CHARS + 1)] {
+            assert!(!is_plain_valid(name), "{name:?}");
+        }
+    }
 
     fn codes(name: &str, charset: NameCharset) -> Vec<Code> {
         check(&normalize(name), charset)
