@@ -70,6 +70,16 @@ impl<'a> SkillRow<'a> {
     }
 }
 
+/// The rows of `list --format json`, made one at a time as they are
+/// written (a 100,000-skill listing holds no array of rows).
+struct Rows<'a>(&'a [&'a Skill]);
+
+impl serde::Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|s| SkillRow::new(s)))
+    }
+}
+
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let keep = |s: &Skill| args.scope.is_none_or(|scope| s.scope == scope);
@@ -112,10 +122,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         .filter(|s| args.all || s.is_eligible())
         .collect();
     match args.format {
-        Format::Json => {
-            let v: Vec<_> = skills.iter().map(|s| SkillRow::new(s)).collect();
-            render::write_json(&mut out, &v)?;
-        }
+        Format::Json => render::write_json(&mut out, &Rows(&skills))?,
         // The parser admits only json and table.
         _ => {
             let name_w = skills

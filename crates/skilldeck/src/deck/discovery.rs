@@ -273,11 +273,22 @@ struct Candidate {
     skill_md: Option<PathBuf>,
     /// The walk's listing typed the skill file as a regular file.
     listed_regular: bool,
-    /// Its real location when known without resolving (the canonical root
-    /// plus the relative path, for folders reached without symlinks).
-    real_dir: Option<PathBuf>,
+    /// The root's real location, when the folder was reached without
+    /// crossing a symlink: its real location is then this plus its path
+    /// below the root (made when the skill loads, not held by 100,000
+    /// candidates at once). Shared by the root's candidates.
+    real_root: Option<Arc<Path>>,
     /// For explicit skills: the name it must have and its mode.
-    expected: Option<(String, Option<SkillMode>)>,
+    expected: Option<Box<(String, Option<SkillMode>)>>,
+}
+
+impl Candidate {
+    /// Its real location when known without resolving.
+    fn known_real_dir(&self) -> Option<PathBuf> {
+        let real = self.real_root.as_deref()?;
+        let rel = self.dir.strip_prefix(&*self.root).ok()?;
+        Some(real.join(rel))
+    }
 }
 
 /// The skill folders discovery reads, without loading them: explicit skills,
@@ -367,8 +378,8 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
             scope: Scope::Explicit,
             skill_md: None,
             listed_regular: false,
-            real_dir: None,
-            expected: Some((e.name.clone(), e.mode)),
+            real_root: None,
+            expected: Some(Box::new((e.name.clone(), e.mode))),
         })
         .collect();
 
@@ -412,26 +423,18 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);
         // One realpath per root instead of one per skill.
-        let real_root = std::fs::canonicalize(&root.path).ok();
+        let real_root: Option<Arc<Path>> = std::fs::canonicalize(&root.path)
+            .ok()
+            .map(|p| Arc::from(p.as_path()));
         let shared_root: Arc<Path> = Arc::from(root.path.as_path());
-        candidates.extend(outcome.skills.into_iter().map(|found| {
-            let real_dir = match (&real_root, found.via_symlink) {
-                (Some(real), false) => found
-                    .dir
-                    .strip_prefix(&root.path)
-                    .ok()
-                    .map(|rel| real.join(rel)),
-                _ => None,
-            };
-            Candidate {
-                dir: found.dir,
-                root: Arc::clone(&shared_root),
-                scope: root.scope,
-                skill_md: Some(found.skill_md),
-                listed_regular: found.listed_regular,
-                real_dir,
-                expected: None,
-            }
+        candidates.extend(outcome.skills.into_iter().map(|found| Candidate {
+            dir: found.dir,
+            root: Arc::clone(&shared_root),
+            scope: root.scope,
+            skill_md: Some(found.skill_md),
+            listed_regular: found.listed_regular,
+            real_root: real_root.as_ref().filter(|_| !found.via_symlink).cloned(),
+            expected: None,
         }));
     }
 
@@ -439,29 +442,38 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         .index
         .as_deref()
         .map(|path| MetadataIndex::load(path, &options.validation, options.index_racy_window));
-    let loaded: Vec<Result<Skill, Vec<Diagnostic>>> = candidates
+    // The error side is boxed so a result is no larger than a skill: the
+    // skills are then taken out of this array in place (one array of
+    // skills at the peak of a 100,000-skill load, not two).
+    let loaded: Vec<Loaded> = candidates
         .into_par_iter()
-        .map(|c| load_candidate(c, options, index.as_ref()))
+        .map(|c| load_candidate(c, options, index.as_ref()).map_err(Vec::into_boxed_slice))
         .collect();
 
     // Which loaded skill wins its name, which is the same folder reached
-    // twice (a symlinked root), which is shadowed: decided over borrowed
-    // names and paths (no key is copied), with a fast seeded hasher.
+    // twice (a symlinked root), which is shadowed (and by whom): decided
+    // over borrowed names and paths (no key is copied), with a fast seeded
+    // hasher.
     let mut fates: Vec<Fate> = Vec::with_capacity(loaded.len());
+    // The winner's folder and scope, per shadowed skill, in order.
+    let mut winners: Vec<(PathBuf, Scope)> = Vec::new();
     {
         let hasher = foldhash::fast::RandomState::default();
         let mut seen_dirs: HashSet<&std::ffi::OsStr, _> =
             HashSet::with_capacity_and_hasher(loaded.len(), hasher.clone());
-        let mut by_name: HashMap<&str, usize, _> =
+        let mut by_name: HashMap<&str, &Skill, _> =
             HashMap::with_capacity_and_hasher(loaded.len(), hasher);
-        for (i, result) in loaded.iter().enumerate() {
+        for result in &loaded {
             let fate = match result {
                 Err(_) => Fate::Failed,
                 Ok(skill) if !seen_dirs.insert(skill.real_dir().as_os_str()) => Fate::Duplicate,
                 Ok(skill) => match by_name.get(skill.name.as_str()) {
-                    Some(&winner) => Fate::Shadowed(winner),
+                    Some(winner) => {
+                        winners.push((winner.dir.clone(), winner.scope));
+                        Fate::Shadowed
+                    }
                     None => {
-                        by_name.insert(&skill.name, i);
+                        by_name.insert(&skill.name, skill);
                         Fate::Wins
                     }
                 },
@@ -469,22 +481,19 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
             fates.push(fate);
         }
     }
-    let mut skills: Vec<Skill> = Vec::with_capacity(loaded.len());
-    // Where each winner landed in `skills`.
-    let mut position: Vec<usize> = vec![usize::MAX; loaded.len()];
+    let mut winners = winners.into_iter();
     let mut shadowed = Vec::new();
-    for (i, (result, fate)) in loaded.into_iter().zip(fates).enumerate() {
-        match (result, fate) {
-            (Err(ds), _) => diagnostics.extend(ds),
-            (Ok(skill), Fate::Wins) => {
-                position[i] = skills.len();
-                skills.push(skill);
+    let skills: Vec<Skill> = loaded
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, result)| match (result, fates[i]) {
+            (Err(ds), _) => {
+                diagnostics.extend(ds);
+                None
             }
-            (Ok(skill), Fate::Shadowed(winner)) => {
-                // A winner comes before what it shadows: it is in place.
-                let Some(w) = skills.get(position[winner]) else {
-                    continue;
-                };
+            (Ok(skill), Fate::Wins) => Some(skill),
+            (Ok(skill), Fate::Shadowed) => {
+                let (winner_dir, winner_scope) = winners.next()?;
                 diagnostics.push(
                     Diagnostic::new(
                         Code::ShadowedSkill,
@@ -493,22 +502,23 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
                             "skill '{}' ({}) is shadowed by the {} skill at {}",
                             skill.name,
                             skill.scope,
-                            w.scope,
-                            w.dir.display()
+                            winner_scope,
+                            winner_dir.display()
                         ),
                     )
                     .in_file(&skill.skill_md)
                     .with_help("rename one of them, or remove the one you do not want"),
                 );
                 shadowed.push(Shadowed {
-                    winner_dir: w.dir.clone(),
-                    winner_scope: w.scope,
+                    winner_dir,
+                    winner_scope,
                     skill,
                 });
+                None
             }
-            (Ok(_), _) => {}
-        }
-    }
+            (Ok(_), _) => None,
+        })
+        .collect();
     let mut index_stats = None;
     if let Some(index) = &index {
         if let Err(e) = index.save(skills.iter().chain(shadowed.iter().map(|s| &s.skill))) {
@@ -525,6 +535,9 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         .with_roots(reports)
 }
 
+/// One candidate's load: the skill, or why it did not load.
+type Loaded = Result<Skill, Box<[Diagnostic]>>;
+
 /// What discovery does with one loaded skill.
 #[derive(Clone, Copy)]
 enum Fate {
@@ -534,8 +547,8 @@ enum Fate {
     Wins,
     /// A folder already loaded, reached again: dropped.
     Duplicate,
-    /// Its name is taken by the skill loaded at this index.
-    Shadowed(usize),
+    /// Its name is taken by a skill loaded before it.
+    Shadowed,
 }
 
 /// `text` with its control characters replaced (see
@@ -646,7 +659,7 @@ fn load_candidate(
     let mut description = without_controls(description.unwrap_or_default(), false);
     description.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
-    if let Some((expected, explicit_mode)) = &c.expected {
+    if let Some((expected, explicit_mode)) = c.expected.as_deref() {
         if *expected != name {
             return Err(fail(
                 Code::NameDirMismatch,
@@ -660,7 +673,7 @@ fn load_candidate(
             mode = *m;
         }
     }
-    let real_dir = match c.real_dir {
+    let real_dir = match c.known_real_dir() {
         Some(known) => known,
         None => std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone()),
     };
@@ -687,4 +700,17 @@ fn load_candidate(
         mode,
         host,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-place collect of `discover_deck` keeps one array of skills at
+    /// the peak of a large load only while a load result is no larger than
+    /// a skill (the error boxed, the result in the skill's niche).
+    #[test]
+    fn a_load_result_is_no_larger_than_a_skill() {
+        assert_eq!(size_of::<Loaded>(), size_of::<Skill>());
+    }
 }
