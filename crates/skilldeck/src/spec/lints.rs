@@ -190,52 +190,88 @@ pub(crate) struct Link {
 /// Relative links and bare resource paths in `text`. Markdown links inside
 /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
 /// collected everywhere, since that is how commands name them.
+///
+/// One pass over the whole text rather than line by line: the fence lines
+/// are found first (two SIMD substring searches for the markers, kept where
+/// only whitespace precedes them on their line), then a SIMD search for the
+/// bytes every link holds (`]` or `/`) jumps from one candidate line to the
+/// next; the lines between are only counted (SIMD), never split or trimmed.
+/// Lines, columns and fence state are those of a `str::lines` walk (the
+/// property test `the_whole_text_link_scanner_finds_what_the_line_scanner_found`
+/// pins it against that walk).
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
+    let fences = fence_lines(text);
+    let mut next_fence = fences.iter().peekable();
     let mut fence: Option<&str> = None;
-    let mut start = 0;
+    let mut out = Vec::new();
+    // `pos` is always the start of a line not yet looked at; `line_no` its
+    // 0-based number.
+    let mut pos = 0;
     let mut line_no = 0;
-    // Line by line, as `str::lines` splits them; one search per line finds
-    // its end or its first `]` or `/` (every link holds one; most lines
-    // have neither, and need only the fence check).
-    while start < bytes.len() {
-        let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
-            Some(i) if bytes[start + i] == b'\n' => (start + i, false),
-            Some(i) => (
-                memchr::memchr(b'\n', &bytes[start + i..]).map_or(bytes.len(), |j| start + i + j),
-                true,
-            ),
-            None => (bytes.len(), false),
+    while pos < bytes.len() {
+        let Some(hit) = memchr::memchr2(b']', b'/', &bytes[pos..]).map(|i| pos + i) else {
+            break;
         };
+        let gap = &bytes[pos..hit];
+        let start = match memchr::memrchr(b'\n', gap) {
+            Some(i) => {
+                line_no += memchr::memchr_iter(b'\n', gap).count();
+                pos + i + 1
+            }
+            None => pos,
+        };
+        let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
+        // Fence lines up to and including this one, in order.
+        while let Some(&&(at, marker)) = next_fence.peek() {
+            if at > start {
+                break;
+            }
+            fence = match fence {
+                Some(open) if open == marker => None,
+                None => Some(marker),
+                other => other,
+            };
+            next_fence.next();
+        }
         let raw = &text[start..end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        // Most lines start with a visible ASCII character: nothing to trim.
-        let trimmed = match line.as_bytes().first() {
-            Some(&b) if b > b' ' && b < 0x80 => line,
-            _ => line.trim_start(),
-        };
-        for marker in ["```", "~~~"] {
-            if trimmed.starts_with(marker) {
-                fence = match fence {
-                    Some(open) if open == marker => None,
-                    None => Some(marker),
-                    other => other,
-                };
-            }
+        if fence.is_none() {
+            markdown_links(line, line.trim_start(), line_no, &mut out);
         }
-        if has_link_bytes {
-            if fence.is_none() {
-                markdown_links(line, trimmed, line_no, &mut out);
-            }
-            bare_paths(line, line_no, &mut out);
-        }
-        start = end + 1;
+        bare_paths(line, line_no, &mut out);
+        pos = end + 1;
         line_no += 1;
     }
     out.sort_by_key(|l| (l.line, l.column));
     out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
     out
+}
+
+/// The lines of `text` that open or close a fenced code block (their text
+/// starts, after leading whitespace, with ```` ``` ```` or `~~~`): the byte
+/// where each line starts and its marker, in text order.
+fn fence_lines(text: &str) -> Vec<(usize, &'static str)> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<(usize, &'static str)> = Vec::new();
+    for marker in ["```", "~~~"] {
+        let mut last_line = None;
+        for at in memchr::memmem::find_iter(bytes, marker.as_bytes()) {
+            let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+            if last_line == Some(start) {
+                continue;
+            }
+            // `trim_start` stops at the first non-whitespace character: the
+            // marker must be it.
+            if text[start..at].chars().all(char::is_whitespace) {
+                found.push((start, marker));
+                last_line = Some(start);
+            }
+        }
+    }
+    // A line starts with at most one of the markers: no ties.
+    found.sort_unstable_by_key(|&(at, _)| at);
+    found
 }
 
 /// `str::lines` with one SIMD `memchr` pass over the text instead of a
@@ -599,6 +635,126 @@ fn nested_references(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line-by-line scanner [`extract_links`] replaced, kept as the
+    /// reference for its property test.
+    ///
+    /// Relative links and bare resource paths in `text`. Markdown links inside
+    /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
+    /// collected everywhere, since that is how commands name them.
+    fn extract_links_by_line(text: &str) -> Vec<Link> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut fence: Option<&str> = None;
+        let mut start = 0;
+        let mut line_no = 0;
+        // Line by line, as `str::lines` splits them; one search per line finds
+        // its end or its first `]` or `/` (every link holds one; most lines
+        // have neither, and need only the fence check).
+        while start < bytes.len() {
+            let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
+                Some(i) if bytes[start + i] == b'\n' => (start + i, false),
+                Some(i) => (
+                    memchr::memchr(b'\n', &bytes[start + i..])
+                        .map_or(bytes.len(), |j| start + i + j),
+                    true,
+                ),
+                None => (bytes.len(), false),
+            };
+            let raw = &text[start..end];
+            let line = raw.strip_suffix('\r').unwrap_or(raw);
+            // Most lines start with a visible ASCII character: nothing to trim.
+            let trimmed = match line.as_bytes().first() {
+                Some(&b) if b > b' ' && b < 0x80 => line,
+                _ => line.trim_start(),
+            };
+            for marker in ["```", "~~~"] {
+                if trimmed.starts_with(marker) {
+                    fence = match fence {
+                        Some(open) if open == marker => None,
+                        None => Some(marker),
+                        other => other,
+                    };
+                }
+            }
+            if has_link_bytes {
+                if fence.is_none() {
+                    markdown_links(line, trimmed, line_no, &mut out);
+                }
+                bare_paths(line, line_no, &mut out);
+            }
+            start = end + 1;
+            line_no += 1;
+        }
+        out.sort_by_key(|l| (l.line, l.column));
+        out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
+        out
+    }
+
+    /// Pieces of Markdown that move the scanners' state: fences of both
+    /// kinds (indented, longer, with an info string, after text), inline code,
+    /// links of every form, bare resource paths, line ends of both kinds,
+    /// Unicode whitespace and multi-byte text.
+    const MARKDOWN_PIECES: &[&str] = &[
+        "```",
+        "~~~",
+        "````",
+        "  ```md",
+        "\t~~~",
+        "\u{a0}```",
+        "x ```",
+        "`",
+        "``",
+        "[a](references/x.md)",
+        "[b](<references/y z.md>)",
+        "[c](scripts/run.sh \"t\")",
+        "[id]: assets/a.png",
+        "[^1]: notes.md",
+        "[x]:",
+        "](",
+        "]",
+        "[",
+        "/",
+        "//",
+        "scripts/run.py",
+        "references/a.md.",
+        "assets/logo.png,",
+        "scripts/t.py:15",
+        "(scripts/x.sh)",
+        "scripts/*.md",
+        "./scripts/y.sh",
+        "https://x.io/scripts/a",
+        "references/../../up.md",
+        "a",
+        "é",
+        "日本",
+        " ",
+        "\t",
+        "\u{2003}",
+        "\n",
+        "\n",
+        "\r\n",
+        "\r",
+        "%20",
+        "#top",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_whole_text_link_scanner_finds_what_the_line_scanner_found(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..80)
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(extract_links(&text), extract_links_by_line(&text), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn fence_lines_count_only_markers_after_whitespace() {
+        let t = "```\nx ```\n  ~~~~ a\n\u{a0}```\n`` ` ```\n";
+        assert_eq!(fence_lines(t), vec![(0, "```"), (10, "~~~"), (19, "```")]);
+    }
 
     fn targets(text: &str) -> Vec<String> {
         extract_links(text).into_iter().map(|l| l.target).collect()
