@@ -139,7 +139,7 @@ pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
 
 /// Body lints. `dir` is the skill folder (link checks are skipped without it).
 pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Sink<'_>) {
-    let lines = lines(body).count();
+    let lines = line_count(body);
     if lines > MAX_BODY_LINES {
         let over = body_line.saturating_add(u32::try_from(MAX_BODY_LINES).unwrap_or(u32::MAX));
         sink.push(
@@ -191,28 +191,43 @@ pub(crate) struct Link {
 /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
 /// collected everywhere, since that is how commands name them.
 ///
-/// One pass over the whole text rather than line by line: the fence lines
-/// are found first (two SIMD substring searches for the markers, kept where
-/// only whitespace precedes them on their line), then a SIMD search for the
-/// bytes every link holds (`]` or `/`) jumps from one candidate line to the
-/// next; the lines between are only counted (SIMD), never split or trimmed.
+/// One pass over the whole text rather than line by line: a SIMD search for
+/// the bytes every link holds (`]` or `/`) jumps from one candidate line to
+/// the next; the lines between are only counted (SIMD), never split or
+/// trimmed. The fence lines are found once, when the first line with a `]`
+/// needs them (two SIMD substring searches for the markers, kept where only
+/// whitespace precedes them on their line).
 /// Lines, columns and fence state are those of a `str::lines` walk (the
 /// property test `the_whole_text_link_scanner_finds_what_the_line_scanner_found`
 /// pins it against that walk).
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
     let bytes = text.as_bytes();
-    let fences = fence_lines(text);
-    let mut next_fence = fences.iter().peekable();
+    // Found on the first line that needs them (many texts have no `]`).
+    let mut fences: Option<Vec<(usize, &'static str)>> = None;
+    let mut next_fence = 0;
     let mut fence: Option<&str> = None;
     let mut out = Vec::new();
     // `pos` is always the start of a line not yet looked at; `line_no` its
-    // 0-based number.
+    // 0-based number. `from` is where the search for link bytes goes on.
     let mut pos = 0;
     let mut line_no = 0;
-    while pos < bytes.len() {
-        let Some(hit) = memchr::memchr2(b']', b'/', &bytes[pos..]).map(|i| pos + i) else {
+    let mut from = 0;
+    while from < bytes.len() {
+        let Some(hit) = memchr::memchr2(b']', b'/', &bytes[from..]).map(|i| from + i) else {
             break;
         };
+        // Only a `](` or `]:` can start a Markdown link, and only a `/`
+        // after an `s` can end a resource folder (`scripts`, `references`,
+        // `assets`): a line with neither yields nothing.
+        let useful = if bytes[hit] == b']' {
+            matches!(bytes.get(hit + 1), Some(b'(' | b':'))
+        } else {
+            hit > 0 && bytes[hit - 1] == b's'
+        };
+        if !useful {
+            from = hit + 1;
+            continue;
+        }
         let gap = &bytes[pos..hit];
         let start = match memchr::memrchr(b'\n', gap) {
             Some(i) => {
@@ -222,25 +237,30 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
             None => pos,
         };
         let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
-        // Fence lines up to and including this one, in order.
-        while let Some(&&(at, marker)) = next_fence.peek() {
-            if at > start {
-                break;
-            }
-            fence = match fence {
-                Some(open) if open == marker => None,
-                None => Some(marker),
-                other => other,
-            };
-            next_fence.next();
-        }
         let raw = &text[start..end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        if fence.is_none() {
-            markdown_links(line, line.trim_start(), line_no, &mut out);
+        // Without a `]` there is no Markdown link, in a fence or not.
+        if memchr::memchr(b']', line.as_bytes()).is_some() {
+            // Fence lines up to and including this one, in order.
+            let fences = fences.get_or_insert_with(|| fence_lines(text));
+            while let Some(&(at, marker)) = fences.get(next_fence) {
+                if at > start {
+                    break;
+                }
+                fence = match fence {
+                    Some(open) if open == marker => None,
+                    None => Some(marker),
+                    other => other,
+                };
+                next_fence += 1;
+            }
+            if fence.is_none() {
+                markdown_links(line, line.trim_start(), line_no, &mut out);
+            }
         }
         bare_paths(line, line_no, &mut out);
         pos = end + 1;
+        from = pos;
         line_no += 1;
     }
     out.sort_by_key(|l| (l.line, l.column));
@@ -272,6 +292,14 @@ fn fence_lines(text: &str) -> Vec<(usize, &'static str)> {
     // A line starts with at most one of the markers: no ties.
     found.sort_unstable_by_key(|&(at, _)| at);
     found
+}
+
+/// What `str::lines(text).count()` gives: every `\n` ends a line, and so
+/// does the end of a text that does not end with one (one SIMD count, no
+/// line splitting).
+fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// `str::lines` with one SIMD `memchr` pass over the text instead of a
@@ -512,22 +540,30 @@ fn resolve_inside(dir: &Path, from: &Path, target: &str) -> Option<PathBuf> {
             Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    Some(parts.iter().fold(dir.to_path_buf(), |p, c| p.join(c)))
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + target.len() + 1);
+    path.push(dir);
+    for c in parts {
+        path.push(c);
+    }
+    Some(path)
 }
 
 /// `stat` results of one skill's lint run, by path: a file linked from
 /// `SKILL.md` and again from its references is looked up once.
+/// Keyed by the path's bytes with a fast hasher: the paths come from
+/// [`resolve_inside`], already normal (no `.`, `..` or doubled separators),
+/// so bytes compare as `Path`s would, without `Path`'s component-wise hash.
 #[derive(Default)]
-struct Stats(HashMap<PathBuf, Option<bool>>);
+struct Stats(HashMap<std::ffi::OsString, Option<bool>, foldhash::fast::RandomState>);
 
 impl Stats {
     /// `None`: nothing there (or unreadable); `Some(is_file)` otherwise.
     fn get(&mut self, path: &Path) -> Option<bool> {
-        if let Some(&known) = self.0.get(path) {
+        if let Some(&known) = self.0.get(path.as_os_str()) {
             return known;
         }
         let found = std::fs::metadata(path).ok().map(|m| m.is_file());
-        self.0.insert(path.to_path_buf(), found);
+        self.0.insert(path.as_os_str().to_owned(), found);
         found
     }
 }
@@ -747,6 +783,14 @@ mod tests {
         ) {
             let text = pieces.concat();
             proptest::prop_assert_eq!(extract_links(&text), extract_links_by_line(&text), "{:?}", text);
+        }
+
+        #[test]
+        fn the_body_line_count_is_the_count_of_str_lines(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..40)
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(line_count(&text), text.lines().count(), "{:?}", text);
         }
     }
 
