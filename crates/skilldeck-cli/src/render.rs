@@ -140,23 +140,36 @@ pub fn write_json<T: serde::Serialize + ?Sized>(out: &mut dyn Write, value: &T) 
 }
 
 /// Writes every diagnostic like rustc, then the summary line.
+///
+/// Each report is rendered into its own buffer in parallel (a report's
+/// diagnostics name its own files, so each has its own source cache), then
+/// the buffers are written in report order: the output is the serial one,
+/// byte for byte.
 pub fn human(
     out: &mut dyn Write,
     reports: &[SkillReport],
     tree_problems: &[Diagnostic],
     cap: u64,
 ) -> io::Result<()> {
-    let mut sources = Sources {
-        cap,
-        files: HashMap::new(),
-    };
+    use rayon::prelude::*;
+    let mut sources = Sources::new(cap);
     for d in tree_problems {
         diagnostic(out, d, &mut sources)?;
     }
-    for report in reports {
-        for d in &report.diagnostics {
-            diagnostic(out, d, &mut sources)?;
-        }
+    let rendered: Vec<Vec<u8>> = reports
+        .par_iter()
+        .map(|report| {
+            let mut buf = Vec::new();
+            let mut sources = Sources::new(cap);
+            for d in &report.diagnostics {
+                // Writing to a Vec cannot fail.
+                let _ = diagnostic(&mut buf, d, &mut sources);
+            }
+            buf
+        })
+        .collect();
+    for buf in &rendered {
+        out.write_all(buf)?;
     }
     let total = reports.len();
     let valid = reports.iter().filter(|r| r.valid).count();
@@ -274,23 +287,92 @@ fn window(line: &str, width: usize, start: usize, len: usize) -> (String, usize,
 }
 
 /// Source lines of files with diagnostics, read once each (through the same
-/// safe reader as validation).
+/// safe reader as validation). A file is kept whole with the byte offset of
+/// each line start (one SIMD pass), not split into a `String` per line.
 struct Sources {
     cap: u64,
-    files: HashMap<PathBuf, Option<Vec<String>>>,
+    files: HashMap<PathBuf, Option<SourceFile>>,
+}
+
+struct SourceFile {
+    text: String,
+    /// Where each line starts, as `str::lines` splits them.
+    starts: Vec<usize>,
+}
+
+impl SourceFile {
+    fn new(text: String) -> Self {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+            .filter(|&s| s < text.len())
+            .collect();
+        SourceFile { text, starts }
+    }
+
+    /// Line `index` (0-based) without its line end, as `str::lines` gives it.
+    fn line(&self, index: usize) -> Option<&str> {
+        let start = *self.starts.get(index)?;
+        let end = self
+            .starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        let line = self.text.get(start..end)?;
+        // `\r` ends a line only before `\n`.
+        Some(match line.strip_suffix('\n') {
+            Some(line) => line.strip_suffix('\r').unwrap_or(line),
+            None => line,
+        })
+    }
 }
 
 impl Sources {
+    fn new(cap: u64) -> Self {
+        Sources {
+            cap,
+            files: HashMap::new(),
+        }
+    }
+
     fn line(&mut self, file: &Path, line: u32) -> Option<String> {
-        let lines = self.files.entry(file.to_path_buf()).or_insert_with(|| {
+        let source = self.files.entry(file.to_path_buf()).or_insert_with(|| {
             skilldeck::fs::read_skill_md_capped(file, self.cap)
                 .ok()
-                .map(|t| t.lines().map(str::to_owned).collect())
+                .map(SourceFile::new)
         });
         let index = usize::try_from(line).ok()?.checked_sub(1)?;
-        lines
+        source
             .as_ref()?
-            .get(index)
+            .line(index)
             .map(|l| l.trim_start_matches('\u{FEFF}').to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_lines_are_the_lines_str_lines_gives() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\r\nb",
+            "\n\nx\r\n",
+            "x\ry\n",
+            "\r\n",
+            "a\n\n",
+            "\u{FEFF}a\nb",
+            "a\r",
+            "a\r\r\n",
+        ] {
+            let file = SourceFile::new(text.to_owned());
+            let expected: Vec<&str> = text.lines().collect();
+            let got: Vec<&str> = (0..expected.len() + 2)
+                .map_while(|i| file.line(i))
+                .collect();
+            assert_eq!(got, expected, "{text:?}");
+        }
     }
 }

@@ -139,7 +139,7 @@ pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
 
 /// Body lints. `dir` is the skill folder (link checks are skipped without it).
 pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Sink<'_>) {
-    let lines = lines(body).count();
+    let lines = line_count(body);
     if lines > MAX_BODY_LINES {
         let over = body_line.saturating_add(u32::try_from(MAX_BODY_LINES).unwrap_or(u32::MAX));
         sink.push(
@@ -190,52 +190,116 @@ pub(crate) struct Link {
 /// Relative links and bare resource paths in `text`. Markdown links inside
 /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
 /// collected everywhere, since that is how commands name them.
+///
+/// One pass over the whole text rather than line by line: a SIMD search for
+/// the bytes every link holds (`]` or `/`) jumps from one candidate line to
+/// the next; the lines between are only counted (SIMD), never split or
+/// trimmed. The fence lines are found once, when the first line with a `]`
+/// needs them (two SIMD substring searches for the markers, kept where only
+/// whitespace precedes them on their line).
+/// Lines, columns and fence state are those of a `str::lines` walk (the
+/// property test `the_whole_text_link_scanner_finds_what_the_line_scanner_found`
+/// pins it against that walk).
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
     let bytes = text.as_bytes();
-    let mut out = Vec::new();
+    // Found on the first line that needs them (many texts have no `]`).
+    let mut fences: Option<Vec<(usize, &'static str)>> = None;
+    let mut next_fence = 0;
     let mut fence: Option<&str> = None;
-    let mut start = 0;
+    let mut out = Vec::new();
+    // `pos` is always the start of a line not yet looked at; `line_no` its
+    // 0-based number. `from` is where the search for link bytes goes on.
+    let mut pos = 0;
     let mut line_no = 0;
-    // Line by line, as `str::lines` splits them; one search per line finds
-    // its end or its first `]` or `/` (every link holds one; most lines
-    // have neither, and need only the fence check).
-    while start < bytes.len() {
-        let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
-            Some(i) if bytes[start + i] == b'\n' => (start + i, false),
-            Some(i) => (
-                memchr::memchr(b'\n', &bytes[start + i..]).map_or(bytes.len(), |j| start + i + j),
-                true,
-            ),
-            None => (bytes.len(), false),
+    let mut from = 0;
+    while from < bytes.len() {
+        let Some(hit) = memchr::memchr2(b']', b'/', &bytes[from..]).map(|i| from + i) else {
+            break;
         };
+        // Only a `](` or `]:` can start a Markdown link, and only a `/`
+        // after an `s` can end a resource folder (`scripts`, `references`,
+        // `assets`): a line with neither yields nothing.
+        let useful = if bytes[hit] == b']' {
+            matches!(bytes.get(hit + 1), Some(b'(' | b':'))
+        } else {
+            hit > 0 && bytes[hit - 1] == b's'
+        };
+        if !useful {
+            from = hit + 1;
+            continue;
+        }
+        let gap = &bytes[pos..hit];
+        let start = match memchr::memrchr(b'\n', gap) {
+            Some(i) => {
+                line_no += memchr::memchr_iter(b'\n', gap).count();
+                pos + i + 1
+            }
+            None => pos,
+        };
+        let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
         let raw = &text[start..end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
-        // Most lines start with a visible ASCII character: nothing to trim.
-        let trimmed = match line.as_bytes().first() {
-            Some(&b) if b > b' ' && b < 0x80 => line,
-            _ => line.trim_start(),
-        };
-        for marker in ["```", "~~~"] {
-            if trimmed.starts_with(marker) {
+        // Without a `]` there is no Markdown link, in a fence or not.
+        if memchr::memchr(b']', line.as_bytes()).is_some() {
+            // Fence lines up to and including this one, in order.
+            let fences = fences.get_or_insert_with(|| fence_lines(text));
+            while let Some(&(at, marker)) = fences.get(next_fence) {
+                if at > start {
+                    break;
+                }
                 fence = match fence {
                     Some(open) if open == marker => None,
                     None => Some(marker),
                     other => other,
                 };
+                next_fence += 1;
             }
-        }
-        if has_link_bytes {
             if fence.is_none() {
-                markdown_links(line, trimmed, line_no, &mut out);
+                markdown_links(line, line.trim_start(), line_no, &mut out);
             }
-            bare_paths(line, line_no, &mut out);
         }
-        start = end + 1;
+        bare_paths(line, line_no, &mut out);
+        pos = end + 1;
+        from = pos;
         line_no += 1;
     }
     out.sort_by_key(|l| (l.line, l.column));
     out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
     out
+}
+
+/// The lines of `text` that open or close a fenced code block (their text
+/// starts, after leading whitespace, with ```` ``` ```` or `~~~`): the byte
+/// where each line starts and its marker, in text order.
+fn fence_lines(text: &str) -> Vec<(usize, &'static str)> {
+    let bytes = text.as_bytes();
+    let mut found: Vec<(usize, &'static str)> = Vec::new();
+    for marker in ["```", "~~~"] {
+        let mut last_line = None;
+        for at in memchr::memmem::find_iter(bytes, marker.as_bytes()) {
+            let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+            if last_line == Some(start) {
+                continue;
+            }
+            // `trim_start` stops at the first non-whitespace character: the
+            // marker must be it.
+            if text[start..at].chars().all(char::is_whitespace) {
+                found.push((start, marker));
+                last_line = Some(start);
+            }
+        }
+    }
+    // A line starts with at most one of the markers: no ties.
+    found.sort_unstable_by_key(|&(at, _)| at);
+    found
+}
+
+/// What `str::lines(text).count()` gives: every `\n` ends a line, and so
+/// does the end of a text that does not end with one (one SIMD count, no
+/// line splitting).
+fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// `str::lines` with one SIMD `memchr` pass over the text instead of a
@@ -476,22 +540,30 @@ fn resolve_inside(dir: &Path, from: &Path, target: &str) -> Option<PathBuf> {
             Component::RootDir | Component::Prefix(_) => return None,
         }
     }
-    Some(parts.iter().fold(dir.to_path_buf(), |p, c| p.join(c)))
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + target.len() + 1);
+    path.push(dir);
+    for c in parts {
+        path.push(c);
+    }
+    Some(path)
 }
 
 /// `stat` results of one skill's lint run, by path: a file linked from
 /// `SKILL.md` and again from its references is looked up once.
+/// Keyed by the path's bytes with a fast hasher: the paths come from
+/// [`resolve_inside`], already normal (no `.`, `..` or doubled separators),
+/// so bytes compare as `Path`s would, without `Path`'s component-wise hash.
 #[derive(Default)]
-struct Stats(HashMap<PathBuf, Option<bool>>);
+struct Stats(HashMap<std::ffi::OsString, Option<bool>, foldhash::fast::RandomState>);
 
 impl Stats {
     /// `None`: nothing there (or unreadable); `Some(is_file)` otherwise.
     fn get(&mut self, path: &Path) -> Option<bool> {
-        if let Some(&known) = self.0.get(path) {
+        if let Some(&known) = self.0.get(path.as_os_str()) {
             return known;
         }
         let found = std::fs::metadata(path).ok().map(|m| m.is_file());
-        self.0.insert(path.to_path_buf(), found);
+        self.0.insert(path.as_os_str().to_owned(), found);
         found
     }
 }
@@ -599,6 +671,134 @@ fn nested_references(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line-by-line scanner [`extract_links`] replaced, kept as the
+    /// reference for its property test.
+    ///
+    /// Relative links and bare resource paths in `text`. Markdown links inside
+    /// fenced code blocks are examples and are skipped; bare `scripts/…` paths are
+    /// collected everywhere, since that is how commands name them.
+    fn extract_links_by_line(text: &str) -> Vec<Link> {
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut fence: Option<&str> = None;
+        let mut start = 0;
+        let mut line_no = 0;
+        // Line by line, as `str::lines` splits them; one search per line finds
+        // its end or its first `]` or `/` (every link holds one; most lines
+        // have neither, and need only the fence check).
+        while start < bytes.len() {
+            let (end, has_link_bytes) = match memchr::memchr3(b'\n', b']', b'/', &bytes[start..]) {
+                Some(i) if bytes[start + i] == b'\n' => (start + i, false),
+                Some(i) => (
+                    memchr::memchr(b'\n', &bytes[start + i..])
+                        .map_or(bytes.len(), |j| start + i + j),
+                    true,
+                ),
+                None => (bytes.len(), false),
+            };
+            let raw = &text[start..end];
+            let line = raw.strip_suffix('\r').unwrap_or(raw);
+            // Most lines start with a visible ASCII character: nothing to trim.
+            let trimmed = match line.as_bytes().first() {
+                Some(&b) if b > b' ' && b < 0x80 => line,
+                _ => line.trim_start(),
+            };
+            for marker in ["```", "~~~"] {
+                if trimmed.starts_with(marker) {
+                    fence = match fence {
+                        Some(open) if open == marker => None,
+                        None => Some(marker),
+                        other => other,
+                    };
+                }
+            }
+            if has_link_bytes {
+                if fence.is_none() {
+                    markdown_links(line, trimmed, line_no, &mut out);
+                }
+                bare_paths(line, line_no, &mut out);
+            }
+            start = end + 1;
+            line_no += 1;
+        }
+        out.sort_by_key(|l| (l.line, l.column));
+        out.dedup_by(|a, b| a.line == b.line && a.target == b.target);
+        out
+    }
+
+    /// Pieces of Markdown that move the scanners' state: fences of both
+    /// kinds (indented, longer, with an info string, after text), inline code,
+    /// links of every form, bare resource paths, line ends of both kinds,
+    /// Unicode whitespace and multi-byte text.
+    const MARKDOWN_PIECES: &[&str] = &[
+        "```",
+        "~~~",
+        "````",
+        "  ```md",
+        "\t~~~",
+        "\u{a0}```",
+        "x ```",
+        "`",
+        "``",
+        "[a](references/x.md)",
+        "[b](<references/y z.md>)",
+        "[c](scripts/run.sh \"t\")",
+        "[id]: assets/a.png",
+        "[^1]: notes.md",
+        "[x]:",
+        "](",
+        "]",
+        "[",
+        "/",
+        "//",
+        "scripts/run.py",
+        "references/a.md.",
+        "assets/logo.png,",
+        "scripts/t.py:15",
+        "(scripts/x.sh)",
+        "scripts/*.md",
+        "./scripts/y.sh",
+        "https://x.io/scripts/a",
+        "references/../../up.md",
+        "a",
+        "é",
+        "日本",
+        " ",
+        "\t",
+        "\u{2003}",
+        "\n",
+        "\n",
+        "\r\n",
+        "\r",
+        "%20",
+        "#top",
+    ];
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_whole_text_link_scanner_finds_what_the_line_scanner_found(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..80)
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(extract_links(&text), extract_links_by_line(&text), "{:?}", text);
+        }
+
+        #[test]
+        fn the_body_line_count_is_the_count_of_str_lines(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..40)
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(line_count(&text), text.lines().count(), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn fence_lines_count_only_markers_after_whitespace() {
+        let t = "```\nx ```\n  ~~~~ a\n\u{a0}```\n`` ` ```\n";
+        assert_eq!(fence_lines(t), vec![(0, "```"), (10, "~~~"), (19, "```")]);
+    }
 
     fn targets(text: &str) -> Vec<String> {
         extract_links(text).into_iter().map(|l| l.target).collect()
