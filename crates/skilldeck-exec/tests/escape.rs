@@ -384,8 +384,21 @@ fn daemons_die_when_the_script_exits_normally_too() {
     assert!(left.is_empty(), "daemons survived: {left:?}");
 }
 
+/// The process limit counts every process of the sandbox user on the
+/// machine: two storms at once (the test harness runs tests in parallel)
+/// would each see the other's processes, and bwrap could not even start
+/// its init ("Can't fork for pid 1"). A storm test holds this for its whole
+/// run; a run's processes are gone when it returns.
+fn one_storm_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static STORM: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    STORM
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn a_fork_storm_hits_the_process_limit() {
+    let _one_storm = one_storm_at_a_time();
     let fx = fixture(&[(
         "scripts/storm.py",
         "import os, time\n\
@@ -1117,6 +1130,7 @@ fn bwrap_as_root_runs_the_script_as_the_unprivileged_sandbox_user() {
 
 #[test]
 fn a_fork_storm_under_bwrap_as_root_hits_the_process_limit() {
+    let _one_storm = one_storm_at_a_time();
     let fx = fixture(&[(
         "scripts/storm.py",
         "import os, time\n\
