@@ -93,21 +93,26 @@ fn placeholder_line(body: &str) -> Option<(usize, usize)> {
     })
 }
 
+/// Opens or closes a fenced code block at `trimmed` (a line without its
+/// leading whitespace): a fence closes only with the marker that opened it.
+fn toggle_fence(fence: &mut Option<&'static str>, trimmed: &str) {
+    for marker in ["```", "~~~"] {
+        if trimmed.starts_with(marker) {
+            *fence = match *fence {
+                Some(open) if open == marker => None,
+                None => Some(marker),
+                other => other,
+            };
+        }
+    }
+}
+
 /// Whether the text after `before` is inside a fenced code block (only
 /// called for the rare placeholder candidates).
 fn in_fence(before: &str) -> bool {
     let mut fence: Option<&str> = None;
     for line in lines(before) {
-        let trimmed = line.trim_start();
-        for marker in ["```", "~~~"] {
-            if trimmed.starts_with(marker) {
-                fence = match fence {
-                    Some(open) if open == marker => None,
-                    None => Some(marker),
-                    other => other,
-                };
-            }
-        }
+        toggle_fence(&mut fence, line.trim_start());
     }
     fence.is_some()
 }
@@ -704,15 +709,7 @@ mod tests {
                 Some(&b) if b > b' ' && b < 0x80 => line,
                 _ => line.trim_start(),
             };
-            for marker in ["```", "~~~"] {
-                if trimmed.starts_with(marker) {
-                    fence = match fence {
-                        Some(open) if open == marker => None,
-                        None => Some(marker),
-                        other => other,
-                    };
-                }
-            }
+            toggle_fence(&mut fence, trimmed);
             if has_link_bytes {
                 if fence.is_none() {
                     markdown_links(line, trimmed, line_no, &mut out);
