@@ -38,6 +38,7 @@ pub mod reload;
 pub mod resources;
 pub mod server;
 pub mod sessions;
+pub mod shutdown;
 pub mod stdio;
 pub mod telemetry;
 pub mod tools;

@@ -124,31 +124,6 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Er
     Ok((engine, watcher))
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutting down");
-}
-
 /// The line a person sees when `serve` waits on stdio: how many skills,
 /// from which roots (the deck just loaded: no second discovery).
 fn waiting_line(deck: &skilldeck::Deck) -> String {
@@ -178,6 +153,7 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
     let result = runtime.block_on(async move {
         let max = options.max_request_bytes;
         let (engine, _watcher) = start(options).await?;
+        let stop = crate::shutdown::on_signal();
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             // A person at a terminal: without this line, `serve` looks
             // like a hang (it waits for a client on stdin).
@@ -195,7 +171,7 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
                 tracing::info!(reason = ?quit, "client disconnected");
                 DRAIN_GRACE
             }
-            () = shutdown_signal() => {
+            () = stop => {
                 cancel.cancel();
                 SIGNAL_GRACE
             }
@@ -676,10 +652,12 @@ pub fn serve_http(mut options: ServeOptions, mut http: HttpOptions) -> Result<()
         // name it.
         http.addr = local;
         let app = router(engine, &http, token, cancel.child_token());
+        // Before the address is announced (see `shutdown`).
+        let stop = crate::shutdown::on_signal();
         tracing::info!(url = %format!("http://{local}{HTTP_PATH}"), "listening");
         // The first line on stderr names the address (useful with port 0).
         eprintln!("skilldeck serve: listening on http://{local}{HTTP_PATH}");
-        serve_connections(listener, app, &http, shutdown_signal()).await;
+        serve_connections(listener, app, &http, stop).await;
         cancel.cancel();
         Ok(())
     })

@@ -63,6 +63,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         let addr = listener.local_addr().map_err(CliError::Output)?;
         let app = skilldeck_registry::http::api_router(registry.clone());
         let app = app.merge(skilldeck_registry_ui::ui_router(registry));
+        // Handlers in place before the address is announced.
+        let stop = skilldeck_mcp::shutdown::on_signal();
         {
             let mut out = std::io::stdout().lock();
             writeln!(out, "skilldeck registry listening on http://{addr}")?;
@@ -72,35 +74,11 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             listener,
             app,
             skilldeck_registry::ServerLimits::default(),
-            shutdown(),
+            stop,
         )
         .await
         .map_err(CliError::Output)?;
         eprintln!("skilldeck registry: stopped");
         Ok(crate::exit::OK)
     })
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = interrupt.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
 }
