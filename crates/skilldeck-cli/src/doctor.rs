@@ -129,7 +129,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .map(|s| ShadowedRow {
                 name: &s.skill.name,
                 scope: s.skill.scope,
-                dir: &s.skill.dir,
+                dir: s.skill.dir(),
                 winner_scope: s.winner_scope,
                 winner_dir: &s.winner_dir,
             })

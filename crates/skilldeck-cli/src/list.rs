@@ -58,7 +58,7 @@ impl<'a> SkillRow<'a> {
             description: &s.description,
             scope: s.scope,
             mode: s.mode,
-            dir: &s.dir,
+            dir: s.dir(),
             skill_md: &s.skill_md,
             root: &s.root,
             model_invocable: s.model_invocable(),
@@ -105,7 +105,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                         "{}  {}  {}  shadowed by {} {}",
                         s.skill.name,
                         s.skill.scope,
-                        s.skill.dir.display(),
+                        s.skill.dir().display(),
                         s.winner_scope,
                         s.winner_dir.display()
                     )?;

@@ -131,7 +131,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 );
             }
             tree_problems.extend(found.diagnostics.into_iter().filter_map(grade));
-            jobs.extend(found.skills.into_iter().map(|f| f.dir));
+            jobs.extend(found.skills.into_iter().map(|f| f.dir().to_path_buf()));
         } else {
             jobs.push(path.clone());
         }

@@ -128,8 +128,8 @@ impl Snapshot {
     /// resolved: a change at `path` is a change to that skill's files.
     pub fn owner_of(&self, path: &Path) -> Option<&Skill> {
         self.served()
-            .filter(|s| path.starts_with(&s.dir) || path.starts_with(s.real_dir()))
-            .max_by_key(|s| s.dir.as_os_str().len())
+            .filter(|s| path.starts_with(s.dir()) || path.starts_with(s.real_dir()))
+            .max_by_key(|s| s.dir().as_os_str().len())
     }
 
     /// True when no skill is served (then no skill tools are offered).

@@ -52,7 +52,7 @@ pub fn name_fits_uri(name: &str) -> bool {
 /// name alone (a folder named differently from its skill, a skill at the
 /// root itself).
 pub fn skill_path(skill: &skilldeck::Skill) -> String {
-    let nested = skill.dir.strip_prefix(&*skill.root).ok().and_then(|rel| {
+    let nested = skill.dir().strip_prefix(&*skill.root).ok().and_then(|rel| {
         let segments: Vec<&str> = rel
             .components()
             .map(|c| match c {

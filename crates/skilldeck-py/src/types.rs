@@ -49,7 +49,7 @@ impl Skill {
     /// The skill folder.
     #[getter]
     fn path(&self) -> PyResult<String> {
-        Ok(self.skill()?.dir.to_string_lossy().into_owned())
+        Ok(self.skill()?.dir().to_string_lossy().into_owned())
     }
 
     /// Its `SKILL.md`.

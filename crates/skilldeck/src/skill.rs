@@ -107,19 +107,21 @@ impl SkillMode {
 /// activation), nothing more. The rest of the frontmatter (`license`,
 /// `compatibility`, `metadata`, `allowed-tools`, other fields) is read from
 /// the file on demand with [`Skill::frontmatter`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// A skill holds one path: its `SKILL.md`; the folder is that file's parent
+/// ([`Skill::dir`]). At 100,000 skills every byte per skill is 100 KB.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
     /// The skill's name (frontmatter `name`, else its folder name).
     pub name: String,
     /// The frontmatter `description`.
     pub description: String,
-    /// The skill folder, absolute, as found under its root (symlinks kept).
-    pub dir: PathBuf,
     /// The skill folder with every symlink resolved, when that differs from
-    /// `dir` (`None`: `dir` is already real). Use [`Skill::real_dir`].
-    #[serde(skip)]
-    pub resolved_dir: Option<PathBuf>,
-    /// Its `SKILL.md`, absolute, as found.
+    /// [`Skill::dir`] (`None`: the folder is already real). Use
+    /// [`Skill::real_dir`].
+    pub resolved_dir: Option<Box<Path>>,
+    /// Its `SKILL.md` (or `skill.md`), absolute, as found under its root
+    /// (symlinks kept); its parent is the skill folder.
     pub skill_md: PathBuf,
     /// Where it was found.
     pub scope: Scope,
@@ -132,8 +134,42 @@ pub struct Skill {
     /// `user-invocable`, `argument-hint`, `arguments`), packed: read them
     /// with [`Skill::model_invocable`], [`Skill::user_invocable`],
     /// [`Skill::argument_hint`] and [`Skill::argument_names`].
-    #[serde(skip)]
     pub host: HostFields,
+}
+
+/// Serialized as before the folder became derived: `name`, `description`,
+/// `dir`, `skill_md`, `scope`, `root`, `mode` (the resolved folder and the
+/// host fields are not part of the serialized form).
+impl Serialize for Skill {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Skill", 7)?;
+        s.serialize_field("name", &self.name)?;
+        s.serialize_field("description", &self.description)?;
+        s.serialize_field("dir", self.dir())?;
+        s.serialize_field("skill_md", &self.skill_md)?;
+        s.serialize_field("scope", &self.scope)?;
+        s.serialize_field("root", &self.root)?;
+        s.serialize_field("mode", &self.mode)?;
+        s.end()
+    }
+}
+
+/// The path of the skill file `file` in `dir`, allocated at its length (a
+/// deck holds one per skill).
+pub(crate) fn skill_file_path(dir: &Path, file: &str) -> PathBuf {
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + file.len());
+    path.push(dir);
+    path.push(file);
+    path
+}
+
+/// The folder of a skill file: its parent (`.` for a bare file name).
+pub(crate) fn folder_of(skill_md: &Path) -> &Path {
+    match skill_md.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 /// The host fields of a skill's frontmatter, compact: two flags inline, and
@@ -159,18 +195,25 @@ pub struct HostFields {
     /// `tools` and `requires`, when either is present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ext: Option<Box<HostExt>>,
+}
+
+/// The skilldeck extension fields: declared tools and requirements.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct HostExt {
+    tools: Vec<SkillTool>,
+    requires: Vec<Requirements>,
     /// Why the skill is not eligible on this machine (`None`: eligible, or
     /// not assessed). Set by [`crate::Deck::new`] from the `requires`
-    /// blocks; never stored in the index (it depends on the machine).
+    /// blocks (so only skills with an extension box ever hold one); never
+    /// stored in the index (it depends on the machine), not compared.
     #[serde(skip)]
     ineligible: Option<Box<str>>,
 }
 
-/// The skilldeck extension fields: declared tools and requirements.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct HostExt {
-    tools: Vec<SkillTool>,
-    requires: Vec<Requirements>,
+impl PartialEq for HostExt {
+    fn eq(&self, other: &Self) -> bool {
+        self.tools == other.tools && self.requires == other.requires
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,7 +230,6 @@ impl Clone for HostFields {
             catalog: 0,
             args: self.args.clone(),
             ext: self.ext.clone(),
-            ineligible: self.ineligible.clone(),
         }
     }
 }
@@ -245,6 +287,7 @@ impl HostFields {
             Box::new(HostExt {
                 tools: fm.tools.clone(),
                 requires: fm.requires.clone(),
+                ineligible: None,
             })
         });
         HostFields {
@@ -252,13 +295,26 @@ impl HostFields {
             catalog: 0,
             args,
             ext,
-            ineligible: None,
         }
     }
 
     /// Records the eligibility verdict (`None`: eligible).
     pub(crate) fn set_ineligible(&mut self, reason: Option<String>) {
-        self.ineligible = reason.map(Box::from);
+        match (reason, self.ext.as_mut()) {
+            (None, None) => {}
+            (reason, Some(ext)) => ext.ineligible = reason.map(Box::from),
+            (Some(reason), None) => {
+                self.ext = Some(Box::new(HostExt {
+                    ineligible: Some(reason.into()),
+                    ..HostExt::default()
+                }));
+            }
+        }
+    }
+
+    /// Why the skill is not eligible, if it is not.
+    fn ineligible(&self) -> Option<&str> {
+        self.ext.as_ref()?.ineligible.as_deref()
     }
 
     /// Bytes held on the heap.
@@ -276,7 +332,8 @@ impl HostFields {
                     .map(|t| t.description.len() + t.run.len() + t.name.as_str().len())
                     .sum::<usize>()
                 + e.requires.len() * std::mem::size_of::<Requirements>()
-        }) + self.ineligible.as_ref().map_or(0, |r| r.len())
+                + e.ineligible.as_ref().map_or(0, |r| r.len())
+        })
     }
 }
 
@@ -330,7 +387,13 @@ impl Skill {
     /// The skill folder with every symlink resolved: the containment root
     /// for resource reads.
     pub fn real_dir(&self) -> &Path {
-        self.resolved_dir.as_deref().unwrap_or(&self.dir)
+        self.resolved_dir.as_deref().unwrap_or_else(|| self.dir())
+    }
+
+    /// The skill folder, absolute, as found under its root (symlinks kept):
+    /// the parent of [`Skill::skill_md`].
+    pub fn dir(&self) -> &Path {
+        folder_of(&self.skill_md)
     }
 
     /// The served rule, stated once: a skill is served unless its mode is
@@ -346,13 +409,13 @@ impl Skill {
     /// False when the deck found this machine lacks what the skill
     /// `requires` ([`Skill::ineligible_reason`] says what).
     pub fn is_eligible(&self) -> bool {
-        self.host.ineligible.is_none()
+        self.host.ineligible().is_none()
     }
 
     /// Why the skill is not eligible here (`needs 'jq' on PATH
     /// (requires.bins)`), if it is not.
     pub fn ineligible_reason(&self) -> Option<&str> {
-        self.host.ineligible.as_deref()
+        self.host.ineligible()
     }
 
     /// The tools the skill declares (`tools:`), each valid; empty for most
@@ -430,7 +493,7 @@ impl Skill {
             lints: false,
             ..options.clone()
         };
-        let checked = crate::spec::validate::check_text(&prefix, Some(&self.dir), &options);
+        let checked = crate::spec::validate::check_text(&prefix, Some(self.dir()), &options);
         match checked.frontmatter {
             Some(fm) => Ok(fm),
             None => {
@@ -458,17 +521,16 @@ impl Skill {
     pub fn heap_bytes(&self) -> usize {
         self.name.capacity()
             + self.description.capacity()
-            + self.dir.capacity()
-            + self.resolved_dir.as_ref().map_or(0, PathBuf::capacity)
+            + self
+                .resolved_dir
+                .as_ref()
+                .map_or(0, |r| r.as_os_str().len())
             + self.skill_md.capacity()
             + self.host.heap_bytes()
     }
 
     /// The raw text a catalog needs: name, description and the paths.
     pub fn raw_bytes(&self) -> usize {
-        self.name.len()
-            + self.description.len()
-            + self.dir.as_os_str().len()
-            + self.skill_md.as_os_str().len()
+        self.name.len() + self.description.len() + self.skill_md.as_os_str().len()
     }
 }

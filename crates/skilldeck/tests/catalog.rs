@@ -18,7 +18,6 @@ fn skill(name: &str, description: &str) -> Skill {
         description: description.to_owned(),
         resolved_dir: None,
         skill_md: dir.join("SKILL.md"),
-        dir,
         scope: Scope::Extra,
         root: std::path::Path::new("/skills").into(),
         mode: SkillMode::Auto,
@@ -142,7 +141,7 @@ fn xml_is_the_client_guide_block_with_two_space_indentation() {
 fn escaping_covers_all_five_characters_in_name_description_and_location() {
     let mut s = skill("a&b<c>d\"e'f", "x & y < z > w \" v ' u");
     s.skill_md = PathBuf::from("/p&q<r>s\"t'u/SKILL.md");
-    s.resolved_dir = Some(PathBuf::from("/p&q<r>s\"t'u"));
+    s.resolved_dir = Some(PathBuf::from("/p&q<r>s\"t'u").into());
     let skills = [s];
 
     let xml = render(&skills, CatalogFormat::Xml, None).text;
@@ -206,7 +205,7 @@ fn skills_ref_empty_is_the_block_skills_ref_prints() {
 #[test]
 fn skills_ref_format_is_byte_identical_to_skills_ref_to_prompt() {
     let mut b = skill("beta", "  Tools for \"B\" & <b>; it's naïve.\n");
-    b.resolved_dir = Some(PathBuf::from("/real/beta"));
+    b.resolved_dir = Some(PathBuf::from("/real/beta").into());
     let skills = [skill("alpha", "Alpha skill. Use when testing."), b];
     let expected = "<available_skills>\n\
                     <skill>\n<name>\nalpha\n</name>\n\
@@ -562,8 +561,7 @@ fn priority_and_recent_use_rank_before_scope_and_name() {
 fn when_skills_must_be_left_out_each_source_folder_takes_turns() {
     let in_folder = |folder: &str, name: &str| {
         let mut s = skill(name, &prose(name.len(), 12));
-        s.dir = std::path::PathBuf::from(format!("/lib/{folder}/{name}"));
-        s.skill_md = s.dir.join("SKILL.md");
+        s.skill_md = std::path::PathBuf::from(format!("/lib/{folder}/{name}/SKILL.md"));
         s
     };
     // Source "a" holds the alphabetical head; "z" only names late in the

@@ -126,7 +126,7 @@ fn explicit_skills_outrank_every_root_and_are_checked_at_load() {
         (deploy.scope, deploy.mode),
         (Scope::Explicit, SkillMode::Pinned)
     );
-    assert_eq!(deploy.dir, ops);
+    assert_eq!(deploy.dir(), ops);
     let codes: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
     assert!(codes.contains(&Code::NameDirMismatch), "{codes:?}");
     assert!(codes.contains(&Code::PathNotFound), "{codes:?}");
@@ -209,7 +209,7 @@ fn stow_style_symlinked_skill_folders_are_found() {
     symlink("../../../dotfiles/skills/pdf", skills.join("pdf")).unwrap();
     let deck = discover(&options(vec![root(&skills, Scope::User)]));
     let pdf = deck.get("pdf").unwrap();
-    assert_eq!(pdf.dir, skills.join("pdf"));
+    assert_eq!(pdf.dir(), skills.join("pdf"));
     assert_eq!(pdf.real_dir(), std::fs::canonicalize(real).unwrap());
 }
 

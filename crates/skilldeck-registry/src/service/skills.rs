@@ -72,7 +72,6 @@ pub(crate) fn virtual_skill(
         name,
         description,
         skill_md: dir.join("SKILL.md"),
-        dir,
         resolved_dir: None,
         scope: skilldeck::Scope::Extra,
         root,

@@ -295,7 +295,7 @@ pub(crate) fn activate_stamped(
     // Directives first, on the body as written: arguments never reach a command.
     let body = expand_dynamic(body, skill, dynamic);
     let dir = if options.show_skill_dir {
-        path_without_controls(skill.dir.to_string_lossy())
+        path_without_controls(skill.dir().to_string_lossy())
     } else {
         Cow::Borrowed(".")
     };
@@ -320,7 +320,7 @@ pub(crate) fn activate_stamped(
         Activation {
             name: skill.name.clone(),
             body,
-            skill_dir: skill.dir.clone(),
+            skill_dir: skill.dir().to_path_buf(),
             show_skill_dir: options.show_skill_dir,
             resources,
             resources_omitted,

@@ -344,7 +344,6 @@ mod tests {
         Skill {
             name: "demo".to_owned(),
             description: "Demo.".to_owned(),
-            dir: "/nonexistent/demo".into(),
             resolved_dir: None,
             skill_md: "/nonexistent/demo/SKILL.md".into(),
             scope: crate::skill::Scope::Extra,

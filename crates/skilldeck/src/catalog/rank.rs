@@ -60,7 +60,7 @@ pub(super) fn keep_order(items: &[Item<'_>], rest: &[usize]) -> Vec<usize> {
             class += 1;
         }
         let turn = turns
-            .entry((class, source(&items[i].skill.dir)))
+            .entry((class, source(items[i].skill.dir())))
             .or_insert(0);
         keyed.push((class, *turn, position, i));
         *turn += 1;

@@ -264,29 +264,52 @@ pub fn user_roots_for(home: Option<&Path>, config_dir: Option<&Path>) -> Vec<Pat
     roots
 }
 
-/// A skill folder found, with where it came from.
+/// A skill folder found, with where it came from. Small on purpose: at the
+/// peak of a 100,000-skill load the candidates and the loaded skills are
+/// both in memory (40 bytes and one path each).
 struct Candidate {
-    dir: PathBuf,
-    root: Arc<Path>,
-    scope: Scope,
-    /// Its skill file, when the walk saw it (explicit skills: looked up).
-    skill_md: Option<PathBuf>,
+    /// Walked: the skill file the walk found. Explicit: the folder (its
+    /// skill file is looked up when it loads).
+    path: PathBuf,
+    /// Its [`Source`] (an index into the table shared by every candidate).
+    source: u32,
+    /// `path` is the skill file (walked), not the folder (explicit).
+    walked: bool,
     /// The walk's listing typed the skill file as a regular file.
     listed_regular: bool,
-    /// The root's real location, when the folder was reached without
-    /// crossing a symlink: its real location is then this plus its path
-    /// below the root (made when the skill loads, not held by 100,000
-    /// candidates at once). Shared by the root's candidates.
-    real_root: Option<Arc<Path>>,
+    /// The path from the root crosses a symlinked folder.
+    via_symlink: bool,
     /// For explicit skills: the name it must have and its mode.
     expected: Option<Box<(String, Option<SkillMode>)>>,
 }
 
+/// Where candidates come from: a root, or one explicit skill.
+struct Source {
+    root: Arc<Path>,
+    scope: Scope,
+    /// The root's real location: a folder reached without crossing a
+    /// symlink is really there plus its path below the root (one realpath
+    /// per root, not one per skill).
+    real_root: Option<Arc<Path>>,
+}
+
 impl Candidate {
+    /// The skill folder.
+    fn dir(&self) -> &Path {
+        if self.walked {
+            crate::skill::folder_of(&self.path)
+        } else {
+            &self.path
+        }
+    }
+
     /// Its real location when known without resolving.
-    fn known_real_dir(&self) -> Option<PathBuf> {
-        let real = self.real_root.as_deref()?;
-        let rel = self.dir.strip_prefix(&*self.root).ok()?;
+    fn known_real_dir(&self, source: &Source) -> Option<PathBuf> {
+        if self.via_symlink {
+            return None;
+        }
+        let real = source.real_root.as_deref()?;
+        let rel = self.dir().strip_prefix(&*source.root).ok()?;
         Some(real.join(rel))
     }
 }
@@ -315,7 +338,7 @@ pub fn skill_folders(options: &DiscoveryOptions) -> (Vec<PathBuf>, Vec<Diagnosti
         }
         let found = walk::find_skill_dirs(&root.path, options.limits);
         diagnostics.extend(found.diagnostics);
-        dirs.extend(found.skills.into_iter().map(|f| f.dir));
+        dirs.extend(found.skills.iter().map(|f| f.dir().to_path_buf()));
     }
     (dirs, diagnostics)
 }
@@ -369,19 +392,23 @@ const SPAN_FAILURES: usize = 50;
 
 fn discover_deck(options: &DiscoveryOptions) -> Deck {
     let mut diagnostics = Vec::new();
-    let mut candidates: Vec<Candidate> = options
-        .explicit
-        .iter()
-        .map(|e| Candidate {
-            dir: e.path.clone(),
+    let mut sources: Vec<Source> = Vec::with_capacity(options.explicit.len() + options.roots.len());
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(options.explicit.len());
+    for e in &options.explicit {
+        candidates.push(Candidate {
+            path: e.path.clone(),
+            source: source_index(sources.len()),
+            walked: false,
+            listed_regular: false,
+            via_symlink: false,
+            expected: Some(Box::new((e.name.clone(), e.mode))),
+        });
+        sources.push(Source {
             root: Arc::from(e.path.as_path()),
             scope: Scope::Explicit,
-            skill_md: None,
-            listed_regular: false,
             real_root: None,
-            expected: Some(Box::new((e.name.clone(), e.mode))),
-        })
-        .collect();
+        });
+    }
 
     let walks: Vec<(usize, walk::WalkOutcome)> = options
         .roots
@@ -423,17 +450,20 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);
         // One realpath per root instead of one per skill.
-        let real_root: Option<Arc<Path>> = std::fs::canonicalize(&root.path)
-            .ok()
-            .map(|p| Arc::from(p.as_path()));
-        let shared_root: Arc<Path> = Arc::from(root.path.as_path());
-        candidates.extend(outcome.skills.into_iter().map(|found| Candidate {
-            dir: found.dir,
-            root: Arc::clone(&shared_root),
+        let source = source_index(sources.len());
+        sources.push(Source {
+            root: Arc::from(root.path.as_path()),
             scope: root.scope,
-            skill_md: Some(found.skill_md),
+            real_root: std::fs::canonicalize(&root.path)
+                .ok()
+                .map(|p| Arc::from(p.as_path())),
+        });
+        candidates.extend(outcome.skills.into_iter().map(|found| Candidate {
+            path: found.skill_md,
+            source,
+            walked: true,
             listed_regular: found.listed_regular,
-            real_root: real_root.as_ref().filter(|_| !found.via_symlink).cloned(),
+            via_symlink: found.via_symlink,
             expected: None,
         }));
     }
@@ -447,7 +477,9 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
     // skills at the peak of a 100,000-skill load, not two).
     let loaded: Vec<Loaded> = candidates
         .into_par_iter()
-        .map(|c| load_candidate(c, options, index.as_ref()).map_err(Vec::into_boxed_slice))
+        .map(|c| {
+            load_candidate(c, &sources, options, index.as_ref()).map_err(Vec::into_boxed_slice)
+        })
         .collect();
 
     // Which loaded skill wins its name, which is the same folder reached
@@ -469,7 +501,7 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
                 Ok(skill) if !seen_dirs.insert(skill.real_dir().as_os_str()) => Fate::Duplicate,
                 Ok(skill) => match by_name.get(skill.name.as_str()) {
                     Some(winner) => {
-                        winners.push((winner.dir.clone(), winner.scope));
+                        winners.push((winner.dir().to_path_buf(), winner.scope));
                         Fate::Shadowed
                     }
                     None => {
@@ -577,35 +609,50 @@ fn walk_root(root: &Root, limits: WalkLimits) -> walk::WalkOutcome {
     walk::find_skill_dirs(&root.path, limits)
 }
 
+/// `i` as a source index: a deck has far fewer roots than `u32::MAX`.
+fn source_index(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
 fn load_candidate(
-    mut c: Candidate,
+    c: Candidate,
+    sources: &[Source],
     options: &DiscoveryOptions,
     index: Option<&MetadataIndex>,
 ) -> Result<Skill, Vec<Diagnostic>> {
     let fail = |code: Code, message: String| {
-        vec![Diagnostic::new(code, Severity::Error, message).in_file(&c.dir)]
+        vec![Diagnostic::new(code, Severity::Error, message).in_file(c.dir())]
     };
-    let skill_md = match c.skill_md.take() {
-        Some(found) => found,
-        None => {
-            if !c.dir.is_dir() {
-                return Err(fail(
-                    Code::PathNotFound,
-                    format!("skill folder {} does not exist", c.dir.display()),
-                ));
-            }
-            [SKILL_MD, SKILL_MD_LOWERCASE]
-                .iter()
-                .map(|n| c.dir.join(n))
-                .find(|p| std::fs::symlink_metadata(p).is_ok())
-                .ok_or_else(|| {
-                    fail(
-                        Code::MissingSkillMd,
-                        format!("Missing required file: SKILL.md in {}", c.dir.display()),
-                    )
-                })?
+    let Some(source) = sources.get(c.source as usize) else {
+        return Err(fail(
+            Code::ReadError,
+            "internal: a skill folder without its root".to_owned(),
+        ));
+    };
+    let known_real_dir = c.known_real_dir(source);
+    let (skill_md, expected) = if c.walked {
+        (c.path, c.expected)
+    } else {
+        let dir = c.dir();
+        if !dir.is_dir() {
+            return Err(fail(
+                Code::PathNotFound,
+                format!("skill folder {} does not exist", dir.display()),
+            ));
         }
+        let found = [SKILL_MD, SKILL_MD_LOWERCASE]
+            .iter()
+            .map(|n| crate::skill::skill_file_path(dir, n))
+            .find(|p| std::fs::symlink_metadata(p).is_ok())
+            .ok_or_else(|| {
+                fail(
+                    Code::MissingSkillMd,
+                    format!("Missing required file: SKILL.md in {}", dir.display()),
+                )
+            })?;
+        (found, c.expected)
     };
+    let dir = crate::skill::folder_of(&skill_md);
     // With an index: one stat, before any read, serves both the lookup and
     // the entry recorded after a fresh parse.
     let stamp = index.and_then(|_| FileStamp::read(&skill_md));
@@ -622,7 +669,7 @@ fn load_candidate(
                 crate::fs::read::read_frontmatter_prefix(&skill_md, cap)
             }
             .map_err(|d| vec![d])?;
-            let checked = validate::check_text(&prefix, Some(&c.dir), &options.validation);
+            let checked = validate::check_text(&prefix, Some(dir), &options.validation);
             let diagnostics: Vec<Diagnostic> = checked
                 .diagnostics
                 .into_iter()
@@ -644,8 +691,7 @@ fn load_candidate(
         }
     };
     let folder = || {
-        c.dir
-            .file_name()
+        dir.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
@@ -659,44 +705,42 @@ fn load_candidate(
     let mut description = without_controls(description.unwrap_or_default(), false);
     description.shrink_to_fit();
     let mut mode = options.modes.get(&name).copied().unwrap_or_default();
-    if let Some((expected, explicit_mode)) = c.expected.as_deref() {
+    if let Some((expected, explicit_mode)) = expected.as_deref() {
         if *expected != name {
-            return Err(fail(
-                Code::NameDirMismatch,
-                format!(
-                    "config lists skill '{expected}' at {}, but its SKILL.md names it '{name}'",
-                    c.dir.display()
-                ),
-            ));
+            return Err(vec![
+                Diagnostic::new(
+                    Code::NameDirMismatch,
+                    Severity::Error,
+                    format!(
+                        "config lists skill '{expected}' at {}, but its SKILL.md names it '{name}'",
+                        dir.display()
+                    ),
+                )
+                .in_file(dir),
+            ]);
         }
         if let Some(m) = explicit_mode {
             mode = *m;
         }
     }
-    let real_dir = match c.known_real_dir() {
+    let real_dir = match known_real_dir {
         Some(known) => known,
-        None => std::fs::canonicalize(&c.dir).unwrap_or_else(|_| c.dir.clone()),
+        None => std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf()),
     };
-    // Hold each path once, at its length: a deck of 10,000 skills is mostly paths.
-    let mut dir = c.dir;
-    dir.shrink_to_fit();
+    // Hold each path once, at its length: a deck of 10,000 skills is mostly
+    // paths (the walk made the skill file's path at its length).
+    let resolved_dir = (real_dir != dir).then(|| real_dir.into_boxed_path());
     let mut skill_md = skill_md;
     skill_md.shrink_to_fit();
-    let resolved_dir = (real_dir != dir).then(|| {
-        let mut r = real_dir;
-        r.shrink_to_fit();
-        r
-    });
     let mut host = host;
     host.set_allow_hardlinks(options.allow_hardlinks);
     Ok(Skill {
         name,
         description,
-        dir,
         resolved_dir,
         skill_md,
-        scope: c.scope,
-        root: c.root,
+        scope: source.scope,
+        root: Arc::clone(&source.root),
         mode,
         host,
     })

@@ -49,9 +49,9 @@ impl Default for WalkLimits {
 /// A folder holding a `SKILL.md` (or `skill.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundSkill {
-    /// The folder, under the root as walked (symlinks kept).
-    pub dir: PathBuf,
-    /// Its skill file: `SKILL.md`, or `skill.md` when only that exists.
+    /// Its skill file, under the root as walked (symlinks kept): `SKILL.md`,
+    /// or `skill.md` when only that exists. The folder is its parent
+    /// ([`FoundSkill::dir`]): one path per skill, not two.
     pub skill_md: PathBuf,
     /// True when the path from the root to it crosses a symlinked folder,
     /// so its real location is not simply the root's plus the relative path.
@@ -61,6 +61,13 @@ pub struct FoundSkill {
     /// reader may then open it without following links and check the open
     /// handle, instead of a `stat` before opening.
     pub listed_regular: bool,
+}
+
+impl FoundSkill {
+    /// The skill folder: the skill file's parent.
+    pub fn dir(&self) -> &Path {
+        crate::skill::folder_of(&self.skill_md)
+    }
 }
 
 /// What a walk found: skill folders, in sorted order, and the problems met on
@@ -81,7 +88,7 @@ impl WalkOutcome {
 
     /// The skill folders found, in order.
     pub fn skill_dirs(&self) -> Vec<PathBuf> {
-        self.skills.iter().map(|f| f.dir.clone()).collect()
+        self.skills.iter().map(|f| f.dir().to_path_buf()).collect()
     }
 }
 
@@ -233,8 +240,7 @@ impl Walk<'_> {
         }
         if let Some(file) = skill_file {
             out.skills.push(FoundSkill {
-                dir: dir.to_path_buf(),
-                skill_md: dir.join(file),
+                skill_md: crate::skill::skill_file_path(dir, file),
                 via_symlink,
                 listed_regular: if file == SKILL_MD {
                     upper_regular
