@@ -104,7 +104,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         size: e.size,
         budget: e.budget.map(skilldeck::Budget::limit),
         unit: e.budget.map_or("characters", skilldeck::Budget::unit),
-        listed: e.skills.len() - e.count(Outcome::Dropped) - e.count(Outcome::Excluded),
+        listed: e.skills().len() - e.count(Outcome::Dropped) - e.count(Outcome::Excluded),
         kept: e.count(Outcome::Kept),
         shortened: e.count(Outcome::Shortened { from: 0, to: 0 }),
         name_only: e.count(Outcome::NameOnly),

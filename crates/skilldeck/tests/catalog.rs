@@ -269,7 +269,7 @@ fn disable_model_invocation_and_modes_manual_and_off_are_left_out() {
         assert!(c.text.contains("kept") && c.text.contains("visible"));
         let reasons: Vec<(&str, Reason)> = c
             .explanation
-            .skills
+            .skills()
             .iter()
             .filter(|s| s.outcome == Outcome::Excluded)
             .map(|s| (&*s.name, s.reason))
@@ -319,7 +319,7 @@ fn name_only_mode_renders_without_description() {
     assert!(xml.text.contains(
         "  <skill>\n    <name>terse</name>\n    <location>/skills/terse/SKILL.md</location>\n  </skill>\n"
     ));
-    let terse = &xml.explanation.skills[1];
+    let terse = &xml.explanation.skills()[1];
     assert_eq!(
         (&*terse.name, terse.outcome, terse.reason),
         ("terse", Outcome::NameOnly, Reason::ModeNameOnly)
@@ -385,7 +385,7 @@ fn pinned_skills_stay_whole_under_a_tiny_budget() {
             )
         );
         assert!(c.explanation.over_budget);
-        let e = &c.explanation.skills;
+        let e = &c.explanation.skills();
         assert_eq!((e[0].outcome, e[0].reason), (Outcome::Kept, Reason::Pinned));
         assert_eq!(
             (e[1].outcome, e[1].reason),
@@ -495,7 +495,7 @@ fn after_the_floor_the_lowest_ranks_are_unlisted_and_every_listed_skill_keeps_a_
         )
         .unwrap();
         assert!(c.text.chars().count() <= limit, "limit {limit}");
-        let outcomes: Vec<Outcome> = c.explanation.skills.iter().map(|s| s.outcome).collect();
+        let outcomes: Vec<Outcome> = c.explanation.skills().iter().map(|s| s.outcome).collect();
         // Rank order: listed (kept or shortened), then unlisted; never a
         // bare name.
         let stage = |o: &Outcome| match o {
@@ -599,8 +599,8 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
     let c = catalog::render(&skills, &opts, Some(&scores)).unwrap();
     // gamma 3; alpha and delta tie at 1 (by name); beta is missing (0).
     assert_eq!(names(&c.text), ["gamma", "alpha", "delta", "beta"]);
-    assert_eq!(c.explanation.skills[0].relevance, Some(3.0));
-    assert_eq!(c.explanation.skills[3].relevance, Some(0.0));
+    assert_eq!(c.explanation.skills()[0].relevance, Some(3.0));
+    assert_eq!(c.explanation.skills()[3].relevance, Some(0.0));
     assert!(c.explanation.to_string().contains("relevance 3.000"));
 
     let full = c.text.chars().count();
@@ -626,7 +626,7 @@ fn relevance_orders_the_catalog_and_the_budget_drops_the_least_relevant() {
     );
     let dropped: Vec<&str> = tight
         .explanation
-        .skills
+        .skills()
         .iter()
         .filter(|s| s.outcome == Outcome::Dropped)
         .map(|s| &*s.name)
@@ -748,8 +748,8 @@ fn explanation_reports_every_outcome_with_its_reason() {
     assert!(report.contains("pinned: never shortened or dropped"));
     assert!(report.contains("excluded") && report.contains("mode off"));
     assert!(report.contains(" of "));
-    assert!(c.explanation.skills[0].name == "zz-pinned");
-    assert_eq!(c.explanation.skills.last().unwrap().name, "zz-off");
+    assert!(c.explanation.skills()[0].name == "zz-pinned");
+    assert_eq!(c.explanation.skills().last().unwrap().name, "zz-off");
     let total: usize = [
         Outcome::Kept,
         Outcome::Shortened { from: 0, to: 0 },
@@ -761,7 +761,7 @@ fn explanation_reports_every_outcome_with_its_reason() {
     .map(|o| c.explanation.count(o))
     .sum();
     assert_eq!(total, 12);
-    for s in &c.explanation.skills {
+    for s in c.explanation.skills() {
         if let Outcome::Shortened { from, to } = s.outcome {
             assert!(to < from && to <= c.explanation.cap.unwrap());
             assert!(report.contains(&format!("{from} -> {to} characters")));

@@ -579,7 +579,7 @@ impl Registry {
             .map_err(|e| RegistryError::Internal(format!("tokens: {e}")))?;
         let mut included = Vec::new();
         let mut omitted = Vec::new();
-        for s in &catalog.explanation.skills {
+        for s in catalog.explanation.skills() {
             match s.outcome {
                 skilldeck::catalog::Outcome::Dropped | skilldeck::catalog::Outcome::Excluded => {
                     omitted.push(Omitted {

@@ -10,7 +10,7 @@ use crate::catalog::format::CatalogFormat;
 use crate::catalog::options::Budget;
 use crate::catalog::options::budget_text;
 use crate::catalog::text::thousands;
-use crate::skill::{Scope, SkillMode};
+use crate::skill::{Scope, Skill, SkillMode};
 
 /// A rendered catalog and what happened to each skill.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,6 +45,19 @@ pub struct CatalogSummary {
 }
 
 impl CatalogSummary {
+    fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Kept => self.kept += 1,
+            Outcome::Shortened { .. } => self.shortened += 1,
+            Outcome::NameOnly => self.name_only += 1,
+            Outcome::Dropped => self.unlisted += 1,
+            Outcome::Excluded => self.excluded += 1,
+        }
+        if outcome != Outcome::Excluded {
+            self.skills += 1;
+        }
+    }
+
     /// Skills in the text (whole, shortened or by name).
     pub fn listed(&self) -> usize {
         self.kept + self.shortened + self.name_only
@@ -78,16 +91,20 @@ impl Explanation<'_> {
             size: self.size,
             budget: self.budget,
         };
-        for skill in &self.skills {
-            match skill.outcome {
-                Outcome::Kept => summary.kept += 1,
-                Outcome::Shortened { .. } => summary.shortened += 1,
-                Outcome::NameOnly => summary.name_only += 1,
-                Outcome::Dropped => summary.unlisted += 1,
-                Outcome::Excluded => summary.excluded += 1,
+        match self.skills.get() {
+            Some(skills) => {
+                for skill in skills {
+                    summary.add(skill.outcome);
+                }
+            }
+            None => {
+                let d = &self.decided;
+                for &i in &d.ranked {
+                    summary.add(d.outcome(i, d.offered[i]).0);
+                }
+                summary.excluded += d.excluded.len();
             }
         }
-        summary.skills = self.skills.len() - summary.excluded;
         summary
     }
 
@@ -100,19 +117,21 @@ impl Explanation<'_> {
             cap: self.cap,
             floor: self.floor,
             over_budget: self.over_budget,
-            skills: self
-                .skills
-                .into_iter()
-                .map(|s| ExplainedSkill {
-                    name: Cow::Owned(s.name.into_owned()),
-                    scope: s.scope,
-                    mode: s.mode,
-                    rank: s.rank,
-                    relevance: s.relevance,
-                    outcome: s.outcome,
-                    reason: s.reason,
-                })
-                .collect(),
+            decided: Decided::default(),
+            skills: std::sync::OnceLock::from(
+                self.skills()
+                    .iter()
+                    .map(|s| ExplainedSkill {
+                        name: Cow::Owned(s.name.clone().into_owned()),
+                        scope: s.scope,
+                        mode: s.mode,
+                        rank: s.rank,
+                        relevance: s.relevance,
+                        outcome: s.outcome,
+                        reason: s.reason,
+                    })
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 }
@@ -183,7 +202,12 @@ pub struct ExplainedSkill<'a> {
 }
 
 /// What [`render`](crate::catalog::render()) did, for `--explain`. `Display` prints a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// The per-skill part ([`Explanation::skills`]) is made on first use, not
+/// by every render: most renders (every catalog a host puts in a prompt)
+/// never look at it, and building it was a tenth of a render's cost. The
+/// counts ([`Explanation::summary`]) need no per-skill record.
+#[derive(Clone)]
 pub struct Explanation<'a> {
     /// The format rendered.
     pub format: CatalogFormat,
@@ -198,14 +222,124 @@ pub struct Explanation<'a> {
     pub floor: usize,
     /// True when the text exceeds the budget (only ever because of pinned skills).
     pub over_budget: bool,
-    /// Every skill given: in rank order, then the excluded ones in input order.
-    pub skills: Vec<ExplainedSkill<'a>>,
+    /// What the render decided, kept as it was decided.
+    pub(super) decided: Decided<'a>,
+    /// [`Explanation::skills`], once asked for.
+    pub(super) skills: std::sync::OnceLock<Vec<ExplainedSkill<'a>>>,
+}
+
+/// A render's decisions, per skill, in the arrays the render already had.
+#[derive(Clone, Default)]
+pub(super) struct Decided<'a> {
+    /// The skills offered to the catalog, by input position.
+    pub(super) offered: Vec<&'a Skill>,
+    /// Positions in `offered`, in rank order.
+    pub(super) ranked: Vec<usize>,
+    /// How each offered skill was rendered (by input position).
+    pub(super) views: Vec<super::entry::View>,
+    /// Each offered skill's relevance score, when scores were given.
+    pub(super) relevance: Option<Vec<f64>>,
+    /// Shortened descriptions (input position, characters before and
+    /// after), in input order; the others were kept whole.
+    pub(super) shortened: Vec<(usize, Outcome)>,
+    /// Skills never in the catalog, in input order, already explained.
+    pub(super) excluded: Vec<ExplainedSkill<'a>>,
+}
+
+impl<'a> Explanation<'a> {
+    /// Every skill given: in rank order, then the excluded ones in input
+    /// order. Made on the first call.
+    pub fn skills(&self) -> &[ExplainedSkill<'a>] {
+        self.skills.get_or_init(|| self.decided.explain())
+    }
+}
+
+impl<'a> Decided<'a> {
+    fn explain(&self) -> Vec<ExplainedSkill<'a>> {
+        let mut explained = Vec::with_capacity(self.ranked.len() + self.excluded.len());
+        for (position, &i) in self.ranked.iter().enumerate() {
+            let skill = self.offered[i];
+            let (outcome, reason) = self.outcome(i, skill);
+            explained.push(ExplainedSkill {
+                name: Cow::Borrowed(skill.name.as_str()),
+                scope: skill.scope,
+                mode: skill.mode,
+                rank: Some(position + 1),
+                relevance: self.relevance.as_ref().map(|r| r[i]),
+                outcome,
+                reason,
+            });
+        }
+        explained.extend(self.excluded.iter().cloned());
+        explained
+    }
+
+    /// What happened to the offered skill at input position `i`, and why.
+    fn outcome(&self, i: usize, skill: &Skill) -> (Outcome, Reason) {
+        use super::entry::View;
+        let pinned = skill.mode == SkillMode::Pinned;
+        match self.views[i] {
+            View::Full if pinned => (Outcome::Kept, Reason::Pinned),
+            View::Full => (Outcome::Kept, Reason::Fits),
+            View::Cut(_) => match self.shortened.binary_search_by_key(&i, |(at, _)| *at) {
+                Ok(found) => (self.shortened[found].1, Reason::Budget),
+                Err(_) => (Outcome::Kept, Reason::Fits),
+            },
+            View::NameOnly if skill.mode == SkillMode::NameOnly => {
+                (Outcome::NameOnly, Reason::ModeNameOnly)
+            }
+            View::NameOnly => (Outcome::NameOnly, Reason::Budget),
+            View::Dropped => (Outcome::Dropped, Reason::Budget),
+        }
+    }
+}
+
+impl PartialEq for Explanation<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.format == other.format
+            && self.budget == other.budget
+            && self.size == other.size
+            && self.cap == other.cap
+            && self.floor == other.floor
+            && self.over_budget == other.over_budget
+            && self.skills() == other.skills()
+    }
+}
+
+impl fmt::Debug for Explanation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Explanation")
+            .field("format", &self.format)
+            .field("budget", &self.budget)
+            .field("size", &self.size)
+            .field("cap", &self.cap)
+            .field("floor", &self.floor)
+            .field("over_budget", &self.over_budget)
+            .field("skills", &self.skills())
+            .finish()
+    }
+}
+
+/// Serialized with every skill (as before the per-skill part was lazy).
+impl Serialize for Explanation<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Explanation", 7)?;
+        s.serialize_field("format", &self.format)?;
+        s.serialize_field("budget", &self.budget)?;
+        s.serialize_field("size", &self.size)?;
+        s.serialize_field("cap", &self.cap)?;
+        s.serialize_field("floor", &self.floor)?;
+        s.serialize_field("over_budget", &self.over_budget)?;
+        s.serialize_field("skills", self.skills())?;
+        s.end()
+    }
 }
 
 impl Explanation<'_> {
     /// How many skills had `outcome` (shortened ones counted whatever their sizes).
     pub fn count(&self, outcome: Outcome) -> usize {
-        self.skills
+        self.skills()
             .iter()
             .filter(|s| std::mem::discriminant(&s.outcome) == std::mem::discriminant(&outcome))
             .count()
@@ -219,7 +353,7 @@ impl fmt::Display for Explanation<'_> {
             f,
             "catalog ({}): {} skills: {} kept, {} shortened, {} name-only, {} not listed, {} excluded; ",
             self.format,
-            self.skills.len(),
+            self.skills().len(),
             self.count(Outcome::Kept),
             self.count(Outcome::Shortened { from: 0, to: 0 }),
             self.count(Outcome::NameOnly),
@@ -257,13 +391,13 @@ impl fmt::Display for Explanation<'_> {
             )?;
         }
         let width = self
-            .skills
+            .skills()
             .iter()
             .map(|s| s.name.chars().count())
             .max()
             .unwrap_or(0)
             .min(40);
-        for s in &self.skills {
+        for s in self.skills() {
             let rank = s.rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
             let what = match s.outcome {
                 Outcome::Kept => "kept",

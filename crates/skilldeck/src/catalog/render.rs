@@ -8,6 +8,7 @@ use crate::catalog::budget::Planner;
 use crate::catalog::entry::View;
 use crate::catalog::entry::render_text;
 use crate::catalog::explain::Catalog;
+use crate::catalog::explain::Decided;
 use crate::catalog::explain::ExplainedSkill;
 use crate::catalog::explain::Explanation;
 use crate::catalog::explain::Outcome;
@@ -125,10 +126,12 @@ where
     let ranked: Vec<usize> = keys.iter().map(|k| k.item).collect();
     drop(keys);
     // Output order: the caller's for skills-ref, the rank otherwise.
-    let output: Vec<usize> = if format == CatalogFormat::SkillsRef {
-        (0..items.len()).collect()
+    let input_order: Vec<usize>;
+    let output: &[usize] = if format == CatalogFormat::SkillsRef {
+        input_order = (0..items.len()).collect();
+        &input_order
     } else {
-        ranked.clone()
+        &ranked
     };
 
     let mut views: Vec<View> = items
@@ -144,7 +147,7 @@ where
 
     let (text, size, cap) = match options.budget {
         None => {
-            let text = render_text(format, &items, &output, &views);
+            let text = render_text(format, &items, output, &views);
             // Everything but the skills' own text is ASCII; when that is
             // ASCII too, characters are bytes (a cheap check per skill
             // instead of counting the whole catalog's characters).
@@ -171,41 +174,33 @@ where
                 hint: options.unlisted_hint.as_deref(),
                 keep: None,
             };
-            planner.fit(budget.limit(), &ranked, &output, &mut views)
+            planner.fit(budget.limit(), &ranked, output, &mut views)
         }
     };
 
-    let mut explained = Vec::with_capacity(items.len() + excluded.len());
-    for (position, &i) in ranked.iter().enumerate() {
-        let item = &items[i];
-        let (outcome, reason) = match views[i] {
-            View::Full if item.pinned() => (Outcome::Kept, Reason::Pinned),
-            View::Full => (Outcome::Kept, Reason::Fits),
-            View::Cut(cap) => match cut_end(&item.desc, cap) {
-                Some(end) => (
-                    Outcome::Shortened {
-                        from: item.desc.chars().count(),
-                        to: item.desc[..end].chars().count() + 1,
-                    },
-                    Reason::Budget,
-                ),
-                None => (Outcome::Kept, Reason::Fits),
-            },
-            View::NameOnly if item.name_only() => (Outcome::NameOnly, Reason::ModeNameOnly),
-            View::NameOnly => (Outcome::NameOnly, Reason::Budget),
-            View::Dropped => (Outcome::Dropped, Reason::Budget),
-        };
-        explained.push(ExplainedSkill {
-            name: Cow::Borrowed(&item.skill.name),
-            scope: item.skill.scope,
-            mode: item.skill.mode,
-            rank: Some(position + 1),
-            relevance: relevance.map(|_| item.score()),
-            outcome,
-            reason,
-        });
+    // The per-skill explanation is made when asked for; what it needs is
+    // kept here (the shortened descriptions' sizes need the rendered text,
+    // so they are counted now; only a budget shortens anything).
+    let mut shortened = Vec::new();
+    for (i, (item, view)) in items.iter().zip(&views).enumerate() {
+        if let View::Cut(cap) = *view
+            && let Some(end) = cut_end(&item.desc, cap)
+        {
+            let outcome = Outcome::Shortened {
+                from: item.desc.chars().count(),
+                to: item.desc[..end].chars().count() + 1,
+            };
+            shortened.push((i, outcome));
+        }
     }
-    explained.append(&mut excluded);
+    let decided = Decided {
+        relevance: relevance.map(|_| items.iter().map(Item::score).collect()),
+        offered: items.iter().map(|item| item.skill).collect(),
+        ranked,
+        views,
+        shortened,
+        excluded,
+    };
     let over_budget = options.budget.is_some_and(|b| size > b.limit());
     Ok(Catalog {
         text,
@@ -216,7 +211,8 @@ where
             cap,
             floor,
             over_budget,
-            skills: explained,
+            decided,
+            skills: std::sync::OnceLock::new(),
         },
     })
 }
