@@ -155,23 +155,6 @@ impl Serialize for Skill {
     }
 }
 
-/// The path of the skill file `file` in `dir`, allocated at its length (a
-/// deck holds one per skill).
-pub(crate) fn skill_file_path(dir: &Path, file: &str) -> PathBuf {
-    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + file.len());
-    path.push(dir);
-    path.push(file);
-    path
-}
-
-/// The folder of a skill file: its parent (`.` for a bare file name).
-pub(crate) fn folder_of(skill_md: &Path) -> &Path {
-    match skill_md.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    }
-}
-
 /// The host fields of a skill's frontmatter, compact: two flags inline, and
 /// the rarely present argument hint and names behind one pointer (a skill
 /// without them costs no allocation).
@@ -393,7 +376,7 @@ impl Skill {
     /// The skill folder, absolute, as found under its root (symlinks kept):
     /// the parent of [`Skill::skill_md`].
     pub fn dir(&self) -> &Path {
-        folder_of(&self.skill_md)
+        crate::fs::read::folder_of(&self.skill_md)
     }
 
     /// The served rule, stated once: a skill is served unless its mode is

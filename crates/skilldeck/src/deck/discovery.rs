@@ -297,7 +297,7 @@ impl Candidate {
     /// The skill folder.
     fn dir(&self) -> &Path {
         if self.walked {
-            crate::skill::folder_of(&self.path)
+            crate::fs::read::folder_of(&self.path)
         } else {
             &self.path
         }
@@ -642,7 +642,7 @@ fn load_candidate(
         }
         let found = [SKILL_MD, SKILL_MD_LOWERCASE]
             .iter()
-            .map(|n| crate::skill::skill_file_path(dir, n))
+            .map(|n| crate::fs::read::skill_file_path(dir, n))
             .find(|p| std::fs::symlink_metadata(p).is_ok())
             .ok_or_else(|| {
                 fail(
@@ -652,7 +652,7 @@ fn load_candidate(
             })?;
         (found, c.expected)
     };
-    let dir = crate::skill::folder_of(&skill_md);
+    let dir = crate::fs::read::folder_of(&skill_md);
     // With an index: one stat, before any read, serves both the lookup and
     // the entry recorded after a fresh parse.
     let stamp = index.and_then(|_| FileStamp::read(&skill_md));

@@ -15,6 +15,36 @@ pub const SKILL_MD: &str = "SKILL.md";
 /// Accepted with a warning (the reference validator accepts it too).
 pub const SKILL_MD_LOWERCASE: &str = "skill.md";
 
+/// The path of the skill file `file` in `dir`, allocated at its length (a
+/// deck holds one per skill).
+pub(crate) fn skill_file_path(dir: &Path, file: &str) -> std::path::PathBuf {
+    let mut path = std::path::PathBuf::with_capacity(dir.as_os_str().len() + 1 + file.len());
+    path.push(dir);
+    path.push(file);
+    path
+}
+
+/// The folder of a skill file: its parent (`.` for a bare file name). A
+/// byte slice for the usual `.../SKILL.md` (called on hot paths:
+/// `Path::parent` parses components); `Path::parent` otherwise.
+pub(crate) fn folder_of(skill_md: &Path) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = skill_md.as_os_str().as_bytes();
+    for name in [SKILL_MD, SKILL_MD_LOWERCASE] {
+        if let Some(dir) = bytes
+            .strip_suffix(name.as_bytes())
+            .and_then(|d| d.strip_suffix(b"/"))
+            .filter(|d| !d.is_empty() && !d.ends_with(b"/"))
+        {
+            return Path::new(std::ffi::OsStr::from_bytes(dir));
+        }
+    }
+    match skill_md.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
 /// Reads a `SKILL.md` with every safety check: regular file only (checked on
 /// the open handle, so a swap after the first check is caught), at most
 /// [`MAX_SKILL_MD_BYTES`], valid UTF-8. Errors carry the file.
@@ -332,4 +362,32 @@ pub(crate) fn io_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
         Severity::Error,
         format!("cannot read {}: {e}", path.display()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path is an optimisation only: every skill file's folder is
+    /// what `Path::parent` says, compared as paths.
+    #[test]
+    fn the_folder_of_a_skill_file_is_its_parent() {
+        for (file, folder) in [
+            ("/r/s/SKILL.md", "/r/s"),
+            ("/r/s/skill.md", "/r/s"),
+            ("r/SKILL.md", "r"),
+            ("SKILL.md", "."),
+            ("/SKILL.md", "/"),
+            ("/r//SKILL.md", "/r"),
+            ("/r/s/NOTSKILL.md", "/r/s"),
+            ("/r/s/other.md", "/r/s"),
+            ("./SKILL.md", "."),
+        ] {
+            let found = folder_of(Path::new(file));
+            assert_eq!(found, Path::new(folder), "{file}");
+        }
+        let made = skill_file_path(Path::new("/r/s"), SKILL_MD);
+        assert_eq!(made, Path::new("/r/s/SKILL.md"));
+        assert_eq!(made.capacity(), made.as_os_str().len());
+    }
 }

@@ -66,7 +66,7 @@ pub struct FoundSkill {
 impl FoundSkill {
     /// The skill folder: the skill file's parent.
     pub fn dir(&self) -> &Path {
-        crate::skill::folder_of(&self.skill_md)
+        crate::fs::read::folder_of(&self.skill_md)
     }
 }
 
@@ -240,7 +240,7 @@ impl Walk<'_> {
         }
         if let Some(file) = skill_file {
             out.skills.push(FoundSkill {
-                skill_md: crate::skill::skill_file_path(dir, file),
+                skill_md: crate::fs::read::skill_file_path(dir, file),
                 via_symlink,
                 listed_regular: if file == SKILL_MD {
                     upper_regular
