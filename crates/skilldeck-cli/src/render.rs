@@ -124,9 +124,46 @@ pub fn colored_stdout() -> io::BufWriter<anstream::AutoStream<Box<dyn Write>>> {
     io::BufWriter::new(anstream::AutoStream::new(buffered, choice))
 }
 
-/// Writes all reports as one JSON array.
+/// Writes all reports as one JSON array: [`write_json`]'s bytes exactly.
+///
+/// Each report is serialized into its own buffer in parallel, then the
+/// buffers are written in order inside the array, one level deeper (every
+/// line break of a report gains the array's two-space indent: JSON strings
+/// hold no raw line breaks, so each one is the pretty printer's).
 pub fn json(out: &mut dyn Write, reports: &[SkillReport]) -> io::Result<()> {
-    write_json(out, reports)
+    use rayon::prelude::*;
+    if reports.is_empty() {
+        return write_json(out, reports);
+    }
+    let parts: Vec<io::Result<Vec<u8>>> = reports
+        .par_iter()
+        .map(|report| {
+            let mut buf = Vec::new();
+            write_json(&mut buf, report)?;
+            // `write_json` ends with a newline; the array adds its own.
+            buf.pop();
+            Ok(indent_lines(&buf))
+        })
+        .collect();
+    out.write_all(b"[")?;
+    for (i, part) in parts.into_iter().enumerate() {
+        out.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
+        out.write_all(&part?)?;
+    }
+    out.write_all(b"\n]\n")
+}
+
+/// `json` with two spaces after every line break.
+fn indent_lines(json: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(json.len() + json.len() / 8);
+    let mut start = 0;
+    for at in memchr::memchr_iter(b'\n', json) {
+        out.extend_from_slice(&json[start..=at]);
+        out.extend_from_slice(b"  ");
+        start = at + 1;
+    }
+    out.extend_from_slice(&json[start..]);
+    out
 }
 
 /// Pretty JSON plus a newline; I/O errors keep their kind (a closed pipe

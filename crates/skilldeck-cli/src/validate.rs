@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::ArgAction;
 use rayon::prelude::*;
 use skilldeck::{
-    Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
+    Code, Config, Diagnostic, FoundSkill, Mode, NameCharset, SkillReport, ValidationOptions,
+    WalkLimits,
 };
 
 use crate::context::Context;
@@ -94,12 +95,19 @@ fn parse_allowable(text: &str) -> Result<Code, String> {
     }
 }
 
+/// One skill to validate: a path as given (or discovered), or a skill a
+/// walk found (its folder and skill file known: not looked up again).
+enum Job {
+    Path(PathBuf),
+    Found(FoundSkill),
+}
+
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let options = args.options(&ctx.config);
     // Expand the arguments into skill paths (walking trees with -r), then
     // validate them all in parallel; reports keep the argument order.
     // Without PATH: the roots discovery searches, each walked like -r.
-    let mut jobs: Vec<PathBuf> = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     let mut tree_problems: Vec<Diagnostic> = Vec::new();
     let grade = |d: Diagnostic| -> Option<Diagnostic> {
         let severity = options.severity(d.code)?;
@@ -115,7 +123,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             ));
         }
         tree_problems.extend(problems.into_iter().filter_map(grade));
-        jobs = dirs;
+        jobs = dirs.into_iter().map(Job::Path).collect();
     }
     for path in &args.paths {
         if args.recursive && path.is_dir() {
@@ -131,14 +139,17 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 );
             }
             tree_problems.extend(found.diagnostics.into_iter().filter_map(grade));
-            jobs.extend(found.skills.into_iter().map(|f| f.dir().to_path_buf()));
+            jobs.extend(found.skills.into_iter().map(Job::Found));
         } else {
-            jobs.push(path.clone());
+            jobs.push(Job::Path(path.clone()));
         }
     }
     let reports: Vec<SkillReport> = jobs
         .par_iter()
-        .map(|path| skilldeck::validate_path(path, &options))
+        .map(|job| match job {
+            Job::Path(path) => skilldeck::validate_path(path, &options),
+            Job::Found(found) => skilldeck::validate_found(found, &options),
+        })
         .collect();
     let usage_error = reports.iter().any(|r| {
         r.diagnostics
@@ -146,25 +157,29 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .any(|d| matches!(d.code, Code::PathNotFound | Code::ReadError))
     });
 
-    let mut out = render::colored_stdout();
     match args.format {
         Format::Json => {
             for d in &tree_problems {
                 eprintln!("{}", render::safe(&d.to_string()));
             }
+            // No colour to strip: the JSON writer escapes every control
+            // character, so the bytes go to stdout as they are.
+            let mut out = render::stdout();
             render::json(&mut out, &reports)?;
+            out.flush()?;
         }
         // The parser admits only json and human.
         _ => {
+            let mut out = render::colored_stdout();
             render::human(
                 &mut out,
                 &reports,
                 &tree_problems,
                 options.max_skill_md_bytes,
             )?;
+            out.flush()?;
         }
     }
-    out.flush()?;
     let invalid =
         reports.iter().any(|r| !r.valid) || tree_problems.iter().any(Diagnostic::is_error);
     Ok(if usage_error {

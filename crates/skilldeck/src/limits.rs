@@ -7,6 +7,12 @@
 /// `file-too-large` without being read past this cap.
 pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
 
+/// Largest read buffer a validation thread keeps for its next file (bytes):
+/// `SKILL.md` files and linked files up to this size are read into a buffer
+/// that is reused, not allocated and zeroed per file; larger ones get their
+/// own, freed after.
+pub const KEPT_READ_BUFFER_BYTES: usize = 1024 * 1024;
+
 /// Longest frontmatter block (bytes between the two `---` lines).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 

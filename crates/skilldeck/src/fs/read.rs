@@ -2,13 +2,15 @@
 //! `SKILL.md` is never opened for a blocking read, symlinks to nothing or to
 //! themselves are reported, and no more than the cap is ever read.
 
+use std::cell::RefCell;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::thread::LocalKey;
 
 use crate::diagnostic::{Code, Diagnostic, Pos, Severity};
-use crate::limits::MAX_SKILL_MD_BYTES;
+use crate::limits::{KEPT_READ_BUFFER_BYTES, MAX_SKILL_MD_BYTES};
 
 /// The file every skill must have.
 pub const SKILL_MD: &str = "SKILL.md";
@@ -251,6 +253,115 @@ fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
     None
 }
 
+/// Validation's read of a `SKILL.md`: what [`read_skill_md_capped`] gives,
+/// passed to `f` as text borrowed from this thread's reusable buffer. A file
+/// its folder listing typed as a regular file (`listed_regular`) is opened
+/// without the `stat` before (see `open_listed_regular_file`). The file is
+/// read as long as the open handle's `fstat` says, in one `read` (see
+/// [`with_sized_read`]). Errors carry the file.
+pub(crate) fn with_skill_md_for_validation<T>(
+    file: &Path,
+    cap: u64,
+    listed_regular: bool,
+    f: impl FnOnce(Result<&str, Diagnostic>) -> T,
+) -> T {
+    thread_local! {
+        static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+    let opened = if listed_regular {
+        open_listed_regular_file(file, cap).map_err(|failure| open_diagnostic(file, failure))
+    } else {
+        open_regular(file, cap)
+    };
+    let (handle, meta) = match opened {
+        Ok(opened) => opened,
+        Err(d) => return f(Err(d.in_file(file))),
+    };
+    with_sized_read(&BUFFER, handle, meta.len(), cap.saturating_add(1), |read| {
+        let text = match read {
+            Ok(bytes) => check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap)
+                .and_then(|()| check_utf8(bytes)),
+            Err(e) => Err(io_diagnostic(file, &e)),
+        };
+        f(text.map_err(|d| d.in_file(file)))
+    })
+}
+
+/// Calls `f` with the bytes of `handle`, at most `limit`, read into
+/// `buffer`, this thread's reusable buffer (no allocation or zeroing per
+/// file). `len` is the size the file's `stat` gave: the first `read` asks for
+/// one byte more, and when it answers exactly `len` bytes the file is whole,
+/// without a second `read` to see the end. A file that gives more than it
+/// said (one growing meanwhile, or a `/proc` file, which says 0) is read on
+/// up to `limit`, as `read_to_end` would. A file over
+/// [`KEPT_READ_BUFFER_BYTES`], or a buffer already in use, gets a buffer of
+/// its own.
+pub(crate) fn with_sized_read<T>(
+    buffer: &'static LocalKey<RefCell<Vec<u8>>>,
+    handle: File,
+    len: u64,
+    limit: u64,
+    f: impl FnOnce(io::Result<&[u8]>) -> T,
+) -> T {
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    buffer.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut kept) if len < KEPT_READ_BUFFER_BYTES => {
+            let read = read_into(&mut kept, handle, len, limit);
+            let out = f(read.map(|n| &kept[..n]));
+            if kept.len() > KEPT_READ_BUFFER_BYTES {
+                kept.truncate(KEPT_READ_BUFFER_BYTES);
+                kept.shrink_to_fit();
+            }
+            out
+        }
+        _ => {
+            let mut own = Vec::new();
+            let read = read_into(&mut own, handle, len, limit);
+            f(read.map(|n| &own[..n]))
+        }
+    })
+}
+
+/// Reads at most `limit` bytes into the start of `buffer` (grown, zeroed,
+/// only when too short) and returns how many: one `read` for a regular
+/// file whose size is `len` (see [`with_sized_read`]).
+fn read_into(
+    buffer: &mut Vec<u8>,
+    mut handle: File,
+    len: usize,
+    limit: usize,
+) -> io::Result<usize> {
+    let mut want = len.saturating_add(1).min(limit);
+    let mut filled = 0;
+    loop {
+        if filled == want {
+            if want >= limit {
+                break;
+            }
+            // More than the `stat` said: read on, up to the limit.
+            want = want.saturating_mul(2).min(limit);
+        }
+        if buffer.len() < want {
+            buffer.resize(want, 0);
+        }
+        match handle.read(&mut buffer[filled..want]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled == len && filled < want {
+                    // Exactly the size the `stat` gave, and a short answer:
+                    // the end.
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 fn read_text_capped(file: &Path, cap: u64) -> Result<(String, Metadata), Diagnostic> {
     let (handle, meta) = open_regular(file, cap)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(cap)).unwrap_or(0));
@@ -263,24 +374,30 @@ fn read_text_capped(file: &Path, cap: u64) -> Result<(String, Metadata), Diagnos
 }
 
 fn decode_utf8(bytes: Vec<u8>) -> Result<String, Diagnostic> {
-    String::from_utf8(bytes).map_err(|e| {
-        let valid = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let before = String::from_utf8_lossy(&bytes[..valid]);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Diagnostic::new(
-            Code::NotUtf8,
-            Severity::Error,
-            format!("SKILL.md is not valid UTF-8 (invalid byte at offset {valid})"),
-        )
-        .at(Pos::new(
-            u32::try_from(line).unwrap_or(u32::MAX),
-            u32::try_from(column).unwrap_or(u32::MAX),
-            1,
-        ))
-        .with_help("save the file as UTF-8")
-    })
+    String::from_utf8(bytes).map_err(|e| not_utf8(e.as_bytes(), e.utf8_error()))
+}
+
+/// [`decode_utf8`] for borrowed bytes.
+fn check_utf8(bytes: &[u8]) -> Result<&str, Diagnostic> {
+    std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e))
+}
+
+fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
+    let valid = e.valid_up_to();
+    let before = String::from_utf8_lossy(&bytes[..valid]);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    Diagnostic::new(
+        Code::NotUtf8,
+        Severity::Error,
+        format!("SKILL.md is not valid UTF-8 (invalid byte at offset {valid})"),
+    )
+    .at(Pos::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+        1,
+    ))
+    .with_help("save the file as UTF-8")
 }
 
 /// What a non-regular file is (`None` for a regular file).
@@ -366,7 +483,43 @@ pub(crate) fn io_diagnostic(path: &Path, e: &io::Error) -> Diagnostic {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
+
+    thread_local! {
+        static TEST_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn sized_read(file: &Path, len: u64, limit: u64) -> Vec<u8> {
+        let handle = File::open(file).unwrap();
+        with_sized_read(&TEST_BUFFER, handle, len, limit, |read| {
+            read.unwrap().to_vec()
+        })
+    }
+
+    #[test]
+    fn a_file_that_says_it_is_empty_is_read_to_its_end() {
+        // `/proc` files report size 0 and hold text.
+        let whole = std::fs::read("/proc/self/status").unwrap();
+        assert!(!whole.is_empty());
+        let read = sized_read(Path::new("/proc/self/status"), 0, 1 << 20);
+        assert!(read.starts_with(b"Name:"), "{read:?}");
+    }
+
+    #[test]
+    fn a_file_longer_than_its_stat_said_is_read_on_to_the_limit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("f");
+        std::fs::write(&file, vec![b'x'; 10_000]).unwrap();
+        assert_eq!(sized_read(&file, 10_000, 20_000).len(), 10_000);
+        // The size given is too small (the file grew after its `stat`).
+        assert_eq!(sized_read(&file, 100, 20_000).len(), 10_000);
+        // Never past the limit.
+        assert_eq!(sized_read(&file, 100, 5_000).len(), 5_000);
+        // A file that shrank is read to its end.
+        assert_eq!(sized_read(&file, 15_000, 20_000).len(), 10_000);
+    }
 
     /// The fast path is an optimisation only: every skill file's folder is
     /// what `Path::parent` says, compared as paths.

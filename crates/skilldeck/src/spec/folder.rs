@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fs::read::io_diagnostic;
-use crate::fs::read::read_skill_md_capped;
 use crate::fs::read::symlink_diagnostic;
+use crate::fs::read::with_skill_md_for_validation;
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
-use crate::fs::walk::{WalkLimits, find_skill_dirs};
+use crate::fs::walk::{FoundSkill, WalkLimits, find_skill_dirs};
 use crate::spec::fields::Frontmatter;
 use crate::spec::options::ValidationOptions;
 use crate::spec::validate;
@@ -110,7 +110,7 @@ pub fn validate_path(path: &Path, options: &ValidationOptions) -> SkillReport {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        return validate_file(&dir, path, options, Vec::new());
+        return validate_file(&dir, path, options, Vec::new(), false);
     }
     SkillReport::failed(
         path.to_path_buf(),
@@ -129,18 +129,11 @@ pub fn validate_path(path: &Path, options: &ValidationOptions) -> SkillReport {
 pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
     let upper = dir.join(SKILL_MD);
     if std::fs::symlink_metadata(&upper).is_ok() {
-        return validate_file(dir, &upper, options, Vec::new());
+        return validate_file(dir, &upper, options, Vec::new(), false);
     }
     let lower = dir.join(SKILL_MD_LOWERCASE);
     if std::fs::symlink_metadata(&lower).is_ok() {
-        let warn = Diagnostic::new(
-            Code::SkillMdLowercase,
-            Severity::Warning,
-            "skill file is named skill.md; the spec names it SKILL.md",
-        )
-        .in_file(&lower)
-        .with_help("rename it to SKILL.md");
-        return validate_file(dir, &lower, options, vec![warn]);
+        return validate_file(dir, &lower, options, vec![lowercase_warning(&lower)], false);
     }
     // A folder of skills given where a skill was expected: say so. The walk
     // runs only on this failure path, within the usual bounds.
@@ -168,11 +161,57 @@ pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
     )
 }
 
+/// A skill a walk found ([`find_skill_dirs`]): its folder and skill file are
+/// known, so neither is looked up again. The report is the one
+/// [`validate_dir`] gives for `found.dir` (the walk applies the same
+/// `SKILL.md`-before-`skill.md` rule); a skill file the listing typed as a
+/// regular file is opened without a `stat` before (the open handle is
+/// checked instead).
+pub fn validate_found(found: &FoundSkill, options: &ValidationOptions) -> SkillReport {
+    let lowercase = found
+        .skill_md
+        .file_name()
+        .is_some_and(|n| n == SKILL_MD_LOWERCASE);
+    let diagnostics = if lowercase {
+        vec![lowercase_warning(&found.skill_md)]
+    } else {
+        Vec::new()
+    };
+    validate_file(
+        found.dir(),
+        &found.skill_md,
+        options,
+        diagnostics,
+        found.listed_regular,
+    )
+}
+
+/// [`validate_found`] for every skill of a walk, in parallel; reports come
+/// back in the order of `found`.
+pub fn validate_found_many(found: &[FoundSkill], options: &ValidationOptions) -> Vec<SkillReport> {
+    use rayon::prelude::*;
+    found
+        .par_iter()
+        .map(|skill| validate_found(skill, options))
+        .collect()
+}
+
+fn lowercase_warning(file: &Path) -> Diagnostic {
+    Diagnostic::new(
+        Code::SkillMdLowercase,
+        Severity::Warning,
+        "skill file is named skill.md; the spec names it SKILL.md",
+    )
+    .in_file(file)
+    .with_help("rename it to SKILL.md")
+}
+
 fn validate_file(
     dir: &Path,
     file: &Path,
     options: &ValidationOptions,
     mut diagnostics: Vec<Diagnostic>,
+    listed_regular: bool,
 ) -> SkillReport {
     // Folder-level findings get the same grading as the file's.
     diagnostics.retain_mut(|d| match options.severity(d.code) {
@@ -182,32 +221,34 @@ fn validate_file(
         }
         None => false,
     });
-    let text = match read_skill_md_capped(file, options.max_skill_md_bytes) {
-        Ok(text) => text,
-        Err(d) => {
-            let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
-            diagnostics.append(&mut r.diagnostics);
-            r.diagnostics = diagnostics;
-            return r;
+    with_skill_md_for_validation(file, options.max_skill_md_bytes, listed_regular, |text| {
+        let text = match text {
+            Ok(text) => text,
+            Err(d) => {
+                let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
+                diagnostics.append(&mut r.diagnostics);
+                r.diagnostics = diagnostics;
+                return r;
+            }
+        };
+        let checked = validate::check_text(text, Some(dir), options);
+        diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
+        let name = checked
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.name.clone())
+            .or_else(|| folder_name(dir));
+        let valid = !diagnostics.iter().any(Diagnostic::is_error);
+        SkillReport {
+            path: dir.to_path_buf(),
+            skill_md: Some(file.to_path_buf()),
+            name,
+            valid,
+            frontmatter: checked.frontmatter,
+            body_line: checked.body_line,
+            diagnostics,
         }
-    };
-    let checked = validate::check_text(&text, Some(dir), options);
-    diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
-    let name = checked
-        .frontmatter
-        .as_ref()
-        .and_then(|f| f.name.clone())
-        .or_else(|| folder_name(dir));
-    let valid = !diagnostics.iter().any(Diagnostic::is_error);
-    SkillReport {
-        path: dir.to_path_buf(),
-        skill_md: Some(file.to_path_buf()),
-        name,
-        valid,
-        frontmatter: checked.frontmatter,
-        body_line: checked.body_line,
-        diagnostics,
-    }
+    })
 }
 
 /// Validates many skill folders in parallel; reports come back in the order

@@ -3,10 +3,11 @@
 //! descriptions that never say when to use the skill.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::diagnostic::{Code, Pos};
+use crate::fs::read::SKILL_MD;
 use crate::limits::{
     CHARS_PER_TOKEN_ESTIMATE, MAX_BODY_LINES, MAX_BODY_TOKENS, MAX_LINT_LINKED_FILE_BYTES,
     MAX_LINT_LINKED_FILES,
@@ -119,17 +120,7 @@ fn in_fence(before: &str) -> bool {
 
 /// Warns when the description never says when to use the skill.
 pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
-    let lower = text.to_lowercase();
-    let says_when = TRIGGER_PHRASES.iter().any(|phrase| {
-        lower.match_indices(phrase).any(|(i, _)| {
-            i == 0
-                || !lower[..i]
-                    .chars()
-                    .next_back()
-                    .is_some_and(char::is_alphanumeric)
-        })
-    });
-    if !says_when {
+    if !says_when(&text.to_lowercase()) {
         sink.push(
             Code::DescriptionNoTrigger,
             pos,
@@ -140,6 +131,51 @@ pub(crate) fn description(text: &str, pos: Option<Pos>, sink: &mut Sink<'_>) {
                 .to_owned(),
         );
     }
+}
+
+/// Whether a trigger phrase starts a word of `lower` (at its start, or after
+/// a character that is not alphanumeric). One pass over the bytes (a
+/// character decoded only where a non-ASCII one starts), comparing the
+/// phrases only where a word starts with a phrase's first letter, instead of
+/// a substring search per phrase. The phrases are ASCII, so each of their
+/// occurrences starts at a character boundary: the same answer as searching
+/// every occurrence of every phrase.
+fn says_when(lower: &str) -> bool {
+    /// The ASCII letters a trigger phrase starts with.
+    const FIRST_LETTERS: [bool; 128] = {
+        let mut table = [false; 128];
+        let mut i = 0;
+        while i < TRIGGER_PHRASES.len() {
+            table[TRIGGER_PHRASES[i].as_bytes()[0] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    let bytes = lower.as_bytes();
+    let mut after_alphanumeric = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii() {
+            if !after_alphanumeric
+                && FIRST_LETTERS[usize::from(b)]
+                && TRIGGER_PHRASES
+                    .iter()
+                    .any(|phrase| bytes[i..].starts_with(phrase.as_bytes()))
+            {
+                return true;
+            }
+            after_alphanumeric = b.is_ascii_alphanumeric();
+            i += 1;
+        } else {
+            // Only where a non-ASCII character starts: decode it.
+            let Some(c) = lower[i..].chars().next() else {
+                break;
+            };
+            after_alphanumeric = c.is_alphanumeric();
+            i += c.len_utf8();
+        }
+    }
+    false
 }
 
 /// Body lints. `dir` is the skill folder (link checks are skipped without it).
@@ -154,7 +190,13 @@ pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Si
         )
         .help = Some("move detailed material into references/ and link to it".to_owned());
     }
-    let tokens = body.chars().count() / CHARS_PER_TOKEN_ESTIMATE;
+    // A character takes at least one byte: a body whose bytes are under the
+    // limit is under it in characters too, without counting them.
+    let tokens = if body.len() / CHARS_PER_TOKEN_ESTIMATE > MAX_BODY_TOKENS {
+        body.chars().count() / CHARS_PER_TOKEN_ESTIMATE
+    } else {
+        0
+    };
     if tokens > MAX_BODY_TOKENS {
         sink.push(
             Code::BodyTooManyTokens,
@@ -206,6 +248,24 @@ pub(crate) struct Link {
 /// property test `the_whole_text_link_scanner_finds_what_the_line_scanner_found`
 /// pins it against that walk).
 pub(crate) fn extract_links(text: &str) -> Vec<Link> {
+    scan_links(text, true)
+}
+
+/// The targets [`extract_links`] finds, in the same order, for texts whose
+/// link positions are never reported (the files `SKILL.md` links to): no
+/// line is numbered and no character counted, the order comes from byte
+/// offsets (a line's start, a link's byte column), which sort like lines
+/// and character columns.
+fn link_targets(text: &str) -> Vec<String> {
+    scan_links(text, false)
+        .into_iter()
+        .map(|l| l.target)
+        .collect()
+}
+
+/// [`extract_links`]; with `numbered` false, a link's `line` is the byte
+/// offset where its line starts and its `column` a byte column.
+fn scan_links(text: &str, numbered: bool) -> Vec<Link> {
     let bytes = text.as_bytes();
     // Found on the first line that needs them (many texts have no `]`).
     let mut fences: Option<Vec<(usize, &'static str)>> = None;
@@ -222,12 +282,18 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
             break;
         };
         // Only a `](` or `]:` can start a Markdown link, and only a `/`
-        // after an `s` can end a resource folder (`scripts`, `references`,
-        // `assets`): a line with neither yields nothing.
+        // right after `scripts`, `references` or `assets` can end a
+        // resource folder (what `bare_paths` looks for): a line with
+        // neither yields nothing.
         let useful = if bytes[hit] == b']' {
             matches!(bytes.get(hit + 1), Some(b'(' | b':'))
         } else {
-            hit > 0 && bytes[hit - 1] == b's'
+            hit > 0 && bytes[hit - 1] == b's' && {
+                let before = &bytes[..hit];
+                RESOURCE_DIRS
+                    .iter()
+                    .any(|d| before.ends_with(&d.as_bytes()[..d.len() - 1]))
+            }
         };
         if !useful {
             from = hit + 1;
@@ -236,11 +302,16 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
         let gap = &bytes[pos..hit];
         let start = match memchr::memrchr(b'\n', gap) {
             Some(i) => {
-                line_no += memchr::memchr_iter(b'\n', gap).count();
+                if numbered {
+                    line_no += memchr::memchr_iter(b'\n', gap).count();
+                }
                 pos + i + 1
             }
             None => pos,
         };
+        if !numbered {
+            line_no = start;
+        }
         let end = memchr::memchr(b'\n', &bytes[hit..]).map_or(bytes.len(), |i| hit + i);
         let raw = &text[start..end];
         let line = raw.strip_suffix('\r').unwrap_or(raw);
@@ -260,10 +331,10 @@ pub(crate) fn extract_links(text: &str) -> Vec<Link> {
                 next_fence += 1;
             }
             if fence.is_none() {
-                markdown_links(line, line.trim_start(), line_no, &mut out);
+                markdown_links(line, line.trim_start(), line_no, numbered, &mut out);
             }
         }
-        bare_paths(line, line_no, &mut out);
+        bare_paths(line, line_no, numbered, &mut out);
         pos = end + 1;
         from = pos;
         line_no += 1;
@@ -323,8 +394,14 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-fn char_col(line: &str, byte: usize) -> usize {
-    line[..byte].chars().count()
+/// The character column of `byte` in `line` (its byte column when the
+/// positions are only sorted, not reported).
+fn char_col(line: &str, byte: usize, numbered: bool) -> usize {
+    if numbered {
+        line[..byte].chars().count()
+    } else {
+        byte
+    }
 }
 
 /// The first `]` followed by `next` at or after `from` (a `memchr` for
@@ -380,7 +457,7 @@ fn code_spans(line: &str) -> Vec<(usize, usize)> {
 }
 
 /// `trimmed` is `line` without its leading whitespace.
-fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>) {
+fn markdown_links(line: &str, trimmed: &str, line_no: usize, numbered: bool, out: &mut Vec<Link>) {
     // Links inside inline code (`[name](url)`) are examples, like fenced ones.
     let spans = code_spans(line);
     let in_code = |at: usize| spans.iter().any(|&(s, e)| s <= at && at < e);
@@ -393,19 +470,19 @@ fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>
         let start = at + 2;
         let tail = &line[start..];
         let (target, _) = if let Some(inner) = tail.strip_prefix('<') {
-            match inner.find('>') {
+            match memchr::memchr(b'>', inner.as_bytes()) {
                 Some(end) => (&inner[..end], 0),
                 None => break,
             }
         } else {
-            let end = tail.find([')', ' ']).unwrap_or(tail.len());
+            let end = memchr::memchr2(b')', b' ', tail.as_bytes()).unwrap_or(tail.len());
             (&tail[..end], 0)
         };
         if let Some(target) = local_target(target) {
             out.push(Link {
                 target,
                 line: line_no,
-                column: char_col(line, start),
+                column: char_col(line, start, numbered),
             });
         }
         rest = start;
@@ -423,13 +500,13 @@ fn markdown_links(line: &str, trimmed: &str, line_no: usize, out: &mut Vec<Link>
             out.push(Link {
                 target: found,
                 line: line_no,
-                column: char_col(line, byte) + 1,
+                column: char_col(line, byte, numbered) + 1,
             });
         }
     }
 }
 
-fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
+fn bare_paths(line: &str, line_no: usize, numbered: bool, out: &mut Vec<Link>) {
     // Every resource path has a '/' right after the folder name: find the
     // slashes (SIMD memchr) and look back, instead of searching each name.
     for slash in memchr::memchr_iter(b'/', line.as_bytes()) {
@@ -451,9 +528,7 @@ fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
             // example inside a fence).
             continue;
         }
-        let end = line[i..]
-            .find(|c: char| c.is_whitespace() || "`'\"()[]<>,;|&*{}$".contains(c))
-            .map_or(line.len(), |e| i + e);
+        let end = path_end(&line[i..]).map_or(line.len(), |e| i + e);
         if line[end..].starts_with(['*', '{', '<', '$']) {
             // A pattern such as `references/span-*.md`.
             continue;
@@ -466,8 +541,58 @@ fn bare_paths(line: &str, line_no: usize, out: &mut Vec<Link>) {
             out.push(Link {
                 target,
                 line: line_no,
-                column: char_col(line, i),
+                column: char_col(line, i, numbered),
             });
+        }
+    }
+}
+
+/// Where a bare resource path ends: at the first whitespace character or
+/// one of `` `'"()[]<>,;|&*{}$ ``. Byte tests for ASCII (a table), and a
+/// decoded character only where a non-ASCII one starts (it may be Unicode
+/// whitespace): the answer of a `find` over the characters.
+fn path_end(text: &str) -> Option<usize> {
+    const ENDS: [bool; 128] = {
+        let mut table = [false; 128];
+        let ends = b"`'\"()[]<>,;|&*{}$\t\n\x0B\x0C\r ";
+        let mut i = 0;
+        while i < ends.len() {
+            table[ends[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii() {
+            if ENDS[usize::from(b)] {
+                return Some(i);
+            }
+            i += 1;
+        } else {
+            let c = text[i..].chars().next()?;
+            if c.is_whitespace() {
+                return Some(i);
+            }
+            i += c.len_utf8();
+        }
+    }
+    None
+}
+
+/// Whether the last component of `path` is `SKILL.md` (`Path::ends_with`),
+/// from the bytes when the path ends in a plain name (no trailing `/` or
+/// `.`, which `Path` would skip).
+fn names_skill_md(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    match bytes.last() {
+        Some(b'/' | b'.') => path.ends_with(SKILL_MD),
+        _ => {
+            bytes.ends_with(SKILL_MD.as_bytes())
+                && (bytes.len() == SKILL_MD.len()
+                    || bytes[bytes.len() - SKILL_MD.len() - 1] == b'/')
         }
     }
 }
@@ -488,28 +613,41 @@ fn strip_line_suffix(path: &str) -> &str {
 }
 
 /// The file part of a link when it is a relative local path.
+///
+/// Byte tests throughout: every character looked for is ASCII, and no byte
+/// of a multi-byte UTF-8 character is.
 fn local_target(raw: &str) -> Option<String> {
     let raw = raw.trim();
+    let bytes = raw.as_bytes();
     if raw.is_empty()
         || raw.starts_with(['#', '/', '~', '\\'])
-        || raw.contains("://")
-        || raw.contains(['<', '>', '{', '}', '$', '*'])
+        || bytes
+            .iter()
+            .any(|b| matches!(b, b'<' | b'>' | b'{' | b'}' | b'$' | b'*'))
     {
         return None;
     }
-    // A scheme (`mailto:`, `data:`): letters then ':' before any '/'.
-    if let Some(colon) = raw.find(':')
-        && raw[..colon]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
-    {
-        return None;
+    if let Some(colon) = memchr::memchr(b':', bytes) {
+        // A scheme (`mailto:`, `data:`): letters then ':' before any '/';
+        // or a URL (`://`) anywhere.
+        if bytes[..colon]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+            || memchr::memchr_iter(b':', &bytes[colon..])
+                .any(|i| bytes[colon + i + 1..].starts_with(b"//"))
+        {
+            return None;
+        }
     }
-    let path = raw.split(['#', '?']).next().unwrap_or("");
+    let path = &raw[..memchr::memchr2(b'#', b'?', bytes).unwrap_or(bytes.len())];
     if path.is_empty() {
         return None;
     }
-    Some(percent_decode(path))
+    Some(if memchr::memchr(b'%', path.as_bytes()).is_some() {
+        percent_decode(path)
+    } else {
+        path.to_owned()
+    })
 }
 
 fn percent_decode(s: &str) -> String {
@@ -553,30 +691,50 @@ fn resolve_inside(dir: &Path, from: &Path, target: &str) -> Option<PathBuf> {
     Some(path)
 }
 
+/// What `stat` (following symlinks) said about a path: a regular file or
+/// not, and its size.
+#[derive(Debug, Clone, Copy)]
+struct Stat {
+    is_file: bool,
+    len: u64,
+}
+
 /// `stat` results of one skill's lint run, by path: a file linked from
 /// `SKILL.md` and again from its references is looked up once.
 /// Keyed by the path's bytes with a fast hasher: the paths come from
 /// [`resolve_inside`], already normal (no `.`, `..` or doubled separators),
 /// so bytes compare as `Path`s would, without `Path`'s component-wise hash.
 #[derive(Default)]
-struct Stats(HashMap<std::ffi::OsString, Option<bool>, foldhash::fast::RandomState>);
+struct Stats(HashMap<std::ffi::OsString, Option<Stat>, foldhash::fast::RandomState>);
 
 impl Stats {
-    /// `None`: nothing there (or unreadable); `Some(is_file)` otherwise.
-    fn get(&mut self, path: &Path) -> Option<bool> {
+    /// `None`: nothing there (or unreadable).
+    fn get(&mut self, path: &Path) -> Option<Stat> {
         if let Some(&known) = self.0.get(path.as_os_str()) {
             return known;
         }
-        let found = std::fs::metadata(path).ok().map(|m| m.is_file());
+        let found = std::fs::metadata(path).ok().map(|m| Stat {
+            is_file: m.is_file(),
+            len: m.len(),
+        });
         self.0.insert(path.as_os_str().to_owned(), found);
         found
     }
 }
 
+/// A Markdown file `SKILL.md` links to: where it is, the link as written,
+/// where the link is, and its size (from the `stat` that found it).
+struct LinkedMd {
+    path: PathBuf,
+    target: String,
+    pos: Pos,
+    len: u64,
+}
+
 fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
     let mut stats = Stats::default();
-    let mut seen = HashSet::new();
-    let mut linked_md: Vec<(PathBuf, String, Pos)> = Vec::new();
+    let mut seen: HashSet<String, foldhash::fast::RandomState> = HashSet::default();
+    let mut linked_md: Vec<LinkedMd> = Vec::new();
     for link in extract_links(body) {
         let pos = Pos::new(
             body_line.saturating_add(u32::try_from(link.line).unwrap_or(u32::MAX)),
@@ -584,7 +742,7 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
             u32::try_from(link.target.chars().count()).unwrap_or(0),
         );
         let Some(path) = resolve_inside(dir, Path::new(""), &link.target) else {
-            if seen.insert(link.target.clone()) {
+            if !seen.contains(&link.target) {
                 sink.push(
                     Code::BrokenLink,
                     Some(pos),
@@ -594,66 +752,98 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
                     ),
                 )
                 .help = Some("copy the file into the skill (references/ or assets/) and link to the copy".to_owned());
+                seen.insert(link.target);
             }
             continue;
         };
-        if !seen.insert(link.target.clone()) {
+        if seen.contains(&link.target) {
             continue;
         }
-        // One stat answers both "does it exist" and "is it a file".
-        let Some(is_file) = stats.get(&path) else {
+        // One stat answers "does it exist", "is it a file" and "how long".
+        let Some(stat) = stats.get(&path) else {
             sink.push(
                 Code::BrokenLink,
                 Some(pos),
                 format!("'{}' is not a file in this skill", link.target),
             )
             .help = Some("fix the path, or add the file to the skill".to_owned());
+            seen.insert(link.target);
             continue;
         };
         if path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("md"))
-            && is_file
-            && !path.ends_with("SKILL.md")
+            && stat.is_file
+            && !names_skill_md(&path)
         {
-            linked_md.push((path, link.target.clone(), pos));
+            linked_md.push(LinkedMd {
+                path,
+                target: link.target.clone(),
+                pos,
+                len: stat.len,
+            });
         }
+        seen.insert(link.target);
     }
     nested_references(dir, &linked_md, &mut stats, sink);
 }
 
-/// The start of a linked file (at most [`MAX_LINT_LINKED_FILE_BYTES`]), read
-/// into a buffer sized from the handle's `fstat`: one `read` for most files,
-/// not a doubling series.
-fn read_linked(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len().min(MAX_LINT_LINKED_FILE_BYTES);
-    let mut bytes = Vec::with_capacity(usize::try_from(len).ok()?.saturating_add(1));
-    file.take(MAX_LINT_LINKED_FILE_BYTES)
-        .read_to_end(&mut bytes)
+/// The link targets of a linked file's start (at most
+/// [`MAX_LINT_LINKED_FILE_BYTES`]): open, one `read` into this thread's
+/// reusable buffer when the file is as long as its `stat` said, close. The open does not block
+/// (a FIFO swapped in after the `stat` reads as empty). `None` when it
+/// cannot be read or is not UTF-8.
+fn linked_targets(path: &Path, len: u64) -> Option<Vec<String>> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
         .ok()?;
-    String::from_utf8(bytes).ok()
+    crate::fs::read::with_sized_read(&BUFFER, file, len, MAX_LINT_LINKED_FILE_BYTES, |read| {
+        let text = std::str::from_utf8(read.ok()?).ok()?;
+        Some(link_targets(text))
+    })
 }
 
 /// Spec: keep file references one level deep from SKILL.md.
-fn nested_references(
-    dir: &Path,
-    linked: &[(PathBuf, String, Pos)],
-    stats: &mut Stats,
-    sink: &mut Sink<'_>,
-) {
-    for (path, target, pos) in linked.iter().take(MAX_LINT_LINKED_FILES) {
-        let Some(text) = read_linked(path) else {
+fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats, sink: &mut Sink<'_>) {
+    // The link targets of each file read (`None`: unreadable): a file
+    // linked twice (`references/a.md`, `./references/a.md`) is read once.
+    let mut read: Vec<(&Path, Option<Vec<String>>)> = Vec::new();
+    for LinkedMd {
+        path,
+        target,
+        pos,
+        len,
+    } in linked.iter().take(MAX_LINT_LINKED_FILES)
+    {
+        let i = match read.iter().position(|(p, _)| *p == path.as_path()) {
+            Some(i) => i,
+            None => {
+                let targets = linked_targets(path, *len);
+                read.push((path, targets));
+                read.len() - 1
+            }
+        };
+        let Some(targets) = &read[i].1 else {
             continue;
         };
         let from = Path::new(target).parent().unwrap_or(Path::new(""));
-        let onward: Vec<String> = extract_links(&text)
-            .into_iter()
-            .filter_map(|l| {
-                let p = resolve_inside(dir, from, &l.target)?;
-                (p != *path && !p.ends_with("SKILL.md") && stats.get(&p) == Some(true))
-                    .then_some(l.target)
+        let onward: Vec<&str> = targets
+            .iter()
+            .filter(|t| {
+                resolve_inside(dir, from, t).is_some_and(|p| {
+                    // Both come from `resolve_inside` on the same folder: the
+                    // same path is the same bytes.
+                    p.as_os_str() != path.as_os_str()
+                        && !names_skill_md(&p)
+                        && stats.get(&p).is_some_and(|s| s.is_file)
+                })
             })
+            .map(String::as_str)
             .collect();
         if let Some(first) = onward.first() {
             sink.push(
@@ -712,9 +902,9 @@ mod tests {
             toggle_fence(&mut fence, trimmed);
             if has_link_bytes {
                 if fence.is_none() {
-                    markdown_links(line, trimmed, line_no, &mut out);
+                    markdown_links(line, trimmed, line_no, true, &mut out);
                 }
-                bare_paths(line, line_no, &mut out);
+                bare_paths(line, line_no, true, &mut out);
             }
             start = end + 1;
             line_no += 1;
@@ -780,6 +970,24 @@ mod tests {
         ) {
             let text = pieces.concat();
             proptest::prop_assert_eq!(extract_links(&text), extract_links_by_line(&text), "{:?}", text);
+        }
+
+        #[test]
+        fn the_unnumbered_scan_finds_the_targets_of_the_numbered_one_in_order(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..80)
+        ) {
+            let text = pieces.concat();
+            let numbered: Vec<String> = extract_links(&text).into_iter().map(|l| l.target).collect();
+            proptest::prop_assert_eq!(link_targets(&text), numbered, "{:?}", text);
+        }
+
+        #[test]
+        fn a_bare_path_ends_where_the_character_search_ends_it(
+            pieces in proptest::collection::vec(proptest::sample::select(MARKDOWN_PIECES), 0..40)
+        ) {
+            let text = pieces.concat();
+            let by_chars = text.find(|c: char| c.is_whitespace() || "`'\"()[]<>,;|&*{}$".contains(c));
+            proptest::prop_assert_eq!(path_end(&text), by_chars, "{:?}", text);
         }
 
         #[test]
@@ -898,6 +1106,67 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn skill_md_is_named_by_the_last_component_only() {
+        for path in [
+            "SKILL.md",
+            "/s/SKILL.md",
+            "/s/references/SKILL.md",
+            "/s/XSKILL.md",
+            "/s/SKILL.md/",
+            "/s/SKILL.md/.",
+            "/s/SKILL.mdx",
+            "/s/skill.md",
+            "/s/.",
+            "/",
+        ] {
+            assert_eq!(
+                names_skill_md(Path::new(path)),
+                Path::new(path).ends_with(SKILL_MD),
+                "{path}"
+            );
+        }
+    }
+
+    /// The phrase-by-phrase search [`says_when`] replaced, kept as the
+    /// reference for its property test.
+    fn says_when_by_search(lower: &str) -> bool {
+        TRIGGER_PHRASES.iter().any(|phrase| {
+            lower.match_indices(phrase).any(|(i, _)| {
+                i == 0
+                    || !lower[..i]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_alphanumeric)
+            })
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn the_one_pass_trigger_search_answers_like_the_search_per_phrase(
+            pieces in proptest::collection::vec(proptest::sample::select(&[
+                "use", " ", "when", "use when", "ask", "task", "é", "日本", "x", "1", "-",
+                "(", "trigger", "need", "re", "quest", "\u{a0}", "_", "if you", "Ä",
+            ][..]), 0..30)
+        ) {
+            let text = pieces.concat().to_lowercase();
+            proptest::prop_assert_eq!(says_when(&text), says_when_by_search(&text), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn trigger_phrases_count_only_at_word_starts() {
+        assert!(says_when("use when the user asks"));
+        assert!(says_when("extracts tables. use it for pdfs"));
+        assert!(says_when("(trigger: pdf)"));
+        assert!(!says_when("reuse the cache; misuse is rare"));
+        assert!(!says_when("tasked with nothing"));
+        assert!(says_when("é ask"));
+        assert!(!says_when("éask"));
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub(crate) mod yaml;
 
 pub use control::{REPLACEMENT, first_control, is_control, may_hold_control, replace_controls};
 pub use fields::Frontmatter;
-pub use folder::{SkillReport, validate_dir, validate_many, validate_path};
+pub use folder::{
+    SkillReport, validate_dir, validate_found, validate_found_many, validate_many, validate_path,
+};
 pub use frontmatter::{Split, split as split_frontmatter};
 pub use name::{
     NameCharset, NameProblem, SkillName, check as check_name, lookalike_key,
