@@ -24,11 +24,16 @@ pub struct Args {
     /// the "Base directory for this skill:" form (text), or json.
     #[arg(long, default_value = "xml")]
     format: ActivationFormat,
-    /// A conversation id: a second activation of the same skill in the same
-    /// conversation prints a short "already active" notice instead of the
-    /// body again (remembered across calls in $XDG_STATE_HOME/skilldeck).
+    /// A conversation id: activating the same skill with the same
+    /// arguments again in the same conversation prints a short "already
+    /// active" notice instead of the body (other arguments print the body;
+    /// remembered across calls in $XDG_STATE_HOME/skilldeck).
     #[arg(long, value_name = "ID")]
     conversation: Option<String>,
+    /// Print the body even if the conversation already received it (it
+    /// was compacted away).
+    #[arg(long, requires = "conversation")]
+    reload: bool,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
@@ -37,8 +42,11 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let skill = skilldeck_host::require_served(deck, &args.name)?;
     let mut store = ConversationStore::default();
     let mut out = render::stdout_for(args.format == skilldeck::ActivationFormat::Json);
+    let arguments = skilldeck::activation::join_arguments(&args.args);
+    let key = skilldeck_host::content_key(&arguments);
     if let Some(id) = &args.conversation
-        && store.is_active(id, &skill.name)
+        && !args.reload
+        && store.was_delivered(id, &skill.name, key)
     {
         writeln!(
             out,
@@ -47,7 +55,6 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         )?;
         return Ok(exit::OK);
     }
-    let arguments = skilldeck::activation::join_arguments(&args.args);
     let activation = skilldeck::activate(skill, &arguments)?;
     let text = activation.render(args.format);
     out.write_all(text.as_bytes())?;
@@ -57,7 +64,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     out.flush()?;
     // Recorded once the body is out, so a failed write sends it again.
     if let Some(id) = &args.conversation {
-        ActivationLog::record(&mut store, id, &skill.name)?;
+        ActivationLog::record(&mut store, id, &skill.name, key)?;
     }
     Ok(exit::OK)
 }

@@ -378,6 +378,30 @@ fn activate_in_the_same_conversation_twice_gives_the_notice() {
 }
 
 #[test]
+fn activate_in_a_conversation_delivers_other_arguments_and_reloads_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(tmp.path().join("mine"), "greet")
+        .description("Use when greeting.")
+        .body("Greet $ARGUMENTS.\n")
+        .write();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["activate", "greet", "--root", "mine", "--conversation", "c"];
+        args.extend_from_slice(extra);
+        stdout(&skilldeck(&args, tmp.path()))
+    };
+    assert!(run(&["--", "Ada"]).contains("Greet Ada."));
+    let bob = run(&["--", "Bob"]);
+    assert!(
+        bob.contains("Greet Bob."),
+        "other arguments are delivered: {bob}"
+    );
+    let again = run(&["--", "Bob"]);
+    assert!(again.contains("already active"), "{again}");
+    let reloaded = run(&["--reload", "--", "Bob"]);
+    assert!(reloaded.contains("Greet Bob."), "{reloaded}");
+}
+
+#[test]
 fn activate_refuses_skills_turned_off() {
     let tmp = tempfile::tempdir().unwrap();
     skilldeck_testkit::skill(tmp.path().join("mine"), "x")

@@ -9,10 +9,12 @@ use crate::tracker::Seen;
 
 /// Record-and-check of activations per conversation.
 pub trait ActivationLog {
-    /// Records that `conversation` activates `skill`, in one step with the
-    /// check: [`Seen::Again`] when it is still active there (send the
-    /// notice), else [`Seen::First`] (send the body; now recorded).
-    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error>;
+    /// Records that `conversation` activates `skill` with the content
+    /// `key` ([`crate::tracker::content_key`] of its arguments), in one step
+    /// with the check: [`Seen::Again`] when that content is still active
+    /// there (send the notice), else [`Seen::First`] (send the body; now
+    /// recorded).
+    fn record(&mut self, conversation: &str, skill: &str, key: u64) -> Result<Seen, Error>;
 
     /// Forgets that `conversation` activated `skill` (the body could not
     /// be sent after all); true when it was remembered.
@@ -20,11 +22,12 @@ pub trait ActivationLog {
 }
 
 impl ActivationLog for crate::tracker::ActivationTracker {
-    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error> {
+    fn record(&mut self, conversation: &str, skill: &str, key: u64) -> Result<Seen, Error> {
         Ok(crate::tracker::ActivationTracker::record(
             self,
             conversation,
             skill,
+            key,
         ))
     }
 
@@ -38,11 +41,12 @@ impl ActivationLog for crate::tracker::ActivationTracker {
 }
 
 impl ActivationLog for &crate::tracker::SharedActivationTracker {
-    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error> {
+    fn record(&mut self, conversation: &str, skill: &str, key: u64) -> Result<Seen, Error> {
         Ok(crate::tracker::SharedActivationTracker::record(
             self,
             conversation,
             skill,
+            key,
         ))
     }
 

@@ -21,8 +21,33 @@ use crate::tracker::Seen;
 /// The folder under the state folder that holds the conversation files.
 pub const CONVERSATIONS_DIR: &str = "conversations";
 
-/// Skill name → activation time (seconds since the epoch).
-type Active = BTreeMap<String, u64>;
+/// Skill name → activation time (seconds since the epoch) and content key.
+type Active = BTreeMap<String, Entry>;
+
+/// One activation in a conversation file: `[seconds, content key]`; a bare
+/// number (files written before content keys) is the activation without
+/// arguments.
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Keyed(u64, u64),
+    At(u64),
+}
+
+impl Entry {
+    fn at(self) -> u64 {
+        match self {
+            Entry::Keyed(at, _) | Entry::At(at) => at,
+        }
+    }
+
+    fn key(self) -> u64 {
+        match self {
+            Entry::Keyed(_, key) => key,
+            Entry::At(_) => crate::tracker::content_key(""),
+        }
+    }
+}
 
 /// Conversations kept as files in one folder. See the module documentation.
 #[derive(Debug, Clone)]
@@ -75,7 +100,7 @@ impl ConversationStore {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default();
         let ttl = self.ttl.as_secs();
-        active.retain(|_, at| now.saturating_sub(*at) < ttl);
+        active.retain(|_, entry| now.saturating_sub(entry.at()) < ttl);
         active
     }
 
@@ -98,13 +123,28 @@ impl ConversationStore {
         self.load_at(conversation, now).contains_key(skill)
     }
 
+    /// True when `conversation` received `skill` with the content `key`
+    /// ([`crate::tracker::content_key`] of its arguments) and it has not
+    /// expired: the same activation again gets the notice.
+    pub fn was_delivered(&self, conversation: &str, skill: &str, key: u64) -> bool {
+        self.load_at(conversation, now())
+            .get(skill)
+            .is_some_and(|entry| entry.key() == key)
+    }
+
     /// [`ActivationLog::record`] at `now` (seconds since the epoch).
-    pub fn record_at(&self, conversation: &str, skill: &str, now: u64) -> Result<Seen, Error> {
+    pub fn record_at(
+        &self,
+        conversation: &str,
+        skill: &str,
+        key: u64,
+        now: u64,
+    ) -> Result<Seen, Error> {
         let mut active = self.load_at(conversation, now);
-        if active.contains_key(skill) {
+        if active.get(skill).is_some_and(|entry| entry.key() == key) {
             return Ok(Seen::Again);
         }
-        active.insert(skill.to_owned(), now);
+        active.insert(skill.to_owned(), Entry::Keyed(now, key));
         self.save(conversation, &active)?;
         Ok(Seen::First)
     }
@@ -122,8 +162,8 @@ impl ConversationStore {
 }
 
 impl ActivationLog for ConversationStore {
-    fn record(&mut self, conversation: &str, skill: &str) -> Result<Seen, Error> {
-        self.record_at(conversation, skill, now())
+    fn record(&mut self, conversation: &str, skill: &str, key: u64) -> Result<Seen, Error> {
+        self.record_at(conversation, skill, key, now())
     }
 
     fn forget(&mut self, conversation: &str, skill: &str) -> Result<bool, Error> {

@@ -254,13 +254,18 @@ impl Host {
 
     /// Activates `name` for the session `session` as the model asks
     /// (`activate_skill`): refused unless [`crate::rules::model_access`]
-    /// allows it; the instructions the first time, the short notice after.
+    /// allows it. Deduplication is of identical content: the instructions
+    /// the first time, again whenever the arguments differ from the ones
+    /// last delivered, the short notice for the same arguments; `reload`
+    /// delivers them again whatever was sent (the client compacted them
+    /// away).
     pub fn activate(
         &self,
         snapshot: &Snapshot,
         session: &str,
         name: &str,
         arguments: &str,
+        reload: bool,
     ) -> Result<Activated, ToolError> {
         let span = tracing::info_span!(
             "activate",
@@ -275,7 +280,11 @@ impl Host {
         // Recorded before rendering, in one step with the check, so two
         // concurrent calls in one session cannot both send the body; a
         // failed activation is forgotten again.
-        let again = self.tracker.record(session, &skill.name) == Seen::Again;
+        if reload {
+            self.tracker.forget(session, &skill.name);
+        }
+        let key = crate::tracker::content_key(arguments);
+        let again = self.tracker.record(session, &skill.name, key) == Seen::Again;
         span.record("skilldeck.activation.already_active", again);
         if again {
             return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));

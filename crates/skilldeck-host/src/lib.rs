@@ -58,6 +58,7 @@ pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use tool_error::{ToolError, ToolErrorKind};
 pub use tools::{ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
-    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, is_skill_content,
+    ActivationTracker, Seen, SharedActivationTracker, already_active_notice, content_key,
+    is_skill_content,
 };
 pub use watch::{Relevance, Survey, WatchPlan, WatchTarget};

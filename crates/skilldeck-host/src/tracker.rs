@@ -31,19 +31,31 @@ use lru::LruCache;
 use skilldeck::activation::{TEXT_HEADER, XML_OPEN_TAG, escape_xml};
 use skilldeck::limits::{TRACKER_CONVERSATIONS, TRACKER_SKILLS_PER_CONVERSATION, TRACKER_TTL};
 
+/// The identity of an activation's content for deduplication: the skill's
+/// arguments, trimmed (the same skill with other arguments is other
+/// content, delivered again). Stable across processes (the CLI's
+/// conversation files store it).
+pub fn content_key(arguments: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    arguments.trim().hash(&mut h);
+    h.finish()
+}
+
 /// Whether a conversation had already received a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Seen {
     /// Not active (never, forgotten, or expired): send the body. Now recorded.
     First,
-    /// Already active: send [`already_active_notice`] instead.
+    /// Already active with the same content (the same arguments): send
+    /// [`already_active_notice`] instead.
     Again,
 }
 
 #[derive(Debug, Default)]
 struct Conversation {
-    /// Skill name → when its body was sent.
-    skills: HashMap<String, Instant>,
+    /// Skill name → when its body was sent, and its [`content_key`].
+    skills: HashMap<String, (Instant, u64)>,
 }
 
 /// Remembers, per conversation, which skills were activated. See the module
@@ -115,43 +127,46 @@ impl ActivationTracker {
     }
 
     /// [`ActivationTracker::record_at`] now.
-    pub fn record(&mut self, conversation: &str, skill: &str) -> Seen {
-        self.record_at(conversation, skill, Instant::now())
+    pub fn record(&mut self, conversation: &str, skill: &str, key: u64) -> Seen {
+        self.record_at(conversation, skill, key, Instant::now())
     }
 
-    /// Records that `conversation` activates `skill` at `now`: [`Seen::Again`]
-    /// when it is still active there (its body was sent less than `ttl`
-    /// ago; the time is not refreshed), else [`Seen::First`] and the
-    /// activation is remembered from `now`.
-    pub fn record_at(&mut self, conversation: &str, skill: &str, now: Instant) -> Seen {
+    /// Records that `conversation` activates `skill` with the content
+    /// `key` ([`content_key`] of its arguments) at `now`: [`Seen::Again`]
+    /// when that content is still active there (sent less than `ttl` ago;
+    /// the time is not refreshed), else [`Seen::First`] and the activation
+    /// is remembered from `now` with `key` (other arguments replace the
+    /// ones remembered).
+    pub fn record_at(&mut self, conversation: &str, skill: &str, key: u64, now: Instant) -> Seen {
+        let content = key;
         let key = self.key(conversation);
         let ttl = self.ttl;
         let max_skills = self.max_skills;
         let conv = self
             .conversations
             .get_or_insert_mut(key, Conversation::default);
-        if let Some(sent) = conv.skills.get_mut(skill) {
-            if now.saturating_duration_since(*sent) < ttl {
+        if let Some(entry) = conv.skills.get_mut(skill) {
+            if entry.1 == content && now.saturating_duration_since(entry.0) < ttl {
                 return Seen::Again;
             }
-            *sent = now;
+            *entry = (now, content);
             return Seen::First;
         }
         if conv.skills.len() >= max_skills {
             conv.skills
-                .retain(|_, sent| now.saturating_duration_since(*sent) < ttl);
+                .retain(|_, (sent, _)| now.saturating_duration_since(*sent) < ttl);
         }
         if conv.skills.len() >= max_skills {
             let oldest = conv
                 .skills
                 .iter()
-                .min_by_key(|(_, sent)| **sent)
+                .min_by_key(|(_, (sent, _))| *sent)
                 .map(|(name, _)| name.clone());
             if let Some(oldest) = oldest {
                 conv.skills.remove(&oldest);
             }
         }
-        conv.skills.insert(skill.to_owned(), now);
+        conv.skills.insert(skill.to_owned(), (now, content));
         Seen::First
     }
 
@@ -166,7 +181,7 @@ impl ActivationTracker {
         self.conversations
             .peek(&self.key(conversation))
             .and_then(|c| c.skills.get(skill))
-            .is_some_and(|&sent| self.live(sent, now))
+            .is_some_and(|&(sent, _)| self.live(sent, now))
     }
 
     /// Forgets that `conversation` activated `skill` (its context lost the
@@ -203,7 +218,7 @@ impl ActivationTracker {
         self.conversations.retain(|_, c| {
             let before = c.skills.len();
             c.skills
-                .retain(|_, sent| now.saturating_duration_since(*sent) < ttl);
+                .retain(|_, (sent, _)| now.saturating_duration_since(*sent) < ttl);
             dropped += before - c.skills.len();
             !c.skills.is_empty()
         });
@@ -239,13 +254,13 @@ impl SharedActivationTracker {
     }
 
     /// [`ActivationTracker::record`].
-    pub fn record(&self, conversation: &str, skill: &str) -> Seen {
-        self.lock().record(conversation, skill)
+    pub fn record(&self, conversation: &str, skill: &str, key: u64) -> Seen {
+        self.lock().record(conversation, skill, key)
     }
 
     /// [`ActivationTracker::record_at`].
-    pub fn record_at(&self, conversation: &str, skill: &str, now: Instant) -> Seen {
-        self.lock().record_at(conversation, skill, now)
+    pub fn record_at(&self, conversation: &str, skill: &str, key: u64, now: Instant) -> Seen {
+        self.lock().record_at(conversation, skill, key, now)
     }
 
     /// [`ActivationTracker::forget`].
@@ -267,12 +282,16 @@ impl SharedActivationTracker {
 /// The short answer to a repeated activation, in the envelope's form (so
 /// [`is_skill_content`] recognises it):
 /// `<skill_content name="x" status="already-active">Skill 'x' is already
-/// active in this conversation; its instructions are above.</skill_content>`.
+/// active in this conversation with these arguments; its instructions are
+/// above. If they are no longer in the conversation, call activate_skill
+/// again with "reload": true.</skill_content>`.
 pub fn already_active_notice(name: &str) -> String {
     let name = escape_xml(name);
     format!(
         "{XML_OPEN_TAG} name=\"{name}\" status=\"already-active\">Skill '{name}' is already \
-         active in this conversation; its instructions are above.</skill_content>"
+         active in this conversation with these arguments; its instructions are above. If \
+         they are no longer in the conversation (it was compacted), call activate_skill \
+         again with \"reload\": true to receive them again.</skill_content>"
     )
 }
 

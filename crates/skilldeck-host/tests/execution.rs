@@ -368,7 +368,7 @@ fn skill_tools_are_offered_to_a_conversation_once_its_skill_is_active() {
     assert_eq!(err.kind, ToolErrorKind::Denied);
     assert!(err.message.contains("activate_skill"), "{}", err.message);
 
-    host.activate(&snap, "c1", "words", "").unwrap();
+    host.activate(&snap, "c1", "words", "", false).unwrap();
     assert_eq!(names("c1"), [RUN_SKILL_SCRIPT, "words__lookup"]);
     assert_eq!(names("c2"), [RUN_SKILL_SCRIPT], "another conversation");
     let spec = host
@@ -411,7 +411,7 @@ fn tool_exposure_always_and_never() {
         },
     );
     let snap = never.snapshot();
-    never.activate(&snap, "c", "words", "").unwrap();
+    never.activate(&snap, "c", "words", "", false).unwrap();
     let names: Vec<String> = never
         .execution_tool_specs(&snap, "c")
         .into_iter()
@@ -438,7 +438,7 @@ fn without_execution_no_tool_runs_skill_code() {
     let host = host_with(&root, ExecConfig::default());
     let snap = host.snapshot();
     assert!(host.execution().is_none());
-    host.activate(&snap, "c", "words", "").unwrap();
+    host.activate(&snap, "c", "words", "", false).unwrap();
     assert!(host.execution_tool_specs(&snap, "c").is_empty());
     assert!(!host.is_execution_tool("words__lookup"));
     let args = json!({"word": "x"});
@@ -476,7 +476,7 @@ fn dynamic_context_runs_in_the_sandbox_when_enabled() {
     );
     let snap = host.snapshot();
     let text = host
-        .activate(&snap, "c", "ctx", "")
+        .activate(&snap, "c", "ctx", "", false)
         .unwrap()
         .text()
         .to_owned();
@@ -509,7 +509,7 @@ fn dynamic_context_is_the_disabled_text_unless_both_switches_are_on() {
         let host = dynamic_host(&root, exec);
         let snap = host.snapshot();
         let text = host
-            .activate(&snap, "c", "ctx", "")
+            .activate(&snap, "c", "ctx", "", false)
             .unwrap()
             .text()
             .to_owned();

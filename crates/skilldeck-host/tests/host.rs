@@ -113,17 +113,119 @@ fn the_already_active_notice_is_per_session() {
     let tmp = fixture();
     let host = host(tmp.path());
     let snap = host.snapshot();
-    let first = host.activate(&snap, "a", "pdf", "").unwrap();
+    let first = host.activate(&snap, "a", "pdf", "", false).unwrap();
     assert!(matches!(&first, Activated::Content(t) if t.contains("# PDF")));
-    let again = host.activate(&snap, "a", "pdf", "").unwrap();
+    let again = host.activate(&snap, "a", "pdf", "", false).unwrap();
     assert!(matches!(&again, Activated::AlreadyActive(t) if t.contains("already active")));
-    let other = host.activate(&snap, "b", "pdf", "").unwrap();
+    let other = host.activate(&snap, "b", "pdf", "", false).unwrap();
     assert!(matches!(other, Activated::Content(_)));
     assert_eq!(host.skill_files_changed("pdf"), 2);
     assert!(matches!(
-        host.activate(&snap, "a", "pdf", "").unwrap(),
+        host.activate(&snap, "a", "pdf", "", false).unwrap(),
         Activated::Content(_)
     ));
+}
+
+/// `activate_skill` through the host's one tool entry (the path of MCP,
+/// Python and LangChain).
+fn activate_tool(host: &Host, session: &str, args: Value) -> String {
+    let Value::Object(args) = args else {
+        panic!("arguments are an object")
+    };
+    host.call_tool(&host.snapshot(), session, activate_skill::NAME, &args)
+        .unwrap()
+        .text()
+        .to_string()
+}
+
+#[test]
+fn the_same_skill_with_other_arguments_is_delivered_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    skill(tmp.path(), "greet", "", "Greet $ARGUMENTS warmly.");
+    let host = host(tmp.path());
+    let ada = activate_tool(&host, "c", json!({"name": "greet", "arguments": "Ada"}));
+    assert!(ada.contains("Greet Ada warmly."), "{ada}");
+    // Other arguments: other content, delivered (not "already active").
+    let bob = activate_tool(&host, "c", json!({"name": "greet", "arguments": "Bob"}));
+    assert!(bob.contains("Greet Bob warmly."), "{bob}");
+    // The same arguments as the last delivery: the short notice.
+    let again = activate_tool(&host, "c", json!({"name": "greet", "arguments": " Bob "}));
+    assert!(again.contains("already active"), "{again}");
+    assert!(!again.contains("Greet"), "{again}");
+    // Back to the first arguments: delivered again (only the last is kept).
+    let ada = activate_tool(&host, "c", json!({"name": "greet", "arguments": "Ada"}));
+    assert!(ada.contains("Greet Ada warmly."), "{ada}");
+}
+
+#[test]
+fn reload_delivers_the_instructions_again_after_compaction() {
+    let tmp = fixture();
+    let host = host(tmp.path());
+    let first = activate_tool(&host, "c", json!({"name": "pdf"}));
+    assert!(first.contains("# PDF"), "{first}");
+    let notice = activate_tool(&host, "c", json!({"name": "pdf"}));
+    assert!(
+        notice.contains(r#""reload": true"#),
+        "the notice says how: {notice}"
+    );
+    let reloaded = activate_tool(&host, "c", json!({"name": "pdf", "reload": true}));
+    assert!(reloaded.contains("# PDF"), "{reloaded}");
+    // Delivered and recorded: the same call without reload is a notice again.
+    let notice = activate_tool(&host, "c", json!({"name": "pdf", "reload": false}));
+    assert!(notice.contains("already active"), "{notice}");
+    // `reload` must be a boolean, and the schema offers it.
+    let Value::Object(bad) = json!({"name": "pdf", "reload": "yes"}) else {
+        unreachable!()
+    };
+    let err = host
+        .call_tool(&host.snapshot(), "c", activate_skill::NAME, &bad)
+        .unwrap_err();
+    assert_eq!(err.kind, ToolErrorKind::InvalidArguments);
+    assert!(
+        err.message.contains("`reload` must be true or false"),
+        "{err}"
+    );
+    let spec = activate_skill::spec(&host.snapshot());
+    assert_eq!(spec.input_schema["properties"]["reload"]["type"], "boolean");
+}
+
+#[test]
+fn the_conversation_store_delivers_other_arguments_and_dedupes_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = ConversationStore::new(tmp.path().join("c"), Duration::from_secs(3600));
+    let (ada, bob) = (
+        skilldeck_host::content_key("Ada"),
+        skilldeck_host::content_key("Bob"),
+    );
+    assert_ne!(ada, bob);
+    assert_eq!(
+        store.record_at("c", "greet", ada, 1_000).unwrap(),
+        Seen::First
+    );
+    assert_eq!(
+        store.record_at("c", "greet", ada, 1_001).unwrap(),
+        Seen::Again
+    );
+    assert_eq!(
+        store.record_at("c", "greet", bob, 1_002).unwrap(),
+        Seen::First
+    );
+    assert_eq!(
+        store.record_at("c", "greet", bob, 1_003).unwrap(),
+        Seen::Again
+    );
+    // A file written before content keys (a bare time) reads as the
+    // activation without arguments.
+    std::fs::write(store.path("old"), br#"{"greet": 1000}"#).unwrap();
+    let none = skilldeck_host::content_key("");
+    assert_eq!(
+        store.record_at("old", "greet", none, 1_001).unwrap(),
+        Seen::Again
+    );
+    assert_eq!(
+        store.record_at("old", "greet", ada, 1_002).unwrap(),
+        Seen::First
+    );
 }
 
 #[test]
@@ -139,7 +241,7 @@ fn concurrent_activations_in_one_session_send_the_body_once() {
                 (Arc::clone(&host), Arc::clone(&snap), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 barrier.wait();
-                host.activate(&snap, "one", "pdf", "").unwrap()
+                host.activate(&snap, "one", "pdf", "", false).unwrap()
             })
         })
         .collect();
@@ -158,10 +260,12 @@ fn a_failed_activation_is_forgotten() {
     opts.cache.activation.max_arguments_bytes = 4;
     let host = Host::new(opts).unwrap();
     let snap = host.snapshot();
-    let err = host.activate(&snap, "s", "pdf", "too long").unwrap_err();
+    let err = host
+        .activate(&snap, "s", "pdf", "too long", false)
+        .unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::Failed);
     assert!(matches!(
-        host.activate(&snap, "s", "pdf", "").unwrap(),
+        host.activate(&snap, "s", "pdf", "", false).unwrap(),
         Activated::Content(_)
     ));
 }
@@ -171,7 +275,7 @@ fn skills_the_model_may_not_invoke_are_refused_by_name() {
     let tmp = fixture();
     let host = host(tmp.path());
     let err = host
-        .activate(&host.snapshot(), "s", "manual", "")
+        .activate(&host.snapshot(), "s", "manual", "", false)
         .unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::NotModelInvocable);
     assert!(err.message.contains("/manual"));
@@ -238,7 +342,7 @@ fn tool_arguments_outside_the_schema_are_refused_naming_the_accepted_ones() {
         (
             activate_skill::NAME,
             json!({"name": "pdf", "extra": 1}),
-            "unknown argument `extra`; the accepted arguments are `name`, `arguments`",
+            "unknown argument `extra`; the accepted arguments are `name`, `arguments`, `reload`",
         ),
         (
             read_skill_resource::NAME,
@@ -402,15 +506,21 @@ fn the_conversation_store_round_trips_and_expires() {
     let ttl = Duration::from_secs(60);
     let store = ConversationStore::new(tmp.path().join("conversations"), ttl);
     assert!(!store.is_active_at("c", "pdf", 1_000));
-    assert_eq!(store.record_at("c", "pdf", 1_000).unwrap(), Seen::First);
+    assert_eq!(store.record_at("c", "pdf", 0, 1_000).unwrap(), Seen::First);
     // Another store over the same folder (another process) sees it.
     let reopened = ConversationStore::new(tmp.path().join("conversations"), ttl);
     assert!(reopened.is_active_at("c", "pdf", 1_059));
-    assert_eq!(reopened.record_at("c", "pdf", 1_030).unwrap(), Seen::Again);
+    assert_eq!(
+        reopened.record_at("c", "pdf", 0, 1_030).unwrap(),
+        Seen::Again
+    );
     assert!(!reopened.is_active_at("other", "pdf", 1_030));
     // Expired after the ttl.
     assert!(!reopened.is_active_at("c", "pdf", 1_060));
-    assert_eq!(reopened.record_at("c", "pdf", 1_060).unwrap(), Seen::First);
+    assert_eq!(
+        reopened.record_at("c", "pdf", 0, 1_060).unwrap(),
+        Seen::First
+    );
     assert!(reopened.forget_at("c", "pdf", 1_061).unwrap());
     assert!(!reopened.is_active_at("c", "pdf", 1_061));
     // A corrupt file is an empty conversation.
@@ -424,8 +534,8 @@ fn the_conversation_store_round_trips_and_expires() {
 #[test]
 fn the_tracker_and_the_store_share_one_activation_log_api() {
     fn twice(log: &mut impl ActivationLog) -> (Seen, Seen) {
-        let first = log.record("c", "pdf").unwrap();
-        (first, log.record("c", "pdf").unwrap())
+        let first = log.record("c", "pdf", 0).unwrap();
+        (first, log.record("c", "pdf", 0).unwrap())
     }
     let tmp = tempfile::tempdir().unwrap();
     let mut store = ConversationStore::new(tmp.path(), Duration::from_secs(60));

@@ -206,7 +206,9 @@ fn the_model_cannot_activate_a_skill_it_may_not_invoke_and_is_told_how_the_user_
     let host = host(&root);
     let snapshot = host.snapshot();
     for skill in [USER_ONLY, MANUAL] {
-        let err = host.activate(&snapshot, "c1", skill, "").unwrap_err();
+        let err = host
+            .activate(&snapshot, "c1", skill, "", false)
+            .unwrap_err();
         assert_eq!(err.kind, ToolErrorKind::NotModelInvocable, "{err}");
         assert!(err.message.contains(&format!("prompt /{skill}")), "{err}");
     }

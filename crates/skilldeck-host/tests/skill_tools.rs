@@ -175,7 +175,7 @@ fn an_ineligible_skill_offers_no_tools_and_activation_says_why() {
         matches!(&err, Error::Core(skilldeck::Error::SkillIneligible { name, .. }) if name == "needy"),
         "{err:?}"
     );
-    let err = host.activate(&snap, "s1", "needy", "").unwrap_err();
+    let err = host.activate(&snap, "s1", "needy", "", false).unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::UnknownSkill);
     assert!(
         err.message

@@ -18,19 +18,19 @@ const TTL: Duration = Duration::from_secs(600);
 fn first_activation_is_first_and_the_second_is_again() {
     let mut t = ActivationTracker::new(8, TTL);
     let now = Instant::now();
-    assert_eq!(t.record_at("c1", "pdf", now), Seen::First);
-    assert_eq!(t.record_at("c1", "pdf", now), Seen::Again);
-    assert_eq!(t.record_at("c1", "docx", now), Seen::First);
+    assert_eq!(t.record_at("c1", "pdf", 0, now), Seen::First);
+    assert_eq!(t.record_at("c1", "pdf", 0, now), Seen::Again);
+    assert_eq!(t.record_at("c1", "docx", 0, now), Seen::First);
     assert!(t.is_active_at("c1", "pdf", now));
-    assert!(t.record("c9", "pdf") == Seen::First && t.record("c9", "pdf") == Seen::Again);
+    assert!(t.record("c9", "pdf", 0) == Seen::First && t.record("c9", "pdf", 0) == Seen::Again);
 }
 
 #[test]
 fn conversations_are_tracked_separately() {
     let mut t = ActivationTracker::new(8, TTL);
     let now = Instant::now();
-    assert_eq!(t.record_at("c1", "pdf", now), Seen::First);
-    assert_eq!(t.record_at("c2", "pdf", now), Seen::First);
+    assert_eq!(t.record_at("c1", "pdf", 0, now), Seen::First);
+    assert_eq!(t.record_at("c2", "pdf", 0, now), Seen::First);
     assert!(!t.is_active_at("c3", "pdf", now));
 }
 
@@ -38,16 +38,16 @@ fn conversations_are_tracked_separately() {
 fn activation_expires_after_the_ttl() {
     let mut t = ActivationTracker::new(8, TTL);
     let t0 = Instant::now();
-    assert_eq!(t.record_at("c", "pdf", t0), Seen::First);
+    assert_eq!(t.record_at("c", "pdf", 0, t0), Seen::First);
     assert_eq!(
-        t.record_at("c", "pdf", t0 + TTL - Duration::from_secs(1)),
+        t.record_at("c", "pdf", 0, t0 + TTL - Duration::from_secs(1)),
         Seen::Again
     );
     assert!(!t.is_active_at("c", "pdf", t0 + TTL));
-    assert_eq!(t.record_at("c", "pdf", t0 + TTL), Seen::First);
+    assert_eq!(t.record_at("c", "pdf", 0, t0 + TTL), Seen::First);
     // Re-sent at t0 + TTL: active again from then.
     assert_eq!(
-        t.record_at("c", "pdf", t0 + TTL + Duration::from_secs(1)),
+        t.record_at("c", "pdf", 0, t0 + TTL + Duration::from_secs(1)),
         Seen::Again
     );
 }
@@ -56,32 +56,32 @@ fn activation_expires_after_the_ttl() {
 fn again_does_not_extend_the_ttl() {
     let mut t = ActivationTracker::new(8, TTL);
     let t0 = Instant::now();
-    t.record_at("c", "pdf", t0);
-    assert_eq!(t.record_at("c", "pdf", t0 + TTL / 2), Seen::Again);
-    assert_eq!(t.record_at("c", "pdf", t0 + TTL), Seen::First);
+    t.record_at("c", "pdf", 0, t0);
+    assert_eq!(t.record_at("c", "pdf", 0, t0 + TTL / 2), Seen::Again);
+    assert_eq!(t.record_at("c", "pdf", 0, t0 + TTL), Seen::First);
 }
 
 #[test]
 fn least_recently_active_conversation_is_evicted() {
     let mut t = ActivationTracker::new(2, TTL);
     let now = Instant::now();
-    t.record_at("a", "s", now);
-    t.record_at("b", "s", now);
-    t.record_at("a", "other", now); // `a` is now the most recent
-    t.record_at("c", "s", now); // evicts `b`
+    t.record_at("a", "s", 0, now);
+    t.record_at("b", "s", 0, now);
+    t.record_at("a", "other", 0, now); // `a` is now the most recent
+    t.record_at("c", "s", 0, now); // evicts `b`
     assert_eq!(t.len(), 2);
     assert!(t.is_active_at("a", "s", now));
     assert!(!t.is_active_at("b", "s", now));
-    assert_eq!(t.record_at("b", "s", now), Seen::First);
+    assert_eq!(t.record_at("b", "s", 0, now), Seen::First);
 }
 
 #[test]
 fn skills_per_conversation_are_bounded_oldest_forgotten() {
     let mut t = ActivationTracker::with_limits(4, TTL, 2);
     let t0 = Instant::now();
-    t.record_at("c", "one", t0);
-    t.record_at("c", "two", t0 + Duration::from_secs(1));
-    t.record_at("c", "three", t0 + Duration::from_secs(2));
+    t.record_at("c", "one", 0, t0);
+    t.record_at("c", "two", 0, t0 + Duration::from_secs(1));
+    t.record_at("c", "three", 0, t0 + Duration::from_secs(2));
     let now = t0 + Duration::from_secs(3);
     assert!(!t.is_active_at("c", "one", now));
     assert!(t.is_active_at("c", "two", now));
@@ -92,23 +92,23 @@ fn skills_per_conversation_are_bounded_oldest_forgotten() {
 fn forgetting_makes_the_next_activation_first() {
     let mut t = ActivationTracker::new(8, TTL);
     let now = Instant::now();
-    t.record_at("c", "pdf", now);
-    t.record_at("c", "docx", now);
+    t.record_at("c", "pdf", 0, now);
+    t.record_at("c", "docx", 0, now);
     assert!(t.forget("c", "pdf"));
     assert!(!t.forget("c", "pdf"));
-    assert_eq!(t.record_at("c", "pdf", now), Seen::First);
+    assert_eq!(t.record_at("c", "pdf", 0, now), Seen::First);
     assert!(t.forget_conversation("c"));
     assert!(!t.forget_conversation("c"));
-    assert_eq!(t.record_at("c", "docx", now), Seen::First);
+    assert_eq!(t.record_at("c", "docx", 0, now), Seen::First);
 }
 
 #[test]
 fn purge_drops_expired_activations_and_empty_conversations() {
     let mut t = ActivationTracker::new(8, TTL);
     let t0 = Instant::now();
-    t.record_at("old", "a", t0);
-    t.record_at("mixed", "a", t0);
-    t.record_at("mixed", "b", t0 + TTL);
+    t.record_at("old", "a", 0, t0);
+    t.record_at("mixed", "a", 0, t0);
+    t.record_at("mixed", "b", 0, t0 + TTL);
     assert_eq!(t.purge_expired_at(t0 + TTL), 2);
     assert_eq!(t.len(), 1);
     assert!(t.is_active_at("mixed", "b", t0 + TTL));
@@ -129,7 +129,7 @@ fn shared_tracker_gives_exactly_one_first_across_threads() {
     let handles: Vec<_> = (0..8)
         .map(|_| {
             let s = Arc::clone(&shared);
-            std::thread::spawn(move || s.record("conv", "pdf"))
+            std::thread::spawn(move || s.record("conv", "pdf", 0))
         })
         .collect();
     let firsts = handles
@@ -147,7 +147,9 @@ fn already_active_notice_is_short_escaped_and_recognised() {
     assert_eq!(
         already_active_notice("pdf"),
         "<skill_content name=\"pdf\" status=\"already-active\">Skill 'pdf' is already active \
-         in this conversation; its instructions are above.</skill_content>"
+         in this conversation with these arguments; its instructions are above. If they are \
+         no longer in the conversation (it was compacted), call activate_skill again with \
+         \"reload\": true to receive them again.</skill_content>"
     );
     let odd = already_active_notice("a\"<b>");
     assert!(

@@ -152,8 +152,10 @@ impl Engine {
         session: &str,
         name: &str,
         arguments: &str,
+        reload: bool,
     ) -> Result<Activated, ToolError> {
-        self.host.activate(snapshot, session, name, arguments)
+        self.host
+            .activate(snapshot, session, name, arguments, reload)
     }
 
     /// [`Host::render`] (prompts: no session tracking).

@@ -18,7 +18,9 @@ const POLL: Duration = Duration::from_millis(50);
 fn activatable(engine: &Engine, name: &str) -> bool {
     let snapshot = engine.snapshot();
     let session = engine.new_session_key();
-    engine.activate(&snapshot, &session, name, "").is_ok()
+    engine
+        .activate(&snapshot, &session, name, "", false)
+        .is_ok()
 }
 
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {

@@ -254,15 +254,17 @@ impl Deck {
     /// Activates `name` with `arguments`. Without `conversation`: the
     /// application asks (the instructions every time, from the cache while
     /// `SKILL.md` is unchanged). With it: the model asks in that
-    /// conversation (the host's model rules apply, and a second activation
-    /// answers the short "already active" notice).
-    #[pyo3(signature = (name, arguments = "", conversation = None))]
+    /// conversation (the host's model rules apply; the same arguments again
+    /// answer the short "already active" notice, other arguments the
+    /// instructions; `reload=True` sends them again after compaction).
+    #[pyo3(signature = (name, arguments = "", conversation = None, reload = false))]
     fn activate(
         &self,
         py: Python<'_>,
         name: &str,
         arguments: &str,
         conversation: Option<&str>,
+        reload: bool,
     ) -> PyResult<Activation> {
         let host = &self.host;
         match conversation {
@@ -283,7 +285,7 @@ impl Deck {
             Some(conversation) => {
                 let result = py.detach(|| {
                     let snapshot = host.snapshot();
-                    match host.activate(&snapshot, conversation, name, arguments) {
+                    match host.activate(&snapshot, conversation, name, arguments, reload) {
                         Ok(Activated::AlreadyActive(notice)) => {
                             let found = snapshot
                                 .require(name)

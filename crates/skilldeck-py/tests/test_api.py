@@ -205,6 +205,18 @@ def test_conversation_gets_the_already_active_notice(skills_root: Path) -> None:
     assert not deck.activate("one").already_active
 
 
+def test_conversation_delivers_other_arguments_and_reloads(skills_root: Path) -> None:
+    write_skill(skills_root, "greet", body="Greet $ARGUMENTS.\n")
+    deck = Deck.discover(roots=[skills_root])
+    assert "Greet Ada." in deck.activate("greet", "Ada", conversation="c").text
+    bob = deck.activate("greet", "Bob", conversation="c")
+    assert not bob.already_active and "Greet Bob." in bob.text
+    again = deck.activate("greet", "Bob", conversation="c")
+    assert again.already_active and '"reload": true' in again.text
+    reloaded = deck.activate("greet", "Bob", conversation="c", reload=True)
+    assert not reloaded.already_active and "Greet Bob." in reloaded.text
+
+
 def test_tool_specs_are_the_hosts(skills_root: Path) -> None:
     write_skill(skills_root, "one", "Does one thing. Use when one.")
     specs = {t.name: t for t in Deck.discover(roots=[skills_root]).tool_specs()}

@@ -165,7 +165,7 @@ def test_agent_loop_with_a_fake_chat_model(deck: Deck, async_: bool) -> None:
             {"name": "read_skill_resource", "args": {"name": "pdf-forms", "path": "references/FORMS.md"}, "id": "c3"},
         ]),
         AIMessage(content="", tool_calls=[
-            {"name": "activate_skill", "args": {"name": "pdf-forms"}, "id": "c4"},
+            {"name": "activate_skill", "args": {"name": "pdf-forms", "arguments": "invoice.pdf"}, "id": "c4"},
         ]),
         AIMessage(content="Filled invoice.pdf."),
     ])
@@ -180,7 +180,8 @@ def test_agent_loop_with_a_fake_chat_model(deck: Deck, async_: bool) -> None:
     assert results["c1"].status == "error"
     assert "unknown skill 'pdf-form'" in str(results["c1"].content)
     assert "did you mean 'pdf-forms'" in str(results["c1"].content)
-    # Then the real skill, its file, and the notice on a second activation.
+    # Then the real skill, its file, and the notice on a second activation
+    # with the same arguments (other arguments would be delivered).
     assert results["c2"].status == "success"
     assert "PDF skill: fill invoice.pdf" in str(results["c2"].content)
     assert results["c3"].content == "# Form fields\n"

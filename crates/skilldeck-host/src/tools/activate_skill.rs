@@ -1,5 +1,6 @@
-//! `activate_skill` (`name`, optional `arguments`): a skill's instructions
-//! the first time in a session, the short notice after.
+//! `activate_skill` (`name`, optional `arguments` and `reload`): a skill's
+//! instructions the first time in a session and whenever the arguments
+//! change, the short notice for the same arguments, and again on `reload`.
 
 use serde_json::{Map, Value, json};
 
@@ -39,6 +40,12 @@ pub fn spec(snapshot: &Snapshot) -> ToolSpec {
                     "type": "string",
                     "description": "Arguments for the skill, as the user gave them \
                                     (substituted for $ARGUMENTS, $0, $1, ...)."
+                },
+                "reload": {
+                    "type": "boolean",
+                    "description": "Send the instructions again although this \
+                                    conversation already received them (they are no \
+                                    longer in it, e.g. after compaction)."
                 }
             },
             "required": ["name"],
@@ -55,9 +62,10 @@ pub fn call(
     session: &str,
     arguments: &Map<String, Value>,
 ) -> Result<ToolOutput, ToolError> {
-    args::only(arguments, &["name", "arguments"])?;
+    args::only(arguments, &["name", "arguments", "reload"])?;
     let name = args::required(arguments, "name")?;
     let skill_arguments = args::string(arguments, "arguments")?.unwrap_or("");
-    host.activate(snapshot, session, name, skill_arguments)
+    let reload = args::boolean(arguments, "reload")?.unwrap_or(false);
+    host.activate(snapshot, session, name, skill_arguments, reload)
         .map(ToolOutput::Activation)
 }

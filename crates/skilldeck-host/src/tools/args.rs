@@ -52,6 +52,18 @@ pub(crate) fn string<'a>(
     }
 }
 
+/// An optional boolean argument (absent and `null` are `None`).
+pub(crate) fn boolean(args: &Map<String, Value>, key: &str) -> Result<Option<bool>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(invalid(format!(
+            "`{key}` must be true or false, not {}",
+            json_kind(other)
+        ))),
+    }
+}
+
 /// A required string argument.
 pub(crate) fn required<'a>(args: &'a Map<String, Value>, key: &str) -> Result<&'a str, ToolError> {
     string(args, key)?.ok_or_else(|| invalid(format!("`{key}` is required")))

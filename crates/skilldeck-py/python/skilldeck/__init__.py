@@ -227,7 +227,11 @@ class Deck:
     # -- activation and files ------------------------------------------------
 
     def activate(
-        self, name: str, arguments: str = "", conversation: Optional[str] = None
+        self,
+        name: str,
+        arguments: str = "",
+        conversation: Optional[str] = None,
+        reload: bool = False,
     ) -> Activation:
         """The skill's instructions with ``arguments`` substituted
         (``$ARGUMENTS``, ``$0``, ``$name``, ``${SKILL_DIR}``).
@@ -235,15 +239,23 @@ class Deck:
         Without ``conversation`` the application asks: the instructions
         every time, from the cache while ``SKILL.md`` is unchanged. With a
         ``conversation`` id the model asks in that conversation: skills the
-        model may not invoke are refused, and a second activation answers a
-        short "already active" notice (``already_active`` is True)."""
-        return self._native.activate(name, arguments, conversation)
+        model may not invoke are refused; the same arguments again answer a
+        short "already active" notice (``already_active`` is True), other
+        arguments the instructions; ``reload=True`` sends them again (the
+        conversation was compacted)."""
+        return self._native.activate(name, arguments, conversation, reload)
 
     async def aactivate(
-        self, name: str, arguments: str = "", conversation: Optional[str] = None
+        self,
+        name: str,
+        arguments: str = "",
+        conversation: Optional[str] = None,
+        reload: bool = False,
     ) -> Activation:
         """``activate`` in a worker thread."""
-        return await asyncio.to_thread(self._native.activate, name, arguments, conversation)
+        return await asyncio.to_thread(
+            self._native.activate, name, arguments, conversation, reload
+        )
 
     def read(self, name: str, path: str) -> Resource:
         """The file ``path`` (relative to the skill folder) of skill

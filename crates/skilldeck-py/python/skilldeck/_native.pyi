@@ -201,7 +201,11 @@ class Deck:
         locations: bool = True,
     ) -> str: ...
     def activate(
-        self, name: str, arguments: str = "", conversation: Optional[str] = None
+        self,
+        name: str,
+        arguments: str = "",
+        conversation: Optional[str] = None,
+        reload: bool = False,
     ) -> Activation: ...
     def read(self, name: str, path: str) -> Resource: ...
     def search(
