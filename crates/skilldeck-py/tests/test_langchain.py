@@ -71,6 +71,28 @@ def test_second_activation_in_the_conversation_is_the_notice(deck: Deck) -> None
     assert "GIT skill" in fresh.invoke({"arguments": ""})
 
 
+def test_one_tool_list_keeps_langgraph_threads_apart(deck: Deck) -> None:
+    # Tools are built once and shared by every thread of an agent: each
+    # thread (the run's configurable thread_id) is its own conversation.
+    for style in ("per-skill", "activate"):
+        tools = {t.name: t for t in create_tools(deck, style=style)}
+        if style == "per-skill":
+            tool, args = tools["git-log"], {"arguments": ""}
+        else:
+            tool, args = tools["activate_skill"], {"name": "git-log"}
+        a = {"configurable": {"thread_id": "A"}}
+        b = {"configurable": {"thread_id": "B"}}
+        assert "GIT skill" in tool.invoke(args, config=a), style
+        assert "already active" in tool.invoke(args, config=a), style
+        # Thread B never saw it: the whole instructions, not "above".
+        assert "GIT skill" in tool.invoke(args, config=b), style
+
+        async def in_thread_c() -> str:
+            return str(await tool.ainvoke(args, config={"configurable": {"thread_id": "C"}}))
+
+        assert "GIT skill" in asyncio.run(in_thread_c()), style
+
+
 def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:
     tools = {t.name: t for t in create_tools(deck, style="activate", handle_errors=False)}
     assert set(tools) == {"activate_skill", "read_skill_resource"}

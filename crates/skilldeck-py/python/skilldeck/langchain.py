@@ -32,10 +32,14 @@ server calls them, in the tools' conversation: with ``[exec] tools =
 activated in that conversation (through its per-skill tool or
 ``activate_skill``); before, the ``ToolException`` says to activate it.
 
-The tools of one ``create_tools`` call share a conversation id: a second
-activation of a skill answers a short "already active" notice instead of the
-whole instructions again. Pass ``conversation=`` to choose it (one per
-agent thread).
+Activations are tracked per conversation: the same skill with the same
+arguments again answers a short "already active" notice instead of the
+whole instructions (other arguments get the instructions; the model can
+ask again with ``"reload": true``). The conversation is the LangGraph /
+LangChain thread the tool runs in (``thread_id`` in the run's
+``configurable``), so one tool list shared by many threads keeps them
+apart; a run without a ``thread_id`` uses the tool list's own id. Pass
+``conversation=`` to use one fixed id for every call instead.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type
 from . import Deck, SkilldeckError, SkillTool
 
 try:
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
     from pydantic import BaseModel, Field, create_model
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -82,6 +87,22 @@ async def _aguard(call: Callable[[], Awaitable[T]]) -> T:
         raise ToolException(str(e)) from e
 
 
+class _Conversation:
+    """The conversation of a tool call: a fixed id, or the run's thread
+    (``configurable.thread_id``) under the tool list's own id."""
+
+    def __init__(self, fixed: Optional[str]) -> None:
+        self.fixed = fixed
+        self.base = f"langchain-{uuid.uuid4()}"
+
+    def of(self, config: Optional[RunnableConfig]) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        configurable = (config or {}).get("configurable") or {}
+        thread = configurable.get("thread_id")
+        return self.base if thread is None else f"{self.base}/thread/{thread}"
+
+
 def _arguments_model(deck: Deck) -> Type[BaseModel]:
     """The single ``arguments`` input, described in the host's words (the
     ``arguments`` property of its ``activate_skill`` schema)."""
@@ -102,17 +123,22 @@ def _skill_tool(
     name: str,
     description: str,
     schema: Type[BaseModel],
-    conversation: str,
+    conversation: _Conversation,
     handle_errors: bool,
 ) -> StructuredTool:
     # A function per tool, with `name` bound here: each tool activates its
     # own skill (a lambda in the caller's loop would see the last name).
-    def run(arguments: str = "") -> str:
-        return _guard(lambda: deck.activate(name, arguments, conversation=conversation).text)
+    # `config` is the run's: LangChain passes it to a parameter annotated
+    # `RunnableConfig` (exactly that type), outside the tool's input schema.
+    def run(arguments: str = "", *, config: RunnableConfig) -> str:
+        conv = conversation.of(config)
+        return _guard(lambda: deck.activate(name, arguments, conversation=conv).text)
 
-    async def arun(arguments: str = "") -> str:
+    async def arun(arguments: str = "", *, config: RunnableConfig) -> str:
+        conv = conversation.of(config)
+
         async def call() -> str:
-            return (await deck.aactivate(name, arguments, conversation=conversation)).text
+            return (await deck.aactivate(name, arguments, conversation=conv)).text
 
         return await _aguard(call)
 
@@ -128,15 +154,17 @@ def _skill_tool(
 
 
 def _host_tool(
-    deck: Deck, spec_name: str, conversation: str, handle_errors: bool
+    deck: Deck, spec_name: str, conversation: _Conversation, handle_errors: bool
 ) -> StructuredTool:
     spec = next(s for s in deck.tool_specs() if s.name == spec_name)
 
-    def run(**kwargs: Any) -> str:
-        return _guard(lambda: deck._call_host_tool(spec_name, kwargs, conversation))
+    def run(*, config: RunnableConfig, **kwargs: Any) -> str:
+        conv = conversation.of(config)
+        return _guard(lambda: deck._call_host_tool(spec_name, kwargs, conv))
 
-    async def arun(**kwargs: Any) -> str:
-        return await _aguard(lambda: deck._acall_host_tool(spec_name, kwargs, conversation))
+    async def arun(*, config: RunnableConfig, **kwargs: Any) -> str:
+        conv = conversation.of(config)
+        return await _aguard(lambda: deck._acall_host_tool(spec_name, kwargs, conv))
 
     schema: Dict[str, Any] = dict(spec.input_schema)
     return StructuredTool.from_function(
@@ -151,17 +179,20 @@ def _host_tool(
 
 
 def _declared_tool(
-    deck: Deck, spec: SkillTool, conversation: str, handle_errors: bool
+    deck: Deck, spec: SkillTool, conversation: _Conversation, handle_errors: bool
 ) -> StructuredTool:
     # `full_name` bound here, per tool (the closure-capture trap again).
     full_name = spec.full_name
 
-    def run(**kwargs: Any) -> str:
-        return _guard(lambda: deck._call_execution_tool(full_name, kwargs, conversation).text)
+    def run(*, config: RunnableConfig, **kwargs: Any) -> str:
+        conv = conversation.of(config)
+        return _guard(lambda: deck._call_execution_tool(full_name, kwargs, conv).text)
 
-    async def arun(**kwargs: Any) -> str:
+    async def arun(*, config: RunnableConfig, **kwargs: Any) -> str:
+        conv = conversation.of(config)
+
         async def call() -> str:
-            return (await deck._acall_execution_tool(full_name, kwargs, conversation)).text
+            return (await deck._acall_execution_tool(full_name, kwargs, conv)).text
 
         return await _aguard(call)
 
@@ -192,7 +223,7 @@ def create_tools(
     skills the model may use follow (``{skill}__{tool}``).
     ``handle_errors=True`` (the default): a failure reaches the model as
     an error ``ToolMessage``; ``False``: it is raised as ``ToolException``."""
-    conv = conversation if conversation is not None else f"langchain-{uuid.uuid4()}"
+    conv = _Conversation(conversation)
     tools: List[BaseTool]
     if style == "per-skill":
         schema = _arguments_model(deck)
