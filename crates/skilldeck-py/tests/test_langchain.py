@@ -5,6 +5,7 @@ failure, and a real agent loop with a fake chat model from langchain-core."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
@@ -91,6 +92,40 @@ def test_one_tool_list_keeps_langgraph_threads_apart(deck: Deck) -> None:
             return str(await tool.ainvoke(args, config={"configurable": {"thread_id": "C"}}))
 
         assert "GIT skill" in asyncio.run(in_thread_c()), style
+
+
+def test_activate_style_offers_search_when_the_catalog_leaves_skills_out(
+    skills_root: Path, tmp_path: Path
+) -> None:
+    for i in range(30):
+        write_skill(skills_root, f"skill-{i:02}", f"Does task number {i} very thoroughly. Use when {i}.")
+    config = tmp_path / "skilldeck.toml"
+    config.write_text("[catalog]\nbudget-tokens = 200\n")
+    small = Deck.discover(roots=[skills_root], config=config)
+    names = {t.name for t in create_tools(small, style="activate")}
+    assert names == {"activate_skill", "read_skill_resource", "search_skills"}
+    search = {t.name: t for t in create_tools(small, style="activate")}["search_skills"]
+    assert "skill-07" in search.invoke({"query": "task number 7"})
+    # Everything listed: no search tool.
+    whole = Deck.discover(roots=[skills_root])
+    assert {t.name for t in create_tools(whole, style="activate")} == {
+        "activate_skill",
+        "read_skill_resource",
+    }
+
+
+def test_per_skill_style_warns_above_the_tool_limit(skills_root: Path) -> None:
+    from skilldeck.langchain import MAX_TOOLS_PER_REQUEST
+
+    for i in range(MAX_TOOLS_PER_REQUEST + 1):
+        write_skill(skills_root, f"s-{i:03}", f"Skill {i}. Use when {i}.")
+    deck = Deck.discover(roots=[skills_root])
+    with pytest.warns(UserWarning, match=r'style="activate"'):
+        tools = create_tools(deck)
+    assert len(tools) == MAX_TOOLS_PER_REQUEST + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        create_tools(deck, style="activate")
 
 
 def test_activate_style_is_the_hosts_pair(deck: Deck) -> None:

@@ -4,7 +4,10 @@
 ``create_tools(deck)`` gives one ``StructuredTool`` per skill the model may
 activate (its name and description, one ``arguments`` input), or with
 ``style="activate"`` the host's pair ``activate_skill`` (the catalog in its
-description, ``name`` an enum of the skills) + ``read_skill_resource``.
+description, ``name`` an enum of the skills) + ``read_skill_resource``, and
+``search_skills`` when the catalog cannot list every skill (its closing line
+sends the model there). Above ``MAX_TOOLS_PER_REQUEST`` per-skill tools,
+``create_tools`` warns and says to use ``style="activate"``.
 Every tool works sync and async (``ainvoke`` runs the native call in a
 worker thread), and every failure is raised as a ``ToolException`` with the
 host's message (an unknown skill comes with "did you mean ...?"). The tools
@@ -45,6 +48,7 @@ apart; a run without a ``thread_id`` uses the tool list's own id. Pass
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, TypeVar
 
 from . import Deck, SkilldeckError, SkillTool
@@ -58,10 +62,15 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
         "skilldeck.langchain needs langchain-core>=1.0: pip install 'skilldeck[langchain]'"
     ) from e
 
-__all__ = ["create_tools", "ACTIVATE_TOOL", "READ_TOOL"]
+__all__ = ["create_tools", "ACTIVATE_TOOL", "READ_TOOL", "SEARCH_TOOL", "MAX_TOOLS_PER_REQUEST"]
 
 ACTIVATE_TOOL = "activate_skill"
 READ_TOOL = "read_skill_resource"
+SEARCH_TOOL = "search_skills"
+
+#: The most tools one chat request may carry (OpenAI's limit; others are
+#: similar). ``style="per-skill"`` warns above it: use ``style="activate"``.
+MAX_TOOLS_PER_REQUEST = 128
 
 Style = Literal["per-skill", "activate"]
 T = TypeVar("T")
@@ -218,7 +227,8 @@ def create_tools(
 
     ``style="per-skill"``: one tool per skill the model may activate.
     ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
-    (none when no skill is served).
+    (+ ``search_skills`` when the catalog leaves skills out; none when no
+    skill is served).
     Either way, with ``[exec] enabled`` on, the declared tools of the
     skills the model may use follow (``{skill}__{tool}``).
     ``handle_errors=True`` (the default): a failure reaches the model as
@@ -234,16 +244,26 @@ def create_tools(
             if s.name in usable
         ]
     elif style == "activate":
-        names = {s.name for s in deck.tool_specs()}
-        tools = [
-            _host_tool(deck, n, conv, handle_errors)
-            for n in (ACTIVATE_TOOL, READ_TOOL)
-            if n in names
-        ]
+        specs = {s.name: s for s in deck.tool_specs()}
+        wanted = [ACTIVATE_TOOL, READ_TOOL]
+        # When the catalog in activate_skill's description leaves skills
+        # out, its closing line sends the model to search_skills: offer it.
+        activate = specs.get(ACTIVATE_TOOL)
+        if activate is not None and SEARCH_TOOL in activate.description:
+            wanted.append(SEARCH_TOOL)
+        tools = [_host_tool(deck, n, conv, handle_errors) for n in wanted if n in specs]
     else:
         raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
     if deck.execution_enabled:
         tools.extend(
             _declared_tool(deck, t, conv, handle_errors) for t in deck.model_skill_tools()
+        )
+    if style == "per-skill" and len(tools) > MAX_TOOLS_PER_REQUEST:
+        warnings.warn(
+            f"create_tools: {len(tools)} tools, more than the {MAX_TOOLS_PER_REQUEST} one chat "
+            "request may carry (OpenAI's limit); use create_tools(deck, style=\"activate\") "
+            "for the catalog in one activate_skill tool (with search_skills when it cannot "
+            "list every skill)",
+            stacklevel=2,
         )
     return tools
