@@ -95,7 +95,10 @@ def drive(srv):
         "_meta": {"traceparent": TRACEPARENT},
     })
     answers.append(r.get("result"))
-    r, _ = srv.request("tools/call", {"name": "activate_skill", "arguments": {"name": "alpha"}})
+    # The same arguments again: the already-active notice (other arguments
+    # would be other content, delivered).
+    r, _ = srv.request("tools/call", {
+        "name": "activate_skill", "arguments": {"name": "alpha", "arguments": ARG_SECRET}})
     answers.append(r.get("result"))
     r, _ = srv.request("resources/read", {"uri": "skill://alpha/SKILL.md"})
     answers.append(r.get("result"))

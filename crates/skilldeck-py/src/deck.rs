@@ -292,11 +292,13 @@ impl Deck {
                                 .map_or_else(|_| name.to_owned(), |s| s.name.clone());
                             Ok(Activation::notice(found, notice))
                         }
-                        Ok(Activated::Content(_)) => {
-                            // Just rendered into the cache: this is a hit.
+                        Ok(Activated::Content(text)) => {
+                            // The text is the host's (dynamic-context output
+                            // included); the structure comes from the cache
+                            // (just filled: a hit).
                             let skill = snapshot.require(name).map_err(|e| (None, Some(e)))?;
                             host.activation(skill, arguments)
-                                .map(|c| Activation::content(skill.name.clone(), c))
+                                .map(|c| Activation::delivered(skill.name.clone(), c, text))
                                 .map_err(|e| (None, Some(e)))
                         }
                         Err(tool) => {

@@ -111,6 +111,9 @@ impl Skill {
 
 enum Answer {
     Content(Arc<CachedActivation>),
+    /// The text the host delivered in a conversation (dynamic-context
+    /// output included), with the cached activation's structure.
+    Delivered(Arc<CachedActivation>, Arc<str>),
     AlreadyActive(String),
 }
 
@@ -129,6 +132,16 @@ impl Activation {
         }
     }
 
+    /// What the host delivered in a conversation: `text` is the model's
+    /// text as rendered there (with dynamic context when it ran), `cached`
+    /// gives the body, folder and files.
+    pub(crate) fn delivered(name: String, cached: Arc<CachedActivation>, text: Arc<str>) -> Self {
+        Activation {
+            name,
+            answer: Answer::Delivered(cached, text),
+        }
+    }
+
     pub(crate) fn notice(name: String, notice: String) -> Self {
         Activation {
             name,
@@ -138,7 +151,7 @@ impl Activation {
 
     fn cached(&self) -> Option<&skilldeck::Activation> {
         match &self.answer {
-            Answer::Content(c) => Some(c.activation()),
+            Answer::Content(c) | Answer::Delivered(c, _) => Some(c.activation()),
             Answer::AlreadyActive(_) => None,
         }
     }
@@ -158,6 +171,7 @@ impl Activation {
     fn text(&self) -> &str {
         match &self.answer {
             Answer::Content(c) => c.rendered(skilldeck::ActivationFormat::Xml),
+            Answer::Delivered(_, text) => text,
             Answer::AlreadyActive(notice) => notice,
         }
     }
@@ -211,7 +225,12 @@ impl Activation {
             }
         };
         Ok(match &self.answer {
-            Answer::Content(c) => c.rendered(format).to_owned(),
+            // The host renders a conversation's activation in xml: that
+            // text (with its dynamic-context output) is the xml rendering.
+            Answer::Delivered(_, text) if format == skilldeck::ActivationFormat::Xml => {
+                text.to_string()
+            }
+            Answer::Content(c) | Answer::Delivered(c, _) => c.rendered(format).to_owned(),
             Answer::AlreadyActive(notice) => notice.clone(),
         })
     }

@@ -402,3 +402,15 @@ def test_every_run_of_a_deck_shares_its_concurrency_cap(
         f"{calls} overlapped under [exec] concurrency = 1: {first} and {second}"
     )
 
+
+
+def test_dynamic_context_output_reaches_python(skills_root: Path, tmp_path: Path) -> None:
+    # The text the host rendered in the conversation (the directive run in
+    # the sandbox) is what Python returns, not a second rendering without it.
+    write_skill(skills_root, "ctx", body="Branch: !`echo dyn-$((40+2))`\n")
+    config = write_config(tmp_path / "skilldeck.toml", extra="dynamic-context = true\n")
+    deck = Deck.discover(roots=[skills_root], config=config)
+    text = deck.activate("ctx", conversation="c").text
+    assert "!`" not in text, text
+    assert "Branch: dyn-42" in text or "not run: sandbox unavailable" in text, text
+    assert "[shell execution disabled]" not in text, text
