@@ -360,4 +360,21 @@ impl Host {
     pub fn cache_stats(&self) -> CacheStats {
         lock(&self.cache).stats()
     }
+
+    /// Empties the activation cache (the next activations read and render
+    /// again; sessions keep what they received).
+    pub fn clear_cache(&self) {
+        lock(&self.cache).clear();
+    }
+
+    /// Forgets what `conversation` received: one skill, or everything
+    /// when `skill` is `None` (its context was cleared or compacted, so
+    /// the next activation delivers the instructions). True when something
+    /// was remembered.
+    pub fn forget_activations(&self, conversation: &str, skill: Option<&str>) -> bool {
+        match skill {
+            Some(skill) => self.tracker.forget(conversation, skill),
+            None => self.tracker.forget_conversation(conversation),
+        }
+    }
 }

@@ -421,6 +421,25 @@ impl Deck {
         self.host.cache_stats().into()
     }
 
+    /// Empties the activation cache.
+    fn clear_cache(&self) {
+        self.host.clear_cache();
+    }
+
+    /// The skill `name` changed in a way discovery cannot see: its cached
+    /// activation is dropped and every conversation is told it anew.
+    /// Returns in how many conversations it was active.
+    fn invalidate(&self, py: Python<'_>, name: &str) -> usize {
+        py.detach(|| self.host.skill_files_changed(name))
+    }
+
+    /// Forgets what `conversation` received (one skill, or all): the next
+    /// activation delivers the instructions again.
+    #[pyo3(signature = (conversation, skill = None))]
+    fn forget(&self, conversation: &str, skill: Option<&str>) -> bool {
+        self.host.forget_activations(conversation, skill)
+    }
+
     /// The host's agent tools as data (`activate_skill` with the catalog
     /// in its description, `read_skill_resource`, `search_skills`); none
     /// when no skill is served.

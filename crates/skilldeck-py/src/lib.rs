@@ -23,6 +23,13 @@ mod validate;
 
 use pyo3::prelude::*;
 
+/// True when `text` is a rendered activation or an "already active"
+/// notice (the host's rule): a message to keep out of context compaction.
+#[pyfunction]
+fn is_skill_content(text: &str) -> bool {
+    skilldeck_host::is_skill_content(text)
+}
+
 /// The native module `skilldeck._native` (private: import `skilldeck`).
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -38,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::RunResult>()?;
     m.add_class::<exec::SkillToolInfo>()?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(is_skill_content, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

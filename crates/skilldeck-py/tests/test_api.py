@@ -217,6 +217,37 @@ def test_conversation_delivers_other_arguments_and_reloads(skills_root: Path) ->
     assert not reloaded.already_active and "Greet Bob." in reloaded.text
 
 
+def test_compaction_helpers_forget_invalidate_and_recognise_skill_content(
+    skills_root: Path,
+) -> None:
+    import skilldeck
+
+    write_skill(skills_root, "one", body="Hello\n")
+    write_skill(skills_root, "two", body="Bye\n")
+    deck = Deck.discover(roots=[skills_root])
+    first = deck.activate("one", conversation="c")
+    deck.activate("two", conversation="c")
+    notice = deck.activate("one", conversation="c")
+    # Both are skill content (keep them out of compaction); a user's words are not.
+    assert skilldeck.is_skill_content(first.text) and skilldeck.is_skill_content(notice.text)
+    assert not skilldeck.is_skill_content("Please fill the form.")
+    # The application compacted the conversation: forget one skill, then all.
+    assert deck.forget("c", "one")
+    assert not deck.activate("one", conversation="c").already_active
+    assert deck.activate("two", conversation="c").already_active
+    assert deck.forget("c")
+    assert not deck.activate("two", conversation="c").already_active
+    assert not deck.forget("never-seen")
+    # invalidate: every conversation gets the skill again; clear_cache empties the cache.
+    assert not deck.activate("one", conversation="c").already_active
+    assert deck.activate("one", conversation="c").already_active
+    assert deck.invalidate("one") == 1
+    assert not deck.activate("one", conversation="c").already_active
+    assert deck.cache_stats().entries > 0
+    deck.clear_cache()
+    assert deck.cache_stats().entries == 0
+
+
 def test_tool_specs_are_the_hosts(skills_root: Path) -> None:
     write_skill(skills_root, "one", "Does one thing. Use when one.")
     specs = {t.name: t for t in Deck.discover(roots=[skills_root]).tool_specs()}

@@ -58,6 +58,7 @@ __all__ = [
     "SkilldeckError",
     "ToolSpec",
     "avalidate",
+    "is_skill_content",
     "validate",
 ]
 
@@ -272,6 +273,24 @@ class Deck:
         """The activation cache's counters and sizes."""
         return self._native.cache_stats()
 
+    def clear_cache(self) -> None:
+        """Empties the activation cache (conversations keep what they
+        received)."""
+        self._native.clear_cache()
+
+    def invalidate(self, name: str) -> int:
+        """Skill ``name`` changed in a way discovery cannot see: its cached
+        activation is dropped and every conversation gets its instructions
+        again on the next activation. Returns in how many it was active."""
+        return self._native.invalidate(name)
+
+    def forget(self, conversation: str, skill: Optional[str] = None) -> bool:
+        """Forgets what ``conversation`` received (``skill``, or all of it):
+        after the application compacted or cleared its context, the next
+        activation delivers the instructions again. Keep skill content out
+        of compaction instead where you can (``is_skill_content``)."""
+        return self._native.forget(conversation, skill)
+
     def tool_specs(self) -> List[ToolSpec]:
         """The host's agent tools as data: ``activate_skill`` (the catalog
         in its description), ``read_skill_resource``, ``search_skills``."""
@@ -383,6 +402,14 @@ class Deck:
         self, tool: str, arguments: Dict[str, Any], conversation: str
     ) -> str:
         return await asyncio.to_thread(self._call_host_tool, tool, arguments, conversation)
+
+
+def is_skill_content(text: str) -> bool:
+    """True when ``text`` is a skill activation (any of skilldeck's
+    renderings) or an "already active" notice: a message to keep when the
+    conversation is compacted (if it goes, the notice would point at
+    nothing)."""
+    return _native.is_skill_content(text)
 
 
 def validate(path: PathArg, mode: str = "strict") -> List[Diagnostic]:
