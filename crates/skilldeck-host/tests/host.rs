@@ -198,22 +198,19 @@ fn the_conversation_store_delivers_other_arguments_and_dedupes_the_same() {
         skilldeck_host::content_key("Bob"),
     );
     assert_ne!(ada, bob);
-    assert_eq!(
-        store.record_at("c", "greet", ada, 1_000).unwrap(),
-        Seen::First
-    );
-    assert_eq!(
-        store.record_at("c", "greet", ada, 1_001).unwrap(),
-        Seen::Again
-    );
-    assert_eq!(
-        store.record_at("c", "greet", bob, 1_002).unwrap(),
-        Seen::First
-    );
-    assert_eq!(
-        store.record_at("c", "greet", bob, 1_003).unwrap(),
-        Seen::Again
-    );
+    // Each step: arguments, time, what the store answers.
+    for (key, at, seen) in [
+        (ada, 1_000, Seen::First),
+        (ada, 1_001, Seen::Again),
+        (bob, 1_002, Seen::First),
+        (bob, 1_003, Seen::Again),
+    ] {
+        assert_eq!(
+            store.record_at("c", "greet", key, at).unwrap(),
+            seen,
+            "at {at}"
+        );
+    }
     // A file written before content keys (a bare time) reads as the
     // activation without arguments.
     std::fs::write(store.path("old"), br#"{"greet": 1000}"#).unwrap();
