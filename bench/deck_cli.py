@@ -4,7 +4,7 @@
 Generates N skills with ../shared/bench/gen_skills.py into a temporary folder
 (removed afterwards), warms the page cache, then times each command (min and
 median of --runs runs) and its peak RSS. Run the in-process benchmarks with
-`SKILLDECK_BENCH_SKILLS=DIR cargo bench -p skilldeck --bench core`.
+`SKILLDECK_BENCH_SKILLS=DIR cargo bench -p skilldeck-host --bench core`.
 
 usage: bench/deck_cli.py [--n 10000] [--runs 5] [--keep DIR]
 """

@@ -14,6 +14,12 @@ the module that re-exports it, so a module that used the crate root's
 re-exports would form a cycle with lib.rs: modules name the module that
 defines what they use. Comments are ignored; `#[cfg(test)]` code counts.
 
+And between crates: every workspace crate sits on a layer (LAYERS below),
+and each of its dependencies (normal and dev, the shared test fixtures
+aside) is on a lower layer, so no dependency points up or sideways; the
+faces reach registries and packages only through `skilldeck-source`
+(FORBIDDEN).
+
     scripts/check-module-graph.py            # every crate; exit 1 on a cycle
     scripts/check-module-graph.py --edges    # also print the folder graph
 
@@ -184,6 +190,67 @@ def cycles(graph):
     return out
 
 
+# The crates, bottom up. A crate depends only on crates of lower layers.
+LAYERS = [
+    ("core", ["skilldeck"]),
+    ("services over the core", ["skilldeck-exec", "skilldeck-package"]),
+    ("host and registry service", ["skilldeck-host", "skilldeck-registry"]),
+    ("sources", ["skilldeck-source"]),
+    ("faces", ["skilldeck-mcp", "skilldeck-py", "skilldeck-registry-ui"]),
+    ("the binary", ["skilldeck-cli"]),
+]
+# Shared test fixtures: any crate may use them in its tests.
+FIXTURES = {"skilldeck-testkit"}
+# Lower, but still not to be reached: (crate, dependency, why).
+FORBIDDEN = [
+    (face, dep, "a face reaches registries and packages through skilldeck-source")
+    for face in ("skilldeck-mcp", "skilldeck-py")
+    for dep in ("skilldeck-registry", "skilldeck-package")
+]
+
+
+def crate_dependencies(crates_dir):
+    """Workspace crate -> its workspace dependencies (normal and dev)."""
+    import tomllib
+    deps = {}
+    for crate in sorted(os.listdir(crates_dir)):
+        manifest = os.path.join(crates_dir, crate, "Cargo.toml")
+        if not os.path.isfile(manifest):
+            continue
+        with open(manifest, "rb") as f:
+            data = tomllib.load(f)
+        named = data.get("package", {}).get("name", crate)
+        found = set()
+        for table in ("dependencies", "dev-dependencies", "build-dependencies"):
+            found |= {d for d in data.get(table, {}) if d.startswith("skilldeck")}
+        deps[named] = found
+    return deps
+
+
+def layer_violations(deps):
+    """Why each dependency that points up, sideways or to a forbidden
+    crate is wrong (empty: the crates are layered)."""
+    layer = {c: i for i, (_, crates) in enumerate(LAYERS) for c in crates}
+    problems = []
+    for crate in sorted(deps):
+        if crate in FIXTURES:
+            continue
+        if crate not in layer:
+            problems.append(f"{crate}: on no layer (add it to LAYERS in scripts/check-module-graph.py)")
+            continue
+        for dep in sorted(deps[crate] - FIXTURES):
+            if dep not in layer:
+                problems.append(f"{crate} -> {dep}: {dep} is on no layer")
+            elif layer[dep] >= layer[crate]:
+                way = "up" if layer[dep] > layer[crate] else "sideways"
+                problems.append(f"{crate} ({LAYERS[layer[crate]][0]}) -> {dep} "
+                                f"({LAYERS[layer[dep]][0]}): points {way}")
+        for a, b, why in FORBIDDEN:
+            if a == crate and b in deps[crate]:
+                problems.append(f"{crate} -> {b}: forbidden ({why})")
+    return problems
+
+
 def name(path):
     return "::".join(path) or "(crate root)"
 
@@ -217,7 +284,19 @@ def self_test():
             found = bool(cycles(edges) or cycles(folders))
             if found != (label != "clean"):
                 sys.exit(f"self-test failed: {label}: cycle found = {found}")
-    print("self-test: ok (a clean tree passes; cycles through the root and between folders fail)")
+    layered = {"skilldeck": set(), "skilldeck-host": {"skilldeck", "skilldeck-testkit"},
+               "skilldeck-mcp": {"skilldeck-host"}}
+    if layer_violations(layered):
+        sys.exit("self-test failed: a layered workspace was refused")
+    for label, bad in {
+        "up": {"skilldeck": {"skilldeck-host"}, "skilldeck-host": set()},
+        "sideways": {"skilldeck-mcp": {"skilldeck-py"}, "skilldeck-py": set()},
+        "forbidden": {"skilldeck-mcp": {"skilldeck-registry"}, "skilldeck-registry": set()},
+    }.items():
+        if not layer_violations(bad):
+            sys.exit(f"self-test failed: a dependency pointing {label} passed")
+    print("self-test: ok (a clean tree passes; cycles through the root and between folders fail; "
+          "crate dependencies pointing up, sideways or to a forbidden crate fail)")
 
 
 def main():
@@ -266,6 +345,14 @@ def main():
         if show:
             for a in sorted(folders):
                 print(f"  {a} -> {', '.join(sorted(folders[a]))}")
+    deps = crate_dependencies(crates_dir)
+    problems = layer_violations(deps)
+    for p in problems:
+        failed = True
+        print(f"crate layers: {p}")
+    if not problems:
+        print(f"crate layers: ok ({len(deps)} crates on {len(LAYERS)} layers, "
+              f"{sum(len(d) for d in deps.values())} dependencies, none pointing up or sideways)")
     sys.exit(1 if failed else 0)
 
 

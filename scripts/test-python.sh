@@ -58,6 +58,10 @@ pip_install "$work/venv" --no-index "$wheel"
 echo "PASS: maturin build ($(basename "$wheel"), $((SECONDS - t0)) s)"
 
 # From a folder outside the checkout, so only the installed wheel imports.
+# test_registry.py starts the real registry (`skilldeck registry serve`).
+cargo build --quiet -p skilldeck-cli --locked
+export SKILLDECK_BIN="$CARGO_TARGET_DIR/debug/skilldeck"
+
 mkdir -p "$work/run"
 cp crates/skilldeck-py/tests/*.py "$work/run/"
 status=0

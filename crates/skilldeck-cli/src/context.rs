@@ -32,8 +32,11 @@ pub struct DeckArgs {
 pub struct Context {
     /// The config file (or defaults).
     pub config: Config,
-    /// The config file read, if any.
-    pub config_path: Option<PathBuf>,
+    /// The config files read, lowest precedence first (the user's, then
+    /// the project's; or the one `--config` named).
+    pub config_files: Vec<PathBuf>,
+    /// Each key a config file set, and the file whose value is in force.
+    pub config_origins: std::collections::BTreeMap<String, PathBuf>,
     /// The `--config` given, if any.
     pub config_flag: Option<PathBuf>,
     /// `--root` folders; empty means the default roots.
@@ -45,11 +48,11 @@ pub struct Context {
 impl Context {
     /// Reads the config the options name (or the default one).
     pub fn new(args: &DeckArgs) -> Result<Self, CliError> {
-        let found = Config::discover(args.config.as_deref())?;
-        let (config_path, mut config) = match found {
-            Some((path, config)) => (Some(path), config),
-            None => (None, Config::default()),
-        };
+        let (config_files, config_origins, mut config) =
+            match Config::discover_layers(args.config.as_deref())? {
+                Some(layers) => (layers.files, layers.origins, layers.config),
+                None => (Vec::new(), Default::default(), Config::default()),
+            };
         config.discovery.index |= args.index;
         let cwd = std::env::current_dir().map_err(|e| CliError::Io {
             path: PathBuf::from("."),
@@ -57,7 +60,8 @@ impl Context {
         })?;
         Ok(Context {
             config,
-            config_path,
+            config_files,
+            config_origins,
             config_flag: args.config.clone(),
             roots: args.roots.clone(),
             cwd,

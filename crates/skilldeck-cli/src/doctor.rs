@@ -65,6 +65,8 @@ struct CatalogRow {
 #[derive(serde::Serialize)]
 struct Report<'a> {
     config_files: Vec<ConfigFile>,
+    /// Each key a config file set, and the file whose value is in force.
+    settings: &'a std::collections::BTreeMap<String, PathBuf>,
     roots: &'a [RootReport],
     found: usize,
     loaded: usize,
@@ -88,11 +90,13 @@ fn excluded_because(skill: &skilldeck::Skill) -> Option<&'static str> {
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.quiet_deck();
+    // Lowest precedence first, as they merge.
     let config_files = Config::candidates(ctx.config_flag.as_deref())
         .into_iter()
+        .rev()
         .map(|path| ConfigFile {
             exists: path.is_file(),
-            read: ctx.config_path.as_deref() == Some(path.as_path()),
+            read: ctx.config_files.contains(&path),
             path,
         })
         .collect();
@@ -113,6 +117,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     };
     let report = Report {
         config_files,
+        settings: &ctx.config_origins,
         roots: deck.roots(),
         found: deck
             .roots()
@@ -156,7 +161,10 @@ fn yes_no(b: bool, yes: &'static str, no: &'static str) -> &'static str {
 }
 
 fn write_text(out: &mut impl Write, r: &Report<'_>) -> std::io::Result<()> {
-    writeln!(out, "config files (the first that exists is read):")?;
+    writeln!(
+        out,
+        "config files (merged key by key; a later file wins each key it sets):"
+    )?;
     for c in &r.config_files {
         let state = match (c.read, c.exists) {
             (true, _) => "read",
@@ -164,6 +172,12 @@ fn write_text(out: &mut impl Write, r: &Report<'_>) -> std::io::Result<()> {
             (false, false) => "missing",
         };
         writeln!(out, "  {:<18} {}", state, c.path.display())?;
+    }
+    if r.config_files.iter().filter(|c| c.read).count() > 1 {
+        writeln!(out, "\nsettings, and the file each comes from:")?;
+        for (key, file) in r.settings {
+            writeln!(out, "  {key:<32} {}", file.display())?;
+        }
     }
     writeln!(out, "\nroots, highest precedence first:")?;
     for root in r.roots {

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use skilldeck_package::Source;
-use skilldeck_registry::client::{Client, ClientError, Token, diagnostic_line, lock_source};
+use skilldeck_registry::client::{Client, ClientError, Token, diagnostic_line};
 use skilldeck_registry::names::{LATEST, SkillRef};
 
 use crate::error::CliError;
@@ -98,14 +98,13 @@ pub struct Fetched {
     /// The source to install (the file, its lock source, its fingerprint).
     pub source: Source,
     /// Keeps the package file until dropped.
-    _file: tempfile::TempPath,
+    _file: skilldeck_source::Fetched,
 }
 
-/// Fetches `skill` at `version_or_label` from `client`: the version's
-/// manifest, then its archive by exact version, checked against the
-/// manifest's fingerprint ([`Client::archive`]); `expected`, when given
-/// (a lock entry), must be that fingerprint too. The package is written to
-/// a temporary file in `dir`.
+/// Fetches `skill` at `version_or_label` from `client`
+/// ([`skilldeck_source::fetch_version`], the one download path: the
+/// archive checked against the version's fingerprint, and `expected`, when
+/// given, too), into a temporary package file in `dir`.
 pub fn fetch(
     client: &Client,
     skill: &SkillRef,
@@ -113,43 +112,18 @@ pub fn fetch(
     expected: Option<&str>,
     dir: &Path,
 ) -> Result<Fetched, CliError> {
-    let detail = client.version(skill, version_or_label)?;
-    if let Some(want) = expected
-        && want != detail.fingerprint
-    {
-        return Err(CliError::Usage(format!(
-            "{skill}@{}: the registry {} serves fingerprint {}; the lock says {want}",
-            detail.version,
-            client.url(),
-            detail.fingerprint
-        )));
-    }
-    let archive = client.archive(&detail)?;
-    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-        path: dir.to_path_buf(),
-        source,
+    let fetched = skilldeck_source::fetch_version(client, skill, version_or_label, expected, dir)
+        .map_err(|e| match e {
+        skilldeck_source::Error::Client(e) => CliError::RegistryClient(e),
+        skilldeck_source::Error::Io { path, source } => CliError::Io { path, source },
+        other => CliError::Usage(other.to_string()),
     })?;
-    let mut file = tempfile::Builder::new()
-        .prefix(".skilldeck-fetch-")
-        .suffix(".tar.gz")
-        .tempfile_in(dir)
-        .map_err(|source| CliError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    file.write_all(&archive.bytes)
-        .and_then(|()| file.flush())
-        .map_err(|source| CliError::Io {
-            path: file.path().to_path_buf(),
-            source,
-        })?;
-    let path = file.into_temp_path();
     Ok(Fetched {
         source: Source::Fetched {
-            package: path.to_path_buf(),
-            source: lock_source(client.url(), skill, &detail.version),
-            fingerprint: detail.fingerprint.clone(),
+            package: fetched.package().to_path_buf(),
+            source: fetched.lock_source.clone(),
+            fingerprint: fetched.fingerprint.clone(),
         },
-        _file: path,
+        _file: fetched,
     })
 }

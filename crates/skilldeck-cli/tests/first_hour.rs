@@ -141,7 +141,7 @@ fn doctor_lists_the_roots_in_order_with_scope_existence_and_counts() {
     let scopes: Vec<&str> = roots.iter().map(|r| r["scope"].as_str().unwrap()).collect();
     let mut sorted = scopes.clone();
     sorted.sort_by_key(|s| {
-        ["explicit", "project", "user", "extra", "bundled"]
+        ["explicit", "project", "user", "managed", "bundled", "extra"]
             .iter()
             .position(|x| x == s)
     });
@@ -171,37 +171,64 @@ fn doctor_lists_the_roots_in_order_with_scope_existence_and_counts() {
 }
 
 #[test]
-fn doctor_names_the_config_files_looked_at_and_the_one_read() {
+fn doctor_shows_the_user_and_project_config_merged_and_where_each_setting_comes_from() {
     let tmp = tempfile::tempdir().unwrap();
     let v = json(&skilldeck(&["doctor", "--format", "json"], tmp.path()));
     let files = v["config_files"].as_array().unwrap();
     assert_eq!(files.len(), 2);
-    assert_eq!(files[0]["path"], "skilldeck.toml");
+    // Lowest precedence first, as they merge: the user's, then the project's.
     assert!(
-        files[1]["path"]
+        files[0]["path"]
             .as_str()
             .unwrap()
             .ends_with("home/.config/skilldeck/config.toml")
     );
+    assert_eq!(files[1]["path"], "skilldeck.toml");
     assert!(
         files
             .iter()
             .all(|f| f["exists"] == false && f["read"] == false)
     );
+    let user_config = tmp.path().join("home/.config/skilldeck");
+    std::fs::create_dir_all(&user_config).unwrap();
+    std::fs::write(
+        user_config.join("config.toml"),
+        "[discovery]\nuser = false\nbundled = \"never\"\n[catalog]\nbudget-chars = 1234\n",
+    )
+    .unwrap();
     std::fs::write(
         tmp.path().join("skilldeck.toml"),
-        "[discovery]\nuser = false\n",
+        "[catalog]\nbudget-chars = 4321\n",
     )
     .unwrap();
     let v = json(&skilldeck(&["doctor", "--format", "json"], tmp.path()));
-    assert_eq!(v["config_files"][0]["read"], true);
-    assert_eq!(v["config_files"][0]["exists"], true);
+    assert!(
+        v["config_files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["read"] == true)
+    );
+    // The user's setting holds where the project says nothing ...
     assert!(
         v["roots"]
             .as_array()
             .unwrap()
             .iter()
-            .all(|r| r["scope"] != "user")
+            .all(|r| r["scope"] != "user" && r["scope"] != "bundled")
+    );
+    // ... and the project's wins where both speak.
+    assert_eq!(v["settings"]["catalog.budget-chars"], "skilldeck.toml");
+    assert!(
+        v["settings"]["discovery.user"]
+            .as_str()
+            .unwrap()
+            .ends_with("home/.config/skilldeck/config.toml")
+    );
+    let text = stdout(&skilldeck(&["doctor"], tmp.path()));
+    assert!(
+        text.contains("settings, and the file each comes from:"),
+        "{text}"
     );
 }
 

@@ -110,10 +110,36 @@ impl Engine {
         self.host.new_session_key()
     }
 
+    /// [`Host::activate`].
+    pub fn activate(
+        &self,
+        snapshot: &Snapshot,
+        session: &str,
+        name: &str,
+        arguments: &str,
+        reload: bool,
+    ) -> Result<Activated, ToolError> {
+        self.host
+            .activate(snapshot, session, name, arguments, reload)
+    }
+
+    /// [`Host::render`] (prompts: no session tracking).
+    pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
+        self.host.render(skill, arguments)
+    }
+}
+
+/// The file watcher and the registry poller drive the engine: the host's
+/// rules, plus the notices clients must hear.
+impl skilldeck_source::Target for Engine {
+    fn host(&self) -> &Host {
+        &self.host
+    }
+
     /// Discovers the deck again ([`Host::reload`]); when the catalog
     /// changed, clients are told ([`Change::Catalog`]) and `Ok(true)` is
     /// returned. Skills that could not be loaded are logged.
-    pub fn reload(&self) -> Result<bool, Error> {
+    fn reload(&self) -> Result<bool, skilldeck::Error> {
         let reload = self.host.reload()?;
         for d in &reload.errors {
             tracing::warn!(diagnostic = %d, "skill not loaded");
@@ -132,34 +158,9 @@ impl Engine {
         Ok(true)
     }
 
-    /// A file inside a skill changed without changing the catalog
-    /// ([`Host::skill_files_changed`]).
-    pub fn skill_files_changed(&self, name: &str) {
-        let forgotten = self.host.skill_files_changed(name);
-        tracing::debug!(skill = name, sessions = forgotten, "skill content changed");
-    }
-
     /// Files were added to or removed from skills: only the resource list
     /// changed.
-    pub fn resources_changed(&self) {
+    fn resources_changed(&self) {
         let _ = self.changes.send(Change::Resources);
-    }
-
-    /// [`Host::activate`].
-    pub fn activate(
-        &self,
-        snapshot: &Snapshot,
-        session: &str,
-        name: &str,
-        arguments: &str,
-        reload: bool,
-    ) -> Result<Activated, ToolError> {
-        self.host
-            .activate(snapshot, session, name, arguments, reload)
-    }
-
-    /// [`Host::render`] (prompts: no session tracking).
-    pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
-        self.host.render(skill, arguments)
     }
 }

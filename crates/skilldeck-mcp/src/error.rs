@@ -48,14 +48,10 @@ pub enum Error {
     /// The stdio or HTTP transport failed.
     #[error("transport: {0}")]
     Transport(String),
-    /// The roots could not be watched.
-    #[error("cannot watch {path}: {message}")]
-    Watch {
-        /// The folder.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
+    /// Where the skills come from (a registry agent, the watched roots)
+    /// failed.
+    #[error(transparent)]
+    Source(#[from] skilldeck_source::Error),
     /// The catalog for the tool description could not be rendered.
     #[error(transparent)]
     Core(#[from] skilldeck::Error),
@@ -65,8 +61,4 @@ pub enum Error {
     /// Span export is misconfigured or could not be set up.
     #[error("telemetry: {0}")]
     Telemetry(String),
-    /// Serving an agent's skills from a registry failed (at start: the
-    /// lock or a skill could not be fetched or verified).
-    #[error("registry: {0}")]
-    Registry(String),
 }

@@ -16,9 +16,11 @@
 //!
 //! Clients of protocol revision 2026-07-28 (`server/discover`, metadata in
 //! each request's `_meta`) and of 2025-11-25 (`initialize`) are served by the
-//! same process, over stdio or streamable HTTP ([`transport`]). Roots are
-//! watched ([`reload`]): when the catalog changes, clients are told with
-//! `list_changed` notifications.
+//! same process, over stdio or streamable HTTP ([`transport`]). Where the
+//! skills come from (watched roots, a registry agent) is
+//! [`skilldeck_source`]'s: when the catalog changes, the [`Engine`] (a
+//! [`skilldeck_source::Target`]) tells clients with `list_changed`
+//! notifications.
 //!
 //! Every rule (what is served, activation and its notice, the tools, the
 //! manifest) lives in the synchronous host layer, [`skilldeck_host`]; this
@@ -26,26 +28,26 @@
 //! embedding the server call [`serve_stdio`] or [`serve_http`] (or build an
 //! [`Engine`] and a [`SkillServer`] themselves).
 
-pub mod cursor;
-pub mod engine;
-pub mod error;
+#![deny(missing_docs)]
+
+mod cursor;
+mod engine;
+mod error;
 pub mod extension;
 pub mod logging;
 pub mod options;
 pub mod prompts;
-pub mod registry;
-pub mod reload;
 pub mod resources;
-pub mod server;
-pub mod sessions;
+mod server;
+mod sessions;
 pub mod shutdown;
 pub mod stdio;
 pub mod telemetry;
 pub mod tools;
 pub mod transport;
-pub mod uri;
+mod uri;
 
-pub use engine::{Change, Engine, Snapshot};
+pub use engine::{Activated, CHANGE_CHANNEL_CAPACITY, Change, Engine, Snapshot};
 pub use error::Error;
 pub use logging::LogFormat;
 pub use options::{HttpOptions, ServeOptions};

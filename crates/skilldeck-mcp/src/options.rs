@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use skilldeck::DiscoveryOptions;
 use skilldeck_host::HostOptions;
-use skilldeck_registry::client::Token;
-use skilldeck_registry::names::AgentId;
+
+pub use skilldeck_source::{
+    DEFAULT_REGISTRY_POLL, MIN_REGISTRY_POLL, RELOAD_DEBOUNCE, RegistryOptions,
+};
 
 pub use skilldeck_host::options::{
     DEFAULT_SEARCH_RESULTS, DEFAULT_TOOL_CATALOG_CHARS, DIGEST_CACHE_ENTRIES, MAX_SEARCH_RESULTS,
@@ -18,9 +20,6 @@ pub use skilldeck_host::options::{
 
 /// Largest JSON-RPC message accepted (one stdio line, one HTTP body).
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
-
-/// Events on the roots are gathered this long before the deck is rebuilt.
-pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// Entries per page of `skills/list`, `resources/list` (skills per page),
 /// `prompts/list` and `resources/directory/read`.
@@ -51,7 +50,7 @@ pub struct ServeOptions {
     /// The user id skill code runs under (`SKILLDECK_USER_ID`; empty: none).
     pub exec_user_id: String,
     /// Serve one agent's skills from a registry instead of the roots
-    /// ([`crate::registry`]).
+    /// ([`skilldeck_source::RegistrySource`]).
     pub registry: Option<RegistryOptions>,
 }
 
@@ -198,41 +197,6 @@ impl HttpOptions {
             max_sessions: MAX_SESSIONS,
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
             session_evict_idle: SESSION_EVICT_IDLE,
-        }
-    }
-}
-
-/// How often the lock is polled, unless set.
-pub const DEFAULT_REGISTRY_POLL: Duration = Duration::from_secs(10);
-
-/// Shortest poll period accepted.
-pub const MIN_REGISTRY_POLL: Duration = Duration::from_millis(100);
-
-/// Which registry, which agent, how often.
-#[derive(Debug, Clone)]
-pub struct RegistryOptions {
-    /// The registry's URL.
-    pub url: String,
-    /// The agent whose skills are served.
-    pub agent: AgentId,
-    /// The token (scope `agent:<id>`, or admin).
-    pub token: Option<Token>,
-    /// See [`DEFAULT_REGISTRY_POLL`].
-    pub poll: Duration,
-    /// The cache folder (default: `CACHE/registry`).
-    pub cache: Option<PathBuf>,
-}
-
-impl RegistryOptions {
-    /// The registry at `url`, for `agent`, polled every
-    /// [`DEFAULT_REGISTRY_POLL`].
-    pub fn new(url: &str, agent: AgentId, token: Option<Token>) -> RegistryOptions {
-        RegistryOptions {
-            url: url.to_owned(),
-            agent,
-            token,
-            poll: DEFAULT_REGISTRY_POLL,
-            cache: None,
         }
     }
 }

@@ -20,11 +20,10 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::options::{HttpOptions, ServeOptions};
-use crate::registry::RegistrySource;
-use crate::reload;
 use crate::server::SkillServer;
 use crate::sessions::SessionSlots;
 use crate::stdio;
+use skilldeck_source::{Poller, RegistrySource, Target, Watcher};
 
 /// The HTTP path the MCP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";
@@ -57,14 +56,21 @@ fn runtime(multi_thread: bool) -> Result<tokio::runtime::Runtime, Error> {
 }
 
 /// The watcher, being set up in the background (kept alive while held).
-type WatchTask = Option<tokio::task::JoinHandle<Result<reload::Watcher, Error>>>;
+type WatchTask = Option<tokio::task::JoinHandle<Result<Watcher, skilldeck_source::Error>>>;
+
+/// What keeps the skills current while held: the file watcher (being set
+/// up in the background) or the registry's poller.
+struct Sources {
+    _watcher: WatchTask,
+    _poller: Option<Poller>,
+}
 
 /// Discovers the deck (on a blocking thread), logs what was loaded, and
 /// starts the watcher when reload is on. Registering the watches walks
 /// every folder again, so it runs in the background: the first answer does
 /// not wait for it. Once watching, the deck is checked once more, so an
 /// edit made in between is not missed.
-async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Error> {
+async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Error> {
     let started = Instant::now();
     // A registry agent: its skills materialised first, the options pointed
     // at them (the registry's poll replaces the file watcher).
@@ -72,7 +78,13 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Er
         None => None,
         Some(settings) => {
             let (prepared, source) = tokio::task::spawn_blocking(move || {
-                RegistrySource::prepare(&settings, &mut options).map(|s| (options, s))
+                RegistrySource::prepare(&settings, &mut options.host).map(|s| {
+                    // The registry's poll replaces the file watcher; skill
+                    // code runs under the agent's id.
+                    options.reload = None;
+                    options.exec_agent_id = s.agent().as_str().to_owned();
+                    (options, s)
+                })
             })
             .await
             .map_err(|e| Error::Transport(format!("registry task failed: {e}")))??;
@@ -84,9 +96,10 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Er
         .await
         .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
     let engine = Arc::new(engine);
-    if let Some(source) = registry {
-        tokio::spawn(source.run(Arc::downgrade(&engine)));
-    }
+    let poller: Option<Poller> = match registry {
+        Some(source) => Some(source.spawn_poller(Arc::downgrade(&engine))?),
+        None => None,
+    };
     let snapshot = engine.snapshot();
     // Skipped skills and a walk cut short at its limit (the core's one
     // list of what a loader must say).
@@ -109,7 +122,7 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Er
     let watcher = engine.options().reload.map(|debounce| {
         let engine = Arc::clone(&engine);
         tokio::task::spawn_blocking(move || {
-            let watcher = reload::watch(Arc::clone(&engine), debounce);
+            let watcher = skilldeck_source::watch(Arc::clone(&engine), debounce);
             match &watcher {
                 Ok(_) => {
                     if let Err(e) = engine.reload() {
@@ -121,7 +134,13 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, WatchTask), Er
             watcher
         })
     });
-    Ok((engine, watcher))
+    Ok((
+        engine,
+        Sources {
+            _watcher: watcher,
+            _poller: poller,
+        },
+    ))
 }
 
 /// The line a person sees when `serve` waits on stdio: how many skills,

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use rmcp::model::{ErrorCode, JsonObject, SkillResources};
 use serde_json::{Value, json};
 use skilldeck::DiscoveryOptions;
-use skilldeck_mcp::engine::Activated;
+use skilldeck_mcp::Activated;
 use skilldeck_mcp::{Engine, ServeOptions, extension, prompts, resources, tools};
+use skilldeck_source::Target;
 
 /// A root with four skills: `pdf` (a reference, a binary asset, an empty
 /// folder), `manual-only` (disable-model-invocation), `hidden`

@@ -549,12 +549,17 @@ fn remove_stages(root: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(STAGE_PREFIX)
-        {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(STAGE_PREFIX) {
             let _ = fs::remove_dir_all(entry.path());
+        } else if name
+            .strip_prefix('.')
+            .is_some_and(|n| n.starts_with(PENDING_PREFIX) && n.contains(".tmp-"))
+        {
+            // A journal killed before its rename (`write_atomic`'s
+            // temporary file): the swap had not started.
+            let _ = fs::remove_file(entry.path());
         }
     }
 }

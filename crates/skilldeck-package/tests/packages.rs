@@ -365,6 +365,26 @@ fn recovery_puts_back_an_old_skill_set_aside_when_the_new_one_is_not_in_place() 
 }
 
 #[test]
+fn a_journal_killed_before_its_rename_is_removed_by_the_next_install() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, _) = root_with_demo(tmp.path());
+    // A crash while the journal was written: only its temporary file
+    // (`write_atomic`'s `.NAME.tmp-PID`); the swap had not started.
+    let partial = root.join("..skilldeck-pending-demo.toml.tmp-4242");
+    std::fs::write(&partial, "[skill.demo]\nsource = \"trunc").unwrap();
+    let v2 = demo(&tmp.path().join("v2"), "# Demo v2\n");
+    install(&root, &[Source::Folder(v2)], &InstallOptions::default()).unwrap();
+    assert!(!partial.exists(), "the partial journal was left behind");
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".skilldeck-install.lock")
+        .collect();
+    assert_eq!(left, ["demo"]);
+}
+
+#[test]
 fn a_git_archive_of_a_skill_installs() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = demo(tmp.path(), "# Demo\n");

@@ -13,6 +13,8 @@ use skilldeck::{Budget, CatalogFormat, CatalogOptions, Config, DiscoveryOptions,
 use skilldeck_host::execution::ScriptScope;
 use skilldeck_host::{Activated, Execution, Host, HostOptions, Snapshot, ToolErrorKind};
 
+use skilldeck_source::{RegistryOptions, RegistrySource, Target};
+
 use crate::diagnostic::Diagnostic;
 use crate::errors;
 use crate::exec::{self, RunResult, SkillToolInfo};
@@ -32,6 +34,29 @@ pub struct Deck {
     /// The served skills as Python objects, built once per snapshot (see
     /// [`Deck::skills`]).
     skills_cache: Mutex<Option<SkillsCache>>,
+    /// Present for `Deck.from_registry`: the agent's lock, refreshed by
+    /// [`Deck::reload`].
+    registry: Option<RegistrySource>,
+}
+
+/// The host as a source's [`Target`], keeping what its reload found (so a
+/// registry refresh reports the same [`Reload`] as a discovery).
+struct Recording<'h> {
+    host: &'h Host,
+    reload: Mutex<Option<skilldeck_host::Reload>>,
+}
+
+impl Target for Recording<'_> {
+    fn host(&self) -> &Host {
+        self.host
+    }
+
+    fn reload(&self) -> Result<bool, skilldeck::Error> {
+        let reload = self.host.reload()?;
+        let changed = reload.catalog_changed;
+        *self.reload.lock().unwrap_or_else(PoisonError::into_inner) = Some(reload);
+        Ok(changed)
+    }
 }
 
 /// [`Deck::skills`]' answer for one snapshot: the snapshot it was built
@@ -66,6 +91,17 @@ fn load_config(path: Option<PathBuf>) -> Result<Config, skilldeck::Error> {
 enum OpenError {
     Core(skilldeck::Error),
     Io(std::io::Error),
+    Source(skilldeck_source::Error),
+}
+
+impl OpenError {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            OpenError::Core(e) => errors::core(py, e),
+            OpenError::Io(e) => e.into(),
+            OpenError::Source(e) => errors::source(py, e),
+        }
+    }
 }
 
 fn open(
@@ -85,6 +121,23 @@ fn open(
     options.expose_paths = true;
     let host = Host::new(options).map_err(OpenError::Core)?;
     Ok((host, config))
+}
+
+/// A host over one registry agent's skills ([`RegistrySource::prepare`]:
+/// the lock fetched, every skill downloaded, verified against its
+/// fingerprint and linked into a generated root).
+fn open_registry(
+    settings: &RegistryOptions,
+    config: Option<PathBuf>,
+) -> Result<(Host, Config, RegistrySource), OpenError> {
+    let config = load_config(config).map_err(OpenError::Core)?;
+    let cwd = std::env::current_dir().map_err(OpenError::Io)?;
+    let discovery = DiscoveryOptions::from_config(&config, &cwd, Some(&[]));
+    let mut options = HostOptions::from_config(&config, discovery).map_err(OpenError::Core)?;
+    options.expose_paths = true;
+    let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
+    let host = Host::new(options).map_err(OpenError::Core)?;
+    Ok((host, config, source))
 }
 
 fn parse<T: std::str::FromStr<Err = skilldeck::Error>>(py: Python<'_>, text: &str) -> PyResult<T> {
@@ -111,9 +164,49 @@ impl Deck {
                 host: Arc::new(host),
                 config: Arc::new(config),
                 skills_cache: Mutex::new(None),
+                registry: None,
             }),
-            Err(OpenError::Core(e)) => Err(errors::core(py, e)),
-            Err(OpenError::Io(e)) => Err(e.into()),
+            Err(e) => Err(e.into_py(py)),
+        }
+    }
+
+    /// Serves one registry agent's skills: its lock (`GET
+    /// /api/v1/agents/{agent}/lock`), each skill downloaded into the
+    /// content-addressed cache, verified against its fingerprint and
+    /// served; `reload` fetches the lock again (`If-None-Match`).
+    /// `token` (scope `agent:<id>`, or admin), else `token_file`, else
+    /// `SKILLDECK_TOKEN`; `cache` defaults to the user's cache folder.
+    #[staticmethod]
+    #[pyo3(signature = (url, agent, token = None, token_file = None, config = None, cache = None))]
+    fn from_registry(
+        py: Python<'_>,
+        url: String,
+        agent: String,
+        token: Option<String>,
+        token_file: Option<PathBuf>,
+        config: Option<PathBuf>,
+        cache: Option<PathBuf>,
+    ) -> PyResult<Deck> {
+        let agent = skilldeck_source::AgentId::new(&agent)
+            .map_err(|e| PyValueError::new_err(format!("agent '{agent}': {e}")))?;
+        let token = match token {
+            Some(text) => Some(skilldeck_source::Token::new(&text).ok_or_else(|| {
+                PyValueError::new_err("token: empty, or not a valid bearer token")
+            })?),
+            None => skilldeck_source::Token::resolve(token_file.as_deref())
+                .map_err(|e| errors::source(py, e.into()))?,
+        };
+        let mut settings = RegistryOptions::new(&url, agent, token);
+        settings.cache = cache;
+        match py.detach(|| open_registry(&settings, config)) {
+            Ok((host, config, source)) => Ok(Deck {
+                fallback_execution: Execution::new(host.options().exec.clone()),
+                host: Arc::new(host),
+                config: Arc::new(config),
+                skills_cache: Mutex::new(None),
+                registry: Some(source),
+            }),
+            Err(e) => Err(e.into_py(py)),
         }
     }
 
@@ -395,9 +488,28 @@ impl Deck {
     /// replaces the old one (and cached activations are dropped).
     fn reload(&self, py: Python<'_>) -> PyResult<Reload> {
         let host = &self.host;
+        let registry = self.registry.as_ref();
         let reload = py
-            .detach(|| host.reload())
-            .map_err(|e| errors::core(py, e))?;
+            .detach(|| -> Result<skilldeck_host::Reload, OpenError> {
+                if let Some(source) = registry {
+                    // A new lock is materialised and the host reloaded;
+                    // an unchanged one leaves discovery to run below.
+                    let target = Recording {
+                        host,
+                        reload: Mutex::new(None),
+                    };
+                    source.try_refresh(&target).map_err(OpenError::Source)?;
+                    let done = target
+                        .reload
+                        .into_inner()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    if let Some(reload) = done {
+                        return Ok(reload);
+                    }
+                }
+                host.reload().map_err(OpenError::Core)
+            })
+            .map_err(|e| e.into_py(py))?;
         if reload.catalog_changed {
             // Not kept until the next `skills`: the cache holds the old
             // snapshot (the whole previous deck) alive.

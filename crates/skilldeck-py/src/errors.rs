@@ -10,6 +10,7 @@
 //! | a run refused, failed (non-zero exit, signal) or timed out | `SkillInvocationError` (`.kind`: `denied`, `unavailable`, `busy`, `execution_failed`, `timed_out`, `failed`) |
 //! | tool arguments that do not match the schema, unknown tool | `InvalidArgumentsError` (a `ValueError`; `.kind`; the message names the failing field) |
 //! | an option value the core does not accept | `ValueError` (the core's message) |
+//! | a registry that refuses, cannot be reached, or serves a skill that does not verify (`Deck.from_registry`) | `RegistryError` (`.status`: the HTTP status when the registry answered) |
 //! | anything else | `SkilldeckError` |
 //!
 //! Messages are the host's and the core's, unchanged.
@@ -101,6 +102,28 @@ pub(crate) fn core(py: Python<'_>, error: skilldeck::Error) -> PyErr {
             PyValueError::new_err(message)
         }
         _ => raise(py, "SkilldeckError", &message, &[]),
+    }
+}
+
+/// The exception for a source's error (`Deck.from_registry`, its
+/// `reload`): the registry refused or could not be reached, a skill did
+/// not verify: `RegistryError` (`.status` when the registry answered);
+/// a core error as [`core`] maps it.
+pub(crate) fn source(py: Python<'_>, error: skilldeck_source::Error) -> PyErr {
+    let message = error.to_string();
+    match error {
+        skilldeck_source::Error::Core(e) => core(py, e),
+        skilldeck_source::Error::Client(e) => {
+            let status = e.status().map_or_else(
+                || py.None(),
+                |s| {
+                    s.into_pyobject(py)
+                        .map_or_else(|_| py.None(), |n| n.into_any().unbind())
+                },
+            );
+            raise(py, "RegistryError", &message, &[("status", status)])
+        }
+        _ => raise(py, "RegistryError", &message, &[]),
     }
 }
 

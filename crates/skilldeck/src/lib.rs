@@ -45,8 +45,8 @@ pub use catalog::{
     OwnedCatalog, count_tokens, render as render_catalog,
 };
 pub use deck::{
-    BundledMode, Config, Deck, DiscoveryOptions, EligibilityContext, ExplicitSkill, Ineligible,
-    Root, RootReport, Shadowed, discover, skill_folders,
+    BundledMode, Config, ConfigLayers, Deck, DiscoveryOptions, EligibilityContext, ExplicitSkill,
+    Ineligible, Root, RootReport, Shadowed, discover, skill_folders,
 };
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use digest::{

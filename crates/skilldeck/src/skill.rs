@@ -27,20 +27,27 @@ pub enum Scope {
     /// A user root (`~/.agents/skills`, `~/.claude/skills`,
     /// `$XDG_CONFIG_HOME/skilldeck/skills`).
     User,
-    /// A root from the config file's `roots` or `--root`.
-    Extra,
+    /// A root the operator manages (`[discovery] managed`, default
+    /// `/etc/skilldeck/skills`), and the skills a registry agent's lock
+    /// materialises.
+    Managed,
     /// The example skills compiled into skilldeck.
     Bundled,
+    /// A root from the config file's `roots` or `--root`.
+    Extra,
 }
 
 impl Scope {
-    /// Every scope, highest precedence first.
-    pub const ALL: [Scope; 5] = [
+    /// Every scope, highest precedence first: explicit, then project >
+    /// user > managed > bundled > extra (the order seed 004 and the peers
+    /// use: the closer to the work, the stronger).
+    pub const ALL: [Scope; 6] = [
         Scope::Explicit,
         Scope::Project,
         Scope::User,
-        Scope::Extra,
+        Scope::Managed,
         Scope::Bundled,
+        Scope::Extra,
     ];
 
     /// The lowercase name (`project`, ...).
@@ -49,8 +56,9 @@ impl Scope {
             Scope::Explicit => "explicit",
             Scope::Project => "project",
             Scope::User => "user",
-            Scope::Extra => "extra",
+            Scope::Managed => "managed",
             Scope::Bundled => "bundled",
+            Scope::Extra => "extra",
         }
     }
 }
@@ -68,7 +76,7 @@ impl std::str::FromStr for Scope {
             .into_iter()
             .find(|scope| scope.as_str() == s)
             .ok_or_else(|| {
-                format!("unknown scope '{s}' (expected explicit, project, user, extra or bundled)")
+                format!("unknown scope '{s}' (expected explicit, project, user, managed, bundled or extra)")
             })
     }
 }

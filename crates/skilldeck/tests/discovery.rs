@@ -66,6 +66,77 @@ fn higher_scope_wins_and_the_loser_is_reported_as_shadowed() {
 }
 
 #[test]
+fn roots_rank_project_over_user_over_managed_over_bundled_over_extra() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Every scope holds `pdf`; each also holds the name of the scope just
+    // above it, so every pair of neighbours is compared once.
+    let order = [
+        Scope::Project,
+        Scope::User,
+        Scope::Managed,
+        Scope::Bundled,
+        Scope::Extra,
+    ];
+    let mut roots = Vec::new();
+    for (i, scope) in order.iter().enumerate() {
+        let dir = tmp.path().join(scope.as_str());
+        let mut names = vec!["pdf".to_owned()];
+        if i > 0 {
+            names.push(format!("pair-{i}"));
+        }
+        if i + 1 < order.len() {
+            names.push(format!("pair-{}", i + 1));
+        }
+        for name in names {
+            skilldeck_testkit::skill(&dir, &name)
+                .description(format!("{scope} {name}. Use when testing."))
+                .body("# x\n")
+                .write();
+        }
+        roots.push(root(&dir, *scope));
+    }
+    // Listed lowest first: the order of roots does not decide, scope does.
+    roots.reverse();
+    let deck = discover(&options(roots));
+    assert_eq!(deck.get("pdf").unwrap().scope, Scope::Project);
+    for i in 1..order.len() {
+        let winner = deck.get(&format!("pair-{i}")).unwrap().scope;
+        assert_eq!(winner, order[i - 1], "{} vs {}", order[i - 1], order[i]);
+    }
+    assert_eq!(Scope::ALL[1..], order, "Scope::ALL is the precedence");
+}
+
+#[test]
+fn the_managed_roots_come_from_the_config_and_default_to_etc_skilldeck() {
+    let tmp = tempfile::tempdir().unwrap();
+    let managed = tmp.path().join("managed");
+    skilldeck_testkit::skill(&managed, "ops")
+        .description("Operator skill. Use when testing.")
+        .body("# ops\n")
+        .write();
+    let config = Config::parse(
+        "[discovery]\nmanaged = [\"managed\"]\nuser = false\nproject = false\nbundled = \"never\"\n",
+        &tmp.path().join("skilldeck.toml"),
+    )
+    .unwrap();
+    let deck = discover(&DiscoveryOptions::from_config(&config, tmp.path(), None));
+    assert_eq!(deck.get("ops").unwrap().scope, Scope::Managed);
+    // `--root` replaces every default root, the managed ones included.
+    let only = discover(&DiscoveryOptions::from_config(
+        &config,
+        tmp.path(),
+        Some(&[tmp.path().join("elsewhere")]),
+    ));
+    assert!(only.get("ops").is_none());
+    assert_eq!(
+        Config::default().managed_roots(),
+        [PathBuf::from(skilldeck::deck::MANAGED_ROOT)]
+    );
+    let none = Config::parse("[discovery]\nmanaged = []\n", Path::new("c.toml")).unwrap();
+    assert!(none.managed_roots().is_empty());
+}
+
+#[test]
 fn within_a_scope_the_earlier_root_wins() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");

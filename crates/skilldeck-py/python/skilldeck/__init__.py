@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 from . import _native
 from ._errors import (
     InvalidArgumentsError,
+    RegistryError,
     ResourceError,
     SkilldeckError,
     SkillInvocationError,
@@ -45,6 +46,7 @@ __all__ = [
     "Deck",
     "Diagnostic",
     "InvalidArgumentsError",
+    "RegistryError",
     "Reload",
     "Resource",
     "ResourceError",
@@ -139,8 +141,41 @@ class Deck:
         )
         return cls(native)
 
+    @classmethod
+    def from_registry(
+        cls,
+        url: str,
+        agent: str,
+        token: Optional[str] = None,
+        *,
+        token_file: Optional[PathArg] = None,
+        config: Optional[PathArg] = None,
+        cache: Optional[PathArg] = None,
+    ) -> "Deck":
+        """Serves one registry agent's skills, exactly its assignments, as
+        ``skilldeck serve --registry URL --agent ID`` does: the agent's lock
+        is fetched, each skill downloaded into the content-addressed cache
+        (``cache``, default the user's cache folder), verified against its
+        fingerprint and served with the agent's grants. ``reload()`` fetches
+        the lock again and applies a new one. The token (scope
+        ``agent:<id>``, or admin) is ``token``, else the first line of
+        ``token_file``, else ``SKILLDECK_TOKEN``. Raises ``RegistryError``
+        when the registry refuses or cannot be reached (and no lock saved
+        by an earlier run can be served)."""
+        return cls(
+            _native.Deck.from_registry(
+                url,
+                agent,
+                token,
+                _opt_path(token_file),
+                _opt_path(config),
+                _opt_path(cache),
+            )
+        )
+
     def reload(self) -> Reload:
-        """Discovers again; when the catalog changed the new deck replaces
+        """Discovers again (a deck from ``from_registry`` first fetches the
+        agent's lock again); when the catalog changed the new deck replaces
         the old one and cached activations are dropped."""
         return self._native.reload()
 

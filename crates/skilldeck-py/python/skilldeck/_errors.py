@@ -69,3 +69,15 @@ class InvalidArgumentsError(SkilldeckError, ValueError):
     def __init__(self, message: str, *, kind: Optional[str] = None) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class RegistryError(SkilldeckError):
+    """A registry refused a request, could not be reached, or served a
+    skill that does not verify against its fingerprint
+    (``Deck.from_registry`` and its ``reload``). ``status`` is the HTTP
+    status when the registry answered (401: the token is missing or
+    wrong; 404: no such agent), else ``None``."""
+
+    def __init__(self, message: str, *, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -1,8 +1,9 @@
 //! `skilldeck.toml`: project or user configuration.
 //!
-//! Looked up as `--config PATH`, else `./skilldeck.toml`, else
-//! `$XDG_CONFIG_HOME/skilldeck/config.toml` (`~/.config/...` when unset).
-//! Unknown keys are errors that name the key's line.
+//! Looked up as `--config PATH`, else `./skilldeck.toml` over
+//! `$XDG_CONFIG_HOME/skilldeck/config.toml` (`~/.config/...` when unset),
+//! merged key by key ([`crate::deck::config_layers`]). Unknown keys are
+//! errors that name the key's line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,10 @@ use crate::spec::options::{Mode, ValidationOptions};
 
 /// The project config file name.
 pub const CONFIG_FILE: &str = "skilldeck.toml";
+
+/// The operator's skill root when `[discovery] managed` is not set (Unix;
+/// elsewhere there is none by default).
+pub const MANAGED_ROOT: &str = "/etc/skilldeck/skills";
 
 /// Largest config file read (bytes).
 pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
@@ -162,6 +167,10 @@ pub struct DiscoveryConfig {
     pub project: bool,
     /// Search user roots (`~/.agents/skills`, ...).
     pub user: bool,
+    /// The operator's roots (scope `managed`: below user and project
+    /// skills, above bundled and extra ones); absent: [`MANAGED_ROOT`]
+    /// where the platform has one; `[]`: none.
+    pub managed: Option<Vec<PathBuf>>,
     /// When the bundled example skills are served (`"fallback"` by
     /// default: only when no other root has a skill; `true`/`false` mean
     /// `"always"`/`"never"`).
@@ -180,6 +189,7 @@ impl Default for DiscoveryConfig {
         DiscoveryConfig {
             project: true,
             user: true,
+            managed: None,
             bundled: BundledMode::Fallback,
             max_depth: crate::limits::MAX_DISCOVERY_DEPTH,
             max_dirs: crate::limits::MAX_WALK_DIRS,
@@ -363,10 +373,10 @@ impl Config {
         Config::parse(&text, path)
     }
 
-    /// The files [`Config::discover`] looks at, in order: `explicit` alone
-    /// if given, else `./skilldeck.toml` and the user config
-    /// (`$XDG_CONFIG_HOME/skilldeck/config.toml`). The first that exists is
-    /// read; the others are not.
+    /// The files [`Config::discover`] looks at, highest precedence first:
+    /// `explicit` alone if given, else `./skilldeck.toml` and the user
+    /// config (`$XDG_CONFIG_HOME/skilldeck/config.toml`). Those that exist
+    /// are merged, the project's keys winning.
     pub fn candidates(explicit: Option<&Path>) -> Vec<PathBuf> {
         if let Some(path) = explicit {
             return vec![path.to_path_buf()];
@@ -378,19 +388,26 @@ impl Config {
         candidates
     }
 
-    /// Finds the config: `explicit` if given (it must exist), else the first
-    /// of `./skilldeck.toml` and the user config that exists (see
-    /// [`Config::candidates`]). `Ok(None)` when there is none.
+    /// Finds the config: `explicit` if given (it must exist), else the user
+    /// file under `./skilldeck.toml`, merged key by key, the project
+    /// winning ([`Config::discover_layers`]). Returns the file of highest
+    /// precedence read with the configuration in force; `Ok(None)` when
+    /// there is none.
     pub fn discover(explicit: Option<&Path>) -> Result<Option<(PathBuf, Config)>, Error> {
-        if let Some(path) = explicit {
-            return Config::load(path).map(|c| Some((path.to_path_buf(), c)));
+        Ok(Config::discover_layers(explicit)?.and_then(|layers| {
+            let top = layers.top()?.to_path_buf();
+            Some((top, layers.config))
+        }))
+    }
+
+    /// The managed roots in force: `[discovery] managed` (resolved against
+    /// the config file's folder), else [`MANAGED_ROOT`] on Unix.
+    pub fn managed_roots(&self) -> Vec<PathBuf> {
+        match &self.discovery.managed {
+            Some(roots) => roots.iter().map(|p| self.resolve(p)).collect(),
+            None if cfg!(unix) => vec![PathBuf::from(MANAGED_ROOT)],
+            None => Vec::new(),
         }
-        for path in Config::candidates(None) {
-            if path.is_file() {
-                return Config::load(&path).map(|c| Some((path, c)));
-            }
-        }
-        Ok(None)
     }
 
     /// Validation options from this config (command-line flags are applied

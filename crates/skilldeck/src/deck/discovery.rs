@@ -119,7 +119,8 @@ impl DiscoveryOptions {
 
     /// The options a host gets from a config file, for a process running in
     /// `cwd`. `override_roots` (the CLI's `--root`) replaces the default
-    /// roots (project, user, bundled); config roots and explicit skills stay.
+    /// roots (project, user, managed, bundled); config roots and explicit
+    /// skills stay.
     pub fn from_config(
         config: &Config,
         cwd: &Path,
@@ -169,6 +170,11 @@ impl DiscoveryOptions {
                         required: false,
                     }));
                 }
+                roots.extend(config.managed_roots().into_iter().map(|path| Root {
+                    path: absolute(cwd, &path),
+                    scope: Scope::Managed,
+                    required: false,
+                }));
             }
         }
         roots.extend(config.roots.iter().map(|p| Root {

@@ -6,6 +6,7 @@
 
 pub(crate) mod bundled;
 pub(crate) mod config;
+pub(crate) mod config_layers;
 #[allow(clippy::module_inception)]
 pub(crate) mod deck;
 pub(crate) mod discovery;
@@ -17,8 +18,9 @@ pub use bundled::{materialize as materialize_bundled, skill_names as bundled_ski
 pub use config::TelemetryConfig;
 pub use config::{
     BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
-    ExplicitSkillConfig, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,
+    ExplicitSkillConfig, MANAGED_ROOT, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,
 };
+pub use config_layers::{ConfigLayers, PATH_KEYS as CONFIG_PATH_KEYS};
 pub use deck::{Deck, RootReport, Shadowed};
 pub use discovery::{
     DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots,

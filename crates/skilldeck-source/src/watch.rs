@@ -1,5 +1,5 @@
 //! Hot reload: every root is watched (`notify`, events debounced for
-//! [`crate::options::RELOAD_DEBOUNCE`]); what to watch, a root that does
+//! [`RELOAD_DEBOUNCE`]); what to watch, a root that does
 //! not exist yet included, is the host's rule
 //! ([`skilldeck_host::watch::plan`]: the folders that can change the deck,
 //! one non-recursive watch each, never through a symlink out of a root):
@@ -14,12 +14,12 @@
 //! - a `SKILL.md`, or any folder or file appearing, disappearing or moving:
 //!   the deck is discovered again; only when the catalog changed is the new
 //!   snapshot swapped in and `list_changed` sent for tools, prompts and
-//!   resources ([`Engine::reload`]);
+//!   resources ([`Target::reload`]);
 //! - otherwise, files added or removed inside skills: only
 //!   `resources/list_changed`;
 //! - any edit inside a skill: its cached activation is dropped and sessions
 //!   that had it active get the new instructions next time, without touching
-//!   the catalog (clients' prompt caches stay warm): [`Engine::skill_files_changed`],
+//!   the catalog (clients' prompt caches stay warm): [`Target::skill_files_changed`],
 //!   which is the host's rule ([`skilldeck_host::Host::skill_files_changed`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,8 +34,13 @@ use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, ne
 
 use skilldeck_host::{Relevance, Survey, WatchPlan, WatchTarget};
 
-use crate::engine::{Engine, Snapshot};
+use skilldeck_host::Snapshot;
+
 use crate::error::Error;
+use crate::target::Target;
+
+/// Events on the roots are gathered this long before the deck is rebuilt.
+pub const RELOAD_DEBOUNCE: Duration = Duration::from_millis(250);
 
 /// Keeps the watch alive; dropping it stops reloading (the worker thread
 /// ends when the debouncer, and with it the event channel, is dropped).
@@ -194,12 +199,12 @@ fn skills_touched(snapshot: &Snapshot, paths: &BTreeSet<PathBuf>) -> BTreeSet<St
     names
 }
 
-/// Applies one batch to `engine`.
-pub fn apply(engine: &Engine, batch: &Batch) {
-    let before = engine.snapshot();
+/// Applies one batch to `target`.
+pub fn apply(target: &dyn Target, batch: &Batch) {
+    let before = target.host().snapshot();
     let touched = skills_touched(&before, &batch.paths);
     let catalog_changed = if batch.rediscover {
-        match engine.reload() {
+        match target.reload() {
             Ok(changed) => changed,
             Err(e) => {
                 tracing::error!(error = %e, "reload failed; the previous catalog stays");
@@ -210,10 +215,10 @@ pub fn apply(engine: &Engine, batch: &Batch) {
         false
     };
     for name in &touched {
-        engine.skill_files_changed(name);
+        target.skill_files_changed(name);
     }
     if !catalog_changed && batch.files_added_or_removed {
-        engine.resources_changed();
+        target.resources_changed();
     }
     tracing::debug!(
         rediscover = batch.rediscover,
@@ -224,20 +229,20 @@ pub fn apply(engine: &Engine, batch: &Batch) {
 }
 
 /// Brings the watches in line with the host's [`skilldeck_host::watch::plan`]
-/// for the engine's roots; true when what is watched changed (a folder
+/// for the target's roots; true when what is watched changed (a folder
 /// appeared or vanished, or the watcher fell back to polling).
-fn update_watches(engine: &Engine, state: &mut WatchState) -> bool {
+fn update_watches(target: &dyn Target, state: &mut WatchState) -> bool {
     if state.polling.is_some() {
         return false;
     }
-    let options = engine.options();
+    let options = target.host().options();
     let plan = skilldeck_host::watch::plan(&options.discovery, options.watch_budget);
     if !plan.complete {
         let reason = format!(
             "the skill roots hold more than {} folders to watch (the watch budget)",
             options.watch_budget
         );
-        start_polling(engine, state, &reason, false);
+        start_polling(target, state, &reason, false);
         return true;
     }
     let wanted = plan.targets.clone();
@@ -252,24 +257,24 @@ fn update_watches(engine: &Engine, state: &mut WatchState) -> bool {
         }
     }
     let mut watched = Vec::with_capacity(wanted.len());
-    for target in wanted {
-        if state.watched.contains(&target) {
-            watched.push(target);
+    for folder in wanted {
+        if state.watched.contains(&folder) {
+            watched.push(folder);
             continue;
         }
         match state
             .debouncer
-            .watch(&target.path, RecursiveMode::NonRecursive)
+            .watch(&folder.path, RecursiveMode::NonRecursive)
         {
-            Ok(()) => watched.push(target),
+            Ok(()) => watched.push(folder),
             Err(e) if out_of_watches(&e) => {
                 state.watched = watched;
                 let reason = format!("the system's file watch limit is reached ({e})");
-                start_polling(engine, state, &reason, true);
+                start_polling(target, state, &reason, true);
                 return true;
             }
             Err(e) => {
-                tracing::warn!(path = %target.path.display(), error = %e, "cannot watch folder");
+                tracing::warn!(path = %folder.path.display(), error = %e, "cannot watch folder");
             }
         }
     }
@@ -291,11 +296,11 @@ fn out_of_watches(e: &notify::Error) -> bool {
 
 /// Drops every watch (giving them back to the system) and polls the roots
 /// from now on; says so once, with `reason`.
-fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_limit: bool) {
+fn start_polling(target: &dyn Target, state: &mut WatchState, reason: &str, system_limit: bool) {
     for old in std::mem::take(&mut state.watched) {
         let _ = state.debouncer.unwatch(&old.path);
     }
-    let options = engine.options();
+    let options = target.host().options();
     let started = Instant::now();
     let last = skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
     let took = started.elapsed();
@@ -322,8 +327,8 @@ fn start_polling(engine: &Engine, state: &mut WatchState, reason: &str, system_l
 /// (discovery again, and the skills whose files changed); a tree back
 /// under the budget is watched again. Returns how long to wait before the
 /// next poll.
-fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
-    let options = engine.options();
+fn poll(target: &dyn Target, state: &Mutex<WatchState>) -> Duration {
+    let options = target.host().options();
     let period = options.watch_poll_period;
     let (known, due) = {
         let guard = lock(state);
@@ -363,12 +368,12 @@ fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
     if back_to_watching {
         guard.polling = None;
         tracing::info!("hot reload: the roots fit the watch budget again; watching them");
-        update_watches(engine, &mut guard);
+        update_watches(target, &mut guard);
     }
     drop(guard);
     if changed {
         apply(
-            engine,
+            target,
             &Batch {
                 rediscover: true,
                 files_added_or_removed: true,
@@ -382,10 +387,10 @@ fn poll(engine: &Engine, state: &Mutex<WatchState>) -> Duration {
 /// Handles one debounced batch: events inside roots are sorted by
 /// [`classify`]; a structural event, or one on the way to a missing root,
 /// re-plans the watches first, and a changed plan discovers again.
-fn handle(engine: &Engine, state: &Mutex<WatchState>, message: Message) {
+fn handle(target: &dyn Target, state: &Mutex<WatchState>, message: Message) {
     let batch = match message {
         Message::Errors => {
-            update_watches(engine, &mut lock(state));
+            update_watches(target, &mut lock(state));
             Batch {
                 rediscover: true,
                 files_added_or_removed: true,
@@ -412,20 +417,20 @@ fn handle(engine: &Engine, state: &Mutex<WatchState>, message: Message) {
                 .collect();
             let mut batch = classify(relevant);
             if replan || batch.files_added_or_removed {
-                batch.rediscover |= update_watches(engine, &mut lock(state));
+                batch.rediscover |= update_watches(target, &mut lock(state));
             }
             batch
         }
     };
     if batch.rediscover || !batch.paths.is_empty() {
-        apply(engine, &batch);
+        apply(target, &batch);
     }
 }
 
-/// Starts watching the engine's roots (and, for a root that does not exist
+/// Starts watching the target's roots (and, for a root that does not exist
 /// yet, its nearest existing ancestor); events are applied on a worker
 /// thread.
-pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> {
+pub fn watch<T: Target + 'static>(target: Arc<T>, debounce: Duration) -> Result<Watcher, Error> {
     let (sender, receiver) = std::sync::mpsc::channel::<Message>();
     let debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
         let message = match result {
@@ -450,9 +455,9 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
         watched: Vec::new(),
         polling: None,
     }));
-    update_watches(&engine, &mut lock(&state));
+    update_watches(&*target, &mut lock(&state));
     let weak: Weak<Mutex<WatchState>> = Arc::downgrade(&state);
-    let mut wait = engine.options().watch_poll_period;
+    let mut wait = target.host().options().watch_poll_period;
     std::thread::Builder::new()
         .name("skilldeck-reload".to_owned())
         .spawn(move || {
@@ -464,8 +469,8 @@ pub fn watch(engine: Arc<Engine>, debounce: Duration) -> Result<Watcher, Error> 
                 };
                 let Some(state) = weak.upgrade() else { break };
                 match message {
-                    Some(message) => handle(&engine, &state, message),
-                    None => wait = poll(&engine, &state),
+                    Some(message) => handle(&*target, &state, message),
+                    None => wait = poll(&*target, &state),
                 }
             }
         })

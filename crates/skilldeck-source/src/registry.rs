@@ -37,19 +37,58 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use skilldeck::Scope;
 use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name, is_reserved_env_name};
 use skilldeck_package::{PackageLimits, UnpackOptions, folder_manifest, unpack};
-use skilldeck_registry::client::{Client, ClientError, LockFetch};
+use skilldeck_registry::client::{Client, LockFetch};
 use skilldeck_registry::names::{AgentId, SkillRef};
 use skilldeck_registry::wire::{AgentLock, LockedSkill};
 
-use crate::engine::Engine;
+use skilldeck_host::HostOptions;
+use skilldeck_registry::client::Token;
+
 use crate::error::Error;
-use crate::options::{MIN_REGISTRY_POLL, RegistryOptions, ServeOptions};
+use crate::fetch::write_package;
+use crate::target::Target;
+
+/// How often the lock is polled, unless set.
+pub const DEFAULT_REGISTRY_POLL: Duration = Duration::from_secs(10);
+
+/// Shortest poll period accepted.
+pub const MIN_REGISTRY_POLL: Duration = Duration::from_millis(100);
+
+/// Which registry, which agent, how often.
+#[derive(Debug, Clone)]
+pub struct RegistryOptions {
+    /// The registry's URL.
+    pub url: String,
+    /// The agent whose skills are served.
+    pub agent: AgentId,
+    /// The token (scope `agent:<id>`, or admin).
+    pub token: Option<Token>,
+    /// See [`DEFAULT_REGISTRY_POLL`].
+    pub poll: Duration,
+    /// The cache folder (default: `CACHE/registry`).
+    pub cache: Option<PathBuf>,
+}
+
+impl RegistryOptions {
+    /// The registry at `url`, for `agent`, polled every
+    /// [`DEFAULT_REGISTRY_POLL`].
+    pub fn new(url: &str, agent: AgentId, token: Option<Token>) -> RegistryOptions {
+        RegistryOptions {
+            url: url.to_owned(),
+            agent,
+            token,
+            poll: DEFAULT_REGISTRY_POLL,
+            cache: None,
+        }
+    }
+}
 
 /// Where in the cache folder registry content lives.
 const CACHE_SUBDIR: &str = "registry";
@@ -125,7 +164,7 @@ impl RegistrySource {
     /// limits. Returns the source to [`RegistrySource::refresh`] from.
     pub fn prepare(
         registry: &RegistryOptions,
-        options: &mut ServeOptions,
+        options: &mut HostOptions,
     ) -> Result<RegistrySource, Error> {
         let client = Client::new(&registry.url, registry.token.clone()).map_err(registry_error)?;
         let cache = registry
@@ -178,15 +217,13 @@ impl RegistrySource {
         }
         options.discovery.roots = vec![Root {
             path: root,
-            scope: Scope::Extra,
+            scope: Scope::Managed,
             required: true,
         }];
         options.discovery.explicit.clear();
         options.discovery.index = None;
-        options.reload = None;
         report_clashes(&source.agent, &lock);
         options.exec = source.exec_config(&lock);
-        options.exec_agent_id = source.agent.as_str().to_owned();
         tracing::info!(
             agent = %source.agent,
             registry = source.client.url(),
@@ -212,22 +249,34 @@ impl RegistrySource {
         exec_config_of(&self.base_exec, lock)
     }
 
-    /// One poll: a new lock (ETag changed) is materialised, linked, and
-    /// the engine reloaded; an unchanged one does nothing; an error keeps
-    /// the last good set (reported once per outage).
-    pub fn refresh(&self, engine: &Engine) {
+    /// One poll, for a caller that wants to know: `Ok(true)` when a new
+    /// lock (ETag changed) was materialised, linked and the target
+    /// reloaded; `Ok(false)` when the lock is unchanged; an error keeps the
+    /// last good set (nothing served changes).
+    pub fn try_refresh(&self, target: &dyn Target) -> Result<bool, Error> {
         let etag = lock_state(&self.state).etag.clone();
-        let result = match self.client.lock(&self.agent, etag.as_deref()) {
-            Ok(LockFetch::NotModified) => Ok(None),
-            Ok(LockFetch::Fresh { lock, etag }) => self
-                .apply(engine, &lock)
-                .map(|()| Some(etag))
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(describe(&e)),
-        };
+        let fetched = self
+            .client
+            .lock(&self.agent, etag.as_deref())
+            .map_err(registry_error)?;
+        match fetched {
+            LockFetch::NotModified => Ok(false),
+            LockFetch::Fresh { lock, etag } => {
+                self.apply(target, &lock)?;
+                lock_state(&self.state).etag = Some(etag);
+                Ok(true)
+            }
+        }
+    }
+
+    /// One poll of the background poller ([`RegistrySource::try_refresh`]):
+    /// an error keeps the last good set and is reported once per outage,
+    /// with one line when the registry is back.
+    pub fn refresh(&self, target: &dyn Target) {
+        let result = self.try_refresh(target);
         let mut state = lock_state(&self.state);
         match result {
-            Ok(new_etag) => {
+            Ok(_) => {
                 if state.outage {
                     tracing::info!(
                         registry = self.client.url(),
@@ -235,15 +284,12 @@ impl RegistrySource {
                     );
                     state.outage = false;
                 }
-                if let Some(tag) = new_etag {
-                    state.etag = Some(tag);
-                }
             }
-            Err(message) => {
+            Err(e) => {
                 if !state.outage {
                     tracing::warn!(
                         registry = self.client.url(),
-                        error = %message,
+                        error = %e,
                         "cannot refresh the agent's skills; serving the last good set until the registry answers"
                     );
                     state.outage = true;
@@ -252,7 +298,34 @@ impl RegistrySource {
         }
     }
 
-    fn apply(&self, engine: &Engine, lock: &AgentLock) -> Result<(), Error> {
+    /// The agent whose skills these are.
+    pub fn agent(&self) -> &AgentId {
+        &self.agent
+    }
+
+    /// Polls every [`RegistrySource::poll`] on a thread of its own
+    /// ([`RegistrySource::refresh`]) until `target` is dropped or the
+    /// returned [`Poller`] is.
+    pub fn spawn_poller<T: Target + 'static>(
+        self: Arc<Self>,
+        target: Weak<T>,
+    ) -> Result<Poller, Error> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        std::thread::Builder::new()
+            .name("skilldeck-registry-poll".to_owned())
+            .spawn(move || {
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(self.poll) {
+                    let Some(target) = target.upgrade() else {
+                        return;
+                    };
+                    self.refresh(&*target);
+                }
+            })
+            .map_err(|e| registry_error(format!("cannot start the poller: {e}")))?;
+        Ok(Poller { _stop: stop })
+    }
+
+    fn apply(&self, target: &dyn Target, lock: &AgentLock) -> Result<(), Error> {
         let dirs = self.materialise(lock)?;
         self.link(&dirs)?;
         self.save(lock);
@@ -268,7 +341,7 @@ impl RegistrySource {
             (changed, state.concurrency)
         };
         report_clashes(&self.agent, lock);
-        if let Some(execution) = engine.host().execution() {
+        if let Some(execution) = target.host().execution() {
             execution.update_policy(self.exec_config(lock));
         }
         if lock.max_concurrent_executions != concurrency {
@@ -277,12 +350,12 @@ impl RegistrySource {
                 "the agent's max_concurrent_executions changed; it applies after a restart"
             );
         }
-        let catalog_changed = engine.reload()?;
+        let catalog_changed = target.reload()?;
         for name in &changed {
-            engine.skill_files_changed(name);
+            target.skill_files_changed(name);
         }
         if !catalog_changed && !changed.is_empty() {
-            engine.resources_changed();
+            target.resources_changed();
         }
         tracing::info!(agent = %self.agent, skills = lock.skills.len(), catalog_changed, "the agent's lock changed");
         Ok(())
@@ -339,8 +412,7 @@ impl RegistrySource {
             .prefix(".stage-")
             .tempdir_in(&self.blobs)
             .map_err(|e| io_error(&self.blobs, e))?;
-        let package = stage.path().join("package.tar.gz");
-        std::fs::write(&package, &archive.bytes).map_err(|e| io_error(&package, e))?;
+        let package = write_package(&archive.bytes, stage.path())?;
         let unpacked = unpack(
             &package,
             &stage.path().join("tree"),
@@ -417,24 +489,13 @@ impl RegistrySource {
             .ok()
             .filter(|l| l.agent == self.agent)
     }
+}
 
-    /// Polls until the engine is dropped (runs on the caller's runtime:
-    /// each poll on a blocking thread).
-    pub async fn run(self: Arc<Self>, engine: std::sync::Weak<Engine>) {
-        loop {
-            tokio::time::sleep(self.poll).await;
-            let Some(engine) = engine.upgrade() else {
-                return;
-            };
-            let source = Arc::clone(&self);
-            if tokio::task::spawn_blocking(move || source.refresh(&engine))
-                .await
-                .is_err()
-            {
-                tracing::error!("a registry refresh failed");
-            }
-        }
-    }
+/// Keeps a [`RegistrySource::spawn_poller`] thread polling; dropping it
+/// stops the thread (at its next wake-up).
+#[derive(Debug)]
+pub struct Poller {
+    _stop: mpsc::Sender<()>,
 }
 
 impl Drop for RegistrySource {
@@ -537,10 +598,6 @@ fn served_of(lock: &AgentLock) -> BTreeMap<String, String> {
 
 /// A client error for the log (never the token: the client never puts it
 /// in an error).
-fn describe(e: &ClientError) -> String {
-    e.to_string()
-}
-
 #[cfg(unix)]
 fn symlink_dir(target: &Path, link: &Path) -> std::io::Result<()> {
     std::os::unix::fs::symlink(target, link)

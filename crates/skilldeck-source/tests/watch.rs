@@ -1,5 +1,5 @@
 //! Hot reload of roots that do not exist when the server starts, driven
-//! through the real file watcher on an in-process engine. Waits poll with
+//! through the real file watcher on an in-process host. Waits poll with
 //! a deadline; nothing asserts how long a reload takes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -7,18 +7,43 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use skilldeck::DiscoveryOptions;
-use skilldeck_mcp::options::RELOAD_DEBOUNCE;
-use skilldeck_mcp::{Engine, ServeOptions, reload};
+use skilldeck_host::{Host, HostOptions};
+use skilldeck_source::{RELOAD_DEBOUNCE, Target, WatchMode, watch};
+
+/// A host and a count of the catalog changes its clients were told of.
+struct Served {
+    host: Host,
+    catalog_changes: AtomicUsize,
+}
+
+impl Target for Served {
+    fn host(&self) -> &Host {
+        &self.host
+    }
+
+    fn reload(&self) -> Result<bool, skilldeck::Error> {
+        let changed = self.host.reload()?.catalog_changed;
+        if changed {
+            self.catalog_changes.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(changed)
+    }
+}
+
+type Engine = Served;
 
 /// How long a test waits for the watcher before it fails.
 const DEADLINE: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(50);
 
 fn activatable(engine: &Engine, name: &str) -> bool {
-    let snapshot = engine.snapshot();
-    let session = engine.new_session_key();
+    let snapshot = engine.host.snapshot();
+    let session = engine.host.new_session_key();
     engine
+        .host
         .activate(&snapshot, &session, name, "", false)
         .is_ok()
 }
@@ -31,9 +56,17 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+fn served(options: HostOptions) -> Arc<Served> {
+    Arc::new(Served {
+        host: Host::new(options).unwrap(),
+        catalog_changes: AtomicUsize::new(0),
+    })
+}
+
 fn engine_over(root: &Path) -> Arc<Engine> {
-    let options = ServeOptions::new(DiscoveryOptions::with_roots([root.to_path_buf()]));
-    Arc::new(Engine::new(options).unwrap())
+    served(HostOptions::new(DiscoveryOptions::with_roots([
+        root.to_path_buf()
+    ])))
 }
 
 #[test]
@@ -42,9 +75,8 @@ fn a_root_created_after_start_is_watched_and_its_skills_served() {
     let root = tmp.path().join("project/.claude/skills");
     std::fs::create_dir_all(tmp.path().join("project")).unwrap();
     let engine = engine_over(&root);
-    assert!(engine.snapshot().deck.is_empty());
-    let mut changes = engine.subscribe();
-    let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    assert!(engine.host.snapshot().deck.is_empty());
+    let watcher = watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
     // Only the nearest existing ancestor, standing in for the root.
     let watched = watcher.watched();
     assert_eq!(watched.len(), 1, "{watched:?}");
@@ -57,7 +89,10 @@ fn a_root_created_after_start_is_watched_and_its_skills_served() {
     wait_until("the new root's skill is activatable", || {
         activatable(&engine, "late")
     });
-    assert!(changes.try_recv().is_ok(), "clients were not told");
+    assert!(
+        engine.catalog_changes.load(Ordering::SeqCst) > 0,
+        "clients were not told"
+    );
     wait_until("the root itself is watched", || {
         watcher.watched().iter().any(|t| !t.stand_in)
     });
@@ -72,12 +107,12 @@ fn a_root_deleted_and_created_again_is_watched_again() {
         .body("First.\n")
         .write();
     let engine = engine_over(&root);
-    let _watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    let _watcher = watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
     assert!(activatable(&engine, "first"));
 
     std::fs::remove_dir_all(&root).unwrap();
     wait_until("the deleted root's skill is gone", || {
-        engine.snapshot().deck.is_empty()
+        engine.host.snapshot().deck.is_empty()
     });
     skilldeck_testkit::skill(&root, "second")
         .description("Written into the re-created root.")
@@ -106,6 +141,7 @@ fn system_watches() -> usize {
 
 fn description_of(engine: &Engine, name: &str) -> Option<String> {
     engine
+        .host
         .snapshot()
         .deck
         .get(name)
@@ -124,8 +160,8 @@ fn a_symlink_to_the_filesystem_root_inside_a_skill_adds_no_watch_and_edits_are_s
     std::os::unix::fs::symlink("/", root.join("pdf/assets/rootfs")).unwrap();
     std::os::unix::fs::symlink("/", root.join("rootfs")).unwrap();
     let engine = engine_over(&root);
-    let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
-    assert_eq!(watcher.mode(), reload::WatchMode::Watching);
+    let watcher = watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    assert_eq!(watcher.mode(), WatchMode::Watching);
     let watched = watcher.watched();
     // The root, the skill and its assets folder: nothing through the links.
     assert_eq!(watcher.watch_count(), 3, "{watched:?}");
@@ -133,7 +169,7 @@ fn a_symlink_to_the_filesystem_root_inside_a_skill_adds_no_watch_and_edits_are_s
         watched.iter().all(|t| t.path.starts_with(&root)),
         "{watched:?}"
     );
-    let budget = engine.options().watch_budget;
+    let budget = engine.host.options().watch_budget;
     assert!(system_watches() <= budget, "{} watches", system_watches());
 
     skilldeck_testkit::skill(&root, "pdf")
@@ -160,14 +196,14 @@ fn a_root_with_more_folders_than_the_watch_budget_is_polled_and_edits_are_still_
     for i in 0..MANY_FOLDERS {
         std::fs::create_dir_all(root.join(format!("empty/{:03}/{i}", i % 20))).unwrap();
     }
-    let mut options = ServeOptions::new(DiscoveryOptions::with_roots([root.clone()]));
+    let mut options = HostOptions::new(DiscoveryOptions::with_roots([root.clone()]));
     options.watch_budget = 100;
     options.watch_poll_period = Duration::from_millis(500);
-    let engine = Arc::new(Engine::new(options).unwrap());
-    let watcher = reload::watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
-    assert_eq!(watcher.mode(), reload::WatchMode::Polling);
+    let engine = served(options);
+    let watcher = watch(Arc::clone(&engine), RELOAD_DEBOUNCE).unwrap();
+    assert_eq!(watcher.mode(), WatchMode::Polling);
     assert!(watcher.watch_count() <= 100, "{}", watcher.watch_count());
-    assert!(system_watches() <= engine.options().watch_budget.max(100) + 64);
+    assert!(system_watches() <= engine.host.options().watch_budget.max(100) + 64);
 
     skilldeck_testkit::skill(&root, "pdf")
         .description("Reads and fills PDF files.")
@@ -183,5 +219,5 @@ fn a_root_with_more_folders_than_the_watch_budget_is_polled_and_edits_are_still_
     wait_until("the new skill is activatable", || {
         activatable(&engine, "late")
     });
-    assert_eq!(watcher.mode(), reload::WatchMode::Polling);
+    assert_eq!(watcher.mode(), WatchMode::Polling);
 }

@@ -1,0 +1,36 @@
+//! [`Error`]: why a source could not provide skills.
+
+use std::path::PathBuf;
+
+/// Why a source could not start or refresh.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The roots could not be watched.
+    #[error("cannot watch {path}: {message}")]
+    Watch {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// Serving an agent's skills from a registry failed: the lock or a
+    /// skill could not be fetched, verified or put in place.
+    #[error("registry: {0}")]
+    Registry(String),
+    /// The registry refused a request or could not be reached (the
+    /// client's error, with its problem document when there is one).
+    #[error(transparent)]
+    Client(#[from] skilldeck_registry::client::ClientError),
+    /// A file or folder could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The host could not be built or reloaded.
+    #[error(transparent)]
+    Core(#[from] skilldeck::Error),
+}

@@ -1,0 +1,86 @@
+//! [`fetch_version`]: one skill at one version (or label) from a registry,
+//! its archive checked against the version's fingerprint and written to a
+//! package file for `skilldeck-package` to install or unpack. The one
+//! download path: `skilldeck install --registry` and the registry agent
+//! source ([`crate::RegistrySource`]) both write archives through
+//! [`write_package`].
+
+use std::io::Write;
+use std::path::Path;
+
+use skilldeck_registry::client::{Client, lock_source};
+use skilldeck_registry::names::SkillRef;
+
+use crate::error::Error;
+
+/// A version fetched into a package file, checked, ready to install. The
+/// file is removed when this is dropped.
+#[derive(Debug)]
+pub struct Fetched {
+    /// The exact version the label or version resolved to.
+    pub version: String,
+    /// The version's content fingerprint (`sha256:<hex>`), checked.
+    pub fingerprint: String,
+    /// How a lockfile names it: `registry+URL#ns/name@version`.
+    pub lock_source: String,
+    package: tempfile::TempPath,
+}
+
+impl Fetched {
+    /// The package file (`.tar.gz`).
+    pub fn package(&self) -> &Path {
+        &self.package
+    }
+}
+
+/// Fetches `skill` at `version_or_label` from `client`: the version's
+/// manifest, then its archive by exact version, checked against the
+/// manifest's fingerprint; `expected`, when given (a lock entry), must be
+/// that fingerprint too. The package is written to a temporary file in
+/// `dir`.
+pub fn fetch_version(
+    client: &Client,
+    skill: &SkillRef,
+    version_or_label: &str,
+    expected: Option<&str>,
+    dir: &Path,
+) -> Result<Fetched, Error> {
+    let detail = client.version(skill, version_or_label)?;
+    if let Some(want) = expected
+        && want != detail.fingerprint
+    {
+        return Err(Error::Registry(format!(
+            "{skill}@{}: the registry {} serves fingerprint {}; the lock says {want}",
+            detail.version,
+            client.url(),
+            detail.fingerprint
+        )));
+    }
+    let archive = client.archive(&detail)?;
+    let package = write_package(&archive.bytes, dir)?;
+    Ok(Fetched {
+        lock_source: lock_source(client.url(), skill, &detail.version),
+        version: detail.version,
+        fingerprint: detail.fingerprint,
+        package,
+    })
+}
+
+/// Writes archive `bytes` to a new package file in `dir` (created when
+/// missing), removed when the returned path is dropped.
+pub(crate) fn write_package(bytes: &[u8], dir: &Path) -> Result<tempfile::TempPath, Error> {
+    let io = |path: &Path, source: std::io::Error| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let mut file = tempfile::Builder::new()
+        .prefix(".skilldeck-fetch-")
+        .suffix(".tar.gz")
+        .tempfile_in(dir)
+        .map_err(|e| io(dir, e))?;
+    file.write_all(bytes)
+        .and_then(|()| file.flush())
+        .map_err(|e| io(file.path(), e))?;
+    Ok(file.into_temp_path())
+}
