@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use skilldeck_package::PackageLimits;
 
+use crate::error::RegistryError;
+
 /// Most bytes of a publish body (`MAX_PUBLISH_BYTES`).
 pub const MAX_PUBLISH_BYTES: usize = 20 * 1024 * 1024;
 /// Most bytes of a JSON request body.
@@ -146,4 +148,28 @@ pub struct RegistryConfig {
     pub staging_dir: PathBuf,
     /// Caps and TTLs.
     pub limits: RegistryLimits,
+}
+
+// The text rule beside its limit (the error enum sits below the service
+// and knows no limit).
+impl RegistryError {
+    /// 400 `registry-invalid-text` unless `value` is at most
+    /// [`MAX_TEXT_LEN`] bytes without
+    /// control characters (PostgreSQL refuses NUL in text; logs and
+    /// terminals should never see the others).
+    pub fn check_text(field: &str, value: &str) -> Result<(), RegistryError> {
+        if value.len() > MAX_TEXT_LEN {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} is longer than {} bytes", MAX_TEXT_LEN),
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} holds a control character"),
+            ));
+        }
+        Ok(())
+    }
 }
