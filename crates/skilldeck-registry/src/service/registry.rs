@@ -16,7 +16,10 @@ use crate::service::throttle::FailedAuthThrottle;
 use crate::storage::audit;
 use crate::storage::db::{Db, Write};
 
-/// The registry service. See the [module documentation](crate::service).
+/// The registry service: one value every face calls (cheap to clone).
+/// It decides authorization from the caller's [`Principal`] and writes
+/// the audit line of every change; the storage layer below it runs the
+/// SQL.
 #[derive(Clone)]
 pub struct Registry {
     pub(crate) inner: Arc<Inner>,

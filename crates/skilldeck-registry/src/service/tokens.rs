@@ -144,7 +144,7 @@ fn join_scopes(scopes: &[Scope]) -> String {
 impl Registry {
     /// The principal of a bearer token; 401 when unknown, expired or
     /// revoked (the problem says which), 429 once `client` (or the token's
-    /// prefix) has failed too often (see [`throttle`](crate::service::throttle)).
+    /// prefix) has failed too often.
     /// A valid token is never refused by the throttle.
     pub async fn authenticate(
         &self,
