@@ -26,3 +26,49 @@ pub(crate) mod labels;
 pub(crate) mod skills;
 pub(crate) mod tokens;
 pub(crate) mod versions;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Every `.rs` file under `dir`, recursively.
+    fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.map(|e| e.path()).unwrap_or_default();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_sql_statement_is_in_the_storage_layer() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        for face in ["service", "http"] {
+            sources(&src.join(face), &mut files);
+        }
+        assert!(!files.is_empty());
+        let mut found = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            for (i, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                if code.contains("sqlx::")
+                    || ["SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM"]
+                        .iter()
+                        .any(|k| code.contains(k))
+                {
+                    found.push(format!("{}:{}: {}", file.display(), i + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "SQL outside src/storage:\n{}",
+            found.join("\n")
+        );
+    }
+}
