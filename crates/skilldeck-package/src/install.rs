@@ -192,7 +192,7 @@ fn copy_folder(dir: &Path, staging: &Path, options: &UnpackOptions) -> Result<Un
     if files.is_empty() {
         fs::create_dir(&tree).map_err(|e| Error::io(&tree, e))?;
     }
-    finish_staged(dir, staging, &tree, digests, &options.validation)
+    finish_staged(dir, staging, &tree, digests, &options.validation).map(|(unpacked, _)| unpacked)
 }
 
 fn write_new(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {

@@ -34,9 +34,9 @@ pub use install::{
 pub use limits::PackageLimits;
 pub use lock::{LOCK_FORMAT, LOCKFILE_NAME, LockEntry, Lockfile, lock_path};
 pub use pack::{
-    ArchiveFormat, COMPRESSION_LEVEL, PackOptions, Packed, metadata_version, pack, pack_to_file,
-    write_atomic,
+    ArchiveFormat, COMPRESSION_LEVEL, PackOptions, Packed, archive, metadata_version, pack,
+    pack_to_file, write_atomic,
 };
 pub use path::check_entry_path;
-pub use unpack::{UnpackOptions, Unpacked, unpack};
+pub use unpack::{UnpackOptions, Unpacked, UnpackedBytes, unpack, unpack_bytes};
 pub use verify::{SkillCheck, Status, VerifyReport, verify};

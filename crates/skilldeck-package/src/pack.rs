@@ -141,11 +141,8 @@ pub fn pack(dir: &Path, options: &PackOptions) -> Result<Packed, Error> {
         contents.push(bytes);
     }
     let manifest = SkillManifest::new(digests);
-    let bytes = match options.format {
-        ArchiveFormat::TarGz => tar_gz(&name, &manifest, &contents),
-        ArchiveFormat::Zip => zip(&name, &manifest, &contents),
-    }
-    .map_err(|e| Error::io(dir, e))?;
+    let bytes =
+        archive(&name, &manifest, &contents, options.format).map_err(|e| Error::io(dir, e))?;
     Ok(Packed {
         name,
         version,
@@ -153,6 +150,22 @@ pub fn pack(dir: &Path, options: &PackOptions) -> Result<Packed, Error> {
         bytes,
         warnings,
     })
+}
+
+/// The canonical archive of skill `name` whose files are `manifest`
+/// with the bytes `contents` (in the manifest's order), already read and
+/// hashed: what [`pack`] writes, without validating or hashing again
+/// (a publish packs what [`unpack_bytes`](crate::unpack_bytes) read).
+pub fn archive(
+    name: &str,
+    manifest: &SkillManifest,
+    contents: &[Vec<u8>],
+    format: ArchiveFormat,
+) -> std::io::Result<Vec<u8>> {
+    match format {
+        ArchiveFormat::TarGz => tar_gz(name, manifest, contents),
+        ArchiveFormat::Zip => zip(name, manifest, contents),
+    }
 }
 
 /// Packs `dir` and writes the archive to `output` atomically (a temporary

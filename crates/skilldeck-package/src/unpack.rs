@@ -13,7 +13,9 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use skilldeck::{Code, DigestWriter, FileDigest, SkillManifest, ValidationOptions};
+use skilldeck::{
+    Code, Diagnostic, DigestWriter, FileDigest, Frontmatter, SkillManifest, ValidationOptions,
+};
 
 use crate::error::Error;
 use crate::limits::{PackageLimits, RATIO_FLOOR_BYTES};
@@ -59,6 +61,22 @@ pub struct Unpacked {
     pub version: Option<String>,
     /// Every file with its digest.
     pub manifest: SkillManifest,
+    /// The skill's frontmatter, from the one validation of the folder.
+    pub frontmatter: Option<Frontmatter>,
+    /// The warnings of that validation (errors refuse), naming files
+    /// inside [`dir`](Unpacked::dir).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// A package unpacked from memory ([`unpack_bytes`]): the skill as
+/// [`unpack`] makes it, with every file's bytes as they streamed past
+/// their digest.
+#[derive(Debug, Clone)]
+pub struct UnpackedBytes {
+    /// The skill unpacked, hashed and validated.
+    pub unpacked: Unpacked,
+    /// The bytes of each file of `unpacked.manifest`, in its order.
+    pub contents: Vec<Vec<u8>>,
 }
 
 /// Unpacks the archive `package` (tar.gz or zip, told by its first bytes)
@@ -70,7 +88,49 @@ pub fn unpack(package: &Path, staging: &Path, options: &UnpackOptions) -> Result
     let n = fs::File::open(package)
         .and_then(|mut f| read_up_to(&mut f, &mut head))
         .map_err(|e| Error::io(package, e))?;
-    let format = ArchiveFormat::sniff(&head[..n]).ok_or_else(|| {
+    let format = sniff(package, &head[..n])?;
+    let open = || {
+        fs::File::open(package)
+            .map(io::BufReader::new)
+            .map_err(|e| Error::io(package, e))
+    };
+    let mut sink = Sink::new(package, staging, options, false)?;
+    match format {
+        ArchiveFormat::TarGz => unpack_tar_gz(open()?, &mut sink)?,
+        ArchiveFormat::Zip => unpack_zip(open()?, &mut sink)?,
+    }
+    sink.finish(staging, options).map(|(unpacked, _)| unpacked)
+}
+
+/// [`unpack`] of a package held in memory (an upload), read once: each
+/// entry streams into its file under `staging` and past its digest, and
+/// its bytes are kept (a caller that stores them reads nothing again).
+/// `shown` names the package in refusals. The limits, refusals and
+/// validation are [`unpack`]'s.
+pub fn unpack_bytes(
+    body: &[u8],
+    shown: &Path,
+    staging: &Path,
+    options: &UnpackOptions,
+) -> Result<UnpackedBytes, Error> {
+    let format = sniff(shown, &body[..body.len().min(4)])?;
+    let mut sink = Sink::new(shown, staging, options, true)?;
+    match format {
+        ArchiveFormat::TarGz => unpack_tar_gz(body, &mut sink)?,
+        ArchiveFormat::Zip => unpack_zip(io::Cursor::new(body), &mut sink)?,
+    }
+    let (unpacked, mut kept) = sink.finish(staging, options)?;
+    let contents = unpacked
+        .manifest
+        .files()
+        .iter()
+        .map(|f| kept.remove(&f.path).unwrap_or_default())
+        .collect();
+    Ok(UnpackedBytes { unpacked, contents })
+}
+
+fn sniff(package: &Path, head: &[u8]) -> Result<ArchiveFormat, Error> {
+    ArchiveFormat::sniff(head).ok_or_else(|| {
         Error::refused(
             skilldeck::Diagnostic::new(
                 Code::PackageFormat,
@@ -79,27 +139,7 @@ pub fn unpack(package: &Path, staging: &Path, options: &UnpackOptions) -> Result
             )
             .in_file(package),
         )
-    })?;
-    fs::create_dir(staging).map_err(|e| Error::io(staging, e))?;
-    let tree = staging.join(TREE);
-    fs::create_dir(&tree).map_err(|e| Error::io(&tree, e))?;
-    let mut sink = Sink {
-        package: package.to_path_buf(),
-        tree: tree.clone(),
-        limits: options.limits,
-        names: NameSet::default(),
-        files: Vec::new(),
-        entries: 0,
-        total: 0,
-        made: std::iter::once(tree.clone()).collect(),
-        buf: Vec::new(),
-    };
-    match format {
-        ArchiveFormat::TarGz => unpack_tar_gz(package, &mut sink)?,
-        ArchiveFormat::Zip => unpack_zip(package, &mut sink)?,
-    }
-    let files = std::mem::take(&mut sink.files);
-    finish_staged(package, staging, &tree, files, &options.validation)
+    })
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -127,9 +167,70 @@ struct Sink {
     made: std::collections::HashSet<PathBuf>,
     /// The copy buffer, reused across entries.
     buf: Vec<u8>,
+    /// Each file's bytes by its path in the archive, when kept.
+    kept: Option<std::collections::HashMap<String, Vec<u8>>>,
 }
 
 impl Sink {
+    /// Creates `staging` and its tree folder.
+    fn new(
+        package: &Path,
+        staging: &Path,
+        options: &UnpackOptions,
+        keep: bool,
+    ) -> Result<Sink, Error> {
+        fs::create_dir(staging).map_err(|e| Error::io(staging, e))?;
+        let tree = staging.join(TREE);
+        fs::create_dir(&tree).map_err(|e| Error::io(&tree, e))?;
+        Ok(Sink {
+            package: package.to_path_buf(),
+            tree: tree.clone(),
+            limits: options.limits,
+            names: NameSet::default(),
+            files: Vec::new(),
+            entries: 0,
+            total: 0,
+            made: std::iter::once(tree).collect(),
+            buf: Vec::new(),
+            kept: keep.then(std::collections::HashMap::new),
+        })
+    }
+
+    /// Finds the skill among the files written, validates it (once) and
+    /// hands back what was kept, by path inside the skill.
+    fn finish(
+        mut self,
+        staging: &Path,
+        options: &UnpackOptions,
+    ) -> Result<(Unpacked, std::collections::HashMap<String, Vec<u8>>), Error> {
+        let files = std::mem::take(&mut self.files);
+        let (unpacked, top) = finish_staged(
+            &self.package,
+            staging,
+            &self.tree,
+            files,
+            &options.validation,
+        )?;
+        let kept = self
+            .kept
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, bytes)| {
+                let inner = match &top {
+                    Some(top) => path
+                        .strip_prefix(top.as_str())
+                        .and_then(|p| p.strip_prefix('/'))
+                        .unwrap_or(&path)
+                        .to_owned(),
+                    None => path,
+                };
+                (inner, bytes)
+            })
+            .collect();
+        Ok((unpacked, kept))
+    }
+
     fn refuse(&self, code: Code, entry: &str, why: &str) -> Error {
         Error::refused(refusal(code, &self.package, entry, why))
     }
@@ -193,6 +294,7 @@ impl Sink {
         }
         let mut out = create_new(&full, executable).map_err(|e| Error::io(&full, e))?;
         let mut digest = DigestWriter::new();
+        let mut kept = self.kept.is_some().then(Vec::new);
         let mut buf = std::mem::take(&mut self.buf);
         buf.resize(CHUNK, 0);
         let result = self.copy_entry(
@@ -202,11 +304,15 @@ impl Sink {
             consumed,
             &mut out,
             &mut digest,
+            kept.as_mut(),
             &mut buf,
         );
         self.buf = buf;
         result?;
         let size = digest.len();
+        if let (Some(map), Some(bytes)) = (self.kept.as_mut(), kept) {
+            map.insert(path.clone(), bytes);
+        }
         self.files.push(FileDigest {
             path,
             size,
@@ -226,6 +332,7 @@ impl Sink {
         consumed: &dyn Fn() -> u64,
         out: &mut fs::File,
         digest: &mut DigestWriter,
+        mut kept: Option<&mut Vec<u8>>,
         buf: &mut [u8],
     ) -> Result<(), Error> {
         loop {
@@ -261,6 +368,9 @@ impl Sink {
                 ));
             }
             out.write_all(&buf[..n]).map_err(|e| Error::io(full, e))?;
+            if let Some(kept) = kept.as_mut() {
+                kept.extend_from_slice(&buf[..n]);
+            }
             digest
                 .write_all(&buf[..n])
                 .map_err(|e| Error::io(full, e))?;
@@ -304,11 +414,10 @@ fn truncated(sink: &Sink, entry: &str, e: &dyn std::fmt::Display) -> Error {
     )
 }
 
-fn unpack_tar_gz(package: &Path, sink: &mut Sink) -> Result<(), Error> {
+fn unpack_tar_gz(source: impl Read, sink: &mut Sink) -> Result<(), Error> {
     let count = Rc::new(Cell::new(0u64));
-    let file = fs::File::open(package).map_err(|e| Error::io(package, e))?;
     let gz = flate2::read::GzDecoder::new(Counting {
-        inner: io::BufReader::new(file),
+        inner: source,
         count: Rc::clone(&count),
     });
     let mut archive = tar::Archive::new(gz);
@@ -379,10 +488,9 @@ fn unpack_tar_gz(package: &Path, sink: &mut Sink) -> Result<(), Error> {
     Ok(())
 }
 
-fn unpack_zip(package: &Path, sink: &mut Sink) -> Result<(), Error> {
-    let file = fs::File::open(package).map_err(|e| Error::io(package, e))?;
-    let mut archive = zip::ZipArchive::new(io::BufReader::new(file))
-        .map_err(|e| zip_error(sink, "(central directory)", &e))?;
+fn unpack_zip(source: impl Read + io::Seek, sink: &mut Sink) -> Result<(), Error> {
+    let mut archive =
+        zip::ZipArchive::new(source).map_err(|e| zip_error(sink, "(central directory)", &e))?;
     if archive.len() > sink.limits.max_entries {
         return Err(sink.refuse(
             Code::PackageTooManyFiles,
@@ -460,14 +568,15 @@ fn zip_error(sink: &Sink, entry: &str, e: &zip::result::ZipError) -> Error {
 }
 
 /// Finds the one skill among the files written under `tree` (listed in
-/// `files`), puts it at `staging/<name>` and validates it.
+/// `files`), puts it at `staging/<name>` and validates it. Also returns
+/// the top folder the skill was in inside the archive, if any.
 pub(crate) fn finish_staged(
     package: &Path,
     staging: &Path,
     tree: &Path,
     files: Vec<FileDigest>,
     validation: &ValidationOptions,
-) -> Result<Unpacked, Error> {
+) -> Result<(Unpacked, Option<String>), Error> {
     let layout = |why: &str| {
         Error::refused(
             skilldeck::Diagnostic::new(
@@ -549,18 +658,22 @@ pub(crate) fn finish_staged(
     let dir = staging.join(&name);
     fs::rename(&skill_dir, &dir).map_err(|e| Error::io(&dir, e))?;
     let report = skilldeck::validate_dir(&dir, validation);
-    let errors: Vec<_> = report
+    let (errors, warnings): (Vec<_>, Vec<_>) = report
         .diagnostics
         .into_iter()
-        .filter(|d| d.is_error())
-        .collect();
+        .partition(Diagnostic::is_error);
     if !errors.is_empty() {
         return Err(Error::Refused(errors));
     }
-    Ok(Unpacked {
-        dir,
-        name,
-        version,
-        manifest,
-    })
+    Ok((
+        Unpacked {
+            dir,
+            name,
+            version,
+            manifest,
+            frontmatter: report.frontmatter,
+            warnings,
+        },
+        top,
+    ))
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use skilldeck::Code;
-use skilldeck_package::{Error, PackageLimits, UnpackOptions, unpack};
+use skilldeck_package::{Error, PackageLimits, UnpackOptions, unpack, unpack_bytes};
 
 const SKILL: &[u8] = b"---\nname: demo\ndescription: Demo skill. Use when testing.\n---\n# Demo\n";
 
@@ -132,10 +132,49 @@ impl Sandbox {
         self.base.join("a/b/stage")
     }
 
+    /// Where the in-memory unpack of the same bytes stages.
+    fn stage_memory(&self) -> PathBuf {
+        self.base.join("a/b/stage-memory")
+    }
+
+    /// Unpacks `bytes` twice, from a file (`unpack`) and from memory
+    /// (`unpack_bytes`, what a registry publish uses), and checks that both
+    /// give the same answer: the same refusal, or the same skill with the
+    /// bytes the digests were taken of.
     fn unpack(&self, bytes: &[u8], options: &UnpackOptions) -> Result<PathBuf, Error> {
         let pkg = self.base.join("pkg");
         std::fs::write(&pkg, bytes).unwrap();
-        unpack(&pkg, &self.stage(), options).map(|u| u.dir)
+        let from_file = unpack(&pkg, &self.stage(), options);
+        let from_memory = unpack_bytes(bytes, &pkg, &self.stage_memory(), options);
+        match (&from_file, &from_memory) {
+            (Ok(file), Ok(memory)) => {
+                let m = &memory.unpacked;
+                assert_eq!(file.name, m.name);
+                assert_eq!(file.manifest.fingerprint(), m.manifest.fingerprint());
+                assert_eq!(file.warnings.len(), m.warnings.len());
+                assert_eq!(memory.contents.len(), m.manifest.files().len());
+                for (f, bytes) in m.manifest.files().iter().zip(&memory.contents) {
+                    assert_eq!(skilldeck::sha256_digest(bytes), f.sha256, "{}", f.path);
+                    assert_eq!(
+                        std::fs::read(m.dir.join(&f.path)).unwrap(),
+                        *bytes,
+                        "{}",
+                        f.path
+                    );
+                }
+            }
+            (Err(file), Err(memory)) => {
+                let shown = |e: &Error| {
+                    e.diagnostics()
+                        .iter()
+                        .map(|d| (d.code, d.message.clone()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(shown(file), shown(memory));
+            }
+            _ => panic!("unpack and unpack_bytes disagree: {from_file:?} / {from_memory:?}"),
+        }
+        from_file.map(|u| u.dir)
     }
 
     /// Every path in the sandbox outside the staging folder, but for the
@@ -145,7 +184,7 @@ impl Sandbox {
         walk(&self.base, &mut found);
         found
             .into_iter()
-            .filter(|p| !p.starts_with(self.stage()))
+            .filter(|p| !p.starts_with(self.stage()) && !p.starts_with(self.stage_memory()))
             .filter(|p| {
                 ![
                     self.base.join("pkg"),

@@ -10,7 +10,8 @@ use std::process::Command;
 use skilldeck::Code;
 use skilldeck_package::{
     ArchiveFormat, InstallOptions, Lockfile, PackOptions, PackageLimits, Source, Status,
-    folder_manifest, install, lock_path, pack, pack_to_file, recover, verify,
+    UnpackOptions, archive, folder_manifest, install, lock_path, pack, pack_to_file, recover,
+    unpack_bytes, verify,
 };
 
 fn demo(base: &Path, body: &str) -> PathBuf {
@@ -35,6 +36,66 @@ fn options(format: ArchiveFormat) -> PackOptions {
     PackOptions {
         format,
         ..PackOptions::default()
+    }
+}
+
+/// A registry publish reads an upload once (`unpack_bytes`) and packs
+/// the canonical archive from the bytes and digests it read (`archive`):
+/// byte for byte what `pack` of the unpacked folder gives, with the
+/// validation's warnings and frontmatter carried from the one validation.
+#[test]
+fn an_upload_read_once_packs_to_the_archive_pack_gives_its_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A lenient warning (an unknown frontmatter field) so the report is
+    // not empty.
+    let dir = skilldeck_testkit::skill(tmp.path(), "demo")
+        .description("Demo skill. Use when testing packages.")
+        .frontmatter_raw("metadata:\n  version: \"1.0\"\nflavour: sweet")
+        .body("# Demo\n")
+        .file("references/guide.md", "# Guide\n")
+        .file("scripts/run.sh", "#!/bin/sh\necho hi\n")
+        .write();
+    chmod(&dir.join("scripts/run.sh"), 0o755);
+    for format in [ArchiveFormat::TarGz, ArchiveFormat::Zip] {
+        let options = UnpackOptions::default();
+        let upload = pack(
+            &dir,
+            &PackOptions {
+                format,
+                validation: options.validation.clone(),
+                limits: options.limits,
+            },
+        )
+        .unwrap()
+        .bytes;
+        let stage = tmp.path().join(format!("stage-{format:?}"));
+        let read = unpack_bytes(&upload, Path::new("package"), &stage, &options).unwrap();
+        let unpacked = &read.unpacked;
+        let canonical = archive(
+            &unpacked.name,
+            &unpacked.manifest,
+            &read.contents,
+            ArchiveFormat::TarGz,
+        )
+        .unwrap();
+        let repacked = pack(
+            &unpacked.dir,
+            &PackOptions {
+                format: ArchiveFormat::TarGz,
+                validation: options.validation.clone(),
+                limits: options.limits,
+            },
+        )
+        .unwrap();
+        assert_eq!(canonical, repacked.bytes, "{format:?}");
+        assert_eq!(unpacked.manifest.fingerprint(), repacked.fingerprint());
+        assert_eq!(unpacked.warnings, repacked.warnings, "{format:?}");
+        assert!(!unpacked.warnings.is_empty());
+        assert_eq!(
+            unpacked.frontmatter.as_ref().and_then(|f| f.name.clone()),
+            Some("demo".to_owned())
+        );
+        assert_eq!(unpacked.version.as_deref(), Some("1.0"));
     }
 }
 

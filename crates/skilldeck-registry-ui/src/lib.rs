@@ -6,29 +6,33 @@
 //! registry's service layer in-process (`skilldeck_registry::Registry`),
 //! so authorization is the service's, exactly as for the HTTP API.
 //!
-//! - [`session`]: server-side sessions (signed-in users only) behind an
-//!   `HttpOnly`, `SameSite=Strict` cookie; [`signin`]: the sign-in form's
-//!   signed cookie (no session for anonymous visitors); [`csrf`]: the one
+//! - `session`: server-side sessions (signed-in users only) behind an
+//!   `HttpOnly`, `SameSite=Strict` cookie; `signin`: the sign-in form's
+//!   signed cookie (no session for anonymous visitors); `csrf`: the one
 //!   CSRF check in front of every state-changing request, before any body
-//!   is read; [`headers`]: CSP and friends.
-//! - [`markdown`]: SKILL.md rendered and always sanitised.
-//! - [`views`]: the templates; [`assets`]: CSS, htmx, icon with content
+//!   is read; `headers`: CSP and friends.
+//! - `markdown`: SKILL.md rendered and always sanitised.
+//! - `views`: the templates; `assets`: CSS, htmx, icon with content
 //!   hashes in their paths.
+//!
+//! The public API is the router ([`ui_router`], [`ui_router_with`]) and
+//! its configuration ([`UiConfig`], [`CookieSecure`]); the modules are
+//! private.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
-pub mod assets;
-pub mod csrf;
-pub mod error;
-pub mod headers;
-pub mod limits;
-pub mod markdown;
-pub mod pages;
-pub mod secret;
-pub mod session;
-pub mod signin;
-pub mod state;
-pub mod views;
+mod assets;
+mod csrf;
+mod error;
+mod headers;
+mod limits;
+mod markdown;
+mod pages;
+mod secret;
+mod session;
+mod signin;
+mod state;
+mod views;
 
 use std::sync::Arc;
 
@@ -47,7 +51,8 @@ use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
 use crate::pages::{agents, auth, selection, skills, upload};
 use crate::session::SessionStore;
 use crate::signin::SignInKey;
-use crate::state::{UiConfig, UiState};
+use crate::state::UiState;
+pub use crate::state::{CookieSecure, UiConfig};
 
 /// The web UI under `/ui` (and its assets under `/ui/static`), with the
 /// default configuration (the session cookie is `Secure` when a reverse

@@ -338,7 +338,7 @@ async fn an_anonymous_upload_is_refused_before_its_body_is_read() {
     let f = fixture().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(skilldeck_registry::http::server::serve(
+    tokio::spawn(skilldeck_registry::http::serve(
         listener,
         f.router.clone(),
         skilldeck_registry::ServerLimits::default(),

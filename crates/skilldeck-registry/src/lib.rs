@@ -5,35 +5,46 @@
 //! The wire types ([`wire`]) are shared by the server, the clients and the
 //! web UI; the server needs the `server` feature (on by default).
 //!
-//! The server is two layers: the service ([`service`], one [`Registry`]
-//! that every face calls and that decides authorization from a
-//! [`Principal`]) and the HTTP API
-//! ([`http::api_router`]).
+//! The server is three layers: the storage layer (every SQL statement,
+//! one module per concern, for SQLite and PostgreSQL), the service (one
+//! [`Registry`] that every face calls and that decides authorization and
+//! the audit log from a [`Principal`]) and the HTTP API
+//! ([`http::api_router`]). The web UI (`skilldeck-registry-ui`) is a
+//! second face on the same service and maps its errors
+//! ([`RegistryError`]) itself.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod client;
 pub mod names;
 pub mod wire;
 
 #[cfg(feature = "server")]
+mod error;
+#[cfg(feature = "server")]
 pub mod http;
 #[cfg(feature = "server")]
-pub mod service;
+mod service;
+#[cfg(feature = "server")]
+mod storage;
 
 #[cfg(feature = "server")]
-pub use service::config::{RegistryConfig, RegistryLimits, ServerLimits};
+pub use error::RegistryError;
 #[cfg(feature = "server")]
-pub use service::error::RegistryError;
+pub use service::config::{RegistryConfig, RegistryLimits, ServerLimits};
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
 #[cfg(feature = "server")]
 pub use service::principal::{Principal, Scope};
 #[cfg(feature = "server")]
+pub use service::publish::wire_diagnostic;
+#[cfg(feature = "server")]
 pub use service::registry::Registry;
 #[cfg(feature = "server")]
-pub use service::resolve::{CatalogPreview, Omitted};
+pub use service::resolve::{CatalogPreview, Omitted, SHADOWED_BY_ASSIGNMENT};
 #[cfg(feature = "server")]
 pub use service::skills::{Blob, BlobRef, SkillQuery};
 #[cfg(feature = "server")]
 pub use service::state::Rendered;
+#[cfg(feature = "server")]
+pub use service::store::BlobStore;

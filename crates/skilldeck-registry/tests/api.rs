@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use skilldeck_registry::service::store::BlobStore;
+use skilldeck_registry::BlobStore;
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits};
 
 const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
@@ -147,7 +147,7 @@ async fn env_with(limits: RegistryLimits) -> Env {
     let addr = listener.local_addr().unwrap();
     let app = skilldeck_registry::http::api_router(registry.clone());
     tokio::spawn(async move {
-        skilldeck_registry::http::server::serve(
+        skilldeck_registry::http::serve(
             listener,
             app,
             skilldeck_registry::ServerLimits::default(),

@@ -92,7 +92,7 @@ async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = skilldeck_registry::http::api_router(registry.clone());
-    tokio::spawn(skilldeck_registry::http::server::serve(
+    tokio::spawn(skilldeck_registry::http::serve(
         listener,
         app,
         server,

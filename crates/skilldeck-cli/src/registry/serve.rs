@@ -70,7 +70,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             writeln!(out, "skilldeck registry listening on http://{addr}")?;
             out.flush()?;
         }
-        skilldeck_registry::http::server::serve(
+        skilldeck_registry::http::serve(
             listener,
             app,
             skilldeck_registry::ServerLimits::default(),

@@ -13,7 +13,7 @@ use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use skilldeck_registry::RegistryError;
-use skilldeck_registry::http::server::peer_of;
+use skilldeck_registry::http::peer_of;
 
 use crate::error::UiError;
 use crate::limits::MAX_TOKEN_LEN;

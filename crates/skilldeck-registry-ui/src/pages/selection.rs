@@ -14,9 +14,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
+use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
+use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
-use skilldeck_registry::service::resolve::SHADOWED_BY_ASSIGNMENT;
-use skilldeck_registry::service::skills::SkillQuery;
 use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved};
 
 use crate::error::UiError;

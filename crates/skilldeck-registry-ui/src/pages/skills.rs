@@ -7,8 +7,8 @@ use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
+use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{Label, SkillRef};
-use skilldeck_registry::service::skills::SkillQuery;
 use skilldeck_registry::wire::SkillDetail;
 
 use crate::error::UiError;

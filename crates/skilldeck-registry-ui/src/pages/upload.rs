@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use skilldeck_registry::RegistryError;
 use skilldeck_registry::names::{DEFAULT_NAMESPACE, Namespace};
-use skilldeck_registry::service::publish::wire_diagnostic;
+use skilldeck_registry::wire_diagnostic;
 
 use crate::error::UiError;
 use crate::state::{Signed, UiState};

@@ -15,9 +15,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use crate::error::RegistryError;
 use crate::http::server::peer_of;
 use crate::names::{AgentId, DEFAULT_NAMESPACE, Label, Namespace, SkillRef};
-use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
 use crate::service::resolve::{etag_matches, etag_of_digest};
@@ -132,6 +132,7 @@ pub struct PublishQuery {
 /// of integers (what `Vec<u8>` would say).
 #[derive(utoipa::ToSchema)]
 #[schema(value_type = String, format = Binary)]
+#[expect(dead_code, reason = "a schema only: the body is read as bytes")]
 pub struct PackageBody(pub Vec<u8>);
 
 /// Publishes a package (tar.gz or zip body).

@@ -1,11 +1,13 @@
 //! The HTTP API: every route under `/api/v1`, `/healthz` and the OpenAPI
 //! document. Handlers only translate HTTP to [`Registry`] calls; errors
-//! become `application/problem+json` in one place ([`problem`]).
+//! become `application/problem+json` in one place (`problem`).
 
-pub mod handlers;
-pub mod openapi;
-pub mod problem;
-pub mod server;
+mod handlers;
+mod openapi;
+mod problem;
+mod server;
+
+pub use server::{peer_of, serve};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

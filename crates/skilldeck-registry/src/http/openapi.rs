@@ -6,8 +6,8 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::error::RegistryError;
 use crate::http::handlers;
-use crate::service::error::RegistryError;
 use crate::wire;
 
 /// Adds the bearer security scheme.

@@ -4,7 +4,7 @@
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::service::error::RegistryError;
+use crate::error::RegistryError;
 use crate::service::publish::wire_diagnostic;
 use crate::wire::{PROBLEM_JSON, Problem};
 

@@ -1,16 +1,16 @@
 //! Agents and their assignments.
 
-use sqlx::Row;
-
+use crate::error::RegistryError;
 use crate::names::{AgentId, SkillRef};
 use crate::service::config::{
     MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_TEXT_LEN,
 };
 use crate::service::cursor;
-use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::publish::{parse_capabilities, parse_version};
-use crate::service::registry::{Registry, now};
+use crate::service::registry::Registry;
+use crate::storage::db::now;
+use crate::storage::{agents, skills};
 use crate::wire::{Agent, AgentSpec, Assignment, AssignmentView, Page};
 
 fn invalid(detail: impl Into<String>) -> RegistryError {
@@ -55,28 +55,6 @@ fn check_env_name(name: &str) -> bool {
     name.len() <= MAX_TEXT_LEN && skilldeck::deck::is_env_name(name)
 }
 
-fn agent_of(row: &sqlx::any::AnyRow) -> Result<Agent, RegistryError> {
-    let spec: String = row.try_get("spec")?;
-    Ok(Agent {
-        spec: serde_json::from_str(&spec)?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
-}
-
-fn view_of(agent: &AgentId, row: &sqlx::any::AnyRow) -> Result<AssignmentView, RegistryError> {
-    let ns: String = row.try_get("namespace")?;
-    let spec: String = row.try_get("spec")?;
-    Ok(AssignmentView {
-        agent: agent.clone(),
-        namespace: crate::names::Namespace::new(&ns)
-            .map_err(|e| RegistryError::Internal(e.to_string()))?,
-        name: row.try_get("name")?,
-        assignment: serde_json::from_str(&spec)?,
-        updated_at: row.try_get("updated_at")?,
-    })
-}
-
 impl Registry {
     /// Creates an agent (admin); an existing id is 409.
     pub async fn create_agent(
@@ -86,36 +64,24 @@ impl Registry {
     ) -> Result<Agent, RegistryError> {
         p.require_admin()?;
         check_spec(&mut spec)?;
-        let (mut tx, generation) = self.begin_write().await?;
-        let exists: Option<String> = sqlx::query_scalar("SELECT id FROM agents WHERE id = $1")
-            .bind(spec.id.as_str().to_owned())
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_some() {
+        let mut w = self.begin_write().await?;
+        if agents::exists_in(&mut w, &spec.id).await? {
             return Err(RegistryError::conflict(
                 "registry-agent-exists",
                 format!("agent '{}' already exists", spec.id),
             ));
         }
         let at = now();
-        sqlx::query(
-            "INSERT INTO agents (id, spec, created_at, updated_at) VALUES ($1, $2, $3, $3)",
-        )
-        .bind(spec.id.as_str().to_owned())
-        .bind(serde_json::to_string(&spec)?)
-        .bind(at.clone())
-        .execute(&mut *tx)
-        .await?;
+        agents::insert(&mut w, &spec, &at).await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "agent.create",
             &format!("agent:{}", spec.id),
             serde_json::to_value(&spec)?,
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(Agent {
             spec,
             created_at: at.clone(),
@@ -138,28 +104,19 @@ impl Registry {
             )));
         }
         check_spec(&mut spec)?;
-        let (mut tx, generation) = self.begin_write().await?;
-        let at = now();
-        let changed = sqlx::query("UPDATE agents SET spec = $1, updated_at = $2 WHERE id = $3")
-            .bind(serde_json::to_string(&spec)?)
-            .bind(at)
-            .bind(id.as_str().to_owned())
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        if changed == 0 {
+        let mut w = self.begin_write().await?;
+        if !agents::update(&mut w, id, &spec, &now()).await? {
             return Err(RegistryError::NotFound(format!("agent {id}")));
         }
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "agent.update",
             &format!("agent:{id}"),
             serde_json::to_value(&spec)?,
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         self.agent(p, id).await
     }
 
@@ -167,30 +124,20 @@ impl Registry {
     /// a scope for it (admin).
     pub async fn delete_agent(&self, p: &Principal, id: &AgentId) -> Result<(), RegistryError> {
         p.require_admin()?;
-        let (mut tx, generation) = self.begin_write().await?;
-        let changed = sqlx::query("DELETE FROM agents WHERE id = $1")
-            .bind(id.as_str().to_owned())
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        if changed == 0 {
+        let mut w = self.begin_write().await?;
+        if !agents::delete(&mut w, id).await? {
             return Err(RegistryError::NotFound(format!("agent {id}")));
         }
-        sqlx::query("DELETE FROM assignments WHERE agent = $1")
-            .bind(id.as_str().to_owned())
-            .execute(&mut *tx)
-            .await?;
-        let revoked = Registry::revoke_agent_tokens_in(&mut tx, id).await?;
+        let revoked = Registry::revoke_agent_tokens_in(&mut w, id).await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "agent.delete",
             &format!("agent:{id}"),
             serde_json::json!({"tokens_revoked": revoked}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         self.inner.auth.clear();
         Ok(())
     }
@@ -198,12 +145,9 @@ impl Registry {
     /// One agent (admin or that agent's token).
     pub async fn agent(&self, p: &Principal, id: &AgentId) -> Result<Agent, RegistryError> {
         p.require_agent(id)?;
-        let row = sqlx::query("SELECT spec, created_at, updated_at FROM agents WHERE id = $1")
-            .bind(id.as_str().to_owned())
-            .fetch_optional(&self.inner.db)
+        agents::get(&self.inner.db, id)
             .await?
-            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))?;
-        agent_of(&row)
+            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))
     }
 
     /// Agents by id (admin).
@@ -220,14 +164,7 @@ impl Registry {
             .map(cursor::decode)
             .transpose()?
             .unwrap_or_default();
-        let rows = sqlx::query(
-            "SELECT id, spec, created_at, updated_at FROM agents WHERE id > $1 ORDER BY id LIMIT $2",
-        )
-        .bind(after)
-        .bind(i64::from(limit) + 1)
-        .fetch_all(&self.inner.db)
-        .await?;
-        let mut items = rows.iter().map(agent_of).collect::<Result<Vec<_>, _>>()?;
+        let mut items = agents::page(&self.inner.db, &after, i64::from(limit) + 1).await?;
         let next_cursor = if items.len() > limit as usize {
             items.truncate(limit as usize);
             items.last().map(|a| cursor::encode(a.spec.id.as_str()))
@@ -283,38 +220,21 @@ impl Registry {
             ));
         }
         self.agent(p, id).await?;
-        let known: Option<String> =
-            sqlx::query_scalar("SELECT name FROM skills WHERE namespace = $1 AND name = $2")
-                .bind(skill.namespace().as_str().to_owned())
-                .bind(skill.name().to_owned())
-                .fetch_optional(&self.inner.db)
-                .await?;
-        if known.is_none() {
+        if skills::created_at(&self.inner.db, skill).await?.is_none() {
             return Err(RegistryError::NotFound(format!("skill {skill}")));
         }
-        let (mut tx, generation) = self.begin_write().await?;
+        let mut w = self.begin_write().await?;
         let at = now();
-        sqlx::query(
-            "INSERT INTO assignments (agent, namespace, name, spec, updated_at) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (agent, namespace, name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at",
-        )
-        .bind(id.as_str().to_owned())
-        .bind(skill.namespace().as_str().to_owned())
-        .bind(skill.name().to_owned())
-        .bind(serde_json::to_string(&assignment)?)
-        .bind(at.clone())
-        .execute(&mut *tx)
-        .await?;
+        agents::assign(&mut w, id, skill, &assignment, &at).await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "assign",
             &format!("agent:{id} {skill}"),
             serde_json::to_value(&assignment)?,
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(AssignmentView {
             agent: id.clone(),
             namespace: skill.namespace().clone(),
@@ -332,31 +252,21 @@ impl Registry {
         skill: &SkillRef,
     ) -> Result<(), RegistryError> {
         p.require_admin()?;
-        let (mut tx, generation) = self.begin_write().await?;
-        let changed = sqlx::query(
-            "DELETE FROM assignments WHERE agent = $1 AND namespace = $2 AND name = $3",
-        )
-        .bind(id.as_str().to_owned())
-        .bind(skill.namespace().as_str().to_owned())
-        .bind(skill.name().to_owned())
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if changed == 0 {
+        let mut w = self.begin_write().await?;
+        if !agents::unassign(&mut w, id, skill).await? {
             return Err(RegistryError::NotFound(format!(
                 "assignment of {skill} to agent {id}"
             )));
         }
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "unassign",
             &format!("agent:{id} {skill}"),
             serde_json::json!({}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(())
     }
 
@@ -367,12 +277,6 @@ impl Registry {
         id: &AgentId,
     ) -> Result<Vec<AssignmentView>, RegistryError> {
         self.agent(p, id).await?;
-        let rows = sqlx::query(
-            "SELECT namespace, name, spec, updated_at FROM assignments WHERE agent = $1 ORDER BY namespace, name",
-        )
-        .bind(id.as_str().to_owned())
-        .fetch_all(&self.inner.db)
-        .await?;
-        rows.iter().map(|r| view_of(id, r)).collect()
+        agents::assignments(&self.inner.db, id).await
     }
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use skilldeck_package::PackageLimits;
 
+use crate::error::RegistryError;
+
 /// Most bytes of a publish body (`MAX_PUBLISH_BYTES`).
 pub const MAX_PUBLISH_BYTES: usize = 20 * 1024 * 1024;
 /// Most bytes of a JSON request body.
@@ -50,7 +52,7 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// listener waits for one to close before accepting another.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Failed authentications one client address (or one token prefix) may
-/// make in [`FAILED_AUTH_WINDOW`] before further failures are answered
+/// make in `FAILED_AUTH_WINDOW` before further failures are answered
 /// 429 with `Retry-After`.
 pub const MAX_FAILED_AUTH: u32 = 20;
 /// The window failed authentications are counted in.
@@ -68,11 +70,11 @@ pub const TOKEN_PREFIX: &str = "sdk_";
 /// The server loop's limits (see `http::server`).
 #[derive(Debug, Clone)]
 pub struct ServerLimits {
-    /// [`HEADER_READ_TIMEOUT`].
+    /// `HEADER_READ_TIMEOUT`.
     pub header_read_timeout: Duration,
-    /// [`BODY_READ_TIMEOUT`].
+    /// `BODY_READ_TIMEOUT`.
     pub body_read_timeout: Duration,
-    /// [`MAX_CONNECTIONS`].
+    /// `MAX_CONNECTIONS`.
     pub max_connections: usize,
 }
 
@@ -107,9 +109,9 @@ pub struct RegistryLimits {
     pub max_db_connections: u32,
     /// The package limits unpack applies (files, bytes, ratio).
     pub package: PackageLimits,
-    /// [`MAX_FAILED_AUTH`].
+    /// `MAX_FAILED_AUTH`.
     pub max_failed_auth: u32,
-    /// [`FAILED_AUTH_WINDOW`].
+    /// `FAILED_AUTH_WINDOW`.
     pub failed_auth_window: Duration,
 }
 
@@ -141,9 +143,32 @@ pub struct RegistryConfig {
     pub store_url: String,
     /// A local folder the registry owns for publishes in flight (each
     /// process works in its own locked subfolder; what a killed process
-    /// left is removed at the next start: see
-    /// [`staging`](crate::service::staging)).
+    /// left is removed at the next start).
     pub staging_dir: PathBuf,
     /// Caps and TTLs.
     pub limits: RegistryLimits,
+}
+
+// The text rule beside its limit (the error enum sits below the service
+// and knows no limit).
+impl RegistryError {
+    /// 400 `registry-invalid-text` unless `value` is at most
+    /// `MAX_TEXT_LEN` bytes without
+    /// control characters (PostgreSQL refuses NUL in text; logs and
+    /// terminals should never see the others).
+    pub fn check_text(field: &str, value: &str) -> Result<(), RegistryError> {
+        if value.len() > MAX_TEXT_LEN {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} is longer than {} bytes", MAX_TEXT_LEN),
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(RegistryError::bad_request(
+                "registry-invalid-text",
+                format!("{field} holds a control character"),
+            ));
+        }
+        Ok(())
+    }
 }

@@ -4,7 +4,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::service::error::RegistryError;
+use crate::error::RegistryError;
 
 /// The cursor of a key.
 pub fn encode(key: &str) -> String {

@@ -5,9 +5,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::service::error::RegistryError;
+use crate::error::RegistryError;
 use crate::service::registry::Registry;
 use crate::service::store::{ARCHIVES_PREFIX, FILES_PREFIX};
+use crate::storage::versions;
 
 /// What a collection did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -37,17 +38,10 @@ impl Registry {
         let mut listed = self.inner.store.list(FILES_PREFIX).await?;
         listed.extend(self.inner.store.list(ARCHIVES_PREFIX).await?);
         let mut referenced: HashSet<String> = HashSet::new();
-        let files: Vec<String> = sqlx::query_scalar("SELECT DISTINCT sha256 FROM version_files")
-            .fetch_all(&self.inner.db)
-            .await?;
-        for d in files {
+        for d in versions::file_digests(&self.inner.db).await? {
             referenced.insert(crate::service::store::file_key(&d)?);
         }
-        let archives: Vec<String> =
-            sqlx::query_scalar("SELECT DISTINCT archive_sha256 FROM versions")
-                .fetch_all(&self.inner.db)
-                .await?;
-        for d in archives {
+        for d in versions::archive_digests(&self.inner.db).await? {
             referenced.insert(crate::service::store::archive_key(&d)?);
         }
         let mut report = GcReport::default();

@@ -3,9 +3,10 @@
 //! from the caller's [`Principal`](principal::Principal), never in a face.
 //!
 //! - [`config`]: where the database and the store are, and every cap and TTL.
-//! - [`error`]: the one error enum.
+//! - the storage layer below (`crate::storage`) holds every SQL statement;
+//!   [`RegistryError`](crate::RegistryError) is the one error enum.
 //! - [`registry`]: opening (migrations), the shared state.
-//! - [`store`]: the blob store (the database is sqlx `any`, see [`registry`]).
+//! - [`store`]: the blob store (the database is behind the storage layer).
 //! - [`tokens`], [`principal`]: bearer tokens (lifecycle: expiry,
 //!   revocation, admin-file rotation) and scopes; [`throttle`]: the
 //!   failed-authentication throttle.
@@ -19,7 +20,6 @@ pub mod audit;
 pub mod cache;
 pub mod config;
 pub mod cursor;
-pub mod error;
 pub mod gc;
 pub mod glob;
 pub mod principal;

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use crate::error::RegistryError;
 use crate::names::{AgentId, Namespace};
-use crate::service::error::RegistryError;
 
 /// What a token may do.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -1,35 +1,57 @@
-//! Publish: a package body → a temporary file (under the registry's
-//! [staging](crate::service::staging) folder) → `skilldeck_package::unpack`
-//! (its hostile-archive refusals and validation) into a private staging
-//! folder → the canonical tar.gz (`skilldeck_package::pack` of the staged
-//! folder) → blobs under their content addresses → one transaction that
-//! makes the version visible.
+//! Publish: a package body, read once into a [`ValidatedUpload`]
+//! (`skilldeck_package::unpack_bytes` streams each entry, with its
+//! hostile-archive refusals, into a private folder under the registry's
+//! [staging](crate::service::staging) folder and past its digest, keeping
+//! the bytes; the skill is validated once there) → the canonical tar.gz,
+//! packed from those bytes and digests → blobs under their content
+//! addresses → one write that makes the version visible.
+//!
+//! The single pass is in the types: a [`ValidatedUpload`] is made only by
+//! [`ValidatedUpload::read`], and everything after it (the archive, the
+//! blobs, the rows, the report) reads its fields; nothing after it holds
+//! a path to read, validate or hash again.
 
 use std::path::Path;
 
 use bytes::Bytes;
-use skilldeck::{Diagnostic, FileDigest, ValidationOptions};
-use skilldeck_package::{ArchiveFormat, PackOptions, PackageLimits, UnpackOptions};
-use sqlx::{Any, Row, Transaction};
+use skilldeck::{Diagnostic, FileDigest, SkillManifest, ValidationOptions};
+use skilldeck_package::{ArchiveFormat, PackageLimits, UnpackOptions};
 
+use crate::error::RegistryError;
 use crate::names::{LATEST, Namespace, SkillRef};
-use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
-use crate::service::registry::{Registry, now};
+use crate::service::registry::Registry;
 use crate::service::store::{archive_key, file_key};
+use crate::storage::db::{Write, now};
+use crate::storage::versions::{Identity, NewVersion};
+use crate::storage::{labels, skills, versions};
 use crate::wire::{Published, WireDiagnostic};
 
-/// A package unpacked, validated and re-packed, ready to store.
-struct Staged {
+/// An upload read once: unpacked (each file written once, hashed once as
+/// it streamed), validated once, and packed into the canonical archive
+/// from the bytes read. Made only by [`ValidatedUpload::read`].
+struct ValidatedUpload {
+    /// The skill's name.
     name: String,
+    /// Its `metadata.version`, when it has one.
     meta_version: Option<String>,
-    fingerprint: String,
-    files: Vec<(FileDigest, Bytes)>,
+    /// Every file with the digest taken as it was unpacked.
+    manifest: SkillManifest,
+    /// Each file's bytes, in the manifest's order.
+    contents: Vec<Bytes>,
+    /// The canonical tar.gz.
     archive: Bytes,
+    /// `sha256:<hex>` of the canonical tar.gz.
+    archive_digest: String,
+    /// The validation's warnings, naming files inside the skill.
     warnings: Vec<Diagnostic>,
+    /// The SKILL.md text.
     skill_md: String,
+    /// The frontmatter, as stored.
     frontmatter: serde_json::Value,
+    /// The description, control characters made spaces.
     description: String,
+    /// The required capabilities.
     capabilities: Vec<String>,
 }
 
@@ -98,94 +120,105 @@ pub fn parse_capabilities(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-fn stage(body: Bytes, limits: PackageLimits, within: &Path) -> Result<Staged, RegistryError> {
-    // Under this process's staging folder, never the system's temporary
-    // folder: a killed publish's leftovers are swept at the next start.
-    let tmp = tempfile::Builder::new()
-        .prefix("publish-")
-        .tempdir_in(within)
-        .map_err(|e| RegistryError::io(within, e))?;
-    let package = tmp.path().join("package");
-    std::fs::write(&package, &body).map_err(|e| RegistryError::io(&package, e))?;
-    let staging = tmp.path().join("staging");
-    let refused = |e: skilldeck_package::Error| match e {
-        skilldeck_package::Error::Refused(ds) => RegistryError::Refused(
-            ds.into_iter()
-                .map(|d| relative_file(d, tmp.path(), &package))
-                .collect(),
-        ),
-        other => RegistryError::Internal(format!("unpack: {other}")),
-    };
-    let options = UnpackOptions {
-        limits,
-        validation: publish_validation(),
-    };
-    let unpacked = skilldeck_package::unpack(&package, &staging, &options).map_err(refused)?;
-    let packed = skilldeck_package::pack(
-        &unpacked.dir,
-        &PackOptions {
-            format: ArchiveFormat::TarGz,
-            validation: publish_validation(),
+impl ValidatedUpload {
+    /// Reads `body` once under `within` (this process's staging folder,
+    /// never the system's temporary folder: a killed publish's leftovers
+    /// are swept at the next start); the folder is removed on return.
+    fn read(
+        body: &[u8],
+        limits: PackageLimits,
+        within: &Path,
+    ) -> Result<ValidatedUpload, RegistryError> {
+        let tmp = tempfile::Builder::new()
+            .prefix("publish-")
+            .tempdir_in(within)
+            .map_err(|e| RegistryError::io(within, e))?;
+        // Refusals name the body `package`, never a path of this server.
+        let package = Path::new("package");
+        let refused = |e: skilldeck_package::Error| match e {
+            skilldeck_package::Error::Refused(ds) => RegistryError::Refused(
+                ds.into_iter()
+                    .map(|d| relative_file(d, tmp.path(), package))
+                    .collect(),
+            ),
+            other => RegistryError::Internal(format!("unpack: {other}")),
+        };
+        let options = UnpackOptions {
             limits,
-        },
-    )
-    .map_err(refused)?;
-    let skill_md_path = unpacked.dir.join("SKILL.md");
-    let skill_md =
-        std::fs::read_to_string(&skill_md_path).map_err(|e| RegistryError::io("SKILL.md", e))?;
-    let checked = skilldeck::check_text(&skill_md, None, &publish_validation());
-    let fm = checked.frontmatter.unwrap_or_default();
-    let capabilities = fm
-        .metadata
-        .iter()
-        .find(|(k, _)| k == "capabilities")
-        .map(|(_, v)| parse_capabilities(v))
-        .transpose()
-        .map_err(|why| {
-            RegistryError::bad_request(
-                "registry-invalid-capabilities",
-                format!("SKILL.md: metadata.capabilities: {why}"),
-            )
-        })?
-        .unwrap_or_default();
-    let mut files = Vec::with_capacity(packed.manifest.files().len());
-    for f in packed.manifest.files() {
-        let full = unpacked.dir.join(&f.path);
-        let bytes = std::fs::read(&full).map_err(|e| RegistryError::io(&f.path, e))?;
-        if skilldeck::sha256_digest(&bytes) != f.sha256 {
-            return Err(RegistryError::Internal(format!(
-                "{}: changed while it was staged",
-                f.path
-            )));
-        }
-        files.push((f.clone(), Bytes::from(bytes)));
+            validation: publish_validation(),
+        };
+        let read =
+            skilldeck_package::unpack_bytes(body, package, &tmp.path().join("staging"), &options)
+                .map_err(refused)?;
+        let unpacked = read.unpacked;
+        let archive = skilldeck_package::archive(
+            &unpacked.name,
+            &unpacked.manifest,
+            &read.contents,
+            ArchiveFormat::TarGz,
+        )
+        .map_err(|e| RegistryError::Internal(format!("packing the canonical archive: {e}")))?;
+        let contents: Vec<Bytes> = read.contents.into_iter().map(Bytes::from).collect();
+        let skill_md = unpacked
+            .manifest
+            .files()
+            .iter()
+            .position(|f| f.path == "SKILL.md")
+            .and_then(|i| contents.get(i))
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .ok_or_else(|| RegistryError::Internal("SKILL.md: not in the package".to_owned()))?;
+        let fm = unpacked.frontmatter.unwrap_or_default();
+        let capabilities = fm
+            .metadata
+            .iter()
+            .find(|(k, _)| k == "capabilities")
+            .map(|(_, v)| parse_capabilities(v))
+            .transpose()
+            .map_err(|why| {
+                RegistryError::bad_request(
+                    "registry-invalid-capabilities",
+                    format!("SKILL.md: metadata.capabilities: {why}"),
+                )
+            })?
+            .unwrap_or_default();
+        Ok(ValidatedUpload {
+            name: unpacked.name,
+            meta_version: unpacked.version,
+            archive_digest: skilldeck::sha256_digest(&archive),
+            archive: Bytes::from(archive),
+            // Control characters (a YAML "\0" escape decodes to NUL, which
+            // PostgreSQL refuses in text) become spaces, as the deck does.
+            description: fm
+                .description
+                .clone()
+                .unwrap_or_default()
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect(),
+            frontmatter: serde_json::to_value(&fm)?,
+            // Positions relative to the skill folder, like the version's
+            // file list (`SKILL.md`): never this server's temporary folder.
+            warnings: unpacked
+                .warnings
+                .into_iter()
+                .map(|d| in_skill(d, &unpacked.dir))
+                .collect(),
+            manifest: unpacked.manifest,
+            contents,
+            skill_md,
+            capabilities,
+        })
     }
-    Ok(Staged {
-        name: packed.name.clone(),
-        meta_version: packed.version.clone(),
-        fingerprint: packed.fingerprint(),
-        // Control characters (a YAML "\0" escape decodes to NUL, which
-        // PostgreSQL refuses in text) become spaces, as the deck does.
-        description: fm
-            .description
-            .clone()
-            .unwrap_or_default()
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect(),
-        frontmatter: serde_json::to_value(&fm)?,
-        files,
-        archive: Bytes::from(packed.bytes),
-        // Positions relative to the skill folder, like the version's file
-        // list (`SKILL.md`): never this server's temporary folder.
-        warnings: packed
-            .warnings
-            .into_iter()
-            .map(|d| in_skill(d, &unpacked.dir))
-            .collect(),
-        skill_md,
-        capabilities,
-    })
+
+    /// The content fingerprint.
+    fn fingerprint(&self) -> String {
+        self.manifest.fingerprint()
+    }
+
+    /// Each file with its bytes.
+    fn files(&self) -> impl Iterator<Item = (&FileDigest, &Bytes)> {
+        self.manifest.files().iter().zip(&self.contents)
+    }
 }
 
 /// A core diagnostic as the wire shows it.
@@ -216,23 +249,14 @@ pub fn parse_version(text: &str) -> Result<semver::Version, RegistryError> {
 /// Moves `latest` to the highest non-yanked release (a prerelease only
 /// when no release exists); removes it when every version is yanked.
 pub(crate) async fn recompute_latest(
-    tx: &mut Transaction<'static, Any>,
+    w: &mut Write,
     skill: &SkillRef,
 ) -> Result<Option<String>, RegistryError> {
-    let rows = sqlx::query(
-        "SELECT version FROM versions WHERE namespace = $1 AND name = $2 AND yanked_at IS NULL",
-    )
-    .bind(skill.namespace().as_str().to_owned())
-    .bind(skill.name().to_owned())
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut versions = Vec::new();
-    for row in rows {
-        let text: String = row.try_get("version")?;
-        if let Ok(v) = semver::Version::parse(&text) {
-            versions.push(v);
-        }
-    }
+    let versions: Vec<semver::Version> = versions::live_in(w, skill)
+        .await?
+        .iter()
+        .filter_map(|text| semver::Version::parse(text).ok())
+        .collect();
     let best = versions
         .iter()
         .filter(|v| v.pre.is_empty())
@@ -240,27 +264,8 @@ pub(crate) async fn recompute_latest(
         .or_else(|| versions.iter().max())
         .map(|v| v.to_string());
     match &best {
-        Some(v) => {
-            sqlx::query(
-                "INSERT INTO labels (namespace, name, label, version, updated_at) VALUES ($1, $2, $3, $4, $5) \
-                 ON CONFLICT (namespace, name, label) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at",
-            )
-            .bind(skill.namespace().as_str().to_owned())
-            .bind(skill.name().to_owned())
-            .bind(LATEST)
-            .bind(v.clone())
-            .bind(now())
-            .execute(&mut **tx)
-            .await?;
-        }
-        None => {
-            sqlx::query("DELETE FROM labels WHERE namespace = $1 AND name = $2 AND label = $3")
-                .bind(skill.namespace().as_str().to_owned())
-                .bind(skill.name().to_owned())
-                .bind(LATEST)
-                .execute(&mut **tx)
-                .await?;
-        }
+        Some(v) => labels::set(w, skill, LATEST, v, &now()).await?,
+        None => labels::remove(w, skill, LATEST).await?,
     }
     Ok(best)
 }
@@ -283,12 +288,13 @@ impl Registry {
         }
         let limits = self.inner.limits.package;
         let within = self.inner.staging.dir().to_path_buf();
-        let staged = tokio::task::spawn_blocking(move || stage(body, limits, &within))
-            .await
-            .map_err(|e| RegistryError::Internal(format!("publish task: {e}")))??;
+        let upload =
+            tokio::task::spawn_blocking(move || ValidatedUpload::read(&body, limits, &within))
+                .await
+                .map_err(|e| RegistryError::Internal(format!("publish task: {e}")))??;
         let version_text = match version
             .filter(|v| !v.is_empty())
-            .or(staged.meta_version.as_deref())
+            .or(upload.meta_version.as_deref())
         {
             Some(v) => parse_version(v)?.to_string(),
             None => {
@@ -298,98 +304,74 @@ impl Registry {
                 ));
             }
         };
-        let skill = SkillRef::new(ns.as_str(), &staged.name)?;
-        if let Some(existing) = self.existing(&skill, &version_text).await? {
+        let skill = SkillRef::new(ns.as_str(), &upload.name)?;
+        let fingerprint = upload.fingerprint();
+        if let Some(existing) = versions::identity(&self.inner.db, &skill, &version_text).await? {
             return self
-                .same_or_conflict(&skill, &version_text, existing, &staged.fingerprint)
+                .same_or_conflict(&skill, &version_text, existing, &fingerprint)
                 .await;
         }
         // Blobs first, under their content addresses: a version row never
         // exists before its blobs.
-        for (f, bytes) in &staged.files {
+        for (f, bytes) in upload.files() {
             self.inner
                 .store
                 .put(&file_key(&f.sha256)?, bytes.clone())
                 .await?;
         }
-        let archive_digest = skilldeck::sha256_digest(&staged.archive);
         self.inner
             .store
-            .put(&archive_key(&archive_digest)?, staged.archive.clone())
+            .put(
+                &archive_key(&upload.archive_digest)?,
+                upload.archive.clone(),
+            )
             .await?;
-        let size: u64 = staged.files.iter().map(|(f, _)| f.size).sum();
-        let report: Vec<WireDiagnostic> = staged.warnings.iter().map(wire_diagnostic).collect();
-        let (mut tx, generation) = self.begin_write().await?;
-        if let Some(existing) = existing_in(&mut tx, &skill, &version_text).await? {
-            drop(tx);
+        let size: u64 = upload.manifest.total_size();
+        let report: Vec<WireDiagnostic> = upload.warnings.iter().map(wire_diagnostic).collect();
+        let mut w = self.begin_write().await?;
+        if let Some(existing) = versions::identity_in(&mut w, &skill, &version_text).await? {
+            drop(w);
             return self
-                .same_or_conflict(&skill, &version_text, existing, &staged.fingerprint)
+                .same_or_conflict(&skill, &version_text, existing, &fingerprint)
                 .await;
         }
         let at = now();
-        let ns_s = skill.namespace().as_str().to_owned();
-        let name_s = skill.name().to_owned();
-        sqlx::query(
-            "INSERT INTO skills (namespace, name, created_at, updated_at) VALUES ($1, $2, $3, $3) \
-             ON CONFLICT (namespace, name) DO UPDATE SET updated_at = excluded.updated_at",
+        skills::touch(&mut w, &skill, &at).await?;
+        versions::insert(
+            &mut w,
+            &NewVersion {
+                skill: &skill,
+                version: &version_text,
+                fingerprint: &fingerprint,
+                archive_sha256: &upload.archive_digest,
+                archive_size: upload.archive.len() as u64,
+                size,
+                description: &upload.description,
+                capabilities: &upload.capabilities,
+                frontmatter: &upload.frontmatter,
+                skill_md: &upload.skill_md,
+                report: &report,
+                published_by: &p.name,
+                published_at: &at,
+                files: upload.manifest.files(),
+            },
         )
-        .bind(ns_s.clone())
-        .bind(name_s.clone())
-        .bind(at.clone())
-        .execute(&mut *tx)
         .await?;
-        sqlx::query(
-            "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
-             description, capabilities, frontmatter, skill_md, report, published_by, published_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )
-        .bind(ns_s.clone())
-        .bind(name_s.clone())
-        .bind(version_text.clone())
-        .bind(staged.fingerprint.clone())
-        .bind(archive_digest.clone())
-        .bind(i64::try_from(staged.archive.len()).unwrap_or(i64::MAX))
-        .bind(i64::try_from(size).unwrap_or(i64::MAX))
-        .bind(staged.description.clone())
-        .bind(staged.capabilities.join(" "))
-        .bind(staged.frontmatter.to_string())
-        .bind(staged.skill_md.clone())
-        .bind(serde_json::to_string(&report)?)
-        .bind(p.name.clone())
-        .bind(at.clone())
-        .execute(&mut *tx)
-        .await?;
-        for (f, _) in &staged.files {
-            sqlx::query(
-                "INSERT INTO version_files (namespace, name, version, path, size, sha256, executable) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .bind(ns_s.clone())
-            .bind(name_s.clone())
-            .bind(version_text.clone())
-            .bind(f.path.clone())
-            .bind(i64::try_from(f.size).unwrap_or(i64::MAX))
-            .bind(f.sha256.clone())
-            .bind(i64::from(f.executable))
-            .execute(&mut *tx)
-            .await?;
-        }
-        let latest = recompute_latest(&mut tx, &skill).await?;
+        let latest = recompute_latest(&mut w, &skill).await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "publish",
             &format!("{skill}@{version_text}"),
-            serde_json::json!({"fingerprint": staged.fingerprint, "size": size, "latest": latest}),
+            serde_json::json!({"fingerprint": fingerprint, "size": size, "latest": latest}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(Published {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
             version: version_text,
-            fingerprint: staged.fingerprint,
+            fingerprint,
             size,
             created: true,
             latest,
@@ -397,20 +379,11 @@ impl Registry {
         })
     }
 
-    async fn existing(
-        &self,
-        skill: &SkillRef,
-        version: &str,
-    ) -> Result<Option<Existing>, RegistryError> {
-        let mut conn = self.inner.db.acquire().await?;
-        existing_on(&mut conn, skill, version).await
-    }
-
     async fn same_or_conflict(
         &self,
         skill: &SkillRef,
         version: &str,
-        existing: Existing,
+        existing: Identity,
         fingerprint: &str,
     ) -> Result<Published, RegistryError> {
         if existing.fingerprint != fingerprint {
@@ -422,14 +395,7 @@ impl Registry {
                 ),
             ));
         }
-        let latest: Option<String> = sqlx::query_scalar(
-            "SELECT version FROM labels WHERE namespace = $1 AND name = $2 AND label = $3",
-        )
-        .bind(skill.namespace().as_str().to_owned())
-        .bind(skill.name().to_owned())
-        .bind(LATEST)
-        .fetch_optional(&self.inner.db)
-        .await?;
+        let latest = labels::get(&self.inner.db, skill, LATEST).await?;
         Ok(Published {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
@@ -441,46 +407,6 @@ impl Registry {
             report: existing.report,
         })
     }
-}
-
-/// A stored version's identity.
-struct Existing {
-    fingerprint: String,
-    size: u64,
-    report: Vec<WireDiagnostic>,
-}
-
-async fn existing_on(
-    conn: &mut sqlx::AnyConnection,
-    skill: &SkillRef,
-    version: &str,
-) -> Result<Option<Existing>, RegistryError> {
-    let row = sqlx::query(
-        "SELECT fingerprint, size, report FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-    )
-    .bind(skill.namespace().as_str().to_owned())
-    .bind(skill.name().to_owned())
-    .bind(version.to_owned())
-    .fetch_optional(&mut *conn)
-    .await?;
-    row.map(|row| {
-        let report: String = row.try_get("report")?;
-        let size: i64 = row.try_get("size")?;
-        Ok(Existing {
-            fingerprint: row.try_get("fingerprint")?,
-            size: u64::try_from(size).unwrap_or(0),
-            report: serde_json::from_str(&report)?,
-        })
-    })
-    .transpose()
-}
-
-async fn existing_in(
-    tx: &mut Transaction<'static, Any>,
-    skill: &SkillRef,
-    version: &str,
-) -> Result<Option<Existing>, RegistryError> {
-    existing_on(tx, skill, version).await
 }
 
 #[cfg(test)]

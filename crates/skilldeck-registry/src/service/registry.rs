@@ -5,19 +5,21 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{Any, AnyPool, Transaction};
-
+use crate::error::RegistryError;
 use crate::service::cache::TtlCache;
 use crate::service::config::{MAX_CACHE_ENTRIES, RegistryConfig, RegistryLimits};
-use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::staging::Staging;
 use crate::service::state::{AuthEntry, CachedAgent, Rendered, SearchState};
 use crate::service::store::BlobStore;
 use crate::service::throttle::FailedAuthThrottle;
+use crate::storage::audit;
+use crate::storage::db::{Db, Write};
 
-/// The registry service. See the [module documentation](crate::service).
+/// The registry service: one value every face calls (cheap to clone).
+/// It decides authorization from the caller's [`Principal`] and writes
+/// the audit line of every change; the storage layer below it runs the
+/// SQL.
 #[derive(Clone)]
 pub struct Registry {
     pub(crate) inner: Arc<Inner>,
@@ -33,8 +35,8 @@ impl std::fmt::Debug for Registry {
 
 /// The shared state behind a [`Registry`].
 pub(crate) struct Inner {
-    /// The database (SQLite or PostgreSQL through sqlx `any`).
-    pub db: AnyPool,
+    /// The database (SQLite or PostgreSQL), through the storage layer.
+    pub db: Db,
     /// The blob store.
     pub store: BlobStore,
     /// Caps and TTLs.
@@ -60,33 +62,7 @@ pub(crate) struct Inner {
 impl Registry {
     /// Connects the database, runs the migrations, opens the store.
     pub async fn open(config: RegistryConfig) -> Result<Registry, RegistryError> {
-        install_default_drivers();
-        let url = config.database_url.as_str();
-        if !(url.starts_with("sqlite:")
-            || url.starts_with("postgres:")
-            || url.starts_with("postgresql:"))
-        {
-            return Err(RegistryError::Config(
-                "the database URL must start with sqlite: or postgres:".to_owned(),
-            ));
-        }
-        let db = AnyPoolOptions::new()
-            .max_connections(config.limits.max_db_connections)
-            .connect(url)
-            .await
-            .map_err(|e| RegistryError::Config(format!("cannot open the database: {e}")))?;
-        if url.starts_with("sqlite:") {
-            // Readers never wait for the writer in WAL mode; the setting is
-            // kept in the database file. Without it the registry still
-            // works (slower under load), so a refusal is only logged.
-            if let Err(e) = sqlx::query("PRAGMA journal_mode=WAL")
-                .fetch_optional(&db)
-                .await
-            {
-                tracing::warn!(error = %e, "SQLite refused WAL mode; continuing in its default mode");
-            }
-        }
-        sqlx::migrate!("./migrations").run(&db).await?;
+        let db = Db::open(&config.database_url, config.limits.max_db_connections).await?;
         let store = BlobStore::open(&config.store_url)?;
         let root = config.staging_dir.clone();
         let (staging, swept) = tokio::task::spawn_blocking(move || Staging::open(&root))
@@ -130,49 +106,27 @@ impl Registry {
         &self.inner.limits
     }
 
-    /// Starts a write: a transaction whose first statement bumps the
-    /// database generation (a row lock on PostgreSQL, the write lock on
-    /// SQLite), so writes are serialised and each gets a fresh number
-    /// (the audit id). Returns the transaction and that number.
-    pub(crate) async fn begin_write(
-        &self,
-    ) -> Result<(Transaction<'static, Any>, i64), RegistryError> {
-        let mut tx = self.inner.db.begin().await?;
-        let generation: i64 = sqlx::query_scalar(
-            "UPDATE registry_state SET generation = generation + 1 WHERE id = 1 RETURNING generation",
-        )
-        .fetch_one(&mut *tx)
-        .await?;
-        Ok((tx, generation))
+    /// Starts a write (see [`Db::begin_write`]): writes are serialised
+    /// and each gets a fresh number, its audit id.
+    pub(crate) async fn begin_write(&self) -> Result<Write, RegistryError> {
+        self.inner.db.begin_write().await
     }
 
-    /// Writes the audit line of a change, inside its transaction.
+    /// Writes the audit line of a change, inside its write.
     pub(crate) async fn audit_in(
-        tx: &mut Transaction<'static, Any>,
-        id: i64,
+        w: &mut Write,
         actor: &Principal,
         action: &str,
         target: &str,
         detail: serde_json::Value,
     ) -> Result<(), RegistryError> {
-        sqlx::query(
-            "INSERT INTO audit (id, at, actor, action, target, detail) VALUES ($1, $2, $3, $4, $5, $6)",
-        )
-        .bind(id)
-        .bind(now())
-        .bind(actor.actor())
-        .bind(action.to_owned())
-        .bind(target.to_owned())
-        .bind(detail.to_string())
-        .execute(&mut **tx)
-        .await?;
-        Ok(())
+        audit::insert(w, &actor.actor(), action, target, &detail).await
     }
 
     /// Commits a write and drops what this process cached (other replicas
     /// see it within [`RegistryLimits::catalog_cache_ttl`]).
-    pub(crate) async fn commit(&self, tx: Transaction<'static, Any>) -> Result<(), RegistryError> {
-        tx.commit().await?;
+    pub(crate) async fn commit(&self, w: Write) -> Result<(), RegistryError> {
+        w.commit().await?;
         self.inner.agents.clear();
         self.inner.catalogs.clear();
         Ok(())
@@ -180,15 +134,6 @@ impl Registry {
 
     /// The database generation: bumped by every write.
     pub(crate) async fn generation(&self) -> Result<i64, RegistryError> {
-        Ok(
-            sqlx::query_scalar("SELECT generation FROM registry_state WHERE id = 1")
-                .fetch_one(&self.inner.db)
-                .await?,
-        )
+        self.inner.db.generation().await
     }
-}
-
-/// Now, RFC 3339 in UTC with microseconds (sorts as text).
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }

@@ -16,16 +16,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError};
 
 use bytes::Bytes;
-use sqlx::Row;
 
+use crate::error::RegistryError;
 use crate::names::{AgentId, LATEST, Namespace, SkillRef};
 use crate::service::config::MAX_PARSED_SKILLS;
-use crate::service::error::RegistryError;
 use crate::service::glob;
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
 use crate::service::skills::virtual_skill;
 use crate::service::state::{CachedAgent, Rendered};
+use crate::storage::{agents, labels, versions};
 use crate::wire::{
     AgentLock, AgentSpec, Assignment, Excluded, Grants, LockedSkill, Resolved, ResolvedSkill,
 };
@@ -186,12 +186,10 @@ impl Registry {
 
     async fn compute(&self, id: &AgentId) -> Result<CachedAgent, RegistryError> {
         let db = &self.inner.db;
-        let spec: String = sqlx::query_scalar("SELECT spec FROM agents WHERE id = $1")
-            .bind(id.as_str().to_owned())
-            .fetch_optional(db)
+        let spec: AgentSpec = agents::get(db, id)
             .await?
-            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))?;
-        let spec: AgentSpec = serde_json::from_str(&spec)?;
+            .ok_or_else(|| RegistryError::NotFound(format!("agent {id}")))?
+            .spec;
         let denied = |s: &SkillRef| {
             let text = s.to_string();
             spec.denied_patterns
@@ -206,17 +204,10 @@ impl Registry {
         // auto-discovered skill of another namespace never takes it.
         let mut reserved: BTreeMap<String, SkillRef> = BTreeMap::new();
         // Explicit assignments.
-        let rows = sqlx::query("SELECT namespace, name, spec FROM assignments WHERE agent = $1 ORDER BY namespace, name")
-            .bind(id.as_str().to_owned())
-            .fetch_all(db)
-            .await?;
-        for row in &rows {
-            let ns: String = row.try_get("namespace")?;
-            let name: String = row.try_get("name")?;
-            let a: String = row.try_get("spec")?;
-            let a: Assignment = serde_json::from_str(&a)?;
-            let skill =
-                SkillRef::new(&ns, &name).map_err(|e| RegistryError::Internal(e.to_string()))?;
+        for view in agents::assignments(db, id).await? {
+            let a: Assignment = view.assignment;
+            let skill = SkillRef::new(view.namespace.as_str(), &view.name)
+                .map_err(|e| RegistryError::Internal(e.to_string()))?;
             decided.insert(skill.clone());
             reserved
                 .entry(skill.name().to_owned())
@@ -241,14 +232,7 @@ impl Registry {
                 (Some(v), _) => (Some(v.clone()), "version".to_owned()),
                 (None, label) => {
                     let label = label.as_ref().map(|l| l.as_str()).unwrap_or(LATEST);
-                    let v: Option<String> = sqlx::query_scalar(
-                        "SELECT version FROM labels WHERE namespace = $1 AND name = $2 AND label = $3",
-                    )
-                    .bind(ns.clone())
-                    .bind(name.clone())
-                    .bind(label.to_owned())
-                    .fetch_optional(db)
-                    .await?;
+                    let v = labels::get(db, &skill, label).await?;
                     if v.is_none() {
                         out_excluded.push(excluded(
                             &skill,
@@ -261,15 +245,7 @@ impl Registry {
                 }
             };
             let Some(version) = version else { continue };
-            let yanked: Option<Option<String>> = sqlx::query_scalar(
-                "SELECT yanked_at FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-            )
-            .bind(ns.clone())
-            .bind(name.clone())
-            .bind(version.clone())
-            .fetch_optional(db)
-            .await?;
-            match yanked {
+            match versions::yanked_at(db, &skill, &version).await? {
                 None => {
                     out_excluded.push(excluded(
                         &skill,
@@ -311,23 +287,16 @@ impl Registry {
         // Auto-discovery over every skill's latest version.
         if spec.auto_discover {
             let caps: BTreeSet<&str> = spec.capabilities.iter().map(String::as_str).collect();
-            let rows = sqlx::query(
-                "SELECT l.namespace, l.name, l.version, v.capabilities FROM labels l JOIN versions v \
-                 ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version \
-                 WHERE l.label = 'latest' AND v.yanked_at IS NULL ORDER BY l.namespace, l.name",
-            )
-            .fetch_all(db)
-            .await?;
-            for row in &rows {
-                let ns: String = row.try_get("namespace")?;
-                let name: String = row.try_get("name")?;
-                let skill = SkillRef::new(&ns, &name)
-                    .map_err(|e| RegistryError::Internal(e.to_string()))?;
+            for release in versions::latest_releases(db).await? {
+                let skill = release.skill;
                 if decided.contains(&skill) {
                     continue;
                 }
-                let needs: String = row.try_get("capabilities")?;
-                if !needs.split_whitespace().all(|c| caps.contains(c)) {
+                if !release
+                    .capabilities
+                    .iter()
+                    .all(|c| caps.contains(c.as_str()))
+                {
                     continue;
                 }
                 let text = skill.to_string();
@@ -364,7 +333,7 @@ impl Registry {
                 }
                 auto.push(Candidate {
                     skill,
-                    version: row.try_get("version")?,
+                    version: release.version,
                     via: format!("label:{LATEST}"),
                     source: "auto",
                     priority: 0,
@@ -388,15 +357,11 @@ impl Registry {
         let mut skills = Vec::new();
         let mut locked = Vec::new();
         for c in winners {
-            let fingerprint: String = sqlx::query_scalar(
-                "SELECT fingerprint FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-            )
-            .bind(c.skill.namespace().as_str().to_owned())
-            .bind(c.skill.name().to_owned())
-            .bind(c.version.clone())
-            .fetch_optional(db)
-            .await?
-            .ok_or_else(|| RegistryError::NotFound(format!("version {}@{}", c.skill, c.version)))?;
+            let fingerprint = versions::fingerprint(db, &c.skill, &c.version)
+                .await?
+                .ok_or_else(|| {
+                    RegistryError::NotFound(format!("version {}@{}", c.skill, c.version))
+                })?;
             let files = self.files_of(&c.skill, &c.version).await?;
             locked.push(LockedSkill {
                 namespace: c.skill.namespace().clone(),
@@ -462,15 +427,10 @@ impl Registry {
         {
             return Ok(Arc::clone(s));
         }
-        let text: String = sqlx::query_scalar(
-            "SELECT skill_md FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-        )
-        .bind(ns.as_str().to_owned())
-        .bind(name.to_owned())
-        .bind(version.to_owned())
-        .fetch_optional(&self.inner.db)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound(format!("version {ns}/{name}@{version}")))?;
+        let skill = SkillRef::new(ns.as_str(), name)?;
+        let text = versions::skill_md(&self.inner.db, &skill, version)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("version {ns}/{name}@{version}")))?;
         let checked = skilldeck::check_text(
             &text,
             None,

@@ -6,21 +6,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError};
 
 use bytes::Bytes;
-use sqlx::Row;
-use sqlx::any::AnyRow;
 
+use crate::error::RegistryError;
 use crate::names::{LATEST, Label, SkillRef};
 use crate::service::cursor;
-use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::publish::{parse_version, recompute_latest};
-use crate::service::registry::{Registry, now};
+use crate::service::registry::Registry;
 use crate::service::state::SearchState;
 use crate::service::store::{archive_key, file_key};
-use crate::wire::{
-    FileEntry, LabelMoved, Marker, Page, SkillDetail, SkillSummary, VersionDetail, VersionSummary,
-    WireDiagnostic,
-};
+use crate::storage::db::now;
+use crate::storage::versions::{MarkerKind, VersionRow};
+use crate::storage::{labels, skills, versions};
+use crate::wire::{FileEntry, LabelMoved, Page, SkillDetail, SkillSummary, VersionDetail};
 
 /// A list or a search of skills.
 #[derive(Debug, Clone, Default)]
@@ -80,43 +78,6 @@ pub(crate) fn virtual_skill(
     }
 }
 
-const SUMMARY_SQL: &str = "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, \
-     (SELECT COUNT(*) FROM versions c WHERE c.namespace = s.namespace AND c.name = s.name) AS n \
-     FROM skills s \
-     LEFT JOIN labels l ON l.namespace = s.namespace AND l.name = s.name AND l.label = 'latest' \
-     LEFT JOIN versions v ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version";
-
-fn summary_of(row: &AnyRow) -> Result<SkillSummary, RegistryError> {
-    let ns: String = row.try_get("namespace")?;
-    let n: i64 = row.try_get("n")?;
-    Ok(SkillSummary {
-        namespace: crate::names::Namespace::new(&ns)
-            .map_err(|e| RegistryError::Internal(e.to_string()))?,
-        name: row.try_get("name")?,
-        description: row
-            .try_get::<Option<String>, _>("description")?
-            .unwrap_or_default(),
-        latest: row.try_get("latest")?,
-        versions: u32::try_from(n).unwrap_or(u32::MAX),
-        updated_at: row.try_get("updated_at")?,
-        score: None,
-    })
-}
-
-fn marker(reason: Option<String>, at: Option<String>) -> Option<Marker> {
-    match (reason, at) {
-        (Some(reason), Some(at)) => Some(Marker { reason, at }),
-        _ => None,
-    }
-}
-
-fn ns_name(skill: &SkillRef) -> (String, String) {
-    (
-        skill.namespace().as_str().to_owned(),
-        skill.name().to_owned(),
-    )
-}
-
 impl Registry {
     /// Skills by name, or ranked by the core's BM25 when `q` is given.
     pub async fn list_skills(
@@ -149,15 +110,14 @@ impl Registry {
             None => String::new(),
         };
         let (after_ns, after_name) = after.split_once('/').unwrap_or(("", ""));
-        let sql = const_format_list();
-        let rows = sqlx::query(sql)
-            .bind(namespace.unwrap_or_default())
-            .bind(after_ns.to_owned())
-            .bind(after_name.to_owned())
-            .bind(i64::from(limit) + 1)
-            .fetch_all(&self.inner.db)
-            .await?;
-        let mut items = rows.iter().map(summary_of).collect::<Result<Vec<_>, _>>()?;
+        let mut items = skills::page(
+            &self.inner.db,
+            &namespace.unwrap_or_default(),
+            after_ns,
+            after_name,
+            i64::from(limit) + 1,
+        )
+        .await?;
         let next_cursor = if items.len() > limit as usize {
             items.truncate(limit as usize);
             items
@@ -181,11 +141,10 @@ impl Registry {
         {
             return Ok(Arc::clone(s));
         }
-        let rows = sqlx::query(SUMMARY_SQL).fetch_all(&self.inner.db).await?;
-        let mut skills = Vec::with_capacity(rows.len());
-        let mut summaries = HashMap::with_capacity(rows.len());
-        for row in &rows {
-            let s = summary_of(row)?;
+        let all = skills::all(&self.inner.db).await?;
+        let mut skills = Vec::with_capacity(all.len());
+        let mut summaries = HashMap::with_capacity(all.len());
+        for s in all {
             let key = format!("{}/{}", s.namespace, s.name);
             skills.push(virtual_skill(
                 key.clone(),
@@ -263,48 +222,16 @@ impl Registry {
                     .to_owned(),
             ));
         }
-        let (ns, name) = ns_name(skill);
-        let created: Option<String> =
-            sqlx::query_scalar("SELECT created_at FROM skills WHERE namespace = $1 AND name = $2")
-                .bind(ns.clone())
-                .bind(name.clone())
-                .fetch_optional(&self.inner.db)
-                .await?;
-        let Some(created_at) = created else {
+        let Some(created_at) = skills::created_at(&self.inner.db, skill).await? else {
             return Err(RegistryError::NotFound(format!("skill {skill}")));
         };
-        let labels: BTreeMap<String, String> =
-            sqlx::query("SELECT label, version FROM labels WHERE namespace = $1 AND name = $2")
-                .bind(ns.clone())
-                .bind(name.clone())
-                .fetch_all(&self.inner.db)
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get("label")?, r.try_get("version")?)))
-                .collect::<Result<_, sqlx::Error>>()?;
-        let rows = sqlx::query(
-            "SELECT version, fingerprint, size, description, published_by, published_at, yanked_reason, yanked_at, \
-             deprecated_reason, deprecated_at FROM versions WHERE namespace = $1 AND name = $2",
-        )
-        .bind(ns.clone())
-        .bind(name.clone())
-        .fetch_all(&self.inner.db)
-        .await?;
+        let labels: BTreeMap<String, String> = labels::of_skill(&self.inner.db, skill).await?;
+        let rows = versions::of_skill(&self.inner.db, skill).await?;
         let mut versions = Vec::with_capacity(rows.len());
         let mut description_by_version = HashMap::new();
-        for r in &rows {
-            let version: String = r.try_get("version")?;
-            let size: i64 = r.try_get("size")?;
-            description_by_version.insert(version.clone(), r.try_get::<String, _>("description")?);
-            versions.push(VersionSummary {
-                version,
-                fingerprint: r.try_get("fingerprint")?,
-                size: u64::try_from(size).unwrap_or(0),
-                published_by: r.try_get("published_by")?,
-                published_at: r.try_get("published_at")?,
-                yanked: marker(r.try_get("yanked_reason")?, r.try_get("yanked_at")?),
-                deprecated: marker(r.try_get("deprecated_reason")?, r.try_get("deprecated_at")?),
-            });
+        for (v, description) in rows {
+            description_by_version.insert(v.version.clone(), description);
+            versions.push(v);
         }
         versions.sort_by(|a, b| {
             let va = semver::Version::parse(&a.version).ok();
@@ -346,16 +273,9 @@ impl Registry {
                 format!("'{v}' is neither a semver version nor a label"),
             )
         })?;
-        let (ns, name) = ns_name(skill);
-        sqlx::query_scalar(
-            "SELECT version FROM labels WHERE namespace = $1 AND name = $2 AND label = $3",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(label.as_str().to_owned())
-        .fetch_optional(&self.inner.db)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound(format!("label {label} of {skill}")))
+        labels::get(&self.inner.db, skill, label.as_str())
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("label {label} of {skill}")))
     }
 
     /// The versions of `skill` in the resolved sets of the agents `p`
@@ -413,19 +333,14 @@ impl Registry {
         }
     }
 
-    async fn version_row(&self, skill: &SkillRef, version: &str) -> Result<AnyRow, RegistryError> {
-        let (ns, name) = ns_name(skill);
-        sqlx::query(
-            "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
-             published_by, published_at, yanked_reason, yanked_at, deprecated_reason, deprecated_at \
-             FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(version.to_owned())
-        .fetch_optional(&self.inner.db)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound(format!("version {skill}@{version}")))
+    async fn version_row(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+    ) -> Result<VersionRow, RegistryError> {
+        versions::get(&self.inner.db, skill, version)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("version {skill}@{version}")))
     }
 
     pub(crate) async fn files_of(
@@ -433,32 +348,7 @@ impl Registry {
         skill: &SkillRef,
         version: &str,
     ) -> Result<Vec<FileEntry>, RegistryError> {
-        let (ns, name) = ns_name(skill);
-        let rows = sqlx::query(
-            "SELECT path, size, sha256, executable FROM version_files \
-             WHERE namespace = $1 AND name = $2 AND version = $3 ORDER BY path",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(version.to_owned())
-        .fetch_all(&self.inner.db)
-        .await?;
-        let mut files = rows
-            .iter()
-            .map(|r| {
-                let size: i64 = r.try_get("size")?;
-                let exec: i64 = r.try_get("executable")?;
-                Ok(FileEntry {
-                    path: r.try_get("path")?,
-                    size: u64::try_from(size).unwrap_or(0),
-                    sha256: r.try_get("sha256")?,
-                    executable: exec != 0,
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        // Byte order of the path, as the manifest and fingerprint use.
-        files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-        Ok(files)
+        versions::files(&self.inner.db, skill, version).await
     }
 
     async fn version_detail(
@@ -468,35 +358,22 @@ impl Registry {
     ) -> Result<VersionDetail, RegistryError> {
         let r = self.version_row(skill, version).await?;
         let files = self.files_of(skill, version).await?;
-        let (ns, name) = ns_name(skill);
-        let labels: Vec<String> = sqlx::query_scalar(
-            "SELECT label FROM labels WHERE namespace = $1 AND name = $2 AND version = $3 ORDER BY label",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(version.to_owned())
-        .fetch_all(&self.inner.db)
-        .await?;
-        let size: i64 = r.try_get("size")?;
-        let frontmatter: String = r.try_get("frontmatter")?;
-        let report: String = r.try_get("report")?;
-        let caps: String = r.try_get("capabilities")?;
-        let report: Vec<WireDiagnostic> = serde_json::from_str(&report)?;
+        let labels = labels::pointing_to(&self.inner.db, skill, version).await?;
         Ok(VersionDetail {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
-            version: r.try_get("version")?,
-            fingerprint: r.try_get("fingerprint")?,
-            size: u64::try_from(size).unwrap_or(0),
+            frontmatter: r.frontmatter()?,
+            report: r.report()?,
+            version: r.version,
+            fingerprint: r.fingerprint,
+            size: r.size,
             files,
-            frontmatter: serde_json::from_str(&frontmatter)?,
-            capabilities: caps.split_whitespace().map(str::to_owned).collect(),
-            report,
-            published_by: r.try_get("published_by")?,
-            published_at: r.try_get("published_at")?,
+            capabilities: r.capabilities,
+            published_by: r.published_by,
+            published_at: r.published_at,
             labels,
-            yanked: marker(r.try_get("yanked_reason")?, r.try_get("yanked_at")?),
-            deprecated: marker(r.try_get("deprecated_reason")?, r.try_get("deprecated_at")?),
+            yanked: r.yanked,
+            deprecated: r.deprecated,
         })
     }
 
@@ -519,8 +396,7 @@ impl Registry {
         v: &str,
     ) -> Result<String, RegistryError> {
         let version = self.readable_version(p, skill, v).await?;
-        let r = self.version_row(skill, &version).await?;
-        Ok(r.try_get("skill_md")?)
+        Ok(self.version_row(skill, &version).await?.skill_md)
     }
 
     /// Where a version's canonical archive is, after the read check: its
@@ -533,11 +409,10 @@ impl Registry {
     ) -> Result<BlobRef, RegistryError> {
         let version = self.readable_version(p, skill, v).await?;
         let r = self.version_row(skill, &version).await?;
-        let digest: String = r.try_get("archive_sha256")?;
         Ok(BlobRef {
-            key: archive_key(&digest)?,
-            sha256: digest,
-            fingerprint: r.try_get("fingerprint")?,
+            key: archive_key(&r.archive_sha256)?,
+            sha256: r.archive_sha256,
+            fingerprint: r.fingerprint,
         })
     }
 
@@ -564,24 +439,13 @@ impl Registry {
             RegistryError::bad_request("registry-invalid-path", format!("path '{path}': {why}"))
         })?;
         let version = self.readable_version(p, skill, v).await?;
-        let (ns, name) = ns_name(skill);
-        let row = sqlx::query(
-            "SELECT f.sha256, v.fingerprint FROM version_files f JOIN versions v \
-             ON v.namespace = f.namespace AND v.name = f.name AND v.version = f.version \
-             WHERE f.namespace = $1 AND f.name = $2 AND f.version = $3 AND f.path = $4",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(version.clone())
-        .bind(path.to_owned())
-        .fetch_optional(&self.inner.db)
-        .await?
-        .ok_or_else(|| RegistryError::NotFound(format!("file {path} of {skill}@{version}")))?;
-        let digest: String = row.try_get("sha256")?;
+        let (digest, fingerprint) = versions::file_digest(&self.inner.db, skill, &version, path)
+            .await?
+            .ok_or_else(|| RegistryError::NotFound(format!("file {path} of {skill}@{version}")))?;
         Ok(BlobRef {
             key: file_key(&digest)?,
             sha256: digest,
-            fingerprint: row.try_get("fingerprint")?,
+            fingerprint,
         })
     }
 
@@ -625,43 +489,24 @@ impl Registry {
         }
         let version = parse_version(version)?.to_string();
         let row = self.version_row(skill, &version).await?;
-        if row.try_get::<Option<String>, _>("yanked_at")?.is_some() {
+        if row.yanked.is_some() {
             return Err(RegistryError::conflict(
                 "registry-version-yanked",
                 format!("{skill}@{version} is yanked; a label cannot point to it"),
             ));
         }
-        let (ns, name) = ns_name(skill);
-        let (mut tx, generation) = self.begin_write().await?;
-        let previous: Option<String> = sqlx::query_scalar(
-            "SELECT version FROM labels WHERE namespace = $1 AND name = $2 AND label = $3",
-        )
-        .bind(ns.clone())
-        .bind(name.clone())
-        .bind(label.as_str().to_owned())
-        .fetch_optional(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO labels (namespace, name, label, version, updated_at) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (namespace, name, label) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at",
-        )
-        .bind(ns)
-        .bind(name)
-        .bind(label.as_str().to_owned())
-        .bind(version.clone())
-        .bind(now())
-        .execute(&mut *tx)
-        .await?;
+        let mut w = self.begin_write().await?;
+        let previous = labels::get_in(&mut w, skill, label.as_str()).await?;
+        labels::set(&mut w, skill, label.as_str(), &version, &now()).await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             "label",
             &format!("{skill}:{label}"),
             serde_json::json!({"version": version, "previous": previous}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(LabelMoved {
             label: label.clone(),
             version,
@@ -706,24 +551,24 @@ impl Registry {
         }
         let version = self.version_of(skill, v).await?;
         self.version_row(skill, &version).await?;
-        let (ns, name) = ns_name(skill);
         let at = reason.as_ref().map(|_| now());
-        let (mut tx, generation) = self.begin_write().await?;
-        let sql = if yank {
-            "UPDATE versions SET yanked_reason = $1, yanked_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
+        let kind = if yank {
+            MarkerKind::Yanked
         } else {
-            "UPDATE versions SET deprecated_reason = $1, deprecated_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
+            MarkerKind::Deprecated
         };
-        sqlx::query(sql)
-            .bind(reason.clone())
-            .bind(at)
-            .bind(ns)
-            .bind(name)
-            .bind(version.clone())
-            .execute(&mut *tx)
-            .await?;
+        let mut w = self.begin_write().await?;
+        versions::set_marker(
+            &mut w,
+            skill,
+            &version,
+            kind,
+            reason.as_deref(),
+            at.as_deref(),
+        )
+        .await?;
         let latest = if yank {
-            recompute_latest(&mut tx, skill).await?
+            recompute_latest(&mut w, skill).await?
         } else {
             None
         };
@@ -734,27 +579,16 @@ impl Registry {
             (false, false) => "undeprecate",
         };
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             p,
             action,
             &format!("{skill}@{version}"),
             serde_json::json!({"reason": reason, "latest": latest}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         self.version_detail(skill, &version).await
     }
-}
-
-fn const_format_list() -> &'static str {
-    "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, \
-     (SELECT COUNT(*) FROM versions c WHERE c.namespace = s.namespace AND c.name = s.name) AS n \
-     FROM skills s \
-     LEFT JOIN labels l ON l.namespace = s.namespace AND l.name = s.name AND l.label = 'latest' \
-     LEFT JOIN versions v ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version \
-     WHERE ($1 = '' OR s.namespace = $1) AND (s.namespace > $2 OR (s.namespace = $2 AND s.name > $3)) \
-     ORDER BY s.namespace, s.name LIMIT $4"
 }
 
 /// The name filter of a namespace in the search index (names there are

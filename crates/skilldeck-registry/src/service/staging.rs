@@ -22,7 +22,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::service::error::RegistryError;
+use crate::error::RegistryError;
 
 /// The file every process subfolder holds, locked by its owner.
 pub const OWNER_FILE: &str = ".owner";

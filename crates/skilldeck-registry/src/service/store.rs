@@ -13,7 +13,7 @@ use object_store::path::Path as StorePath;
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 
-use crate::service::error::RegistryError;
+use crate::error::RegistryError;
 
 /// The key prefix of file blobs.
 pub const FILES_PREFIX: &str = "files/sha256";

@@ -15,17 +15,18 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use sqlx::Row;
 use subtle::ConstantTimeEq;
 
+use crate::error::RegistryError;
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
 use crate::service::cursor;
-use crate::service::error::RegistryError;
 use crate::service::principal::{Principal, Scope};
-use crate::service::registry::{Registry, now};
+use crate::service::registry::Registry;
 use crate::service::state::AuthEntry;
 use crate::service::throttle::ThrottleKey;
+use crate::storage::db::{self, now};
+use crate::storage::tokens::{self as stored, NewToken, TokenRecord};
 use crate::wire::{Page, TokenCreated, TokenInfo, TokenRequest};
 
 /// Where a token came from: the API (or the CLI through it).
@@ -52,35 +53,30 @@ fn parse_scopes(text: &str) -> Result<Vec<Scope>, RegistryError> {
         .map_err(|e| RegistryError::Internal(format!("stored scopes: {e}")))
 }
 
-const TOKEN_COLUMNS: &str =
-    "id, name, scopes, source, created_at, expires_at, last_used_at, revoked_at";
-
-fn token_info(row: &sqlx::any::AnyRow) -> Result<TokenInfo, RegistryError> {
-    let expires_at: Option<String> = row.try_get("expires_at")?;
-    let revoked_at: Option<String> = row.try_get("revoked_at")?;
-    let status = if revoked_at.is_some() {
+fn token_info(t: TokenRecord) -> Result<TokenInfo, RegistryError> {
+    let status = if t.revoked_at.is_some() {
         "revoked"
-    } else if expires_at
+    } else if t
+        .expires_at
         .as_deref()
         .map(parse_time)
         .transpose()?
-        .is_some_and(|t| t <= chrono::Utc::now())
+        .is_some_and(|at| at <= chrono::Utc::now())
     {
         "expired"
     } else {
         "active"
     };
-    let scopes: String = row.try_get("scopes")?;
     Ok(TokenInfo {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        scopes: scopes.split_whitespace().map(str::to_owned).collect(),
-        source: row.try_get("source")?,
+        id: t.id,
+        name: t.name,
+        scopes: t.scopes.split_whitespace().map(str::to_owned).collect(),
+        source: t.source,
         status: status.to_owned(),
-        created_at: row.try_get("created_at")?,
-        expires_at,
-        last_used_at: row.try_get("last_used_at")?,
-        revoked_at,
+        created_at: t.created_at,
+        expires_at: t.expires_at,
+        last_used_at: t.last_used_at,
+        revoked_at: t.revoked_at,
     })
 }
 
@@ -148,7 +144,7 @@ fn join_scopes(scopes: &[Scope]) -> String {
 impl Registry {
     /// The principal of a bearer token; 401 when unknown, expired or
     /// revoked (the problem says which), 429 once `client` (or the token's
-    /// prefix) has failed too often (see [`throttle`](crate::service::throttle)).
+    /// prefix) has failed too often.
     /// A valid token is never refused by the throttle.
     pub async fn authenticate(
         &self,
@@ -182,45 +178,29 @@ impl Registry {
             }
             return Ok(entry.principal.clone());
         }
-        let row = sqlx::query(
-            "SELECT id, name, hash, scopes, expires_at, revoked_at FROM tokens WHERE hash = $1",
-        )
-        .bind(hash.clone())
-        .fetch_optional(&self.inner.db)
-        .await?;
-        let Some(row) = row else {
+        let Some(row) = stored::by_hash(&self.inner.db, &hash).await? else {
             return Err(RegistryError::Unauthorized("unknown token"));
         };
-        let stored: String = row.try_get("hash")?;
-        if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
+        if !bool::from(row.hash.as_bytes().ct_eq(hash.as_bytes())) {
             return Err(RegistryError::Unauthorized("unknown token"));
         }
-        let revoked_at: Option<String> = row.try_get("revoked_at")?;
-        if revoked_at.is_some() {
+        if row.revoked_at.is_some() {
             return Err(RegistryError::Unauthorized("the token has been revoked"));
         }
-        let expires_at = row
-            .try_get::<Option<String>, _>("expires_at")?
-            .as_deref()
-            .map(parse_time)
-            .transpose()?;
+        let expires_at = row.expires_at.as_deref().map(parse_time).transpose()?;
         if expires_at.is_some_and(|t| t <= now) {
             return Err(RegistryError::Unauthorized("the token has expired"));
         }
-        let scopes_text: String = row.try_get("scopes")?;
         let principal = Principal {
-            token_id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            scopes: parse_scopes(&scopes_text)?,
+            token_id: row.id,
+            name: row.name,
+            scopes: parse_scopes(&row.scopes)?,
         };
         // Last use, at most once per cache TTL per replica (a cache hit
         // does not write). Best effort: a busy database does not refuse
         // a valid token.
-        if let Err(e) = sqlx::query("UPDATE tokens SET last_used_at = $1 WHERE id = $2")
-            .bind(time_text(now))
-            .bind(principal.token_id.clone())
-            .execute(&self.inner.db)
-            .await
+        if let Err(e) =
+            stored::set_last_used(&self.inner.db, &principal.token_id, &time_text(now)).await
         {
             tracing::warn!(error = %e, token = %principal.token_id, "could not record a token's last use");
         }
@@ -248,21 +228,14 @@ impl Registry {
                 Ok(())
             };
         }
-        let row = sqlx::query("SELECT expires_at, revoked_at FROM tokens WHERE id = $1")
-            .bind(p.token_id.clone())
-            .fetch_optional(&self.inner.db)
-            .await?;
-        let Some(row) = row else {
+        let Some((expires_at, revoked_at)) = stored::lifecycle(&self.inner.db, &p.token_id).await?
+        else {
             return Err(RegistryError::Unauthorized("unknown token"));
         };
-        if row.try_get::<Option<String>, _>("revoked_at")?.is_some() {
+        if revoked_at.is_some() {
             return Err(RegistryError::Unauthorized("the token has been revoked"));
         }
-        let expires_at = row
-            .try_get::<Option<String>, _>("expires_at")?
-            .as_deref()
-            .map(parse_time)
-            .transpose()?;
+        let expires_at = expires_at.as_deref().map(parse_time).transpose()?;
         if expires_at.is_some_and(|t| t <= now) {
             return Err(RegistryError::Unauthorized("the token has expired"));
         }
@@ -357,30 +330,21 @@ impl Registry {
         // admin token. Replicas started together with one file all keep
         // the same one; a replica started with an older file refuses to
         // start (above) instead of bringing the old token back.
-        let (mut tx, generation) = self.begin_write().await?;
-        let revoked = sqlx::query(
-            "UPDATE tokens SET revoked_at = $1 WHERE source = $2 AND id <> $3 AND revoked_at IS NULL",
-        )
-        .bind(now())
-        .bind(SOURCE_ADMIN_FILE)
-        .bind(id.clone())
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let mut w = self.begin_write().await?;
+        let revoked = stored::revoke_source_except(&mut w, SOURCE_ADMIN_FILE, &id, &now()).await?;
         if revoked > 0 {
             Registry::audit_in(
-                &mut tx,
-                generation,
+                &mut w,
                 &system,
                 "token.rotate",
                 &format!("token:{id}"),
                 serde_json::json!({"revoked": revoked, "source": SOURCE_ADMIN_FILE}),
             )
             .await?;
-            self.commit(tx).await?;
+            self.commit(w).await?;
             self.inner.auth.clear();
         } else {
-            tx.rollback().await?;
+            w.rollback().await?;
         }
         Ok(path.to_path_buf())
     }
@@ -390,12 +354,9 @@ impl Registry {
         &self,
         hash: &str,
     ) -> Result<Option<(String, Option<String>)>, RegistryError> {
-        let row = sqlx::query("SELECT id, revoked_at FROM tokens WHERE hash = $1")
-            .bind(hash.to_owned())
-            .fetch_optional(&self.inner.db)
-            .await?;
-        row.map(|r| Ok((r.try_get("id")?, r.try_get("revoked_at")?)))
-            .transpose()
+        Ok(stored::by_hash(&self.inner.db, hash)
+            .await?
+            .map(|t| (t.id, t.revoked_at)))
     }
 
     async fn store_token(
@@ -408,29 +369,29 @@ impl Registry {
         expires_at: Option<String>,
     ) -> Result<String, RegistryError> {
         let id = new_token_id()?;
-        let (mut tx, generation) = self.begin_write().await?;
-        sqlx::query(
-            "INSERT INTO tokens (id, name, hash, scopes, created_at, source, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        let mut w = self.begin_write().await?;
+        stored::insert(
+            &mut w,
+            &NewToken {
+                id: &id,
+                name: &name,
+                hash: &hash,
+                scopes: &join_scopes(scopes),
+                created_at: &now(),
+                source,
+                expires_at: expires_at.as_deref(),
+            },
         )
-        .bind(id.clone())
-        .bind(name.clone())
-        .bind(hash)
-        .bind(join_scopes(scopes))
-        .bind(now())
-        .bind(source.to_owned())
-        .bind(expires_at.clone())
-        .execute(&mut *tx)
         .await?;
         Registry::audit_in(
-            &mut tx,
-            generation,
+            &mut w,
             by,
             "token.create",
             &format!("token:{id}"),
             serde_json::json!({"name": name, "scopes": join_scopes(scopes), "source": source, "expires_at": expires_at}),
         )
         .await?;
-        self.commit(tx).await?;
+        self.commit(w).await?;
         Ok(id)
     }
 
@@ -502,23 +463,14 @@ impl Registry {
             .transpose()?
             .unwrap_or_default();
         let rows = if p.is_admin() {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id > $1 ORDER BY id LIMIT $2"
-            )))
-            .bind(after)
-            .bind(i64::from(limit) + 1)
-            .fetch_all(&self.inner.db)
-            .await?
+            stored::page(&self.inner.db, &after, i64::from(limit) + 1).await?
         } else {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = $1 AND id > $2"
-            )))
-            .bind(p.token_id.clone())
-            .bind(after)
-            .fetch_all(&self.inner.db)
-            .await?
+            stored::one_after(&self.inner.db, &p.token_id, &after).await?
         };
-        let mut items = rows.iter().map(token_info).collect::<Result<Vec<_>, _>>()?;
+        let mut items = rows
+            .into_iter()
+            .map(token_info)
+            .collect::<Result<Vec<_>, _>>()?;
         let next_cursor = if items.len() > limit as usize {
             items.truncate(limit as usize);
             items.last().map(|t| cursor::encode(&t.id))
@@ -538,18 +490,11 @@ impl Registry {
                 "only an admin token may revoke another token".to_owned(),
             ));
         }
-        let (mut tx, generation) = self.begin_write().await?;
-        let changed =
-            sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-                .bind(now())
-                .bind(id.to_owned())
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-        if changed > 0 {
+        let mut w = self.begin_write().await?;
+        let changed = stored::revoke_live(&mut w, id, &now()).await?;
+        if changed {
             Registry::audit_in(
-                &mut tx,
-                generation,
+                &mut w,
                 p,
                 "token.revoke",
                 &format!("token:{id}"),
@@ -557,48 +502,33 @@ impl Registry {
             )
             .await?;
         }
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {TOKEN_COLUMNS} FROM tokens WHERE id = $1"
-        )))
-        .bind(id.to_owned())
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = row else {
+        let Some(row) = stored::get_in(&mut w, id).await? else {
             return Err(RegistryError::NotFound(format!("token {id}")));
         };
-        let info = token_info(&row)?;
-        if changed > 0 {
-            self.commit(tx).await?;
+        let info = token_info(row)?;
+        if changed {
+            self.commit(w).await?;
             self.inner.auth.clear();
         } else {
-            tx.rollback().await?;
+            w.rollback().await?;
         }
         Ok(info)
     }
 
-    /// Revokes, inside `tx`, every live token with a scope for agent `id`,
+    /// Revokes, inside the write `w`, every live token with a scope for agent `id`,
     /// matched on the parsed scope (not its text). Returns how many.
     pub(crate) async fn revoke_agent_tokens_in(
-        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        w: &mut db::Write,
         id: &AgentId,
     ) -> Result<u64, RegistryError> {
-        let rows = sqlx::query("SELECT id, scopes FROM tokens WHERE revoked_at IS NULL")
-            .fetch_all(&mut **tx)
-            .await?;
         let at = now();
         let mut revoked = 0;
-        for row in rows {
-            let scopes: String = row.try_get("scopes")?;
+        for (token, scopes) in stored::live_scopes_in(w).await? {
             let hit = scopes
                 .split_whitespace()
                 .any(|text| matches!(Scope::parse(text), Ok(Scope::Agent(a)) if a == *id));
             if hit {
-                let token: String = row.try_get("id")?;
-                sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2")
-                    .bind(at.clone())
-                    .bind(token)
-                    .execute(&mut **tx)
-                    .await?;
+                stored::revoke_live(w, &token, &at).await?;
                 revoked += 1;
             }
         }

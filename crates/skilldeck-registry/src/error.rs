@@ -1,6 +1,7 @@
 //! [`RegistryError`]: everything the service can answer instead of a
-//! result. The HTTP layer maps each variant to a status and a stable code
-//! in one place (`http::problem`).
+//! result, from the storage layer or the service. The HTTP API maps each
+//! variant to a status and a stable code (`http::problem`), the web UI to
+//! its own pages.
 
 use std::path::PathBuf;
 
@@ -101,29 +102,6 @@ impl RegistryError {
             code,
             detail: detail.into(),
         }
-    }
-
-    /// 400 `registry-invalid-text` unless `value` is at most
-    /// [`MAX_TEXT_LEN`](crate::service::config::MAX_TEXT_LEN) bytes without
-    /// control characters (PostgreSQL refuses NUL in text; logs and
-    /// terminals should never see the others).
-    pub fn check_text(field: &str, value: &str) -> Result<(), RegistryError> {
-        if value.len() > crate::service::config::MAX_TEXT_LEN {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-text",
-                format!(
-                    "{field} is longer than {} bytes",
-                    crate::service::config::MAX_TEXT_LEN
-                ),
-            ));
-        }
-        if value.chars().any(char::is_control) {
-            return Err(RegistryError::bad_request(
-                "registry-invalid-text",
-                format!("{field} holds a control character"),
-            ));
-        }
-        Ok(())
     }
 
     /// An I/O error on `path`.

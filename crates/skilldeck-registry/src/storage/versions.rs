@@ -1,0 +1,480 @@
+//! Versions: immutable, one row per `namespace/name@version` with its
+//! file list (`version_files`), its report and its yank and deprecation
+//! markers.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::error::RegistryError;
+use crate::names::SkillRef;
+use crate::storage::db::{Db, Write, to_i64, to_u64};
+use crate::storage::skills::{key, skill_ref};
+use crate::wire::{FileEntry, Marker, VersionSummary, WireDiagnostic};
+
+/// A stored version, as read back.
+pub(crate) struct VersionRow {
+    /// The version.
+    pub version: String,
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// `sha256:<hex>` of the canonical archive.
+    pub archive_sha256: String,
+    /// Bytes of all files.
+    pub size: u64,
+    /// The frontmatter as JSON text.
+    frontmatter: String,
+    /// The required capabilities.
+    pub capabilities: Vec<String>,
+    /// The validation report as JSON text.
+    report: String,
+    /// The SKILL.md text.
+    pub skill_md: String,
+    /// Who published it.
+    pub published_by: String,
+    /// When.
+    pub published_at: String,
+    /// Yanked: why and when.
+    pub yanked: Option<Marker>,
+    /// Deprecated: why and when.
+    pub deprecated: Option<Marker>,
+}
+
+impl VersionRow {
+    /// The frontmatter.
+    pub(crate) fn frontmatter(&self) -> Result<serde_json::Value, RegistryError> {
+        Ok(serde_json::from_str(&self.frontmatter)?)
+    }
+
+    /// The validation report (warnings).
+    pub(crate) fn report(&self) -> Result<Vec<WireDiagnostic>, RegistryError> {
+        Ok(serde_json::from_str(&self.report)?)
+    }
+}
+
+/// What identifies a stored version's content (a second publish of the
+/// same version compares against it).
+pub(crate) struct Identity {
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// Bytes of all files.
+    pub size: u64,
+    /// The validation report it was published with.
+    pub report: Vec<WireDiagnostic>,
+}
+
+/// A version to store.
+pub(crate) struct NewVersion<'a> {
+    /// The skill.
+    pub skill: &'a SkillRef,
+    /// The version.
+    pub version: &'a str,
+    /// The content fingerprint.
+    pub fingerprint: &'a str,
+    /// `sha256:<hex>` of the canonical archive.
+    pub archive_sha256: &'a str,
+    /// Bytes of the canonical archive.
+    pub archive_size: u64,
+    /// Bytes of all files.
+    pub size: u64,
+    /// The description (no control characters).
+    pub description: &'a str,
+    /// The required capabilities.
+    pub capabilities: &'a [String],
+    /// The frontmatter.
+    pub frontmatter: &'a serde_json::Value,
+    /// The SKILL.md text.
+    pub skill_md: &'a str,
+    /// The validation report.
+    pub report: &'a [WireDiagnostic],
+    /// Who publishes it.
+    pub published_by: &'a str,
+    /// When.
+    pub published_at: &'a str,
+    /// Its files.
+    pub files: &'a [skilldeck::FileDigest],
+}
+
+/// Which marker of a version.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum MarkerKind {
+    /// `yanked_reason`, `yanked_at`.
+    Yanked,
+    /// `deprecated_reason`, `deprecated_at`.
+    Deprecated,
+}
+
+fn marker(reason: Option<String>, at: Option<String>) -> Option<Marker> {
+    match (reason, at) {
+        (Some(reason), Some(at)) => Some(Marker { reason, at }),
+        _ => None,
+    }
+}
+
+fn markers(r: &AnyRow) -> Result<(Option<Marker>, Option<Marker>), RegistryError> {
+    Ok((
+        marker(r.try_get("yanked_reason")?, r.try_get("yanked_at")?),
+        marker(r.try_get("deprecated_reason")?, r.try_get("deprecated_at")?),
+    ))
+}
+
+/// Every version of `skill` (unordered) with its description.
+pub(crate) async fn of_skill(
+    db: &Db,
+    skill: &SkillRef,
+) -> Result<Vec<(VersionSummary, String)>, RegistryError> {
+    let (ns, name) = key(skill);
+    let rows = sqlx::query(
+        "SELECT version, fingerprint, size, description, published_by, published_at, yanked_reason, yanked_at, \
+         deprecated_reason, deprecated_at FROM versions WHERE namespace = $1 AND name = $2",
+    )
+    .bind(ns)
+    .bind(name)
+    .fetch_all(db.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let size: i64 = r.try_get("size")?;
+            let (yanked, deprecated) = markers(r)?;
+            Ok((
+                VersionSummary {
+                    version: r.try_get("version")?,
+                    fingerprint: r.try_get("fingerprint")?,
+                    size: to_u64(size),
+                    published_by: r.try_get("published_by")?,
+                    published_at: r.try_get("published_at")?,
+                    yanked,
+                    deprecated,
+                },
+                r.try_get("description")?,
+            ))
+        })
+        .collect()
+}
+
+/// One version, or `None`.
+pub(crate) async fn get(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<VersionRow>, RegistryError> {
+    let (ns, name) = key(skill);
+    let row = sqlx::query(
+        "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
+         published_by, published_at, yanked_reason, yanked_at, deprecated_reason, deprecated_at \
+         FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(db.pool())
+    .await?;
+    row.map(|r| {
+        let size: i64 = r.try_get("size")?;
+        let caps: String = r.try_get("capabilities")?;
+        let (yanked, deprecated) = markers(&r)?;
+        Ok(VersionRow {
+            version: r.try_get("version")?,
+            fingerprint: r.try_get("fingerprint")?,
+            archive_sha256: r.try_get("archive_sha256")?,
+            size: to_u64(size),
+            frontmatter: r.try_get("frontmatter")?,
+            capabilities: caps.split_whitespace().map(str::to_owned).collect(),
+            report: r.try_get("report")?,
+            skill_md: r.try_get("skill_md")?,
+            published_by: r.try_get("published_by")?,
+            published_at: r.try_get("published_at")?,
+            yanked,
+            deprecated,
+        })
+    })
+    .transpose()
+}
+
+/// The files of a version, in byte order of the path (as the manifest and
+/// the fingerprint use).
+pub(crate) async fn files(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Vec<FileEntry>, RegistryError> {
+    let (ns, name) = key(skill);
+    let rows = sqlx::query(
+        "SELECT path, size, sha256, executable FROM version_files \
+         WHERE namespace = $1 AND name = $2 AND version = $3 ORDER BY path",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_all(db.pool())
+    .await?;
+    let mut files = rows
+        .iter()
+        .map(|r| {
+            let size: i64 = r.try_get("size")?;
+            let exec: i64 = r.try_get("executable")?;
+            Ok(FileEntry {
+                path: r.try_get("path")?,
+                size: to_u64(size),
+                sha256: r.try_get("sha256")?,
+                executable: exec != 0,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Ok(files)
+}
+
+/// The digest of one file of a version and the version's fingerprint.
+pub(crate) async fn file_digest(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+    path: &str,
+) -> Result<Option<(String, String)>, RegistryError> {
+    let (ns, name) = key(skill);
+    let row = sqlx::query(
+        "SELECT f.sha256, v.fingerprint FROM version_files f JOIN versions v \
+         ON v.namespace = f.namespace AND v.name = f.name AND v.version = f.version \
+         WHERE f.namespace = $1 AND f.name = $2 AND f.version = $3 AND f.path = $4",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .bind(path.to_owned())
+    .fetch_optional(db.pool())
+    .await?;
+    row.map(|r| Ok((r.try_get("sha256")?, r.try_get("fingerprint")?)))
+        .transpose()
+}
+
+async fn identity_on(
+    conn: &mut AnyConnection,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<Identity>, RegistryError> {
+    let (ns, name) = key(skill);
+    let row = sqlx::query(
+        "SELECT fingerprint, size, report FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        let report: String = row.try_get("report")?;
+        let size: i64 = row.try_get("size")?;
+        Ok(Identity {
+            fingerprint: row.try_get("fingerprint")?,
+            size: to_u64(size),
+            report: serde_json::from_str(&report)?,
+        })
+    })
+    .transpose()
+}
+
+/// The identity of a stored version, or `None`.
+pub(crate) async fn identity(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<Identity>, RegistryError> {
+    let mut conn = db.acquire().await?;
+    identity_on(&mut conn, skill, version).await
+}
+
+/// [`identity`], inside a write.
+pub(crate) async fn identity_in(
+    w: &mut Write,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<Identity>, RegistryError> {
+    identity_on(w.conn(), skill, version).await
+}
+
+/// Stores a version and its file list.
+pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), RegistryError> {
+    let (ns, name) = key(v.skill);
+    sqlx::query(
+        "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
+         description, capabilities, frontmatter, skill_md, report, published_by, published_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+    )
+    .bind(ns.clone())
+    .bind(name.clone())
+    .bind(v.version.to_owned())
+    .bind(v.fingerprint.to_owned())
+    .bind(v.archive_sha256.to_owned())
+    .bind(to_i64(v.archive_size))
+    .bind(to_i64(v.size))
+    .bind(v.description.to_owned())
+    .bind(v.capabilities.join(" "))
+    .bind(v.frontmatter.to_string())
+    .bind(v.skill_md.to_owned())
+    .bind(serde_json::to_string(v.report)?)
+    .bind(v.published_by.to_owned())
+    .bind(v.published_at.to_owned())
+    .execute(w.conn())
+    .await?;
+    for f in v.files {
+        sqlx::query(
+            "INSERT INTO version_files (namespace, name, version, path, size, sha256, executable) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(ns.clone())
+        .bind(name.clone())
+        .bind(v.version.to_owned())
+        .bind(f.path.clone())
+        .bind(to_i64(f.size))
+        .bind(f.sha256.clone())
+        .bind(i64::from(f.executable))
+        .execute(w.conn())
+        .await?;
+    }
+    Ok(())
+}
+
+/// The versions of `skill` that are not yanked (inside a write: `latest`
+/// is recomputed from them).
+pub(crate) async fn live_in(w: &mut Write, skill: &SkillRef) -> Result<Vec<String>, RegistryError> {
+    let (ns, name) = key(skill);
+    Ok(sqlx::query_scalar(
+        "SELECT version FROM versions WHERE namespace = $1 AND name = $2 AND yanked_at IS NULL",
+    )
+    .bind(ns)
+    .bind(name)
+    .fetch_all(w.conn())
+    .await?)
+}
+
+/// Sets (`Some`) or clears (`None`) a marker of a version; `at` is when.
+pub(crate) async fn set_marker(
+    w: &mut Write,
+    skill: &SkillRef,
+    version: &str,
+    kind: MarkerKind,
+    reason: Option<&str>,
+    at: Option<&str>,
+) -> Result<(), RegistryError> {
+    let (ns, name) = key(skill);
+    let sql = match kind {
+        MarkerKind::Yanked => {
+            "UPDATE versions SET yanked_reason = $1, yanked_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
+        }
+        MarkerKind::Deprecated => {
+            "UPDATE versions SET deprecated_reason = $1, deprecated_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
+        }
+    };
+    sqlx::query(sql)
+        .bind(reason.map(str::to_owned))
+        .bind(at.map(str::to_owned))
+        .bind(ns)
+        .bind(name)
+        .bind(version.to_owned())
+        .execute(w.conn())
+        .await?;
+    Ok(())
+}
+
+/// Whether a version exists (`Some`) and when it was yanked (`Some(Some)`).
+pub(crate) async fn yanked_at(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<Option<String>>, RegistryError> {
+    let (ns, name) = key(skill);
+    Ok(sqlx::query_scalar(
+        "SELECT yanked_at FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(db.pool())
+    .await?)
+}
+
+/// The fingerprint of a version, or `None`.
+pub(crate) async fn fingerprint(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<String>, RegistryError> {
+    let (ns, name) = key(skill);
+    Ok(sqlx::query_scalar(
+        "SELECT fingerprint FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(db.pool())
+    .await?)
+}
+
+/// The SKILL.md text of a version, or `None`.
+pub(crate) async fn skill_md(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<String>, RegistryError> {
+    let (ns, name) = key(skill);
+    Ok(sqlx::query_scalar(
+        "SELECT skill_md FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(db.pool())
+    .await?)
+}
+
+/// A skill's `latest` version that is not yanked, with its capabilities.
+pub(crate) struct LatestRelease {
+    /// The skill.
+    pub skill: SkillRef,
+    /// Its `latest` version.
+    pub version: String,
+    /// The capabilities that version requires.
+    pub capabilities: Vec<String>,
+}
+
+/// Every skill's `latest` version that is not yanked, by namespace/name
+/// (what auto-discovery chooses from).
+pub(crate) async fn latest_releases(db: &Db) -> Result<Vec<LatestRelease>, RegistryError> {
+    let rows = sqlx::query(
+        "SELECT l.namespace, l.name, l.version, v.capabilities FROM labels l JOIN versions v \
+         ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version \
+         WHERE l.label = 'latest' AND v.yanked_at IS NULL ORDER BY l.namespace, l.name",
+    )
+    .fetch_all(db.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let ns: String = r.try_get("namespace")?;
+            let name: String = r.try_get("name")?;
+            let caps: String = r.try_get("capabilities")?;
+            Ok(LatestRelease {
+                skill: skill_ref(&ns, &name)?,
+                version: r.try_get("version")?,
+                capabilities: caps.split_whitespace().map(str::to_owned).collect(),
+            })
+        })
+        .collect()
+}
+
+/// Every file digest a version references (blob collection).
+pub(crate) async fn file_digests(db: &Db) -> Result<Vec<String>, RegistryError> {
+    Ok(
+        sqlx::query_scalar("SELECT DISTINCT sha256 FROM version_files")
+            .fetch_all(db.pool())
+            .await?,
+    )
+}
+
+/// Every archive digest a version references (blob collection).
+pub(crate) async fn archive_digests(db: &Db) -> Result<Vec<String>, RegistryError> {
+    Ok(
+        sqlx::query_scalar("SELECT DISTINCT archive_sha256 FROM versions")
+            .fetch_all(db.pool())
+            .await?,
+    )
+}
