@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use skilldeck::SearchIndex;
-use skilldeck::{Budget, CatalogFormat, CatalogOptions, Encoding};
+use skilldeck::{BudgetOverride, CatalogFormat, CatalogOptions, Encoding};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -46,27 +46,11 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     if let Some(format) = args.format {
         options.format = format;
     }
-    let encoding = args
-        .encoding
-        .or(match options.budget {
-            Some(Budget::Tokens { encoding, .. }) => Some(encoding),
-            _ => None,
-        })
-        .or(ctx
-            .config
-            .catalog
-            .encoding
-            .as_deref()
-            .and_then(|e| e.parse().ok()))
-        .unwrap_or_default();
-    if let Some(n) = args.budget_chars {
-        options.budget = Some(Budget::Chars(n));
-    }
-    if let Some(limit) = args.budget_tokens {
-        options.budget = Some(Budget::Tokens { limit, encoding });
-    } else if let (Some(e), Some(Budget::Tokens { limit, .. })) = (args.encoding, options.budget) {
-        options.budget = Some(Budget::Tokens { limit, encoding: e });
-    }
+    options.override_budget(BudgetOverride {
+        chars: args.budget_chars,
+        tokens: args.budget_tokens,
+        encoding: args.encoding,
+    })?;
     if args.no_locations {
         options.locations = false;
     }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use skilldeck::{Budget, Encoding};
+use skilldeck::BudgetOverride;
 use skilldeck_mcp::options::{MIN_REGISTRY_POLL, RegistryOptions};
 use skilldeck_mcp::{HttpOptions, LogFormat, ServeOptions};
 
@@ -86,15 +86,11 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     })?;
     let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
-    if let Some(limit) = args.budget_tokens {
-        options.tool_catalog.budget = Some(Budget::Tokens {
-            limit,
-            encoding: Encoding::default(),
-        });
-    }
-    if let Some(limit) = args.budget_chars {
-        options.tool_catalog.budget = Some(Budget::Chars(limit));
-    }
+    options.tool_catalog.override_budget(BudgetOverride {
+        chars: args.budget_chars,
+        tokens: args.budget_tokens,
+        encoding: None,
+    })?;
     if args.no_watch {
         options.reload = None;
     }

@@ -9,7 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use skilldeck::{Budget, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding};
+use skilldeck::{
+    BudgetOverride, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding,
+};
 use skilldeck_host::execution::ScriptScope;
 use skilldeck_host::{Activated, Execution, Host, HostOptions, Snapshot, ToolErrorKind};
 
@@ -314,26 +316,17 @@ impl Deck {
         if let Some(f) = format {
             options.format = parse::<CatalogFormat>(py, f)?;
         }
-        let encoding: Encoding = match encoding.or(self.config.catalog.encoding.as_deref()) {
-            Some(e) => parse(py, e)?,
-            None => match options.budget {
-                Some(Budget::Tokens { encoding, .. }) => encoding,
-                _ => Encoding::default(),
-            },
+        let encoding = match encoding {
+            Some(e) => Some(parse::<Encoding>(py, e)?),
+            None => None,
         };
-        match (budget_tokens, budget_chars) {
-            (Some(_), Some(_)) => {
-                return Err(errors::core(
-                    py,
-                    skilldeck::Error::ConflictingOptions(
-                        "give budget_tokens or budget_chars, not both".to_owned(),
-                    ),
-                ));
-            }
-            (Some(limit), None) => options.budget = Some(Budget::Tokens { limit, encoding }),
-            (None, Some(n)) => options.budget = Some(Budget::Chars(n)),
-            (None, None) => {}
-        }
+        options
+            .override_budget(BudgetOverride {
+                chars: budget_chars,
+                tokens: budget_tokens,
+                encoding,
+            })
+            .map_err(|e| errors::core(py, e))?;
         options.locations = locations;
         let snapshot = self.host.snapshot();
         py.detach(|| {

@@ -19,7 +19,7 @@ pub enum Error {
     Registry(String),
     /// The registry refused a request or could not be reached (the
     /// client's error, with its problem document when there is one).
-    #[error(transparent)]
+    #[error("registry: {0}")]
     Client(#[from] skilldeck_registry::client::ClientError),
     /// A file or folder could not be written.
     #[error("{path}: {source}")]

@@ -166,7 +166,7 @@ impl RegistrySource {
         registry: &RegistryOptions,
         options: &mut HostOptions,
     ) -> Result<RegistrySource, Error> {
-        let client = Client::new(&registry.url, registry.token.clone()).map_err(registry_error)?;
+        let client = Client::new(&registry.url, registry.token.clone())?;
         let cache = registry
             .cache
             .clone()
@@ -202,7 +202,7 @@ impl RegistrySource {
                 lock_state(&source.state).outage = true;
                 (lock, None)
             }
-            Err(e) => return Err(registry_error(e)),
+            Err(e) => return Err(Error::Client(e)),
         };
         let dirs = source.materialise(&lock)?;
         source.link(&dirs)?;
@@ -255,10 +255,7 @@ impl RegistrySource {
     /// last good set (nothing served changes).
     pub fn try_refresh(&self, target: &dyn Target) -> Result<bool, Error> {
         let etag = lock_state(&self.state).etag.clone();
-        let fetched = self
-            .client
-            .lock(&self.agent, etag.as_deref())
-            .map_err(registry_error)?;
+        let fetched = self.client.lock(&self.agent, etag.as_deref())?;
         match fetched {
             LockFetch::NotModified => Ok(false),
             LockFetch::Fresh { lock, etag } => {

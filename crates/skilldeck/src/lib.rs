@@ -41,8 +41,8 @@ pub use activation::{
     activate_with_dynamic,
 };
 pub use catalog::{
-    Budget, Catalog, CatalogFormat, CatalogOptions, CatalogSummary, Encoding, Explanation,
-    OwnedCatalog, count_tokens, render as render_catalog,
+    Budget, BudgetOverride, Catalog, CatalogFormat, CatalogOptions, CatalogSummary, Encoding,
+    Explanation, OwnedCatalog, count_tokens, render as render_catalog,
 };
 pub use deck::{
     BundledMode, Config, ConfigLayers, Deck, DiscoveryOptions, EligibilityContext, ExplicitSkill,

@@ -157,7 +157,7 @@ pub use explain::{
     Catalog, CatalogSummary, ExplainedSkill, Explanation, Outcome, OwnedCatalog, Reason,
 };
 pub use format::CatalogFormat;
-pub use options::{Budget, CatalogOptions};
+pub use options::{Budget, BudgetOverride, CatalogOptions};
 pub use render::render;
 pub use text::ELLIPSIS;
 pub use tokens::{Encoding, count_tokens};

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::catalog::format::CatalogFormat;
 use crate::catalog::text::thousands;
 use crate::catalog::tokens::Encoding;
+use crate::error::Error;
 use crate::limits::CATALOG_DESCRIPTION_FLOOR_CHARS;
 
 /// The most the whole rendered catalog may take.
@@ -60,6 +61,10 @@ pub struct CatalogOptions {
     pub format: CatalogFormat,
     /// The budget; `None` renders everything in full.
     pub budget: Option<Budget>,
+    /// The encoding a budget in tokens given later (a request's
+    /// [`BudgetOverride`]) is counted in: `[catalog] encoding`, default
+    /// [`Encoding::default`].
+    pub encoding: Encoding,
     /// Descriptions are not shortened below this many characters (default
     /// [`CATALOG_DESCRIPTION_FLOOR_CHARS`], at least [`CATALOG_MIN_FLOOR_CHARS`](crate::limits::CATALOG_MIN_FLOOR_CHARS)).
     pub floor_chars: usize,
@@ -87,6 +92,7 @@ impl Default for CatalogOptions {
         CatalogOptions {
             format: CatalogFormat::Xml,
             budget: None,
+            encoding: Encoding::default(),
             floor_chars: CATALOG_DESCRIPTION_FLOOR_CHARS,
             locations: true,
             priorities: BTreeMap::new(),
@@ -96,9 +102,112 @@ impl Default for CatalogOptions {
     }
 }
 
+/// What a request may change in a catalog's budget (the CLI's
+/// `--budget-chars`, `--budget-tokens`, `--encoding`; `serve`'s; Python's
+/// `budget_chars=`, `budget_tokens=`, `encoding=`):
+/// [`CatalogOptions::override_budget`] is the one rule every face applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BudgetOverride {
+    /// A budget in characters.
+    pub chars: Option<usize>,
+    /// A budget in tokens.
+    pub tokens: Option<usize>,
+    /// The encoding tokens are counted in.
+    pub encoding: Option<Encoding>,
+}
+
+impl CatalogOptions {
+    /// Applies a request's `change`: a budget in characters or in tokens
+    /// (both is an error) replaces the configured one; tokens are counted
+    /// in the request's encoding, else the configured one
+    /// ([`CatalogOptions::encoding`]); an encoding alone re-counts a
+    /// configured budget in tokens.
+    pub fn override_budget(&mut self, change: BudgetOverride) -> Result<(), Error> {
+        if let Some(encoding) = change.encoding {
+            self.encoding = encoding;
+        }
+        self.budget = match (change.chars, change.tokens) {
+            (Some(_), Some(_)) => {
+                return Err(Error::ConflictingOptions(
+                    "give a budget in characters or in tokens, not both".to_owned(),
+                ));
+            }
+            (Some(n), None) => Some(Budget::Chars(n)),
+            (None, Some(limit)) => Some(Budget::Tokens {
+                limit,
+                encoding: self.encoding,
+            }),
+            (None, None) => match self.budget {
+                Some(Budget::Tokens { limit, .. }) => Some(Budget::Tokens {
+                    limit,
+                    encoding: self.encoding,
+                }),
+                other => other,
+            },
+        };
+        Ok(())
+    }
+}
+
 pub(super) fn budget_text(budget: Budget, unit: &str) -> String {
     match budget {
         Budget::Chars(n) => format!("{} {unit}", thousands(n)),
         Budget::Tokens { limit, encoding } => format!("{} {unit} ({encoding})", thousands(limit)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_budget_override_counts_tokens_in_the_configured_encoding_unless_the_request_names_one() {
+        let configured = CatalogOptions {
+            encoding: Encoding::Cl100kBase,
+            ..CatalogOptions::default()
+        };
+        let mut o = configured.clone();
+        o.override_budget(BudgetOverride {
+            tokens: Some(500),
+            ..BudgetOverride::default()
+        })
+        .unwrap();
+        assert_eq!(
+            o.budget,
+            Some(Budget::Tokens {
+                limit: 500,
+                encoding: Encoding::Cl100kBase
+            })
+        );
+        // An encoding alone re-counts the budget in tokens.
+        o.override_budget(BudgetOverride {
+            encoding: Some(Encoding::O200kBase),
+            ..BudgetOverride::default()
+        })
+        .unwrap();
+        assert_eq!(
+            o.budget,
+            Some(Budget::Tokens {
+                limit: 500,
+                encoding: Encoding::O200kBase
+            })
+        );
+        let mut c = configured.clone();
+        c.override_budget(BudgetOverride {
+            chars: Some(9),
+            ..BudgetOverride::default()
+        })
+        .unwrap();
+        assert_eq!(c.budget, Some(Budget::Chars(9)));
+        assert!(matches!(
+            configured.clone().override_budget(BudgetOverride {
+                chars: Some(1),
+                tokens: Some(1),
+                encoding: None
+            }),
+            Err(Error::ConflictingOptions(_))
+        ));
     }
 }

@@ -466,6 +466,7 @@ impl CatalogOptions {
         Ok(CatalogOptions {
             format,
             budget,
+            encoding,
             priorities: config.priority.clone(),
             ..CatalogOptions::default()
         })
