@@ -19,7 +19,7 @@ use crate::execution::Execution;
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
-use crate::tool_error::{ToolError, ToolErrorKind};
+use crate::tool_error::ToolError;
 use crate::tracker::{Seen, SharedActivationTracker, already_active_notice};
 
 /// The agent id dynamic-context runs are made under (the concurrency cap
@@ -296,7 +296,7 @@ impl Host {
             }
             Err(e) => {
                 self.tracker.forget(session, &skill.name);
-                Err(ToolError::new(ToolErrorKind::Failed, e.to_string()))
+                Err(ToolError::failed(e))
             }
         }
     }

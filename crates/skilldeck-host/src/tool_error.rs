@@ -2,6 +2,8 @@
 //! message the model can act on. A face decides how each kind travels (MCP:
 //! `isError: true`, or a protocol error for an unknown tool).
 
+use std::sync::Arc;
+
 /// The kind of a [`ToolError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolErrorKind {
@@ -31,15 +33,30 @@ pub enum ToolErrorKind {
     Busy,
 }
 
-/// Why a tool call failed: a message the model can act on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a tool call failed: a message the model can act on, and, when the
+/// failure is the core's (an unknown skill, a file refused, a `SKILL.md`
+/// that does not parse), the core's error itself, so a face can keep its
+/// structure (suggestions, diagnostics) without asking again.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
     /// What kind of failure.
     pub kind: ToolErrorKind,
     /// The message for the model.
     pub message: String,
+    /// The core's error behind it, if any ([`ToolError::core`]).
+    core: Option<Arc<skilldeck::Error>>,
 }
+
+/// Equal when the kind and the message are (the core error is how the
+/// message came about, not part of what the model sees).
+impl PartialEq for ToolError {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for ToolError {}
 
 impl ToolError {
     /// An error of `kind` saying `message`.
@@ -47,17 +64,34 @@ impl ToolError {
         ToolError {
             kind,
             message: message.into(),
+            core: None,
+        }
+    }
+
+    /// An error of `kind` caused by the core's `error` (its message, and
+    /// the error kept for [`ToolError::core`]).
+    pub fn from_core(kind: ToolErrorKind, error: skilldeck::Error) -> Self {
+        ToolError {
+            kind,
+            message: error.to_string(),
+            core: Some(Arc::new(error)),
         }
     }
 
     /// A failed skill lookup: [`ToolErrorKind::UnknownSkill`] with the
     /// core's message.
     pub fn lookup(error: skilldeck::Error) -> Self {
-        ToolError::new(ToolErrorKind::UnknownSkill, error.to_string())
+        ToolError::from_core(ToolErrorKind::UnknownSkill, error)
     }
 
     /// A core failure while serving the call: [`ToolErrorKind::Failed`].
     pub fn failed(error: skilldeck::Error) -> Self {
-        ToolError::new(ToolErrorKind::Failed, error.to_string())
+        ToolError::from_core(ToolErrorKind::Failed, error)
+    }
+
+    /// The core's error behind this one, when the core failed (an unknown
+    /// skill with its suggestions, a `SKILL.md` with its diagnostics).
+    pub fn core(&self) -> Option<&skilldeck::Error> {
+        self.core.as_deref()
     }
 }

@@ -125,6 +125,13 @@ fn open(
     Ok((host, config))
 }
 
+/// Why `activate(conversation=...)` failed: the host refused the call, or
+/// the content it delivered could not be structured.
+enum ActivateError {
+    Tool(skilldeck_host::ToolError),
+    Core(skilldeck::Error),
+}
+
 /// A host over one registry agent's skills ([`RegistrySource::prepare`]:
 /// the lock fetched, every skill downloaded, verified against its
 /// fingerprint and linked into a generated root).
@@ -382,31 +389,20 @@ impl Deck {
                             // The text is the host's (dynamic-context output
                             // included); the structure comes from the cache
                             // (just filled: a hit).
-                            let skill = snapshot.require(name).map_err(|e| (None, Some(e)))?;
+                            let skill = snapshot.require(name).map_err(ActivateError::Core)?;
                             host.activation(skill, arguments)
                                 .map(|c| Activation::delivered(skill.name.clone(), c, text))
-                                .map_err(|e| (None, Some(e)))
+                                .map_err(ActivateError::Core)
                         }
-                        Err(tool) => {
-                            // The core's error for the same request keeps
-                            // its structure (suggestions, diagnostics).
-                            let core = match tool.kind {
-                                ToolErrorKind::UnknownSkill => snapshot.require(name).err(),
-                                ToolErrorKind::Failed => snapshot
-                                    .require(name)
-                                    .and_then(|s| host.activation(s, arguments).map(|_| ()))
-                                    .err(),
-                                _ => None,
-                            };
-                            Err((Some(tool), core))
-                        }
+                        // The host's error carries the core's (suggestions,
+                        // diagnostics): nothing is asked again.
+                        Err(tool) => Err(ActivateError::Tool(tool)),
                     }
                 });
                 match result {
                     Ok(a) => Ok(a),
-                    Err((Some(tool), core)) => Err(errors::tool(py, tool, core)),
-                    Err((None, Some(core))) => Err(errors::core(py, core)),
-                    Err((None, None)) => Err(PyValueError::new_err("activation failed")),
+                    Err(ActivateError::Tool(tool)) => Err(errors::tool(py, tool)),
+                    Err(ActivateError::Core(core)) => Err(errors::core(py, core)),
                 }
             }
         }
@@ -580,7 +576,7 @@ impl Deck {
             host.call_tool(&snapshot, conversation, tool, &arguments)
                 .map(|out| out.text())
         })
-        .map_err(|e| errors::tool(py, e, None))
+        .map_err(|e| errors::tool(py, e))
     }
 
     /// True when `[exec] enabled` offers skill code to models (the
@@ -632,7 +628,7 @@ impl Deck {
         let (host, execution) = (&self.host, self.execution());
         py.detach(|| {
             let snapshot = host.snapshot();
-            let overrides = exec::overrides(timeout).map_err(|e| (e, None))?;
+            let overrides = exec::overrides(timeout)?;
             Execution::prepare_script(
                 &snapshot.deck,
                 name,
@@ -643,15 +639,9 @@ impl Deck {
                 exec::context(),
             )
             .and_then(|run| execution.run_prepared(run, &overrides))
-            .map_err(|e| {
-                let core = (e.kind == ToolErrorKind::UnknownSkill)
-                    .then(|| snapshot.require(name).err())
-                    .flatten();
-                (e, core)
-            })
         })
         .map(RunResult::from)
-        .map_err(|(e, core)| errors::tool(py, e, core))
+        .map_err(|e| errors::tool(py, e))
     }
 
     /// Calls the skill tool `full_name` (`{skill}__{tool}`) with the JSON
@@ -682,7 +672,7 @@ impl Deck {
             execution.run_prepared(run, &overrides)
         })
         .map(RunResult::from)
-        .map_err(|e| errors::tool(py, e, None))
+        .map_err(|e| errors::tool(py, e))
     }
 
     /// Calls the skill tool `full_name` for `conversation` as a model
@@ -707,7 +697,7 @@ impl Deck {
             host.call_execution_tool(&snapshot, conversation, full_name, &arguments, context)
         })
         .map(RunResult::from)
-        .map_err(|e| errors::tool(py, e, None))
+        .map_err(|e| errors::tool(py, e))
     }
 
     fn __repr__(&self) -> String {

@@ -57,9 +57,14 @@ fn text_list(py: Python<'_>, items: &[String]) -> Py<PyAny> {
 
 /// The exception for a core error.
 pub(crate) fn core(py: Python<'_>, error: skilldeck::Error) -> PyErr {
+    core_ref(py, &error)
+}
+
+/// [`core`] of a borrowed error (one a [`ToolError`] carries).
+fn core_ref(py: Python<'_>, error: &skilldeck::Error) -> PyErr {
     let message = error.to_string();
     use skilldeck::Error as E;
-    match &error {
+    match error {
         E::UnknownSkill {
             name, suggestions, ..
         } => raise(
@@ -127,17 +132,13 @@ pub(crate) fn source(py: Python<'_>, error: skilldeck_source::Error) -> PyErr {
     }
 }
 
-/// The exception for a failed tool-style call. `core` is the core's error
-/// for the same request when the caller could recover it (a lookup or an
-/// activation retried), so the exception keeps its structure
-/// (suggestions, diagnostics); else the kind decides.
-pub(crate) fn tool(
-    py: Python<'_>,
-    error: ToolError,
-    core_error: Option<skilldeck::Error>,
-) -> PyErr {
-    if let Some(e) = core_error {
-        return core(py, e);
+/// The exception for a failed tool-style call: the core's error it carries
+/// ([`ToolError::core`]) decides when there is one, else the kind.
+pub(crate) fn tool(py: Python<'_>, error: ToolError) -> PyErr {
+    // The core's error behind it keeps its structure (suggestions,
+    // diagnostics): the host carries it, nothing is asked again.
+    if let Some(e) = error.core() {
+        return core_ref(py, e);
     }
     let (class, kind) = match error.kind {
         ToolErrorKind::UnknownSkill => return raise(py, "SkillNotFoundError", &error.message, &[]),
