@@ -89,9 +89,8 @@ def main():
     if args.binary:
         binary = os.path.abspath(args.binary)
     else:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "skilldeck-cli"], cwd=ROOT, check=True)
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-        binary = os.path.join(target, "release", "skilldeck")
+        common.build("skilldeck-cli")
+        binary = common.SKILLDECK
 
     dirs = skill_dirs(os.path.abspath(args.corpus))[: args.limit]
     work = tempfile.mkdtemp(prefix="sd-bench-packages-")

@@ -57,11 +57,8 @@ API = rf.API
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "--locked", "-p", "skilldeck-cli",
-                    "-p", "skilldeck-loadgen"], cwd=REPO, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    return (os.path.join(target, "release", "skilldeck"),
-            os.path.join(target, "release", "loadgen"))
+    common.build("skilldeck-cli", "skilldeck-loadgen", locked=True)
+    return common.SKILLDECK, os.path.join(common.RELEASE, "loadgen")
 
 
 def cpu_seconds(pid):
