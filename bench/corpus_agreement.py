@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Strict-mode verdicts of skilldeck against skills-ref's, on ../shared/corpus.
+"""Strict-mode verdicts of skilldeck against skills-ref's, on the corpus of real skills (--corpus; skipped when absent).
 
 Prints the agreement, lists every disagreement with its documented reason
 (docs/design.md, "Where skills-ref departs from the spec"), and checks that
@@ -17,6 +17,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
 
 # Our error codes that exist only because skills-ref accepts what the spec forbids.
 STRICTER_THAN_REF = {
@@ -68,9 +70,13 @@ def description_non_empty(skill_md):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--corpus", default=common.DEFAULT_CORPUS,
+                    help="the corpus of real skills (default $SKILLDECK_CORPUS, else ../shared/corpus)")
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "skilldeck"))
     args = ap.parse_args()
+    if common.corpus(args.corpus) is None:
+        common.skip(os.path.basename(__file__), f"needs the corpus of real skills; none at {args.corpus} "
+                    "(pass --corpus DIR or set SKILLDECK_CORPUS)")
     corpus = os.path.normpath(args.corpus)
     if not os.path.isfile(args.bin):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Whole-process timings of the deck commands on N generated skills.
 
-Generates N skills with ../shared/bench/gen_skills.py into a temporary folder
+Generates N skills with bench/lib/gen_skills.py into a temporary folder
 (removed afterwards), warms the page cache, then times each command (min and
 median of --runs runs) and its peak RSS. Run the in-process benchmarks with
 `SKILLDECK_BENCH_SKILLS=DIR cargo bench -p skilldeck-host --bench core`.
@@ -18,7 +18,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GEN = os.path.join(ROOT, "..", "shared", "bench", "gen_skills.py")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
 
 
 def run(cmd, runs):
@@ -44,9 +45,8 @@ def main():
     ap.add_argument("--keep", help="generate into (or reuse) this folder instead of a temp one")
     args = ap.parse_args()
 
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "skilldeck-cli"], cwd=ROOT, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    binary = os.path.join(target, "release", "skilldeck")
+    common.build("skilldeck-cli")
+    binary = common.SKILLDECK
 
     tmp = None
     skills = args.keep
@@ -54,7 +54,7 @@ def main():
         tmp = tempfile.mkdtemp(prefix="skilldeck-bench-")
         skills = os.path.join(tmp, "skills")
     if not os.path.isdir(skills):
-        subprocess.run([sys.executable, GEN, str(args.n), "--out", skills], check=True, stdout=subprocess.DEVNULL)
+        common.generate(args.n, skills)
     first = sorted(os.listdir(skills))[0]
     base = [binary, "--root", skills]
     cwd = tmp or tempfile.gettempdir()

@@ -6,7 +6,7 @@ Usage: bench/load_http.py [--skills N] [--connections C] [--sessions S]
                           [--seconds T] [--client loadgen|python] [--processes P]
                           [--churn-bursts B] [--churn-size K] [--idle SECONDS]
 
-Builds the release binary, generates N skills with ../shared/bench/gen_skills.py
+Builds the release binary, generates N skills with bench/lib/gen_skills.py
 into a throwaway folder, starts `skilldeck serve --http 127.0.0.1:0` on them,
 opens S MCP sessions, then runs two loads of T seconds each:
 
@@ -41,18 +41,17 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-GEN = os.path.join(REPO, "..", "shared", "bench", "gen_skills.py")
 PROTOCOL = "2025-11-25"
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "skilldeck-cli",
-                    "-p", "skilldeck-loadgen"], cwd=REPO, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    return (os.path.join(target, "release", "skilldeck"),
-            os.path.join(target, "release", "loadgen"))
+    common.build("skilldeck-cli", "skilldeck-loadgen")
+    return common.SKILLDECK, os.path.join(common.RELEASE, "loadgen")
 
 
 def cpu_seconds(pid):
@@ -233,8 +232,7 @@ def main():
     server = None
     try:
         root = os.path.join(tmp, "skills")
-        subprocess.run([sys.executable, GEN, str(args.skills), "--out", root],
-                       check=True, stdout=subprocess.DEVNULL)
+        common.generate(args.skills, root)
         skills = sorted(os.listdir(root))
         env = dict(os.environ, RUST_LOG="warn")
         server = subprocess.Popen([binary, "serve", "--root", root, "--http", "127.0.0.1:0"],

@@ -15,7 +15,7 @@ What it does (page cache warm throughout; every process runs in an empty
 working directory with HOME, XDG_CONFIG_HOME and XDG_CACHE_HOME pointed at
 empty temp folders, so no user or project skills and no config are found):
 
- 1. generates N skills with ../shared/bench/gen_skills.py into a temp folder
+ 1. generates N skills with bench/lib/gen_skills.py into a temp folder
     (removed afterwards) and runs `skilldeck list` once to warm the cache;
  2. discovery: min / median of R whole-process runs of
     `skilldeck list --format json --root DIR` (stdout to /dev/null), the
@@ -63,8 +63,10 @@ import tempfile
 import time
 from datetime import datetime
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GEN = os.path.normpath(os.path.join(ROOT, "..", "shared", "bench", "gen_skills.py"))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
 DEFAULT_BINARY = os.path.join(TARGET, "release", "skilldeck")
 
@@ -76,12 +78,8 @@ CACHED_SET = 100  # skills cycled through in (b) and (c): the tracker keeps 128 
 READ_TIMEOUT = 120.0
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def ms(s):
-    return f"{s * 1e3:,.1f} ms" if s < 10 else f"{s:,.2f} s"
+log = common.log
+ms = common.ms
 
 
 def us(s):
@@ -324,8 +322,6 @@ def main():
     binary = os.path.abspath(args.binary)
     if not os.access(binary, os.X_OK):
         sys.exit(f"{binary} not found: build it with `cargo build --release -p skilldeck-cli` or pass --binary")
-    if not os.path.exists(GEN):
-        sys.exit(f"{GEN} not found: this benchmark needs ../shared beside the project")
 
     work = tempfile.mkdtemp(prefix="skilldeck-mcpbench-")
     try:
@@ -351,7 +347,7 @@ def run(args, binary, work):
     os.makedirs(logs)
 
     log(f"generating {n:,} skills ...")
-    subprocess.run([sys.executable, GEN, str(n), "--out", skills], check=True, stdout=subprocess.DEVNULL)
+    common.generate(n, skills)
     listed = subprocess.run([binary, "list", "--format", "json", "--root", skills],
                             capture_output=True, text=True, env=env, cwd=cwd)  # also warms the page cache
     entries = json.loads(listed.stdout)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Packages at corpus scale: pack and install the skills of ../shared/corpus
+"""Packages at corpus scale: pack and install the skills of the corpus
+(--corpus; skipped when absent)
 against a plain `cp -r` of the same folders, in one run, then `verify`.
 
 Every skill folder of the corpus (a folder with a SKILL.md) is taken once per
@@ -14,7 +15,7 @@ Rows (min and median of --runs runs, whole processes):
 Skills that `pack --lenient` refuses (symlinks, too many files, ...) are
 counted and left out of every row, so all rows copy the same folders.
 
-usage: bench/packages.py [--runs 3] [--corpus ../shared/corpus] [--binary PATH] [--limit N]
+usage: bench/packages.py [--runs 3] [--corpus DIR] [--binary PATH] [--limit N]
 """
 import argparse
 import os
@@ -26,6 +27,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
 
 
 def skill_dirs(corpus):
@@ -74,17 +77,20 @@ def check(cmd, **kw):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--corpus", default=common.DEFAULT_CORPUS,
+                    help="the corpus of real skills (default $SKILLDECK_CORPUS, else ../shared/corpus)")
     ap.add_argument("--binary", help="a skilldeck binary (default: build and use the release one)")
     ap.add_argument("--limit", type=int, help="only the first N skill folders (to try the script)")
     args = ap.parse_args()
+    if common.corpus(args.corpus) is None:
+        common.skip(os.path.basename(__file__), f"needs the corpus of real skills; none at {args.corpus} "
+                    "(pass --corpus DIR or set SKILLDECK_CORPUS)")
 
     if args.binary:
         binary = os.path.abspath(args.binary)
     else:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "skilldeck-cli"], cwd=ROOT, check=True)
-        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-        binary = os.path.join(target, "release", "skilldeck")
+        common.build("skilldeck-cli")
+        binary = common.SKILLDECK
 
     dirs = skill_dirs(os.path.abspath(args.corpus))[: args.limit]
     work = tempfile.mkdtemp(prefix="sd-bench-packages-")

@@ -24,7 +24,7 @@ Setup (release wheel, both libraries in one venv):
     /tmp/pvs/bin/pip install /tmp/pvs-wheels/skilldeck-*.whl
     /tmp/pvs/bin/python bench/python_vs_skillkit.py --n 10000
 
-The skills are generated with ../shared/bench/gen_skills.py (or --gen) into
+The skills are generated with bench/lib/gen_skills.py (or --gen) into
 a temporary folder, removed afterwards (or give --dir to reuse one).
 """
 
@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List
 
 ARGS_TEXT = "review   src/main.py  for security issues"
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_GEN = os.path.join(HERE, "..", "..", "shared", "bench", "gen_skills.py")
+DEFAULT_GEN = os.path.join(HERE, "lib", "gen_skills.py")
 
 
 def mm(xs: List[float]) -> Dict[str, float]:

@@ -10,7 +10,7 @@ PostgreSQL 15 + SeaweedFS S3 (scripts/registry-backends.sh) in the same run.
 
 Per backend it starts the server on 127.0.0.1:0 with a fresh data folder
 (and a fresh database and store prefix), publishes --skills generated skills
-(../shared/bench/gen_skills.py, packed as tar.gz, --publishers threads),
+(bench/lib/gen_skills.py, packed as tar.gz, --publishers threads),
 creates --agents agents with --assignments assignments each and one agent
 token each, fetches every agent's catalog and lock once (warming the cache,
 collecting ETags), then runs bench/loadgen --get for --seconds per row:
@@ -23,7 +23,8 @@ collecting ETags), then runs bench/loadgen --get for --seconds per row:
   files          GET /skills/{ns}/{name}/versions/{v}/files/{path} of the
                  files in the agents' locks, each with its agent's token;
 
-and then publishes the real corpus (../shared/corpus, every folder holding a
+and then publishes the real corpus (optional: --corpus, else $SKILLDECK_CORPUS or
+../shared/corpus, skipped when absent; every folder holding a
 SKILL.md, packed as tar.gz, namespace from its repository, ?version=1.0.0;
 refused packages counted by status and code). Prints a Markdown table with
 requests/s, p50/p99 latency and the CPU seconds the server and the client
@@ -46,22 +47,18 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-SHARED = os.path.normpath(os.path.join(REPO, "..", "shared"))
-GEN = os.path.join(SHARED, "bench", "gen_skills.py")
-CORPUS = os.path.join(SHARED, "corpus")
+sys.path.insert(0, os.path.join(HERE, "lib"))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 sys.dont_write_bytecode = True  # no __pycache__ in scripts/
 import registry_fault as rf  # noqa: E402  (the server and HTTP helpers)
+import common  # noqa: E402
 
 API = rf.API
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "--locked", "-p", "skilldeck-cli",
-                    "-p", "skilldeck-loadgen"], cwd=REPO, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    return (os.path.join(target, "release", "skilldeck"),
-            os.path.join(target, "release", "loadgen"))
+    common.build("skilldeck-cli", "skilldeck-loadgen", locked=True)
+    return common.SKILLDECK, os.path.join(common.RELEASE, "loadgen")
 
 
 def cpu_seconds(pid):
@@ -174,8 +171,7 @@ def run_backend(label, binary, bin_loadgen, args, work, database_url=None, store
 
         # Generated skills.
         gen = os.path.join(work, f"gen-{label}")
-        subprocess.run([sys.executable, GEN, str(args.skills), "--out", gen, "--seed",
-                        str(args.seed)], check=True, capture_output=True)
+        common.generate(args.skills, gen, seed=args.seed)
         names = sorted(os.listdir(gen))
         packages = [("default", n, rf.pack(n, read_folder(os.path.join(gen, n))), None)
                     for n in names]
@@ -291,7 +287,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--binary")
     ap.add_argument("--loadgen")
-    ap.add_argument("--corpus", default=CORPUS, help="'' to skip the corpus publish")
+    ap.add_argument("--corpus", default=common.DEFAULT_CORPUS,
+                    help="the corpus of real skills ('' to skip the corpus publish; skipped when absent)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
     if bool(args.binary) != bool(args.loadgen):

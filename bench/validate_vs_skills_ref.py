@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validation speed: skilldeck against skills-ref, same skills, same run.
 
-Measures, on ../shared/corpus (724 real skills) by default:
+Measures, on the corpus of real skills (--corpus; skipped when absent) (724 real skills) by default:
   - `skilldeck validate -r CORPUS` as a whole process (what a CLI/CI user pays);
   - skills-ref 0.1.1 `validate()` in-process over the same skill folders;
   - `skills-ref validate DIR` CLI calls (a sample; per call).
@@ -18,6 +18,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
 VENV = os.path.join(ROOT, "bench", ".venv")
 SKILLS_REF = "skills-ref==0.1.1"
 
@@ -61,10 +63,14 @@ print(json.dumps([min(times), statistics.median(times)]))
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    ap.add_argument("--corpus", default=common.DEFAULT_CORPUS,
+                    help="the corpus of real skills (default $SKILLDECK_CORPUS, else ../shared/corpus)")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--cli-sample", type=int, default=20)
     args = ap.parse_args()
+    if common.corpus(args.corpus) is None:
+        common.skip(os.path.basename(__file__), f"needs the corpus of real skills; none at {args.corpus} "
+                    "(pass --corpus DIR or set SKILLDECK_CORPUS)")
     corpus = os.path.normpath(args.corpus)
 
     subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)

@@ -24,16 +24,17 @@ import threading
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import common  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PROTOCOL = "2025-11-25"
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "skilldeck-cli"],
-                   cwd=REPO, check=True)
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
-    return os.path.join(target, "release", "skilldeck")
+    common.build("skilldeck-cli")
+    return common.SKILLDECK
 
 
 def post(url, body, session=None):

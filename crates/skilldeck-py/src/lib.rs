@@ -14,6 +14,8 @@
 //! (`Python::detach`), so Python threads (and the async twins, which run
 //! calls in a thread pool) proceed meanwhile.
 
+#![deny(missing_docs)]
+
 mod deck;
 mod diagnostic;
 mod errors;

@@ -26,6 +26,8 @@
 //!
 //! The crate does not depend on `skilldeck`, so any crate's tests may use it.
 
+#![deny(missing_docs)]
+
 pub mod generate;
 
 use std::ops::Deref;
