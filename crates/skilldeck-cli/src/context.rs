@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
-use skilldeck::{Config, Deck, DiscoveryOptions, Severity};
+use skilldeck::{Deck, Severity};
+use skilldeck_host::{HostConfig, HostSpec};
 
 use crate::error::CliError;
 
@@ -28,50 +29,36 @@ pub struct DeckArgs {
     pub index: bool,
 }
 
-/// The loaded config and the `--root` override.
+/// The loaded config and the `--root` override: the host's
+/// [`HostConfig`] (reached through `Deref`: `ctx.config`, `ctx.cwd`,
+/// `ctx.discovery_options()`), opened from the flags by the host's one
+/// rule ([`HostSpec`]).
 pub struct Context {
-    /// The config file (or defaults).
-    pub config: Config,
-    /// The config files read, lowest precedence first (the user's, then
-    /// the project's; or the one `--config` named).
-    pub config_files: Vec<PathBuf>,
-    /// Each key a config file set, and the file whose value is in force.
-    pub config_origins: std::collections::BTreeMap<String, PathBuf>,
+    resolved: HostConfig,
     /// The `--config` given, if any.
     pub config_flag: Option<PathBuf>,
-    /// `--root` folders; empty means the default roots.
-    pub roots: Vec<PathBuf>,
-    /// The current folder.
-    pub cwd: PathBuf,
+}
+
+impl std::ops::Deref for Context {
+    type Target = HostConfig;
+    fn deref(&self) -> &HostConfig {
+        &self.resolved
+    }
 }
 
 impl Context {
-    /// Reads the config the options name (or the default one).
+    /// Reads the config the options name (or the default ones, merged).
     pub fn new(args: &DeckArgs) -> Result<Self, CliError> {
-        let (config_files, config_origins, mut config) =
-            match Config::discover_layers(args.config.as_deref())? {
-                Some(layers) => (layers.files, layers.origins, layers.config),
-                None => (Vec::new(), Default::default(), Config::default()),
-            };
-        config.discovery.index |= args.index;
-        let cwd = std::env::current_dir().map_err(|e| CliError::Io {
-            path: PathBuf::from("."),
-            source: e,
-        })?;
+        let spec = HostSpec {
+            config: args.config.clone(),
+            roots: (!args.roots.is_empty()).then(|| args.roots.clone()),
+            cwd: None,
+            index: args.index,
+        };
         Ok(Context {
-            config,
-            config_files,
-            config_origins,
+            resolved: spec.load()?,
             config_flag: args.config.clone(),
-            roots: args.roots.clone(),
-            cwd,
         })
-    }
-
-    /// Discovery options from the config and flags.
-    pub fn discovery_options(&self) -> DiscoveryOptions {
-        let override_roots = (!self.roots.is_empty()).then_some(self.roots.as_slice());
-        DiscoveryOptions::from_config(&self.config, &self.cwd, override_roots)
     }
 
     /// Discovers the deck and reports on stderr what discovery skipped

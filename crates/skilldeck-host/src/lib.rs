@@ -16,6 +16,8 @@
 //!   on, running them in the sandbox ([`execution`]: the `[exec]` config
 //!   mapped to a policy, skill tools, `run_skill_script`, dynamic context);
 //! - the per-file `sha256:` [`Manifest`] of a skill;
+//! - what a face opens a host from ([`HostSpec`]: config files, roots,
+//!   working folder);
 //! - what to watch for hot reload, missing roots included ([`watch`]).
 //!
 //! Synchronous and runtime-free: no async runtime, no protocol SDK.
@@ -35,6 +37,7 @@ pub mod options;
 pub mod rules;
 pub mod skill_tools;
 mod snapshot;
+mod spec;
 mod tool_error;
 pub mod tools;
 mod tracker;
@@ -55,6 +58,7 @@ pub use rules::{
 pub use skill_tools::{MAX_TOOL_ARGUMENT_BYTES, ResolvedTool, SkillToolEntry, SkillTools};
 pub use skilldeck::digest::{DIGEST_PREFIX, sha256_digest};
 pub use snapshot::{Snapshot, catalog_fingerprint};
+pub use spec::{HostConfig, HostSpec};
 pub use tool_error::{ToolError, ToolErrorKind};
 pub use tools::{ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{

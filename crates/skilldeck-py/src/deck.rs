@@ -9,11 +9,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use skilldeck::{
-    BudgetOverride, CatalogFormat, CatalogOptions, Config, DiscoveryOptions, Encoding,
-};
+use skilldeck::{BudgetOverride, CatalogFormat, CatalogOptions, Config, Encoding};
 use skilldeck_host::execution::ScriptScope;
-use skilldeck_host::{Activated, Execution, Host, HostOptions, Snapshot, ToolErrorKind};
+use skilldeck_host::{Activated, Execution, Host, HostOptions, HostSpec, Snapshot, ToolErrorKind};
 
 use skilldeck_source::{RegistryOptions, RegistrySource, Target};
 
@@ -79,31 +77,34 @@ impl Deck {
     }
 }
 
-/// The config at `path`, else the one the `skilldeck` command would use
-/// (`skilldeck.toml` in the working folder or the user's config folder),
-/// else the defaults.
-fn load_config(path: Option<PathBuf>) -> Result<Config, skilldeck::Error> {
-    match path {
-        Some(p) => Config::load(&p),
-        None => Ok(Config::discover(None)?.map(|(_, c)| c).unwrap_or_default()),
-    }
-}
-
 #[derive(Debug)]
 enum OpenError {
     Core(skilldeck::Error),
-    Io(std::io::Error),
+    Host(skilldeck_host::Error),
     Source(skilldeck_source::Error),
 }
 
 impl OpenError {
     fn into_py(self, py: Python<'_>) -> PyErr {
         match self {
-            OpenError::Core(e) => errors::core(py, e),
-            OpenError::Io(e) => e.into(),
+            OpenError::Core(e) | OpenError::Host(skilldeck_host::Error::Core(e)) => {
+                errors::core(py, e)
+            }
+            OpenError::Host(skilldeck_host::Error::Io { source, .. }) => source.into(),
+            OpenError::Host(e) => PyValueError::new_err(e.to_string()),
             OpenError::Source(e) => errors::source(py, e),
         }
     }
+}
+
+/// The host's options for `spec` (the host's one rule: [`HostSpec`]). A
+/// library shares the host's files with its caller, like the CLI and
+/// stdio: answers may name the skill folders.
+fn options_of(spec: &HostSpec) -> Result<(HostOptions, Config), OpenError> {
+    let resolved = spec.load().map_err(OpenError::Host)?;
+    let mut options = resolved.host_options().map_err(OpenError::Core)?;
+    options.expose_paths = true;
+    Ok((options, resolved.config))
 }
 
 fn open(
@@ -111,16 +112,12 @@ fn open(
     config: Option<PathBuf>,
     cwd: Option<PathBuf>,
 ) -> Result<(Host, Config), OpenError> {
-    let config = load_config(config).map_err(OpenError::Core)?;
-    let cwd = match cwd {
-        Some(c) => c,
-        None => std::env::current_dir().map_err(OpenError::Io)?,
-    };
-    let discovery = DiscoveryOptions::from_config(&config, &cwd, roots.as_deref());
-    let mut options = HostOptions::from_config(&config, discovery).map_err(OpenError::Core)?;
-    // A library shares the host's files with its caller, like the CLI and
-    // stdio: answers may name the skill folders.
-    options.expose_paths = true;
+    let (options, config) = options_of(&HostSpec {
+        config,
+        roots,
+        cwd,
+        index: false,
+    })?;
     let host = Host::new(options).map_err(OpenError::Core)?;
     Ok((host, config))
 }
@@ -139,11 +136,13 @@ fn open_registry(
     settings: &RegistryOptions,
     config: Option<PathBuf>,
 ) -> Result<(Host, Config, RegistrySource), OpenError> {
-    let config = load_config(config).map_err(OpenError::Core)?;
-    let cwd = std::env::current_dir().map_err(OpenError::Io)?;
-    let discovery = DiscoveryOptions::from_config(&config, &cwd, Some(&[]));
-    let mut options = HostOptions::from_config(&config, discovery).map_err(OpenError::Core)?;
-    options.expose_paths = true;
+    // Only the agent's skills: no default root.
+    let (mut options, config) = options_of(&HostSpec {
+        config,
+        roots: Some(Vec::new()),
+        cwd: None,
+        index: false,
+    })?;
     let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
     let host = Host::new(options).map_err(OpenError::Core)?;
     Ok((host, config, source))
