@@ -15,6 +15,9 @@
 //! GenAI attributes) plus an audit event on target `skilldeck::audit`;
 //! arguments and output are never logged, only a sha256 of the arguments.
 
+#![deny(missing_docs)]
+
+mod backend;
 mod cgroup;
 mod config;
 mod error;
@@ -22,17 +25,22 @@ mod interpreter;
 mod limiter;
 mod policy;
 mod probe;
+mod request;
 mod run;
 mod sandbox;
+mod spawn;
 mod sys;
 mod workdir;
 
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 pub use config::{executor_config, policy_from_config, profile_from_config};
 pub use error::{ErrorKind, ExecError};
-pub use interpreter::{Command, INTERPRETERS_BY_EXTENSION, on_sandbox_path, resolve};
-pub use limiter::{Caps, Limiter, Permit};
-pub use policy::*;
+pub use interpreter::on_sandbox_path;
+pub use limiter::Caps;
+pub use policy::{
+    Grants, Limits, MAX_ARGS_BYTES, MAX_OUTPUT_CAP, MAX_STDIN_BYTES, MAX_TIMEOUT, Policy, Profile,
+    SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode,
+};
 pub use probe::{Layer, Probe, best_profile, probe};
-pub use run::{CallContext, EffectivePolicy, Executor, ExecutorConfig, Input, Outcome, Request};
-pub use sandbox::LANDLOCK_ABI;
+pub use request::{CallContext, Input, Request};
+pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};

@@ -30,10 +30,10 @@ use seccompiler::{
 
 use crate::error::ExecError;
 use crate::policy::{Limits, NETWORK_READ_PATHS, SANDBOX_UID, SYSTEM_DEVICES, SYSTEM_READ_PATHS};
-pub(crate) use crate::sys::{c_path, egid, euid};
+pub(crate) use crate::sys::{c_path, euid};
 
 /// The Landlock ABI this crate was written and tested against.
-pub const LANDLOCK_ABI: ABI = ABI::V7;
+pub(crate) const LANDLOCK_ABI: ABI = ABI::V7;
 
 /// Status-pipe record tags (one `write` of [`RECORD_LEN`] bytes each).
 pub(crate) const TAG_PID: u8 = b'P';
