@@ -6,6 +6,8 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use rustix::process::{Gid, Uid};
+use rustix::thread::{UnshareFlags, set_thread_groups, set_thread_res_gid, set_thread_res_uid};
 use serde::Serialize;
 
 use crate::cgroup::{TreeLimitsState, tree_limits_state};
@@ -62,7 +64,7 @@ pub fn probe() -> &'static Probe {
 }
 
 fn probe_now() -> Probe {
-    let euid = sandbox::euid();
+    let euid = crate::sys::euid();
     let landlock = match sandbox::landlock_available() {
         Ok(()) => Layer {
             name: "landlock-abi7",
@@ -130,18 +132,19 @@ fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     if root {
-        // SAFETY: the closure runs between fork and exec and only calls
-        // id-changing functions with integer arguments.
+        // SAFETY: the closure runs between fork and exec and only makes
+        // id-changing system calls with integer arguments; the forked
+        // child has one thread, so the per-thread calls change the
+        // process's ids.
         #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(|| {
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
-                    || libc::setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
+                let gid = Gid::from_raw(SANDBOX_UID);
+                let uid = Uid::from_raw(SANDBOX_UID);
+                set_thread_groups(&[])
+                    .and_then(|()| set_thread_res_gid(gid, gid, gid))
+                    .and_then(|()| set_thread_res_uid(uid, uid, uid))
+                    .map_err(std::io::Error::from)
             });
         }
     }
@@ -183,19 +186,19 @@ fn namespaces_layer(euid: u32) -> Layer {
     let mut cmd = std::process::Command::new("/bin/true");
     cmd.env_clear();
     // SAFETY: the closure runs between fork and exec and only calls
-    // `unshare` with flags.
+    // `unshare` with namespace flags (never `FILES`, so no other thread
+    // can observe another descriptor table).
     #[allow(unsafe_code)]
     unsafe {
         cmd.pre_exec(move || {
-            let mut flags =
-                libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET;
+            let mut flags = UnshareFlags::NEWPID
+                | UnshareFlags::NEWNS
+                | UnshareFlags::NEWIPC
+                | UnshareFlags::NEWNET;
             if !root {
-                flags |= libc::CLONE_NEWUSER;
+                flags |= UnshareFlags::NEWUSER;
             }
-            if libc::unshare(flags) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
+            rustix::thread::unshare_unsafe(flags).map_err(std::io::Error::from)
         });
     }
     let how = if root {
