@@ -16,6 +16,9 @@
 //! arguments and output are never logged, only a sha256 of the arguments.
 
 #![deny(missing_docs)]
+// Off Linux the layers are not compiled, so the helpers they share with
+// the rest of the crate are unused there.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
 
 mod backend;
 mod cgroup;
@@ -27,9 +30,15 @@ mod policy;
 mod probe;
 mod request;
 mod run;
+#[cfg(target_os = "linux")]
 mod sandbox;
+// Without a sandbox backend nothing is ever spawned; the runner still
+// compiles against a spawner that refuses.
+#[cfg_attr(not(target_os = "linux"), path = "spawn_unsupported.rs")]
 mod spawn;
 mod sys;
+#[cfg(target_os = "linux")]
+mod tmpfs;
 mod workdir;
 
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};

@@ -2,16 +2,21 @@
 //! created, a child enters the namespaces), for `skilldeck sandbox` and for
 //! tests that must take the refusal path where a layer is missing.
 
+#[cfg(target_os = "linux")]
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+#[cfg(target_os = "linux")]
 use rustix::process::{Gid, Uid};
+#[cfg(target_os = "linux")]
 use rustix::thread::{UnshareFlags, set_thread_groups, set_thread_res_gid, set_thread_res_uid};
 use serde::Serialize;
 
 use crate::cgroup::{TreeLimitsState, tree_limits_state};
+#[cfg(target_os = "linux")]
 use crate::policy::{SANDBOX_PATH, SANDBOX_UID};
+#[cfg(target_os = "linux")]
 use crate::sandbox;
 use crate::sys::seccomp_supported;
 
@@ -63,6 +68,7 @@ pub fn probe() -> &'static Probe {
     PROBE.get_or_init(probe_now)
 }
 
+#[cfg(target_os = "linux")]
 fn probe_now() -> Probe {
     let euid = crate::sys::euid();
     let landlock = match sandbox::landlock_available() {
@@ -112,6 +118,7 @@ fn probe_now() -> Probe {
 
 /// Runs `bwrap` as a run would start it (root drops to the sandbox uid
 /// first) with `/bin/true` inside.
+#[cfg(target_os = "linux")]
 fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
     let name = "bwrap";
     let Some(bwrap) = bwrap else {
@@ -181,6 +188,7 @@ fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
 
 /// Spawns `/bin/true` in new PID, mount and network namespaces (after a
 /// user namespace when not root).
+#[cfg(target_os = "linux")]
 fn namespaces_layer(euid: u32) -> Layer {
     let root = euid == 0;
     let mut cmd = std::process::Command::new("/bin/true");
@@ -222,6 +230,30 @@ fn namespaces_layer(euid: u32) -> Layer {
             available: false,
             detail: format!("unshare(PID|mount|IPC|network) {how}: {e}"),
         },
+    }
+}
+
+/// Without Linux no layer exists: each is reported missing, naming the
+/// OS, so `auto` refuses and `skilldeck sandbox` says why.
+#[cfg(not(target_os = "linux"))]
+fn probe_now() -> Probe {
+    let os = std::env::consts::OS;
+    let missing = |name: &'static str| Layer {
+        name,
+        available: false,
+        detail: format!("no sandbox backend on this OS: {os}"),
+    };
+    Probe {
+        layers: vec![
+            missing("landlock-abi7"),
+            missing("seccomp"),
+            missing("namespaces"),
+        ],
+        native_ready: false,
+        euid: crate::sys::euid(),
+        bwrap: None,
+        bwrap_layer: missing("bwrap"),
+        tree_limits: tree_limits_state(),
     }
 }
 

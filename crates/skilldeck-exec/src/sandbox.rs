@@ -133,7 +133,7 @@ pub(crate) struct Plan {
     /// home.
     pub bind: Option<(CString, CString, MountFlags)>,
     /// The work directory's size-capped tmpfs, mounted by the init.
-    pub workdir_mount: Option<crate::workdir::TmpfsMount>,
+    pub workdir_mount: Option<crate::tmpfs::TmpfsMount>,
     /// Landlock ruleset, taken by the worker.
     pub landlock: Option<RulesetCreated>,
     /// Seccomp programs, applied in order.

@@ -5,10 +5,12 @@
 //! spawner and the probe can all use it without an import circle.
 
 use std::ffi::CString;
+#[cfg(target_os = "linux")]
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+#[cfg(target_os = "linux")]
 use rustix::pipe::PipeFlags;
 
 use crate::error::ExecError;
@@ -31,6 +33,7 @@ pub(crate) fn egid() -> u32 {
 }
 
 /// A pipe whose both ends are close-on-exec: `(read, write)`.
+#[cfg(target_os = "linux")]
 pub(crate) fn cloexec_pipe() -> Result<(OwnedFd, OwnedFd), ExecError> {
     rustix::pipe::pipe_with(PipeFlags::CLOEXEC)
         .map_err(|e| ExecError::io("creating a pipe", std::io::Error::from(e)))

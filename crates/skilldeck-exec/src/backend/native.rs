@@ -13,7 +13,7 @@ use crate::error::ExecError;
 use crate::policy::{Policy, Profile, SANDBOX_UID};
 use crate::sandbox::{self, FsAccess, Plan, UserMaps};
 use crate::sys::{c_path, egid, euid, seccomp_supported};
-use crate::workdir::TmpfsMount;
+use crate::tmpfs::TmpfsMount;
 
 /// Landlock, seccomp, namespaces, rlimits and an unprivileged uid, in
 /// process.

@@ -3,14 +3,22 @@
 //! with for one run (a [`SpawnPlan`]), which the one spawner
 //! (`crate::spawn`) executes without knowing which backend made it.
 
+#[cfg(target_os = "linux")]
 use std::ffi::OsString;
+#[cfg(target_os = "linux")]
 use std::fs::File;
+#[cfg(target_os = "linux")]
 use std::os::fd::RawFd;
+#[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
 
 use crate::error::ExecError;
-use crate::policy::{Limits, Policy, Profile, SANDBOX_UID};
+#[cfg(target_os = "linux")]
+use crate::policy::Limits;
+use crate::policy::{Policy, Profile, SANDBOX_UID};
+#[cfg(target_os = "linux")]
 use crate::sandbox;
+#[cfg(target_os = "linux")]
 use crate::workdir::WorkDir;
 
 /// A way of enforcing a [`Policy`] on one process tree: the native layers
@@ -42,6 +50,7 @@ pub(crate) trait Backend: Sync {
     /// The plan of one run under `input.policy`: what the spawned child
     /// does before it execs, and the program that wraps the script, if
     /// any.
+    #[cfg(target_os = "linux")]
     fn plan(&self, input: &PlanInput<'_>) -> Result<SpawnPlan, ExecError>;
 
     /// The work directory's size cap under `policy`: a tmpfs in the
@@ -63,6 +72,7 @@ pub(crate) trait Backend: Sync {
 }
 
 /// What a backend needs to plan one run.
+#[cfg(target_os = "linux")]
 pub(crate) struct PlanInput<'a> {
     /// The policy (its limits as given; see `limits`).
     pub policy: &'a Policy,
@@ -77,6 +87,7 @@ pub(crate) struct PlanInput<'a> {
 }
 
 /// One run as a backend planned it; executed by `crate::spawn`.
+#[cfg(target_os = "linux")]
 pub(crate) struct SpawnPlan {
     /// The program that wraps the script and its arguments up to (not
     /// including) the script's program, e.g. `bwrap` and its mounts;
@@ -91,6 +102,7 @@ pub(crate) struct SpawnPlan {
     pub skill_dir: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 impl SpawnPlan {
     /// On timeout, killing the pid the child reported kills the whole run
     /// (the init of a PID namespace); otherwise its process group is

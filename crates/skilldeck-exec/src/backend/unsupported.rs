@@ -3,7 +3,9 @@
 //! closed). Selected by `super::for_profile` where `target_os` is not
 //! Linux; compiled everywhere, so its refusal is tested on every machine.
 
-use super::plan::{Backend, PlanInput, SpawnPlan};
+use super::plan::Backend;
+#[cfg(target_os = "linux")]
+use super::plan::{PlanInput, SpawnPlan};
 use crate::error::ExecError;
 use crate::policy::{Policy, Profile};
 
@@ -44,6 +46,7 @@ impl Backend for Unsupported {
         Vec::new()
     }
 
+    #[cfg(target_os = "linux")]
     fn plan(&self, _input: &PlanInput<'_>) -> Result<SpawnPlan, ExecError> {
         Err(self.refusal())
     }
