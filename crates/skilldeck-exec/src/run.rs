@@ -25,7 +25,7 @@ use crate::workdir::{WorkDir, default_work_root};
 /// The policy as applied, for the result and `skilldeck sandbox`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EffectivePolicy {
-    /// `native` or `none`.
+    /// The profile whose backend applied it (`native`, `bwrap` or `none`).
     pub profile: Profile,
     /// The layers in force, e.g. `landlock-abi7`, `seccomp`, `pid-namespace`.
     pub layers: Vec<&'static str>,

@@ -13,6 +13,9 @@
 //! The init reaps orphans and reports the worker's status on a pipe; when
 //! it exits (the worker finished, or the parent killed it on timeout) the
 //! kernel kills every process left in the namespace, daemons included.
+//! The bwrap and none backends use the same [`Plan`] without namespaces:
+//! a supervisor and a worker leading its own session (bwrap as root also
+//! binds the skill and drops root here, before `bwrap` starts).
 
 use std::ffi::{CStr, CString};
 use std::io;
