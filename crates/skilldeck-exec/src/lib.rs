@@ -41,6 +41,7 @@ mod sys;
 mod tmpfs;
 mod workdir;
 
+pub use backend::plan::Layer;
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 pub use config::{executor_config, policy_from_config, profile_from_config};
 pub use error::{ErrorKind, ExecError};
@@ -50,6 +51,6 @@ pub use policy::{
     Grants, Limits, MAX_ARGS_BYTES, MAX_OUTPUT_CAP, MAX_STDIN_BYTES, MAX_TIMEOUT, Policy, Profile,
     SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode,
 };
-pub use probe::{Layer, Probe, best_profile, probe};
+pub use probe::{Probe, best_profile, probe};
 pub use request::{CallContext, Input, Request};
 pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};

@@ -13,7 +13,13 @@ use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use super::plan::{Backend, PlanInput, SpawnPlan, check_granted_paths};
+use std::os::unix::process::CommandExt;
+use std::sync::OnceLock;
+
+use rustix::process::{Gid, Uid};
+use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
+
+use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths};
 use crate::error::ExecError;
 use crate::policy::{
     NETWORK_READ_PATHS, Policy, Profile, SANDBOX_PATH, SANDBOX_UID, SYSTEM_READ_PATHS,
@@ -36,7 +42,7 @@ impl Backend for Bwrap {
     /// not bind it).
     fn check(&self, policy: &Policy) -> Result<(), ExecError> {
         bwrap_path()?;
-        let layer = &crate::probe::probe().bwrap_layer;
+        let (_, layer) = machine_layer();
         if !layer.available {
             return Err(ExecError::Unavailable {
                 missing: layer.detail.clone(),
@@ -242,4 +248,84 @@ fn pipe_with(bytes: &[u8]) -> Result<File, ExecError> {
         .write_all(bytes)
         .map_err(|e| ExecError::io("seccomp program pipe", e))?;
     Ok(File::from(read))
+}
+
+/// `bwrap` on the system PATH and whether it runs here as a run would
+/// start it; checked once per process.
+pub(crate) fn machine_layer() -> &'static (Option<PathBuf>, Layer) {
+    static LAYER: OnceLock<(Option<PathBuf>, Layer)> = OnceLock::new();
+    LAYER.get_or_init(|| {
+        let path = crate::interpreter::on_sandbox_path("bwrap");
+        let layer = bwrap_layer(path.as_deref(), euid());
+        (path, layer)
+    })
+}
+
+/// Runs `bwrap` as a run would start it (root drops to the sandbox uid
+/// first) with `/bin/true` inside.
+fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
+    let name = "bwrap";
+    let Some(bwrap) = bwrap else {
+        return Layer {
+            name,
+            available: false,
+            detail: format!("bwrap (bubblewrap) not found in {SANDBOX_PATH}"),
+        };
+    };
+    let root = euid == 0;
+    let id = SANDBOX_UID.to_string();
+    let mut cmd = std::process::Command::new(bwrap);
+    cmd.env_clear()
+        .args(["--unshare-all", "--unshare-user", "--die-with-parent"])
+        .args(["--cap-drop", "ALL", "--uid", &id, "--gid", &id])
+        .args(["--ro-bind", "/", "/", "--", "/bin/true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if root {
+        // SAFETY: the closure runs between fork and exec and only makes
+        // id-changing system calls with integer arguments; the forked
+        // child has one thread, so the per-thread calls change the
+        // process's ids.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(|| {
+                let gid = Gid::from_raw(SANDBOX_UID);
+                let uid = Uid::from_raw(SANDBOX_UID);
+                set_thread_groups(&[])
+                    .and_then(|()| set_thread_res_gid(gid, gid, gid))
+                    .and_then(|()| set_thread_res_uid(uid, uid, uid))
+                    .map_err(std::io::Error::from)
+            });
+        }
+    }
+    let how = if root {
+        format!("root drops to uid {SANDBOX_UID} before bwrap")
+    } else {
+        format!("uid {SANDBOX_UID} inside, mapped to the caller's")
+    };
+    match cmd.output() {
+        Ok(o) if o.status.success() => Layer {
+            name,
+            available: true,
+            detail: format!(
+                "{}: user, PID, mount, IPC and network namespaces created ({how})",
+                bwrap.display()
+            ),
+        },
+        Ok(o) => Layer {
+            name,
+            available: false,
+            detail: format!(
+                "{} cannot create its namespaces ({how}): {}",
+                bwrap.display(),
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+        },
+        Err(e) => Layer {
+            name,
+            available: false,
+            detail: format!("{} cannot start ({how}): {e}", bwrap.display()),
+        },
+    }
 }

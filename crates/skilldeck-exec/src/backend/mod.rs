@@ -25,8 +25,53 @@ mod none;
 #[cfg_attr(target_os = "linux", allow(dead_code))]
 mod unsupported;
 
+use std::path::PathBuf;
+
 use crate::policy::Profile;
-use plan::Backend;
+use plan::{Backend, Layer};
+
+/// What this machine offers each backend.
+pub(crate) struct MachineLayers {
+    /// Each layer the native backend needs, in order.
+    pub native: Vec<Layer>,
+    /// `bwrap` on the system PATH.
+    pub bwrap: Option<PathBuf>,
+    /// The bwrap backend checked for real.
+    pub bwrap_layer: Layer,
+}
+
+/// What this machine offers each backend, each checked for real by the
+/// backend's own file (uncached: `crate::probe::probe` caches).
+#[cfg(target_os = "linux")]
+pub(crate) fn machine_layers() -> MachineLayers {
+    let (bwrap, bwrap_layer) = bwrap::machine_layer().clone();
+    MachineLayers {
+        native: native::machine_layers(crate::sys::euid()),
+        bwrap,
+        bwrap_layer,
+    }
+}
+
+/// Without Linux no layer exists: each is reported missing, naming the
+/// OS, so `auto` refuses and `skilldeck sandbox` says why.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn machine_layers() -> MachineLayers {
+    let os = std::env::consts::OS;
+    let missing = |name: &'static str| Layer {
+        name,
+        available: false,
+        detail: format!("no sandbox backend on this OS: {os}"),
+    };
+    MachineLayers {
+        native: vec![
+            missing("landlock-abi7"),
+            missing("seccomp"),
+            missing("namespaces"),
+        ],
+        bwrap: None,
+        bwrap_layer: missing("bwrap"),
+    }
+}
 
 /// The backend enforcing `profile` on this OS.
 #[cfg(target_os = "linux")]

@@ -8,7 +8,11 @@
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use super::plan::{Backend, PlanInput, SpawnPlan, check_granted_paths};
+use std::os::unix::process::CommandExt;
+
+use rustix::thread::UnshareFlags;
+
+use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths};
 use crate::error::ExecError;
 use crate::policy::{Policy, Profile, SANDBOX_UID};
 use crate::sandbox::{self, FsAccess, Plan, UserMaps};
@@ -132,5 +136,89 @@ impl Backend for Native {
             keep_open: Vec::new(),
             skill_dir: workdir.skill.clone(),
         })
+    }
+}
+
+/// The layers this backend needs, each checked for real here: a ruleset
+/// with every ABI-7 right is created, the seccomp filter compiled, a child
+/// enters the namespaces (`euid`: the caller's).
+pub(crate) fn machine_layers(euid: u32) -> Vec<Layer> {
+    let landlock = match sandbox::landlock_available() {
+        Ok(()) => Layer {
+            name: "landlock-abi7",
+            available: true,
+            detail: "ruleset with every ABI 7 right (filesystem, TCP, signal and abstract-socket scopes) created".to_owned(),
+        },
+        Err(e) => Layer {
+            name: "landlock-abi7",
+            available: false,
+            detail: e.to_string(),
+        },
+    };
+    let seccomp = sandbox::seccomp_programs(false);
+    let seccomp = Layer {
+        name: "seccomp",
+        available: seccomp_supported() && seccomp.is_ok(),
+        detail: match seccomp {
+            Ok(_) if seccomp_supported() => format!(
+                "filter compiled; kernel reports Seccomp support; every call checked for the \
+                 {} ABI (another arch kills the process){}; System V IPC calls refused",
+                std::env::consts::ARCH,
+                if cfg!(target_arch = "x86_64") {
+                    ", x32 calls refused"
+                } else {
+                    ""
+                }
+            ),
+            Ok(_) => "kernel does not report Seccomp in /proc/self/status".to_owned(),
+            Err(e) => e.to_string(),
+        },
+    };
+    vec![landlock, seccomp, namespaces_layer(euid)]
+}
+
+/// Spawns `/bin/true` in new PID, mount and network namespaces (after a
+/// user namespace when not root).
+fn namespaces_layer(euid: u32) -> Layer {
+    let root = euid == 0;
+    let mut cmd = std::process::Command::new("/bin/true");
+    cmd.env_clear();
+    // SAFETY: the closure runs between fork and exec and only calls
+    // `unshare` with namespace flags (never `FILES`, so no other thread
+    // can observe another descriptor table).
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut flags = UnshareFlags::NEWPID
+                | UnshareFlags::NEWNS
+                | UnshareFlags::NEWIPC
+                | UnshareFlags::NEWNET;
+            if !root {
+                flags |= UnshareFlags::NEWUSER;
+            }
+            rustix::thread::unshare_unsafe(flags).map_err(std::io::Error::from)
+        });
+    }
+    let how = if root {
+        format!("as root, dropping to uid {SANDBOX_UID}")
+    } else {
+        "through a user namespace".to_owned()
+    };
+    match cmd.status() {
+        Ok(s) if s.success() => Layer {
+            name: "namespaces",
+            available: true,
+            detail: format!("PID, mount, IPC and network namespaces ({how})"),
+        },
+        Ok(s) => Layer {
+            name: "namespaces",
+            available: false,
+            detail: format!("test child ended with {s}"),
+        },
+        Err(e) => Layer {
+            name: "namespaces",
+            available: false,
+            detail: format!("unshare(PID|mount|IPC|network) {how}: {e}"),
+        },
     }
 }

@@ -12,6 +12,8 @@ use std::os::fd::RawFd;
 #[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
 use crate::error::ExecError;
 #[cfg(target_os = "linux")]
 use crate::policy::Limits;
@@ -130,4 +132,15 @@ pub(crate) fn check_granted_paths(policy: &Policy) -> Result<(), ExecError> {
         }
     }
     Ok(())
+}
+
+/// One layer's availability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Layer {
+    /// The layer, e.g. `landlock-abi7`.
+    pub name: &'static str,
+    /// Usable here.
+    pub available: bool,
+    /// What was found, or why not.
+    pub detail: String,
 }
