@@ -25,16 +25,18 @@
 //! cgroup), the events are read (an OOM kill: "killed: memory cap"; a
 //! refused fork: "process cap") and the cgroup is removed.
 
-use std::ffi::CString;
 use std::fs;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
+#[cfg(target_os = "linux")]
+use rustix::process::{Pid, PidfdFlags, Signal};
 use serde::Serialize;
 
 use crate::error::ExecError;
@@ -349,7 +351,7 @@ fn setup_v2(own: &Path) -> Result<Backend, String> {
     if let Err(e) = fs::write(parent.join("cgroup.subtree_control"), "+memory +pids") {
         let _ = fs::write(parent.join("cgroup.procs"), &pid);
         let _ = fs::remove_dir(&leaf);
-        let why = if e.raw_os_error() == Some(libc::EBUSY) {
+        let why = if e.raw_os_error() == Some(Errno::BUSY.raw_os_error()) {
             "other processes share this cgroup; start skilldeck in its own delegated cgroup"
         } else {
             "the cgroup is not delegated to this user"
@@ -399,12 +401,12 @@ impl Joiner {
     /// `cgroup.procs`). System calls only, for `pre_exec`.
     pub(crate) fn join(&self) -> io::Result<()> {
         for fd in &self.fds {
-            // SAFETY: writes one byte from a static buffer to a descriptor
-            // the parent opened and keeps open until the spawn returns.
+            // SAFETY: a descriptor the parent opened and keeps open until
+            // the spawn returns.
             #[allow(unsafe_code)]
-            let n = unsafe { libc::write(*fd, b"0".as_ptr().cast(), 1) };
-            if n != 1 {
-                return Err(io::Error::last_os_error());
+            let fd = unsafe { BorrowedFd::borrow_raw(*fd) };
+            if rustix::io::write(fd, b"0")? != 1 {
+                return Err(io::Error::from(Errno::IO));
             }
         }
         Ok(())
@@ -417,18 +419,11 @@ fn write_value(folder: &Path, file: &str, value: &str) -> io::Result<()> {
 }
 
 fn open_procs(folder: &Path) -> io::Result<OwnedFd> {
-    let path = CString::new(folder.join("cgroup.procs").as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a cgroup path"))?;
-    // SAFETY: open on a NUL-terminated path we own; the descriptor is
-    // owned by the returned OwnedFd.
-    #[allow(unsafe_code)]
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened and is owned by nobody else.
-    #[allow(unsafe_code)]
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::fs::open(
+        folder.join("cgroup.procs"),
+        OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
 }
 
 impl RunCgroup {
@@ -629,6 +624,7 @@ fn counter(text: &str, key: &str) -> u64 {
 /// SIGKILL to every process listed in `folder/cgroup.procs`, each through a
 /// pidfd checked to still be in this cgroup (a pid reused between the read
 /// and the kill is not touched).
+#[cfg(target_os = "linux")]
 fn kill_listed(folder: &Path) {
     let Ok(list) = fs::read_to_string(folder.join("cgroup.procs")) else {
         return;
@@ -638,37 +634,25 @@ fn kill_listed(folder: &Path) {
     };
     for pid in list
         .lines()
-        .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+        .filter_map(|l| l.trim().parse::<i32>().ok())
+        .filter_map(Pid::from_raw)
     {
-        // SAFETY: pidfd_open with integer arguments.
-        #[allow(unsafe_code)]
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        let Ok(fd) = RawFd::try_from(fd) else {
+        let Ok(fd) = rustix::process::pidfd_open(pid, PidfdFlags::empty()) else {
             continue;
         };
-        if fd < 0 {
-            continue;
-        }
-        // SAFETY: the descriptor was just opened and is owned here.
-        #[allow(unsafe_code)]
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        let ours = fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        let ours = fs::read_to_string(format!("/proc/{}/cgroup", pid.as_raw_nonzero()))
             .is_ok_and(|s| s.lines().any(|l| l.ends_with(&format!("/{name}"))));
         if ours {
-            // SAFETY: pidfd_send_signal on a pidfd we own, no siginfo.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    fd.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                );
-            }
+            // Gone already (ESRCH) is as good as killed.
+            let _ = rustix::process::pidfd_send_signal(&fd, Signal::KILL);
         }
     }
 }
+
+/// Without Linux there is no cgroup (the probe finds none), so nothing is
+/// ever listed.
+#[cfg(not(target_os = "linux"))]
+fn kill_listed(_folder: &Path) {}
 
 #[cfg(test)]
 mod tests {

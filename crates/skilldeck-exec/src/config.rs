@@ -118,6 +118,28 @@ mod tests {
     }
 
     #[test]
+    fn the_config_default_limits_are_the_sandbox_defaults() {
+        // One table: the `[exec]` defaults of an empty config are the
+        // limits and caps a default policy and executor apply.
+        let exec = ExecConfig {
+            sandbox: SandboxProfile::None,
+            ..ExecConfig::default()
+        };
+        let from_config = policy_from_config(&exec, "any").unwrap();
+        assert_eq!(from_config.limits, Limits::default());
+        assert_eq!(Limits::default().capped(), Limits::default());
+        assert_eq!(executor_config(&exec), ExecutorConfig::default());
+        assert_eq!(
+            crate::policy::MAX_TIMEOUT.as_secs(),
+            skilldeck::limits::MAX_EXEC_TIMEOUT_SECS
+        );
+        assert_eq!(
+            crate::policy::MAX_OUTPUT_CAP as u64,
+            skilldeck::limits::MAX_EXEC_OUTPUT_CAP_BYTES
+        );
+    }
+
+    #[test]
     fn landlock_and_bwrap_name_their_profiles_and_auto_asks_the_machine() {
         assert_eq!(
             profile_from_config(SandboxProfile::Landlock).unwrap(),

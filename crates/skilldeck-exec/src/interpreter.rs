@@ -12,7 +12,7 @@ use crate::error::ExecError;
 use crate::policy::{MAX_SCRIPT_BYTES, SANDBOX_PATH};
 
 /// Interpreters chosen by file extension, looked up on [`SANDBOX_PATH`].
-pub const INTERPRETERS_BY_EXTENSION: &[(&str, &str)] = &[
+pub(crate) const INTERPRETERS_BY_EXTENSION: &[(&str, &str)] = &[
     ("py", "python3"),
     ("sh", "sh"),
     ("bash", "bash"),
@@ -23,7 +23,7 @@ pub const INTERPRETERS_BY_EXTENSION: &[(&str, &str)] = &[
 
 /// A checked skill file and how to run it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub(crate) struct Command {
     /// The file's path relative to the skill folder, normalised.
     pub relative: String,
     /// The program executed (an interpreter, or the file itself when
@@ -41,7 +41,7 @@ pub struct Command {
 
 /// Checks `path` inside `skill` (containment, regular file, size) and
 /// decides how to run it.
-pub fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
+pub(crate) fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
     let resource = skilldeck::resources::read_resource_capped(skill, path, MAX_SCRIPT_BYTES)
         .map_err(|e| match e {
             skilldeck::Error::Resource {

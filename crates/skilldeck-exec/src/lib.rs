@@ -15,6 +15,12 @@
 //! GenAI attributes) plus an audit event on target `skilldeck::audit`;
 //! arguments and output are never logged, only a sha256 of the arguments.
 
+#![deny(missing_docs)]
+// Off Linux the layers are not compiled, so the helpers they share with
+// the rest of the crate are unused there.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
+
+mod backend;
 mod cgroup;
 mod config;
 mod error;
@@ -22,17 +28,29 @@ mod interpreter;
 mod limiter;
 mod policy;
 mod probe;
+mod request;
 mod run;
+#[cfg(target_os = "linux")]
 mod sandbox;
+// Without a sandbox backend nothing is ever spawned; the runner still
+// compiles against a spawner that refuses.
+#[cfg_attr(not(target_os = "linux"), path = "spawn_unsupported.rs")]
+mod spawn;
 mod sys;
+#[cfg(target_os = "linux")]
+mod tmpfs;
 mod workdir;
 
+pub use backend::plan::Layer;
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 pub use config::{executor_config, policy_from_config, profile_from_config};
 pub use error::{ErrorKind, ExecError};
-pub use interpreter::{Command, INTERPRETERS_BY_EXTENSION, on_sandbox_path, resolve};
-pub use limiter::{Caps, Limiter, Permit};
-pub use policy::*;
-pub use probe::{Layer, Probe, best_profile, probe};
-pub use run::{CallContext, EffectivePolicy, Executor, ExecutorConfig, Input, Outcome, Request};
-pub use sandbox::LANDLOCK_ABI;
+pub use interpreter::on_sandbox_path;
+pub use limiter::Caps;
+pub use policy::{
+    Grants, Limits, MAX_ARGS_BYTES, MAX_OUTPUT_CAP, MAX_STDIN_BYTES, MAX_TIMEOUT, Policy, Profile,
+    SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode,
+};
+pub use probe::{Probe, best_profile, probe};
+pub use request::{CallContext, Input, Request};
+pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};

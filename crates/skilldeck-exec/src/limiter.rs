@@ -30,7 +30,7 @@ struct State {
 
 /// Hands out execution slots.
 #[derive(Debug)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     caps: Caps,
     state: Mutex<State>,
     freed: Condvar,
@@ -38,14 +38,14 @@ pub struct Limiter {
 
 /// A held slot, released when dropped.
 #[derive(Debug)]
-pub struct Permit<'a> {
+pub(crate) struct Permit<'a> {
     limiter: &'a Limiter,
     agent: String,
 }
 
 impl Limiter {
     /// A limiter with `caps` (zero caps are raised to one).
-    pub fn new(caps: Caps) -> Self {
+    pub(crate) fn new(caps: Caps) -> Self {
         Limiter {
             caps: Caps {
                 total: caps.total.max(1),
@@ -58,7 +58,7 @@ impl Limiter {
     }
 
     /// The caps in force.
-    pub fn caps(&self) -> Caps {
+    pub(crate) fn caps(&self) -> Caps {
         self.caps
     }
 
@@ -68,12 +68,12 @@ impl Limiter {
     }
 
     /// Executions running now.
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.lock().running
     }
 
     /// A slot for `agent`, waiting in the queue when none is free.
-    pub fn acquire(&self, agent: &str) -> Result<Permit<'_>, ExecError> {
+    pub(crate) fn acquire(&self, agent: &str) -> Result<Permit<'_>, ExecError> {
         let mut state = self.lock();
         let free = |s: &State| {
             s.running < self.caps.total

@@ -6,47 +6,59 @@ use std::time::Duration;
 
 use serde::Serialize;
 pub use skilldeck::deck::TreeLimitsMode;
+use skilldeck::limits;
 
-/// Default wall-clock timeout of one execution.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+// The limits an operator can set in `[exec]` are defined once, in the
+// core's `skilldeck::limits` (the config's defaults and caps); the
+// sandbox's defaults below are those values, so a policy built from the
+// default config and `Policy::default()` agree (pinned by
+// `the_config_default_limits_are_the_sandbox_defaults`).
+
+/// Default wall-clock timeout of one execution (`[exec] timeout-secs`).
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(limits::DEFAULT_EXEC_TIMEOUT_SECS);
 /// The largest timeout a policy may ask for; larger values are capped.
-pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(limits::MAX_EXEC_TIMEOUT_SECS);
 /// Default cap on each of stdout and stderr (bytes kept; the rest is read
-/// and dropped, so the child never blocks on a full pipe).
-pub const DEFAULT_OUTPUT_CAP: usize = 1024 * 1024;
+/// and dropped, so the child never blocks on a full pipe; `[exec]
+/// output-cap-bytes`). The crate targets 64-bit systems only (its seccomp
+/// filter knows no 32-bit arch), where the cast is lossless.
+pub(crate) const DEFAULT_OUTPUT_CAP: usize = limits::DEFAULT_EXEC_OUTPUT_CAP_BYTES as usize;
 /// The largest output cap a policy may ask for.
-pub const MAX_OUTPUT_CAP: usize = 64 * 1024 * 1024;
-/// Default address-space limit (`RLIMIT_AS`): 2 GiB (Node reserves a lot of
-/// virtual memory at start; Python and shells need far less).
-pub const DEFAULT_MEMORY_BYTES: u64 = 2 * 1024 * 1024 * 1024;
-/// Default process limit (`RLIMIT_NPROC`, counted per sandbox user; a
-/// root caller's runs drop to [`SANDBOX_UID`] first, as `RLIMIT_NPROC` never
-/// applies to uid 0).
-pub const DEFAULT_MAX_PROCESSES: u64 = 64;
-/// Default largest file the script may write (`RLIMIT_FSIZE`).
-pub const DEFAULT_FILE_SIZE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_OUTPUT_CAP: usize = limits::MAX_EXEC_OUTPUT_CAP_BYTES as usize;
+/// Default memory of one run (`[exec] memory-bytes`): the tree's, where a
+/// cgroup applies, and each process's address space (`RLIMIT_AS`).
+pub(crate) const DEFAULT_MEMORY_BYTES: u64 = limits::DEFAULT_EXEC_MEMORY_BYTES;
+/// Default process limit (`[exec] max-processes`; `RLIMIT_NPROC`, counted
+/// per sandbox user; a root caller's runs drop to [`SANDBOX_UID`] first,
+/// as `RLIMIT_NPROC` never applies to uid 0).
+pub(crate) const DEFAULT_MAX_PROCESSES: u64 = limits::DEFAULT_EXEC_MAX_PROCESSES;
+/// Default largest file the script may write (`[exec] file-size-bytes`;
+/// `RLIMIT_FSIZE`).
+pub(crate) const DEFAULT_FILE_SIZE_BYTES: u64 = limits::DEFAULT_EXEC_FILE_SIZE_BYTES;
 /// Default size of the work directory (cwd, `HOME` and `TMPDIR` together,
-/// a size-capped tmpfs): the config's default.
-pub const DEFAULT_WORKDIR_BYTES: u64 = skilldeck::limits::DEFAULT_EXEC_WORKDIR_BYTES;
+/// a size-capped tmpfs; `[exec] workdir-bytes`).
+pub(crate) const DEFAULT_WORKDIR_BYTES: u64 = limits::DEFAULT_EXEC_WORKDIR_BYTES;
 /// Most files and folders the work directory's tmpfs holds (`nr_inodes`):
 /// each costs kernel memory beyond the byte quota.
-pub const WORKDIR_INODES: u64 = 65_536;
-/// Default CPU time limit (`RLIMIT_CPU`).
-pub const DEFAULT_CPU_SECONDS: u64 = 30;
+pub(crate) const WORKDIR_INODES: u64 = 65_536;
+/// Default CPU time limit (`[exec] cpu-secs`; `RLIMIT_CPU`).
+pub(crate) const DEFAULT_CPU_SECONDS: u64 = limits::DEFAULT_EXEC_CPU_SECS;
 /// Default open-file limit (`RLIMIT_NOFILE`).
-pub const DEFAULT_OPEN_FILES: u64 = 256;
-/// Default concurrency: executions at once, overall and per agent.
-pub const DEFAULT_CONCURRENCY: usize = 3;
-/// Default number of callers that may wait for a free slot.
-pub const DEFAULT_QUEUE: usize = 32;
+pub(crate) const DEFAULT_OPEN_FILES: u64 = 256;
+/// Default concurrency: executions at once, overall and per agent
+/// (`[exec] concurrency`).
+pub(crate) const DEFAULT_CONCURRENCY: usize = limits::DEFAULT_EXEC_CONCURRENCY;
+/// Default number of callers that may wait for a free slot (`[exec]
+/// queue`).
+pub(crate) const DEFAULT_QUEUE: usize = limits::DEFAULT_EXEC_QUEUE;
 /// Default time a caller waits for a free slot before it is refused.
-pub const DEFAULT_QUEUE_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_QUEUE_WAIT: Duration = Duration::from_secs(30);
 /// Largest stdin a caller may hand over as bytes.
 pub const MAX_STDIN_BYTES: usize = 1024 * 1024;
 /// Largest total size of the command-line arguments.
 pub const MAX_ARGS_BYTES: usize = 256 * 1024;
 /// Largest script file (its first line is read for a shebang).
-pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
 /// The unprivileged user and group id a root caller's scripts run as
 /// (native: the worker drops to it; bwrap: the worker drops to it before
 /// `bwrap`, which maps it to itself in its user namespace). It is not
@@ -61,7 +73,7 @@ pub const SANDBOX_UID: u32 = 2_000_000_000;
 /// The `PATH` inside the sandbox (system directories only).
 pub const SANDBOX_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// `LANG` inside the sandbox.
-pub const SANDBOX_LANG: &str = "C.UTF-8";
+pub(crate) const SANDBOX_LANG: &str = "C.UTF-8";
 
 /// How strongly an execution is isolated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -209,7 +221,7 @@ impl Default for Policy {
 /// The system paths readable and executable inside the sandbox (missing
 /// ones are skipped). `/etc` is opened file by file, so root-only files
 /// there (`/etc/shadow`) stay closed even to a root caller.
-pub const SYSTEM_READ_PATHS: &[&str] = &[
+pub(crate) const SYSTEM_READ_PATHS: &[&str] = &[
     "/usr",
     "/bin",
     "/sbin",
@@ -234,7 +246,7 @@ pub const SYSTEM_READ_PATHS: &[&str] = &[
 ];
 
 /// Device files readable and writable inside the sandbox.
-pub const SYSTEM_DEVICES: &[&str] = &[
+pub(crate) const SYSTEM_DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -243,7 +255,7 @@ pub const SYSTEM_DEVICES: &[&str] = &[
 ];
 
 /// Network-related `/etc` files added when the network is granted.
-pub const NETWORK_READ_PATHS: &[&str] = &[
+pub(crate) const NETWORK_READ_PATHS: &[&str] = &[
     "/etc/resolv.conf",
     "/etc/hosts",
     "/etc/host.conf",

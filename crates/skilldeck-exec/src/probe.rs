@@ -1,28 +1,16 @@
-//! What isolation this machine offers, checked for real (a ruleset is
-//! created, a child enters the namespaces), for `skilldeck sandbox` and for
-//! tests that must take the refusal path where a layer is missing.
+//! What isolation this machine offers, checked for real by each backend (a
+//! ruleset is created, a child enters the namespaces, `bwrap` runs), for
+//! `skilldeck sandbox`, for `auto`, and for tests that must take the
+//! refusal path where a layer is missing.
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::backend::{self, plan::Layer};
 use crate::cgroup::{TreeLimitsState, tree_limits_state};
-use crate::policy::{SANDBOX_PATH, SANDBOX_UID};
-use crate::sandbox;
 use crate::sys::seccomp_supported;
-
-/// One layer's availability.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Layer {
-    /// The layer, e.g. `landlock-abi7`.
-    pub name: &'static str,
-    /// Usable here.
-    pub available: bool,
-    /// What was found, or why not.
-    pub detail: String,
-}
 
 /// The layers of this machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,164 +49,17 @@ pub fn probe() -> &'static Probe {
     PROBE.get_or_init(probe_now)
 }
 
+/// Asks each backend what this machine offers it (each checks its layers
+/// for real, in its own file).
 fn probe_now() -> Probe {
-    let euid = sandbox::euid();
-    let landlock = match sandbox::landlock_available() {
-        Ok(()) => Layer {
-            name: "landlock-abi7",
-            available: true,
-            detail: "ruleset with every ABI 7 right (filesystem, TCP, signal and abstract-socket scopes) created".to_owned(),
-        },
-        Err(e) => Layer {
-            name: "landlock-abi7",
-            available: false,
-            detail: e.to_string(),
-        },
-    };
-    let seccomp = sandbox::seccomp_programs(false);
-    let seccomp = Layer {
-        name: "seccomp",
-        available: seccomp_supported() && seccomp.is_ok(),
-        detail: match seccomp {
-            Ok(_) if seccomp_supported() => format!(
-                "filter compiled; kernel reports Seccomp support; every call checked for the \
-                 {} ABI (another arch kills the process){}; System V IPC calls refused",
-                std::env::consts::ARCH,
-                if cfg!(target_arch = "x86_64") {
-                    ", x32 calls refused"
-                } else {
-                    ""
-                }
-            ),
-            Ok(_) => "kernel does not report Seccomp in /proc/self/status".to_owned(),
-            Err(e) => e.to_string(),
-        },
-    };
-    let namespaces = namespaces_layer(euid);
-    let layers = vec![landlock, seccomp, namespaces];
-    let bwrap = crate::interpreter::on_sandbox_path("bwrap");
-    let bwrap_layer = bwrap_layer(bwrap.as_deref(), euid);
+    let machine = backend::machine_layers();
     Probe {
-        native_ready: layers.iter().all(|l| l.available),
-        layers,
-        euid,
-        bwrap,
-        bwrap_layer,
+        native_ready: machine.native.iter().all(|l| l.available),
+        layers: machine.native,
+        euid: crate::sys::euid(),
+        bwrap: machine.bwrap,
+        bwrap_layer: machine.bwrap_layer,
         tree_limits: tree_limits_state(),
-    }
-}
-
-/// Runs `bwrap` as a run would start it (root drops to the sandbox uid
-/// first) with `/bin/true` inside.
-fn bwrap_layer(bwrap: Option<&std::path::Path>, euid: u32) -> Layer {
-    let name = "bwrap";
-    let Some(bwrap) = bwrap else {
-        return Layer {
-            name,
-            available: false,
-            detail: format!("bwrap (bubblewrap) not found in {SANDBOX_PATH}"),
-        };
-    };
-    let root = euid == 0;
-    let id = SANDBOX_UID.to_string();
-    let mut cmd = std::process::Command::new(bwrap);
-    cmd.env_clear()
-        .args(["--unshare-all", "--unshare-user", "--die-with-parent"])
-        .args(["--cap-drop", "ALL", "--uid", &id, "--gid", &id])
-        .args(["--ro-bind", "/", "/", "--", "/bin/true"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped());
-    if root {
-        // SAFETY: the closure runs between fork and exec and only calls
-        // id-changing functions with integer arguments.
-        #[allow(unsafe_code)]
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
-                    || libc::setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    let how = if root {
-        format!("root drops to uid {SANDBOX_UID} before bwrap")
-    } else {
-        format!("uid {SANDBOX_UID} inside, mapped to the caller's")
-    };
-    match cmd.output() {
-        Ok(o) if o.status.success() => Layer {
-            name,
-            available: true,
-            detail: format!(
-                "{}: user, PID, mount, IPC and network namespaces created ({how})",
-                bwrap.display()
-            ),
-        },
-        Ok(o) => Layer {
-            name,
-            available: false,
-            detail: format!(
-                "{} cannot create its namespaces ({how}): {}",
-                bwrap.display(),
-                String::from_utf8_lossy(&o.stderr).trim()
-            ),
-        },
-        Err(e) => Layer {
-            name,
-            available: false,
-            detail: format!("{} cannot start ({how}): {e}", bwrap.display()),
-        },
-    }
-}
-
-/// Spawns `/bin/true` in new PID, mount and network namespaces (after a
-/// user namespace when not root).
-fn namespaces_layer(euid: u32) -> Layer {
-    let root = euid == 0;
-    let mut cmd = std::process::Command::new("/bin/true");
-    cmd.env_clear();
-    // SAFETY: the closure runs between fork and exec and only calls
-    // `unshare` with flags.
-    #[allow(unsafe_code)]
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut flags =
-                libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET;
-            if !root {
-                flags |= libc::CLONE_NEWUSER;
-            }
-            if libc::unshare(flags) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let how = if root {
-        format!("as root, dropping to uid {SANDBOX_UID}")
-    } else {
-        "through a user namespace".to_owned()
-    };
-    match cmd.status() {
-        Ok(s) if s.success() => Layer {
-            name: "namespaces",
-            available: true,
-            detail: format!("PID, mount, IPC and network namespaces ({how})"),
-        },
-        Ok(s) => Layer {
-            name: "namespaces",
-            available: false,
-            detail: format!("test child ended with {s}"),
-        },
-        Err(e) => Layer {
-            name: "namespaces",
-            available: false,
-            detail: format!("unshare(PID|mount|IPC|network) {how}: {e}"),
-        },
     }
 }
 

@@ -13,16 +13,26 @@
 //! The init reaps orphans and reports the worker's status on a pipe; when
 //! it exits (the worker finished, or the parent killed it on timeout) the
 //! kernel kills every process left in the namespace, daemons included.
+//! The bwrap and none backends use the same [`Plan`] without namespaces:
+//! a supervisor and a worker leading its own session (bwrap as root also
+//! binds the skill and drops root here, before `bwrap` starts).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::path::Path;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
 };
+use rustix::fs::{Mode, OFlags, StatVfsMountFlags};
+use rustix::io::{Errno, FdFlags};
+use rustix::mount::{
+    MountFlags, MountPropagationFlags, mount_bind_recursive, mount_change, mount_remount,
+};
+use rustix::process::{Gid, Pid, Resource, Rlimit, Signal, Uid, WaitOptions, WaitStatus};
+use rustix::thread::{UnshareFlags, set_thread_groups, set_thread_res_gid, set_thread_res_uid};
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
     SeccompRule, sock_filter,
@@ -30,10 +40,9 @@ use seccompiler::{
 
 use crate::error::ExecError;
 use crate::policy::{Limits, NETWORK_READ_PATHS, SANDBOX_UID, SYSTEM_DEVICES, SYSTEM_READ_PATHS};
-pub(crate) use crate::sys::{c_path, egid, euid};
 
 /// The Landlock ABI this crate was written and tested against.
-pub const LANDLOCK_ABI: ABI = ABI::V7;
+pub(crate) const LANDLOCK_ABI: ABI = ABI::V7;
 
 /// Status-pipe record tags (one `write` of [`RECORD_LEN`] bytes each).
 pub(crate) const TAG_PID: u8 = b'P';
@@ -125,15 +134,15 @@ pub(crate) struct Plan {
     /// mount namespace before dropping root, so the unprivileged `bwrap`
     /// can bind the mount point even when the skill lives under a 0700
     /// home.
-    pub bind: Option<(CString, CString, libc::c_ulong)>,
+    pub bind: Option<(CString, CString, MountFlags)>,
     /// The work directory's size-capped tmpfs, mounted by the init.
-    pub workdir_mount: Option<crate::workdir::TmpfsMount>,
+    pub workdir_mount: Option<crate::tmpfs::TmpfsMount>,
     /// Landlock ruleset, taken by the worker.
     pub landlock: Option<RulesetCreated>,
     /// Seccomp programs, applied in order.
     pub seccomp: Vec<BpfProgram>,
     /// `(resource, soft, hard)`.
-    pub rlimits: Vec<(libc::__rlimit_resource_t, u64, u64)>,
+    pub rlimits: Vec<(Resource, u64, u64)>,
     /// Write end of the status pipe.
     pub status_fd: RawFd,
     /// Descriptors the worker hands to the program it execs (the seccomp
@@ -148,27 +157,23 @@ pub(crate) struct UserMaps {
     pub gid_map: CString,
 }
 
-/// The rlimits for `limits` (core dumps off).
-pub(crate) fn rlimits(limits: &Limits) -> Vec<(libc::__rlimit_resource_t, u64, u64)> {
+/// The rlimits for `limits` (core dumps off): `(resource, soft, hard)`.
+pub(crate) fn rlimits(limits: &Limits) -> Vec<(Resource, u64, u64)> {
     vec![
-        (libc::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+        (Resource::As, limits.memory_bytes, limits.memory_bytes),
+        (Resource::Nproc, limits.max_processes, limits.max_processes),
         (
-            libc::RLIMIT_NPROC,
-            limits.max_processes,
-            limits.max_processes,
-        ),
-        (
-            libc::RLIMIT_FSIZE,
+            Resource::Fsize,
             limits.file_size_bytes,
             limits.file_size_bytes,
         ),
         (
-            libc::RLIMIT_CPU,
+            Resource::Cpu,
             limits.cpu_seconds,
             limits.cpu_seconds.saturating_add(1),
         ),
-        (libc::RLIMIT_NOFILE, limits.open_files, limits.open_files),
-        (libc::RLIMIT_CORE, 0, 0),
+        (Resource::Nofile, limits.open_files, limits.open_files),
+        (Resource::Core, 0, 0),
     ]
 }
 
@@ -509,32 +514,19 @@ pub(crate) fn program_bytes(program: &BpfProgram) -> Vec<u8> {
 
 /// The mount flags of the file system holding `path` that a bind remount
 /// must keep (a user namespace may not clear locked flags).
-pub(crate) fn locked_mount_flags(path: &Path) -> Result<libc::c_ulong, ExecError> {
-    let c = c_path(path)?;
-    // SAFETY: `statvfs` writes into the zeroed struct we own; `c` is a
-    // valid NUL-terminated string that outlives the call.
-    #[allow(unsafe_code)]
-    let (rc, flags) = unsafe {
-        let mut buf: libc::statvfs = std::mem::zeroed();
-        let rc = libc::statvfs(c.as_ptr(), &mut buf);
-        (rc, buf.f_flag)
-    };
-    if rc != 0 {
-        return Err(ExecError::io(
-            format!("statvfs {}", path.display()),
-            io::Error::last_os_error(),
-        ));
-    }
-    let mut out = 0;
-    for (st, ms) in [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
+pub(crate) fn locked_mount_flags(path: &Path) -> Result<MountFlags, ExecError> {
+    let st = rustix::fs::statvfs(path)
+        .map_err(|e| ExecError::io(format!("statvfs {}", path.display()), io::Error::from(e)))?;
+    let mut out = MountFlags::empty();
+    for (st_flag, ms) in [
+        (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+        (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+        (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+        (StatVfsMountFlags::NOATIME, MountFlags::NOATIME),
+        (StatVfsMountFlags::NODIRATIME, MountFlags::NODIRATIME),
+        (StatVfsMountFlags::RELATIME, MountFlags::RELATIME),
     ] {
-        if flags & st != 0 {
+        if st.f_flag.contains(st_flag) {
             out |= ms;
         }
     }
@@ -542,25 +534,34 @@ pub(crate) fn locked_mount_flags(path: &Path) -> Result<libc::c_ulong, ExecError
 }
 
 // ---------------------------------------------------------------------
-// After the fork: system calls only (no allocation, no locks).
+// After the fork: system calls only (no allocation, no locks). rustix
+// makes them directly (paths are `CStr`s built before the fork, so no
+// conversion allocates); `fork`, `_exit` and `close_range` stay libc (see
+// the design notes).
 // ---------------------------------------------------------------------
+
+/// The status pipe's write end, borrowed for one call.
+fn status(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: `fd` is the write end of the status pipe, which the parent
+    // keeps open until the spawn returned and this process keeps open
+    // until it execs or exits (`close_all_but` spares it).
+    #[allow(unsafe_code)]
+    unsafe {
+        BorrowedFd::borrow_raw(fd)
+    }
+}
 
 /// One status record on the pipe (a single write, atomic under PIPE_BUF).
 fn record(fd: RawFd, tag: u8, step: u8, value: i32) {
     let v = value.to_le_bytes();
     let buf = [tag, step, v[0], v[1], v[2], v[3]];
-    // SAFETY: writes a stack buffer to a descriptor this process owns; a
-    // failed write only loses the report (the parent then sees no status).
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::write(fd, buf.as_ptr().cast(), RECORD_LEN);
-    }
+    // A failed write only loses the report (the parent then sees no status).
+    let _ = rustix::io::write(status(fd), &buf);
 }
 
-fn errno() -> i32 {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
+/// The raw error number of `e`.
+fn errno(e: Errno) -> i32 {
+    e.raw_os_error()
 }
 
 /// Reports a failed step and returns the error for `pre_exec` (the worker)
@@ -595,67 +596,66 @@ fn close_all_but(keep: RawFd) {
 }
 
 /// Waits for `pid` (reaping any other child meanwhile, as an init must)
-/// and returns its raw wait status, or `None` when there is nothing left
-/// to wait for.
-fn wait_for(pid: libc::pid_t) -> Option<libc::c_int> {
+/// and returns its wait status, or `None` when there is nothing left to
+/// wait for.
+fn wait_for(pid: Pid) -> Option<WaitStatus> {
     loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: `waitpid` writes the status into our local.
-        #[allow(unsafe_code)]
-        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if r == pid {
-            return Some(status);
-        }
-        if r < 0 && errno() != libc::EINTR {
-            return None;
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((reaped, status))) if reaped == pid => return Some(status),
+            Ok(Some(_)) | Err(Errno::INTR) => {}
+            Ok(None) | Err(_) => return None,
         }
     }
 }
 
 /// Reports `status` (of the worker) on the pipe.
-fn report_status(fd: RawFd, status: libc::c_int) {
-    if libc::WIFEXITED(status) {
-        record(fd, TAG_EXIT, 0, libc::WEXITSTATUS(status));
-    } else if libc::WIFSIGNALED(status) {
-        record(fd, TAG_SIGNAL, 0, libc::WTERMSIG(status));
+fn report_status(fd: RawFd, status: WaitStatus) {
+    if let Some(code) = status.exit_status() {
+        record(fd, TAG_EXIT, 0, code);
+    } else if let Some(signal) = status.terminating_signal() {
+        record(fd, TAG_SIGNAL, 0, signal);
     }
 }
 
-/// `fork`, or the error.
-fn fork() -> Result<libc::pid_t, i32> {
+/// `fork`: `Some(child)` in the parent, `None` in the child, or the error.
+fn fork() -> Result<Option<Pid>, i32> {
     // SAFETY: called in a single-threaded forked child; the new child only
     // makes system calls until it execs or exits.
     #[allow(unsafe_code)]
     let pid = unsafe { libc::fork() };
-    if pid < 0 { Err(errno()) } else { Ok(pid) }
+    if pid < 0 {
+        Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(Errno::IO.raw_os_error()))
+    } else {
+        Ok(Pid::from_raw(pid))
+    }
 }
 
 /// Dies with the parent (`PR_SET_PDEATHSIG`).
 fn die_with_parent() {
-    // SAFETY: prctl with integer arguments only.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    // Cannot fail with a valid signal.
+    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+}
+
+/// Writes `contents` to the existing file `path`.
+fn write_file(path: &CStr, contents: &[u8]) -> Result<(), i32> {
+    let file =
+        rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty()).map_err(errno)?;
+    match rustix::io::write(&file, contents) {
+        Ok(n) if n == contents.len() => Ok(()),
+        Ok(_) => Err(Errno::IO.raw_os_error()),
+        Err(e) => Err(errno(e)),
     }
 }
 
-fn write_file(path: &std::ffi::CStr, contents: &[u8]) -> Result<(), i32> {
-    // SAFETY: open/write/close on a NUL-terminated path we own and a byte
-    // slice that outlives the calls.
+/// `unshare(flags)`.
+fn unshare(flags: UnshareFlags) -> Result<(), i32> {
+    // SAFETY: only namespace flags, never `FILES`: no thread of this
+    // (single-threaded, forked) process can observe another descriptor
+    // table.
     #[allow(unsafe_code)]
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(errno());
-        }
-        let n = libc::write(fd, contents.as_ptr().cast(), contents.len());
-        let err = errno();
-        libc::close(fd);
-        if n < 0 || n.unsigned_abs() != contents.len() {
-            return Err(err);
-        }
-    }
-    Ok(())
+    unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(errno)
 }
 
 impl Plan {
@@ -671,20 +671,15 @@ impl Plan {
             }
             // A private IPC namespace: System V objects of the host are out
             // of reach and the ones made inside die with the namespace.
-            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
+            let mut flags = UnshareFlags::NEWPID | UnshareFlags::NEWNS | UnshareFlags::NEWIPC;
             if self.new_netns {
-                flags |= libc::CLONE_NEWNET;
+                flags |= UnshareFlags::NEWNET;
             }
-            // SAFETY: unshare with flags only.
-            #[allow(unsafe_code)]
-            if unsafe { libc::unshare(flags) } != 0 {
-                return Err(fail(fd, Step::Namespaces, errno()));
-            }
+            unshare(flags).map_err(|e| fail(fd, Step::Namespaces, e))?;
         }
-        let child = fork().map_err(|e| fail(fd, Step::Fork, e))?;
-        if child > 0 {
+        if let Some(child) = fork().map_err(|e| fail(fd, Step::Fork, e))? {
             // Supervisor: report the pid to kill on timeout, wait, exit.
-            record(fd, TAG_PID, 0, child);
+            record(fd, TAG_PID, 0, child.as_raw_nonzero().get());
             close_all_but(fd);
             let status = wait_for(child);
             if !self.native
@@ -698,20 +693,13 @@ impl Plan {
         if self.native {
             self.become_init()?;
         } else {
-            // SAFETY: setsid has no arguments; the worker leads its own
-            // process group, which the parent kills on timeout.
-            #[allow(unsafe_code)]
-            if unsafe { libc::setsid() } < 0 {
-                return Err(fail(fd, Step::Session, errno()));
-            }
+            // The worker leads its own process group, which the parent
+            // kills on timeout.
+            rustix::process::setsid().map_err(|e| fail(fd, Step::Session, errno(e)))?;
             if self.bind.is_some() {
                 // bwrap as root: the skill folder is bound here, while
                 // still root, in a mount namespace of the worker's own.
-                // SAFETY: unshare with flags only.
-                #[allow(unsafe_code)]
-                if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-                    return Err(fail(fd, Step::Namespaces, errno()));
-                }
+                unshare(UnshareFlags::NEWNS).map_err(|e| fail(fd, Step::Namespaces, e))?;
                 self.mount_skill().map_err(|(step, e)| fail(fd, step, e))?;
             }
         }
@@ -720,11 +708,7 @@ impl Plan {
 
     fn enter_user_namespace(&self, maps: &UserMaps) -> io::Result<()> {
         let fd = self.status_fd;
-        // SAFETY: unshare with flags only.
-        #[allow(unsafe_code)]
-        if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
-            return Err(fail(fd, Step::UserNamespace, errno()));
-        }
+        unshare(UnshareFlags::NEWUSER).map_err(|e| fail(fd, Step::UserNamespace, e))?;
         write_file(c"/proc/self/setgroups", b"deny")
             .and_then(|()| write_file(c"/proc/self/uid_map", maps.uid_map.as_bytes()))
             .and_then(|()| write_file(c"/proc/self/gid_map", maps.gid_map.as_bytes()))
@@ -745,70 +729,45 @@ impl Plan {
             record(fd, TAG_ERROR, Step::WorkdirTmpfs as u8, e);
             exit_now(127);
         }
-        let worker = match fork() {
-            Ok(pid) => pid,
+        match fork() {
+            Ok(Some(worker)) => {
+                close_all_but(fd);
+                if let Some(status) = wait_for(worker) {
+                    report_status(fd, status);
+                }
+                // Leaving kills whatever is left in the namespace.
+                exit_now(0);
+            }
+            Ok(None) => {}
             Err(e) => {
                 record(fd, TAG_ERROR, Step::Fork as u8, e);
                 exit_now(127);
             }
-        };
-        if worker > 0 {
-            close_all_but(fd);
-            if let Some(status) = wait_for(worker) {
-                report_status(fd, status);
-            }
-            // Leaving kills whatever is left in the namespace.
-            exit_now(0);
         }
         die_with_parent();
-        // SAFETY: setsid has no arguments; it detaches the worker from any
-        // controlling terminal.
-        #[allow(unsafe_code)]
-        if unsafe { libc::setsid() } < 0 {
-            return Err(fail(fd, Step::Session, errno()));
-        }
+        // A new session detaches the worker from any controlling terminal.
+        rustix::process::setsid().map_err(|e| fail(fd, Step::Session, errno(e)))?;
         Ok(())
     }
 
     /// Makes every mount private (nothing propagates to the host), then
     /// binds the skill folder read-only onto its mount point.
     fn mount_skill(&self) -> Result<(), (Step, i32)> {
-        // SAFETY: mount(2) with NUL-terminated strings owned by the plan
-        // (or null pointers where the call takes none).
-        #[allow(unsafe_code)]
-        unsafe {
-            let none = std::ptr::null::<libc::c_char>();
-            if libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) != 0
-            {
-                return Err((Step::MountPrivate, errno()));
-            }
-            if let Some((src, dst, locked)) = &self.bind {
-                if libc::mount(
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) != 0
-                {
-                    return Err((Step::BindSkill, errno()));
-                }
-                let flags = libc::MS_REMOUNT
-                    | libc::MS_BIND
-                    | libc::MS_RDONLY
-                    | libc::MS_NOSUID
-                    | libc::MS_NODEV
-                    | locked;
-                if libc::mount(none, dst.as_ptr(), none, flags, std::ptr::null()) != 0 {
-                    return Err((Step::RemountSkill, errno()));
-                }
-            }
+        mount_change(
+            c"/",
+            MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+        )
+        .map_err(|e| (Step::MountPrivate, errno(e)))?;
+        if let Some((src, dst, locked)) = &self.bind {
+            mount_bind_recursive(src.as_c_str(), dst.as_c_str())
+                .map_err(|e| (Step::BindSkill, errno(e)))?;
+            let flags = MountFlags::BIND
+                | MountFlags::RDONLY
+                | MountFlags::NOSUID
+                | MountFlags::NODEV
+                | *locked;
+            mount_remount(dst.as_c_str(), flags, c"")
+                .map_err(|e| (Step::RemountSkill, errno(e)))?;
         }
         Ok(())
     }
@@ -817,55 +776,59 @@ impl Plan {
     fn restrict(&mut self) -> io::Result<()> {
         let fd = self.status_fd;
         // SAFETY: marks descriptors close-on-exec (nothing leaks into the
-        // script but stdio), then clears the flag on the few handed over.
+        // script but stdio).
         #[allow(unsafe_code)]
         unsafe {
             libc::close_range(3, u32::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int);
-            for inherit in &self.inherit_fds {
-                libc::fcntl(*inherit, libc::F_SETFD, 0);
-            }
+        }
+        // Then the few handed over (bwrap's seccomp programs) lose the flag.
+        for inherit in &self.inherit_fds {
+            let _ = rustix::io::fcntl_setfd(status(*inherit), FdFlags::empty());
         }
         for (resource, soft, hard) in &self.rlimits {
-            let lim = libc::rlimit {
-                rlim_cur: *soft,
-                rlim_max: *hard,
+            let limit = Rlimit {
+                current: Some(*soft),
+                maximum: Some(*hard),
             };
-            // SAFETY: setrlimit reads the struct we pass.
-            #[allow(unsafe_code)]
-            if unsafe { libc::setrlimit(*resource, &lim) } != 0 {
-                return Err(fail(fd, Step::Rlimit, errno()));
-            }
+            rustix::process::setrlimit(*resource, limit)
+                .map_err(|e| fail(fd, Step::Rlimit, errno(e)))?;
         }
         if self.drop_root {
-            let id = SANDBOX_UID;
-            // SAFETY: id-changing calls with integer arguments (and a null
-            // group list of length 0).
-            #[allow(unsafe_code)]
-            let ok = unsafe {
-                libc::setgroups(0, std::ptr::null()) == 0
-                    && libc::setresgid(id, id, id) == 0
-                    && libc::setresuid(id, id, id) == 0
-            };
-            if !ok {
-                return Err(fail(fd, Step::DropUser, errno()));
-            }
+            // This process is single-threaded (a child of fork), so the
+            // per-thread system calls change the whole process's ids.
+            let gid = Gid::from_raw(SANDBOX_UID);
+            let uid = Uid::from_raw(SANDBOX_UID);
+            set_thread_groups(&[])
+                .and_then(|()| set_thread_res_gid(gid, gid, gid))
+                .and_then(|()| set_thread_res_uid(uid, uid, uid))
+                .map_err(|e| fail(fd, Step::DropUser, errno(e)))?;
         }
         if !self.native {
             return Ok(());
         }
         let Some(ruleset) = self.landlock.take() else {
-            return Err(fail(fd, Step::Landlock, libc::EINVAL));
+            return Err(fail(fd, Step::Landlock, Errno::INVAL.raw_os_error()));
         };
         match ruleset.restrict_self() {
             Ok(status) if status.ruleset == RulesetStatus::FullyEnforced => {}
-            Ok(_) => return Err(fail(fd, Step::LandlockPartial, libc::EPERM)),
-            Err(_) => return Err(fail(fd, Step::Landlock, errno())),
+            Ok(_) => {
+                return Err(fail(fd, Step::LandlockPartial, Errno::PERM.raw_os_error()));
+            }
+            Err(_) => return Err(fail(fd, Step::Landlock, last_errno())),
         }
         for program in &self.seccomp {
             if seccompiler::apply_filter(program).is_err() {
-                return Err(fail(fd, Step::Seccomp, errno()));
+                return Err(fail(fd, Step::Seccomp, last_errno()));
             }
         }
         Ok(())
     }
+}
+
+/// The error number the last failed libc-level call left (the Landlock
+/// and seccomp crates report through it).
+fn last_errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(Errno::IO.raw_os_error())
 }

@@ -28,14 +28,17 @@
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
 use crate::error::ExecError;
-use crate::policy::{SANDBOX_UID, WORKDIR_INODES};
+use crate::policy::SANDBOX_UID;
 use crate::sys;
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -199,124 +202,6 @@ impl WorkDir {
     }
 }
 
-/// The work dir's tmpfs, prepared before the fork and mounted by the
-/// sandbox's init inside its mount namespace ([`TmpfsMount::mount`]).
-pub(crate) struct TmpfsMount {
-    target: CString,
-    options: CString,
-    work: CString,
-    tmp: CString,
-    uid: u32,
-    gid: u32,
-    /// A second descriptor of the worker's Landlock ruleset: the init adds
-    /// the tmpfs (which did not exist when the ruleset was built) to it.
-    ruleset: Option<OwnedFd>,
-    access: u64,
-}
-
-/// `struct landlock_path_beneath_attr` (packed, as the kernel reads it).
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
-/// `LANDLOCK_RULE_PATH_BENEATH`.
-const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-
-impl TmpfsMount {
-    /// A tmpfs of `bytes` on `dir.data` owned by `uid:gid`; `ruleset` (a
-    /// clone of the worker's Landlock ruleset) gets a rule granting
-    /// `access` beneath it.
-    pub(crate) fn new(
-        dir: &WorkDir,
-        bytes: u64,
-        uid: u32,
-        gid: u32,
-        ruleset: Option<OwnedFd>,
-        access: u64,
-    ) -> Result<TmpfsMount, ExecError> {
-        let options =
-            format!("size={bytes},nr_inodes={WORKDIR_INODES},mode=0700,uid={uid},gid={gid}");
-        Ok(TmpfsMount {
-            target: sys::c_path(&dir.data)?,
-            options: sys::c_path(Path::new(&options))?,
-            work: sys::c_path(&dir.work)?,
-            tmp: sys::c_path(&dir.tmp)?,
-            uid,
-            gid,
-            ruleset,
-            access,
-        })
-    }
-
-    /// Mounts the tmpfs, creates `work` and `tmp` in it and adds it to the
-    /// Landlock ruleset. Runs in the init after the fork: system calls on
-    /// prepared data only. Returns the errno on failure.
-    pub(crate) fn mount(&self) -> Result<(), i32> {
-        let err = || {
-            io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO)
-        };
-        // SAFETY: mount/mkdir/chown/open/close with NUL-terminated strings
-        // owned by `self`, and the landlock_add_rule syscall with a packed
-        // struct on the stack that outlives the call.
-        #[allow(unsafe_code)]
-        unsafe {
-            if libc::mount(
-                c"tmpfs".as_ptr(),
-                self.target.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                self.options.as_ptr().cast(),
-            ) != 0
-            {
-                return Err(err());
-            }
-            for d in [&self.work, &self.tmp] {
-                if libc::mkdir(d.as_ptr(), 0o700) != 0
-                    || libc::chown(d.as_ptr(), self.uid, self.gid) != 0
-                {
-                    return Err(err());
-                }
-            }
-            // The spawner set the cwd to the host folder now hidden under
-            // the tmpfs; the worker (forked next) must start in the tmpfs,
-            // or relative writes would land on the host's disk.
-            if libc::chdir(self.work.as_ptr()) != 0 {
-                return Err(err());
-            }
-            if let Some(ruleset) = &self.ruleset {
-                let fd = libc::open(
-                    self.target.as_ptr(),
-                    libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
-                );
-                if fd < 0 {
-                    return Err(err());
-                }
-                let attr = PathBeneathAttr {
-                    allowed_access: self.access,
-                    parent_fd: fd,
-                };
-                let rc = libc::syscall(
-                    libc::SYS_landlock_add_rule,
-                    ruleset.as_raw_fd(),
-                    LANDLOCK_RULE_PATH_BENEATH,
-                    std::ptr::addr_of!(attr),
-                    0,
-                );
-                let e = err();
-                libc::close(fd);
-                if rc != 0 {
-                    return Err(e);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 // ---------------------------------------------------------------------
 // Cleanup that survives any tree.
 // ---------------------------------------------------------------------
@@ -325,89 +210,47 @@ fn c_name(name: &[u8]) -> io::Result<CString> {
     CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
 }
 
-fn cvt(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
 /// Opens folder `name` under `dir` without following a symlink.
-fn open_dir_at(dir: RawFd, name: &CStr) -> io::Result<OwnedFd> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: openat on a descriptor we hold and a NUL-terminated name.
-    #[allow(unsafe_code)]
-    let fd = cvt(unsafe { libc::openat(dir, name.as_ptr(), flags) })?;
-    // SAFETY: `fd` was just opened and is owned by nobody else.
-    #[allow(unsafe_code)]
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+fn open_dir_at(dir: impl AsFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    Ok(rustix::fs::openat(dir, name, flags, Mode::empty())?)
 }
 
 /// The entries of the open folder `dir` (names, and whether each is a
 /// folder, not following symlinks).
 fn entries(dir: &OwnedFd) -> io::Result<Vec<(CString, bool)>> {
-    // SAFETY: dup of a descriptor we hold; fdopendir takes the duplicate,
-    // readdir reads entries into libc-owned memory we copy at once, and
-    // closedir releases both.
-    #[allow(unsafe_code)]
-    unsafe {
-        let dup = cvt(libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0))?;
-        let stream = libc::fdopendir(dup);
-        if stream.is_null() {
-            let e = io::Error::last_os_error();
-            libc::close(dup);
-            return Err(e);
+    // A duplicate for the stream, closed with it.
+    let mut stream = Dir::new(rustix::io::fcntl_dupfd_cloexec(dir, 0)?)?;
+    stream.rewind();
+    let mut out = Vec::new();
+    for entry in stream {
+        let entry = entry?;
+        let name = entry.file_name();
+        let bytes = name.to_bytes();
+        if bytes == b"." || bytes == b".." {
+            continue;
         }
-        libc::rewinddir(stream);
-        let mut out = Vec::new();
-        loop {
-            let ent = libc::readdir(stream);
-            if ent.is_null() {
-                break;
-            }
-            let name = CStr::from_ptr((*ent).d_name.as_ptr());
-            let bytes = name.to_bytes();
-            if bytes == b"." || bytes == b".." {
-                continue;
-            }
-            let is_dir = match (*ent).d_type {
-                libc::DT_DIR => true,
-                libc::DT_UNKNOWN => {
-                    let mut st: libc::stat = std::mem::zeroed();
-                    libc::fstatat(
-                        dir.as_raw_fd(),
-                        name.as_ptr(),
-                        &mut st,
-                        libc::AT_SYMLINK_NOFOLLOW,
-                    ) == 0
-                        && st.st_mode & libc::S_IFMT == libc::S_IFDIR
-                }
-                _ => false,
-            };
-            out.push((name.to_owned(), is_dir));
-        }
-        libc::closedir(stream);
-        Ok(out)
+        let is_dir = match entry.file_type() {
+            FileType::Directory => true,
+            FileType::Unknown => rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory),
+            _ => false,
+        };
+        out.push((name.to_owned(), is_dir));
     }
+    Ok(out)
 }
 
-fn unlink_at(dir: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: unlinkat on a descriptor we hold and a NUL-terminated name.
-    #[allow(unsafe_code)]
-    cvt(unsafe { libc::unlinkat(dir, name.as_ptr(), flags) }).map(|_| ())
+fn unlink_at(dir: impl AsFd, name: &CStr, flags: AtFlags) -> io::Result<()> {
+    Ok(rustix::fs::unlinkat(dir, name, flags)?)
 }
 
 /// Makes folder `name` under `dir` readable, writable and searchable by
-/// its owner (a script may leave a folder at mode 0).
-fn open_up(dir: RawFd, name: &CStr) {
-    // SAFETY: fchmodat on a descriptor we hold; no symlink is followed
-    // (the name was listed as a folder and the caller's folders hold no
-    // one else's entries).
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::fchmodat(dir, name.as_ptr(), 0o700, 0);
-    }
+/// its owner (a script may leave a folder at mode 0). No symlink is
+/// followed (the name was listed as a folder and the caller's folders hold
+/// no one else's entries); a failure shows in the removal that follows.
+fn open_up(dir: impl AsFd, name: &CStr) {
+    let _ = rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty());
 }
 
 /// Removes `path` and everything in it with at most two descriptors open
@@ -429,14 +272,15 @@ pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let parent_fd = open_dir_at(libc::AT_FDCWD, &c_name(parent.as_os_str().as_bytes())?)?;
-    let top = match open_dir_at(parent_fd.as_raw_fd(), &top_name) {
+    let parent_fd = open_dir_at(CWD, &c_name(parent.as_os_str().as_bytes())?)?;
+    let top = match open_dir_at(&parent_fd, &top_name) {
         Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(Errno::NOENT.raw_os_error()) => return Ok(()),
         Err(e)
-            if e.raw_os_error() == Some(libc::ENOTDIR) || e.raw_os_error() == Some(libc::ELOOP) =>
+            if e.raw_os_error() == Some(Errno::NOTDIR.raw_os_error())
+                || e.raw_os_error() == Some(Errno::LOOP.raw_os_error()) =>
         {
-            return unlink_at(parent_fd.as_raw_fd(), &top_name, 0);
+            return unlink_at(&parent_fd, &top_name, AtFlags::empty());
         }
         Err(e) => return Err(e),
     };
@@ -448,59 +292,50 @@ pub(crate) fn remove_tree(path: &Path) -> io::Result<()> {
         }
         for (name, is_dir) in listed {
             if !is_dir {
-                unlink_at(top.as_raw_fd(), &name, 0)?;
+                unlink_at(&top, &name, AtFlags::empty())?;
                 continue;
             }
-            if unlink_at(top.as_raw_fd(), &name, libc::AT_REMOVEDIR).is_ok() {
+            if unlink_at(&top, &name, AtFlags::REMOVEDIR).is_ok() {
                 continue;
             }
             // A folder with contents: empty it one level, moving its own
             // non-empty subfolders up to the top.
-            open_up(top.as_raw_fd(), &name);
-            let sub = open_dir_at(top.as_raw_fd(), &name)?;
+            open_up(&top, &name);
+            let sub = open_dir_at(&top, &name)?;
             for (child, child_is_dir) in entries(&sub)? {
                 if !child_is_dir {
-                    unlink_at(sub.as_raw_fd(), &child, 0)?;
+                    unlink_at(&sub, &child, AtFlags::empty())?;
                     continue;
                 }
-                if unlink_at(sub.as_raw_fd(), &child, libc::AT_REMOVEDIR).is_ok() {
+                if unlink_at(&sub, &child, AtFlags::REMOVEDIR).is_ok() {
                     continue;
                 }
                 // Moving a folder to another parent rewrites its `..`,
                 // which needs write access to it.
-                open_up(sub.as_raw_fd(), &child);
-                let moved = loop {
+                open_up(&sub, &child);
+                loop {
                     fresh += 1;
                     let candidate = c_name(format!(".rm-{fresh}").as_bytes())?;
-                    // SAFETY: renameat between descriptors we hold, with
-                    // NUL-terminated names; RENAME_NOREPLACE keeps an
-                    // existing entry.
-                    #[allow(unsafe_code)]
-                    let rc = unsafe {
-                        libc::renameat2(
-                            sub.as_raw_fd(),
-                            child.as_ptr(),
-                            top.as_raw_fd(),
-                            candidate.as_ptr(),
-                            libc::RENAME_NOREPLACE,
-                        )
-                    };
-                    if rc == 0 {
-                        break Ok(());
+                    // NOREPLACE keeps an existing entry: try the next name.
+                    match rustix::fs::renameat_with(
+                        &sub,
+                        child.as_c_str(),
+                        &top,
+                        candidate.as_c_str(),
+                        RenameFlags::NOREPLACE,
+                    ) {
+                        Ok(()) => break,
+                        Err(Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
                     }
-                    let e = io::Error::last_os_error();
-                    if e.raw_os_error() != Some(libc::EEXIST) {
-                        break Err(e);
-                    }
-                };
-                moved?;
+                }
             }
             drop(sub);
-            unlink_at(top.as_raw_fd(), &name, libc::AT_REMOVEDIR)?;
+            unlink_at(&top, &name, AtFlags::REMOVEDIR)?;
         }
     }
     drop(top);
-    unlink_at(parent_fd.as_raw_fd(), &top_name, libc::AT_REMOVEDIR)
+    unlink_at(&parent_fd, &top_name, AtFlags::REMOVEDIR)
 }
 
 #[cfg(test)]
@@ -540,31 +375,22 @@ mod tests {
         let root = dir.path().join("run");
         std::fs::create_dir(&root).unwrap();
         // 3,000 levels: built by descending (paths grow past PATH_MAX).
-        let top = open_dir_at(
-            libc::AT_FDCWD,
-            &c_name(root.as_os_str().as_bytes()).unwrap(),
-        )
-        .unwrap();
+        let top = open_dir_at(CWD, &c_name(root.as_os_str().as_bytes()).unwrap()).unwrap();
         let mut cur = top;
         for i in 0..3000 {
             let name = c_name(b"d").unwrap();
-            #[allow(unsafe_code)]
-            // SAFETY: mkdirat/openat/fchmodat on descriptors we own.
-            unsafe {
-                assert_eq!(libc::mkdirat(cur.as_raw_fd(), name.as_ptr(), 0o700), 0);
-                let f = libc::openat(
-                    cur.as_raw_fd(),
-                    c"f".as_ptr(),
-                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                    0o600,
-                );
-                assert!(f >= 0);
-                libc::close(f);
-                if i == 1500 {
-                    libc::symlinkat(c"/etc".as_ptr(), cur.as_raw_fd(), c"link".as_ptr());
-                }
+            rustix::fs::mkdirat(&cur, name.as_c_str(), Mode::from_raw_mode(0o700)).unwrap();
+            rustix::fs::openat(
+                &cur,
+                c"f",
+                OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .unwrap();
+            if i == 1500 {
+                rustix::fs::symlinkat(c"/etc", &cur, c"link").unwrap();
             }
-            cur = open_dir_at(cur.as_raw_fd(), &name).unwrap();
+            cur = open_dir_at(&cur, &name).unwrap();
         }
         drop(cur);
         remove_tree(&root).unwrap();

@@ -1,7 +1,11 @@
 //! Escape attempts from skill scripts: each must be contained, with the
 //! reason visible in the result. Where this machine lacks a layer, every
 //! test asserts the refusal (naming what is missing) instead of skipping.
+//! The attacks are Linux's (abstract sockets, System V IPC, namespaces);
+//! elsewhere every run is refused by the OS's backend (pinned by
+//! `every_backend_refuses_a_policy_it_cannot_enforce`).
 
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
@@ -9,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skilldeck_exec::{
-    CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Request, probe,
+    CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Profile, Request, probe,
 };
 use skilldeck_testkit::Root;
 
@@ -649,6 +653,43 @@ fn a_granted_path_that_does_not_exist_is_refused() {
         );
     } else {
         assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+    }
+}
+
+#[test]
+fn every_backend_refuses_a_granted_path_that_does_not_exist() {
+    // Native and bwrap alike refuse before anything runs, naming the path
+    // (bwrap used to start and fail inside, an exit code the operator
+    // could not read); where a backend is missing here, its refusal names
+    // what is missing instead.
+    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    for profile in [Profile::Native, Profile::Bwrap] {
+        for write in [false, true] {
+            let mut policy = short_policy();
+            policy.profile = profile;
+            let missing = Path::new("/nonexistent/skilldeck-grant").to_path_buf();
+            if write {
+                policy.grants.write_paths = vec![missing];
+            } else {
+                policy.grants.read_paths = vec![missing];
+            }
+            let err = fx
+                .run_with("scripts/ok.sh", &[], Input::Null, &policy)
+                .expect_err(profile.name());
+            let available = match profile {
+                Profile::Native => probe().native_ready,
+                _ => probe().bwrap_layer.available,
+            };
+            if available {
+                assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+                assert!(
+                    err.to_string().contains("/nonexistent/skilldeck-grant"),
+                    "{err}"
+                );
+            } else {
+                assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+            }
+        }
     }
 }
 

@@ -213,7 +213,7 @@ impl Execution {
         &self.config
     }
 
-    /// The executor (its limiter shows what runs now).
+    /// The executor ([`Executor::running`] shows what runs now).
     pub fn executor(&self) -> &Executor {
         &self.executor
     }

@@ -522,6 +522,25 @@ fn dynamic_context_is_the_disabled_text_unless_both_switches_are_on() {
 }
 
 #[test]
+fn the_config_default_limits_are_the_sandbox_defaults() {
+    // What every face applies (an `[exec]` section left at its defaults,
+    // through the host) is what the sandbox crate calls its defaults: one
+    // table, in `skilldeck::limits`.
+    let execution = Execution::new(ExecConfig {
+        sandbox: SandboxProfile::None,
+        ..ExecConfig::default()
+    });
+    let policy = execution.policy("any").unwrap();
+    assert_eq!(policy.limits, skilldeck_exec::Limits::default());
+    assert_eq!(
+        policy.limits.memory_bytes,
+        skilldeck::limits::DEFAULT_EXEC_MEMORY_BYTES
+    );
+    let defaults = skilldeck_exec::ExecutorConfig::default();
+    assert_eq!(execution.executor().caps(), defaults.caps);
+}
+
+#[test]
 fn operator_overrides_change_only_timeout_and_profile_and_stay_capped() {
     let execution = Execution::new(config(SandboxProfile::None));
     let base = execution.policy("any").unwrap();

@@ -1,0 +1,54 @@
+//! No isolation (profile `none`, the operator's explicit choice): a
+//! cleared environment, rlimits, timeout and output caps only. The child
+//! leads its own session, whose process group is killed on timeout; a
+//! `setsid` daemon may survive (tree limits, where a cgroup exists, still
+//! kill it).
+
+use super::plan::{Backend, PlanInput, SpawnPlan};
+use crate::error::ExecError;
+use crate::policy::{Policy, Profile};
+use crate::sandbox::{self, Plan};
+
+/// No sandbox.
+pub(crate) struct Unconfined;
+
+impl Backend for Unconfined {
+    fn profile(&self) -> Profile {
+        Profile::None
+    }
+
+    /// Nothing to enforce, nothing to refuse: the grants are moot, as
+    /// every path the caller can reach is open anyway.
+    fn check(&self, _policy: &Policy) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    fn isolates(&self) -> bool {
+        false
+    }
+
+    fn layers(&self, _policy: &Policy, _root: bool) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    fn plan(&self, input: &PlanInput<'_>) -> Result<SpawnPlan, ExecError> {
+        Ok(SpawnPlan {
+            wrapper: None,
+            child: Plan {
+                native: false,
+                drop_root: false,
+                user_maps: None,
+                new_netns: false,
+                bind: None,
+                workdir_mount: None,
+                landlock: None,
+                seccomp: Vec::new(),
+                rlimits: sandbox::rlimits(input.limits),
+                status_fd: input.status_fd,
+                inherit_fds: Vec::new(),
+            },
+            keep_open: Vec::new(),
+            skill_dir: input.skill_real.to_path_buf(),
+        })
+    }
+}
