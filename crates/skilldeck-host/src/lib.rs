@@ -60,7 +60,7 @@ pub use skilldeck::digest::{DIGEST_PREFIX, sha256_digest};
 pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use spec::{HostConfig, HostSpec};
 pub use tool_error::{ToolError, ToolErrorKind};
-pub use tools::{ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
+pub use tools::{Called, ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, content_key,
     is_skill_content,

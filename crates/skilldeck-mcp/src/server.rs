@@ -468,45 +468,50 @@ impl ServerHandler for SkillServer {
             let activated = args.get("name").and_then(|v| v.as_str()).map(str::to_owned);
             let activated_name = activated.clone();
             tracing::debug!(tool = %name, "call");
-            if engine.host().is_execution_tool(&name) {
-                let result =
-                    call_execution_tool(&engine, snapshot, conversation, name, args, call_id).await;
-                log_result(&result);
-                return result.map(CallToolResponse::from);
-            }
-            let execution_on = engine.host().execution().is_some();
-            let output = if name == tools::READ || (execution_on && name == tools::ACTIVATE) {
-                // File reads (and activations that may run dynamic context)
-                // run on a blocking thread.
+            // Every tool through the host's one entry (`Host::call`); the
+            // face only decides where it runs: skill code, file reads and
+            // activations that may run dynamic context on a blocking thread.
+            let host = engine.host();
+            let runs_code = host.is_execution_tool(&name);
+            let context = call_context(&engine, &conversation, &name, call_id);
+            let called = if runs_code
+                || name == tools::READ
+                || (host.execution().is_some() && name == tools::ACTIVATE)
+            {
                 let engine = Arc::clone(&engine);
                 let (tool, conversation) = (name.clone(), conversation.clone());
                 let snapshot = Arc::clone(&snapshot);
                 blocking(move || {
                     Ok(engine
                         .host()
-                        .call_tool(&snapshot, &conversation, &tool, &args))
+                        .call(&snapshot, &conversation, &tool, &args, context))
                 })
                 .await
             } else {
-                Ok(engine
-                    .host()
-                    .call_tool(&snapshot, &conversation, &name, &args))
+                Ok(host.call(&snapshot, &conversation, &name, &args, context))
             };
-            let result: Result<CallToolResult, ErrorData> = match output {
+            let result: Result<CallToolResult, ErrorData> = match called {
                 Err(e) => Err(e),
                 Ok(Err(e)) if tools::is_protocol_error(&e) => {
                     Err(ErrorData::invalid_params(e.message, None))
                 }
-                Ok(output) => {
-                    if let Err(e) = &output
-                        && e.kind == skilldeck_host::ToolErrorKind::Failed
+                Ok(Ok(skilldeck_host::Called::Run(run))) => Ok(tools::exec_result(Ok(*run))),
+                Ok(Ok(skilldeck_host::Called::Tool(output))) => Ok(tools::result(Ok(output))),
+                Ok(Err(e)) => {
+                    if runs_code {
+                        tracing::info!(kind = ?e.kind, "skill code refused or failed");
+                    } else if e.kind == skilldeck_host::ToolErrorKind::Failed
                         && name == tools::ACTIVATE
                     {
                         tracing::warn!(error = %e, "activation failed");
                     }
-                    Ok(tools::result(output))
+                    Ok(tools::result(Err(e)))
                 }
             };
+            if runs_code {
+                log_result(&result);
+                return result.map(CallToolResponse::from);
+            }
             if let Ok(r) = &result
                 && r.is_error == Some(true)
             {
@@ -818,40 +823,21 @@ impl ServerHandler for SkillServer {
     }
 }
 
-/// A call to a tool that runs skill code ([`skilldeck_host::Host::call_execution_tool`]),
-/// on a blocking thread, under the session's call context. An unknown
-/// tool is a protocol error; everything else is a tool result.
-async fn call_execution_tool(
-    engine: &Arc<Engine>,
-    snapshot: Arc<Snapshot>,
-    conversation: String,
-    name: String,
-    args: rmcp::model::JsonObject,
+/// The call context skill code runs under for this call: the server's
+/// agent and user ids, the conversation as the session, the request id.
+fn call_context(
+    engine: &Engine,
+    conversation: &str,
+    tool: &str,
     call_id: String,
-) -> Result<CallToolResult, ErrorData> {
-    let engine = Arc::clone(engine);
-    let run = blocking(move || {
-        let options = engine.options();
-        let context = skilldeck_exec::CallContext {
-            agent_id: options.exec_agent_id.clone(),
-            user_id: options.exec_user_id.clone(),
-            session_id: conversation.clone(),
-            call_id,
-            tool: name.clone(),
-        };
-        Ok(engine
-            .host()
-            .call_execution_tool(&snapshot, &conversation, &name, &args, context))
-    })
-    .await?;
-    match run {
-        Err(e) if tools::is_protocol_error(&e) => Err(ErrorData::invalid_params(e.message, None)),
-        run => {
-            if let Err(e) = &run {
-                tracing::info!(kind = ?e.kind, "skill code refused or failed");
-            }
-            Ok(tools::exec_result(run))
-        }
+) -> skilldeck_exec::CallContext {
+    let options = engine.options();
+    skilldeck_exec::CallContext {
+        agent_id: options.exec_agent_id.clone(),
+        user_id: options.exec_user_id.clone(),
+        session_id: conversation.to_owned(),
+        call_id,
+        tool: tool.to_owned(),
     }
 }
 

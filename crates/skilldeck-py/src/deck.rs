@@ -11,7 +11,9 @@ use pyo3::types::PyList;
 
 use skilldeck::{BudgetOverride, CatalogFormat, CatalogOptions, Config, Encoding};
 use skilldeck_host::execution::ScriptScope;
-use skilldeck_host::{Activated, Execution, Host, HostOptions, HostSpec, Snapshot, ToolErrorKind};
+use skilldeck_host::{
+    Activated, Called, Execution, Host, HostOptions, HostSpec, Snapshot, ToolError, ToolErrorKind,
+};
 
 use skilldeck_source::{RegistryOptions, RegistrySource, Target};
 
@@ -572,8 +574,14 @@ impl Deck {
         py.detach(|| {
             let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
-            host.call_tool(&snapshot, conversation, tool, &arguments)
-                .map(|out| out.text())
+            let mut context = exec::context();
+            context.session_id = String::new();
+            context.tool = tool.to_owned();
+            host.call(&snapshot, conversation, tool, &arguments, context)
+                .map(|called| match called {
+                    Called::Tool(out) => out.text(),
+                    Called::Run(run) => run.text,
+                })
         })
         .map_err(|e| errors::tool(py, e))
     }
@@ -693,7 +701,13 @@ impl Deck {
             let mut context = exec::context();
             context.session_id = String::new();
             context.tool = full_name.to_owned();
-            host.call_execution_tool(&snapshot, conversation, full_name, &arguments, context)
+            match host.call(&snapshot, conversation, full_name, &arguments, context)? {
+                Called::Run(run) => Ok(*run),
+                Called::Tool(_) => Err(ToolError::new(
+                    ToolErrorKind::UnknownTool,
+                    format!("'{full_name}' is one of the host's tools, not a skill tool"),
+                )),
+            }
         })
         .map(RunResult::from)
         .map_err(|e| errors::tool(py, e))

@@ -1,13 +1,19 @@
-//! Calling a tool: [`specs`] lists them for a snapshot, [`Host::call_tool`]
-//! checks the name and dispatches to the tool's handler.
+//! Calling a tool: [`specs`] lists them for a snapshot; [`Host::call`] is
+//! the one entry for every tool a model calls (the host's own, and, with
+//! execution on, the skill-defined ones and `run_skill_script`), returning
+//! a [`Called`]; [`Host::call_tool`] checks a host tool's name and
+//! dispatches to its handler.
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use skilldeck_exec::CallContext;
+
 use super::output::ToolOutput;
 use super::spec::ToolSpec;
 use super::{activate_skill, read_skill_resource, search_skills};
+use crate::execution::ToolRun;
 use crate::host::Host;
 use crate::snapshot::Snapshot;
 use crate::tool_error::{ToolError, ToolErrorKind};
@@ -31,7 +37,47 @@ pub fn specs(snapshot: &Snapshot) -> Vec<ToolSpec> {
     ]
 }
 
+/// What a tool call answered ([`Host::call`]).
+#[derive(Debug)]
+pub enum Called {
+    /// One of the host's tools (`activate_skill`, `read_skill_resource`,
+    /// `search_skills`): its output.
+    Tool(ToolOutput),
+    /// Skill code ran (a skill tool, `run_skill_script`): the run.
+    Run(Box<ToolRun>),
+}
+
+impl Called {
+    /// True when skill code ran.
+    pub fn ran_code(&self) -> bool {
+        matches!(self, Called::Run(_))
+    }
+}
+
 impl Host {
+    /// The one entry for every tool a model calls, in `conversation`:
+    /// the host's tools ([`Host::call_tool`]), and, with execution on, the
+    /// tools that run skill code ([`Host::call_execution_tool`], under
+    /// `context`). A face needs no rule to tell them apart; it may ask
+    /// [`Host::is_execution_tool`] only to decide where to run the call
+    /// (skill code blocks).
+    pub fn call(
+        &self,
+        snapshot: &Snapshot,
+        conversation: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        context: CallContext,
+    ) -> Result<Called, ToolError> {
+        if self.is_execution_tool(name) {
+            self.call_execution_tool(snapshot, conversation, name, arguments, context)
+                .map(|run| Called::Run(Box::new(run)))
+        } else {
+            self.call_tool(snapshot, conversation, name, arguments)
+                .map(Called::Tool)
+        }
+    }
+
     /// The tools for `snapshot` ([`specs`]).
     pub fn tool_specs(&self, snapshot: &Snapshot) -> Vec<ToolSpec> {
         specs(snapshot)

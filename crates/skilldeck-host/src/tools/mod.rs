@@ -29,7 +29,7 @@ pub mod search_skills;
 mod skill_calls;
 mod spec;
 
-pub use call::{TOOL_NAMES, specs};
+pub use call::{Called, TOOL_NAMES, specs};
 pub use output::{FileContent, FileOutput, SearchHit, ToolOutput};
 pub use skill_calls::ExecToolSpec;
 pub use spec::ToolSpec;
