@@ -110,12 +110,19 @@ pub fn fetch(
     client: &Client,
     skill: &SkillRef,
     version_or_label: &str,
-    expected: Option<&str>,
+    expected: Option<&skilldeck::Digest>,
     dir: &Path,
 ) -> Result<Fetched, CliError> {
     let detail = client.version(skill, version_or_label)?;
+    let fingerprint = skilldeck::Digest::parse(&detail.fingerprint).map_err(|e| {
+        CliError::Usage(format!(
+            "{skill}@{}: the registry {} serves a malformed fingerprint: {e}",
+            detail.version,
+            client.url()
+        ))
+    })?;
     if let Some(want) = expected
-        && want != detail.fingerprint
+        && *want != fingerprint
     {
         return Err(CliError::Usage(format!(
             "{skill}@{}: the registry {} serves fingerprint {}; the lock says {want}",
@@ -148,7 +155,7 @@ pub fn fetch(
         source: Source::Fetched {
             package: path.to_path_buf(),
             source: lock_source(client.url(), skill, &detail.version),
-            fingerprint: detail.fingerprint.clone(),
+            fingerprint,
         },
         _file: path,
     })

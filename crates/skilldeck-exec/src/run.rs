@@ -428,7 +428,7 @@ fn arguments_digest(request: &Request<'_>) -> String {
     if let Input::Bytes(b) = &request.stdin {
         h.update(b);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    skilldeck::lowercase_hex(&h.finalize())
 }
 
 /// Refuses when Landlock ABI 7 or seccomp is missing (namespace failures

@@ -221,8 +221,8 @@ pub enum LockFetch {
 pub struct Archive {
     /// The tar.gz bytes.
     pub bytes: Vec<u8>,
-    /// `sha256:` and the hex digest of the bytes.
-    pub sha256: String,
+    /// The SHA-256 of the bytes.
+    pub sha256: skilldeck::Digest,
 }
 
 /// The content a publish sends.
@@ -271,12 +271,6 @@ pub fn parse_lock_source(source: &str) -> Option<(String, SkillRef, String)> {
     let (skill, version) = spec.rsplit_once('@')?;
     let skill = SkillRef::parse(skill).ok()?;
     (!url.is_empty() && !version.is_empty()).then(|| (url.to_owned(), skill, version.to_owned()))
-}
-
-/// The hex digest an `ETag` carries (`"abc"`, `W/"abc"`, `"sha256:abc"`).
-fn etag_hex(etag: &str) -> &str {
-    let t = etag.trim().trim_start_matches("W/").trim_matches('"');
-    t.strip_prefix("sha256:").unwrap_or(t)
 }
 
 /// Percent-encodes one path segment or query value (everything but the
@@ -588,9 +582,9 @@ impl Client {
             encode(version)
         ));
         let answer = self.send(self.http.get(&url), &url, MAX_DOWNLOAD_BYTES)?;
-        let sha256 = skilldeck::sha256_digest(&answer.body);
+        let sha256 = skilldeck::Digest::of(&answer.body);
         if let Some(etag) = &answer.etag
-            && etag_hex(etag) != sha256.trim_start_matches("sha256:")
+            && skilldeck::Digest::from_etag(etag) != Some(sha256)
         {
             return Err(ClientError::Integrity {
                 url,
@@ -916,19 +910,6 @@ mod tests {
             ("http://127.0.0.1:7878", &skill, "1.2.0")
         );
         assert!(parse_lock_source("../dist/pdf.tar.gz").is_none());
-    }
-
-    #[test]
-    fn etags_are_compared_by_their_hex_digest() {
-        let sha = skilldeck::sha256_digest(b"abc");
-        let hex = sha.trim_start_matches("sha256:");
-        for tag in [
-            format!("\"{hex}\""),
-            format!("W/\"{hex}\""),
-            format!("\"sha256:{hex}\""),
-        ] {
-            assert_eq!(etag_hex(&tag), hex, "{tag}");
-        }
     }
 
     #[test]

@@ -294,7 +294,7 @@ pub async fn archive(
     let r = registry
         .archive_ref(&p, &skill_ref(&namespace, &name)?, &version)
         .await?;
-    let etag = etag_of_digest(&r.sha256);
+    let etag = etag_of_digest(&r.sha256)?;
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()
@@ -330,7 +330,7 @@ pub async fn file(
     let r = registry
         .file_ref(&p, &skill_ref(&namespace, &name)?, &version, &path)
         .await?;
-    let etag = etag_of_digest(&r.sha256);
+    let etag = etag_of_digest(&r.sha256)?;
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()

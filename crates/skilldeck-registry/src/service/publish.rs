@@ -16,7 +16,7 @@ use crate::names::{LATEST, Namespace, SkillRef};
 use crate::service::error::RegistryError;
 use crate::service::principal::Principal;
 use crate::service::registry::{Registry, now};
-use crate::service::store::{archive_key, file_key};
+use crate::service::store::{archive_key, file_key_of};
 use crate::wire::{Published, WireDiagnostic};
 
 /// A package unpacked, validated and re-packed, ready to store.
@@ -152,7 +152,7 @@ fn stage(body: Bytes, limits: PackageLimits, within: &Path) -> Result<Staged, Re
     for f in packed.manifest.files() {
         let full = unpacked.dir.join(&f.path);
         let bytes = std::fs::read(&full).map_err(|e| RegistryError::io(&f.path, e))?;
-        if skilldeck::sha256_digest(&bytes) != f.sha256 {
+        if skilldeck::Digest::of(&bytes) != f.sha256 {
             return Err(RegistryError::Internal(format!(
                 "{}: changed while it was staged",
                 f.path
@@ -163,7 +163,7 @@ fn stage(body: Bytes, limits: PackageLimits, within: &Path) -> Result<Staged, Re
     Ok(Staged {
         name: packed.name.clone(),
         meta_version: packed.version.clone(),
-        fingerprint: packed.fingerprint(),
+        fingerprint: packed.fingerprint().to_string(),
         // Control characters (a YAML "\0" escape decodes to NUL, which
         // PostgreSQL refuses in text) become spaces, as the deck does.
         description: fm
@@ -309,7 +309,7 @@ impl Registry {
         for (f, bytes) in &staged.files {
             self.inner
                 .store
-                .put(&file_key(&f.sha256)?, bytes.clone())
+                .put(&file_key_of(&f.sha256), bytes.clone())
                 .await?;
         }
         let archive_digest = skilldeck::sha256_digest(&staged.archive);
@@ -369,7 +369,7 @@ impl Registry {
             .bind(version_text.clone())
             .bind(f.path.clone())
             .bind(i64::try_from(f.size).unwrap_or(i64::MAX))
-            .bind(f.sha256.clone())
+            .bind(f.sha256.to_string())
             .bind(i64::from(f.executable))
             .execute(&mut *tx)
             .await?;

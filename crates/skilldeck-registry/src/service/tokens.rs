@@ -130,11 +130,7 @@ fn check_private(path: &Path) -> Result<(), RegistryError> {
 
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
-    let digest = skilldeck::sha256_digest(token.as_bytes());
-    digest
-        .strip_prefix(skilldeck::DIGEST_PREFIX)
-        .unwrap_or(&digest)
-        .to_owned()
+    skilldeck::Digest::of(token.as_bytes()).hex()
 }
 
 fn join_scopes(scopes: &[Scope]) -> String {
