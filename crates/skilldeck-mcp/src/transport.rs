@@ -207,7 +207,7 @@ fn read_token(path: &Path) -> Result<String, Error> {
     if token.is_empty() {
         return Err(fail("holds no token".to_owned()));
     }
-    if token.chars().any(|c| c.is_control() || c == ' ') {
+    if skilldeck::spec::has_control(token, true) || token.contains(' ') {
         return Err(fail(
             "the token must be one word of printable characters".to_owned(),
         ));

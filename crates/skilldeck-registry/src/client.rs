@@ -305,9 +305,8 @@ pub fn error_from_answer(
         };
     }
     let text = String::from_utf8_lossy(body);
-    let body: String = text
+    let body: String = skilldeck::spec::replace_controls(&text, true)
         .chars()
-        .filter(|c| !c.is_control() || *c == ' ')
         .take(BODY_EXCERPT_CHARS)
         .collect();
     ClientError::Status {

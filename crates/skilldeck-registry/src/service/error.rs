@@ -117,7 +117,7 @@ impl RegistryError {
                 ),
             ));
         }
-        if value.chars().any(char::is_control) {
+        if skilldeck::spec::has_control(value, true) {
             return Err(RegistryError::bad_request(
                 "registry-invalid-text",
                 format!("{field} holds a control character"),

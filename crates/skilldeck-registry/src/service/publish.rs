@@ -166,13 +166,12 @@ fn stage(body: Bytes, limits: PackageLimits, within: &Path) -> Result<Staged, Re
         fingerprint: packed.fingerprint().to_string(),
         // Control characters (a YAML "\0" escape decodes to NUL, which
         // PostgreSQL refuses in text) become spaces, as the deck does.
-        description: fm
-            .description
-            .clone()
-            .unwrap_or_default()
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect(),
+        description: skilldeck::spec::replace_controls_with(
+            fm.description.as_deref().unwrap_or_default(),
+            true,
+            ' ',
+        )
+        .into_owned(),
         frontmatter: serde_json::to_value(&fm)?,
         files,
         archive: Bytes::from(packed.bytes),

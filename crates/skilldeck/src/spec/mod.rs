@@ -16,7 +16,10 @@ pub(crate) mod tools;
 pub(crate) mod validate;
 pub(crate) mod yaml;
 
-pub use control::{REPLACEMENT, first_control, is_control, may_hold_control, replace_controls};
+pub use control::{
+    REPLACEMENT, first_control, has_control, is_control, may_hold_control, replace_controls,
+    replace_controls_with,
+};
 pub use fields::Frontmatter;
 pub use folder::{
     SkillReport, validate_dir, validate_found, validate_found_many, validate_many, validate_path,
