@@ -273,18 +273,10 @@ pub fn parse_lock_source(source: &str) -> Option<(String, SkillRef, String)> {
     (!url.is_empty() && !version.is_empty()).then(|| (url.to_owned(), skill, version.to_owned()))
 }
 
-/// Percent-encodes one path segment or query value (everything but the
-/// unreserved characters).
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// Percent-encodes one path segment or query value: the core's rule
+/// ([`skilldeck::text::percent::encode_component`]).
+fn encode(text: &str) -> std::borrow::Cow<'_, str> {
+    skilldeck::text::percent::encode_component(text)
 }
 
 /// The error an answer with status `status` (an error) maps to.

@@ -34,6 +34,7 @@ mod scaffold;
 pub mod search;
 mod skill;
 pub mod spec;
+pub mod text;
 mod tokenizer;
 
 pub use activation::{
