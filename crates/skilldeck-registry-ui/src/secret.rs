@@ -3,7 +3,6 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use subtle::ConstantTimeEq as _;
 
 use crate::limits::SECRET_BYTES;
 
@@ -27,16 +26,13 @@ pub fn random_secret() -> Result<String, RandomUnavailable> {
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// True when `given` equals `expected`, in time that does not depend on
-/// where they differ.
-pub fn secrets_equal(given: &str, expected: &str) -> bool {
-    given.as_bytes().ct_eq(expected.as_bytes()).into()
-}
+/// Constant-time comparison: the core's rule.
+pub use skilldeck::secret::secrets_equal;
 
 /// The sha256 of a secret, hex: sessions are keyed by it, so the store
 /// never holds a cookie value that would let someone sign in.
 pub fn secret_key(secret: &str) -> String {
-    skilldeck::Digest::of(secret.as_bytes()).hex()
+    skilldeck::secret::secret_hash(secret)
 }
 
 #[cfg(test)]

@@ -171,16 +171,15 @@ impl Token {
         (!t.is_empty()).then(|| Token(t.to_owned()))
     }
 
-    /// The first line of `path`.
+    /// The first line of `path`: the core's token-file rule
+    /// ([`skilldeck::secret::read_secret_file`]).
     pub fn from_file(path: &Path) -> Result<Token, ClientError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ClientError::Token {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        Token::new(text.lines().next().unwrap_or_default()).ok_or_else(|| ClientError::Token {
-            path: path.to_path_buf(),
-            message: "the token file is empty".to_owned(),
-        })
+        skilldeck::secret::read_secret_file(path)
+            .map(Token)
+            .map_err(|e| ClientError::Token {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
     }
 
     /// `file`'s token when given, else [`TOKEN_ENV`]'s, else none.
@@ -198,7 +197,7 @@ impl Token {
 
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(<redacted>)")
+        write!(f, "Token({})", skilldeck::secret::REDACTED)
     }
 }
 

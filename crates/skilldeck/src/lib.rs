@@ -32,6 +32,7 @@ pub mod limits;
 pub mod resources;
 mod scaffold;
 pub mod search;
+pub mod secret;
 mod skill;
 pub mod spec;
 pub mod text;

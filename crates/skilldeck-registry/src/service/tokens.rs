@@ -16,7 +16,6 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sqlx::Row;
-use subtle::ConstantTimeEq;
 
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
@@ -110,27 +109,21 @@ fn new_token_id() -> Result<String, RegistryError> {
 /// Refuses a token file others can read or write (fails closed: the
 /// admin token must stay the operator's).
 fn check_private(path: &Path) -> Result<(), RegistryError> {
-    #[cfg(unix)]
+    if let Some(mode) =
+        skilldeck::secret::open_to_others(path).map_err(|e| RegistryError::io(path, e))?
     {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| RegistryError::io(path, e))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(RegistryError::Config(format!(
-                "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
-                path.display(),
-                mode & 0o777
-            )));
-        }
+        return Err(RegistryError::Config(format!(
+            "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
+            path.display(),
+            mode
+        )));
     }
     Ok(())
 }
 
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
-    skilldeck::Digest::of(token.as_bytes()).hex()
+    skilldeck::secret::secret_hash(token)
 }
 
 fn join_scopes(scopes: &[Scope]) -> String {
@@ -188,7 +181,7 @@ impl Registry {
             return Err(RegistryError::Unauthorized("unknown token"));
         };
         let stored: String = row.try_get("hash")?;
-        if !bool::from(stored.as_bytes().ct_eq(hash.as_bytes())) {
+        if !skilldeck::secret::secrets_equal(&stored, &hash) {
             return Err(RegistryError::Unauthorized("unknown token"));
         }
         let revoked_at: Option<String> = row.try_get("revoked_at")?;
