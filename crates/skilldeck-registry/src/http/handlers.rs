@@ -233,7 +233,7 @@ pub async fn list_skills(
 
 /// A skill with its labels and versions.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("namespace" = String, Path), ("name" = String, Path)),
     responses(
         (status = 200, body = SkillDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -253,7 +253,7 @@ pub async fn skill(
 
 /// One version's manifest (`version` may be a label).
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path, description = "a semver version or a label")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -275,7 +275,7 @@ pub async fn version(
 
 /// The version's canonical tar.gz.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/archive", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, description = "the archive; ETag is its sha256", content_type = "application/gzip", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -311,7 +311,7 @@ pub async fn archive(
 
 /// One file of a version.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/files/{path}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
     responses(
         (status = 200, description = "the bytes; ETag is the digest", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -350,7 +350,7 @@ pub async fn file(
 
 /// Moves a label to a version (admin).
 #[utoipa::path(put, path = "/api/v1/skills/{namespace}/{name}/labels/{label}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("label" = String, Path, max_length = 32, pattern = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("label" = String, Path)),
     request_body = LabelMove,
     responses(
         (status = 200, body = LabelMoved),
@@ -395,7 +395,7 @@ async fn marker(
 
 /// Yanks a version (admin): no longer `latest` nor auto-discovered.
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -416,7 +416,7 @@ pub async fn yank(
 
 /// Undoes a yank (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -434,7 +434,7 @@ pub async fn unyank(
 
 /// Deprecates a version (admin).
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -455,7 +455,7 @@ pub async fn deprecate(
 
 /// Undoes a deprecation (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -522,7 +522,7 @@ pub async fn list_agents(
 }
 
 /// One agent (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -539,7 +539,7 @@ pub async fn agent(
 }
 
 /// Replaces an agent's settings (admin).
-#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")), request_body = AgentSpec,
+#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)), request_body = AgentSpec,
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -560,7 +560,7 @@ pub async fn update_agent(
 }
 
 /// Deletes an agent, its assignments and tokens (admin).
-#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 204, description = "deleted"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -578,7 +578,7 @@ pub async fn delete_agent(
 }
 
 /// An agent's assignments (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Vec<AssignmentView>),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -596,7 +596,7 @@ pub async fn assignments(
 
 /// Assigns a skill to an agent (admin).
 #[utoipa::path(put, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
     request_body = Assignment,
     responses(
         (status = 200, body = AssignmentView),
@@ -620,7 +620,7 @@ pub async fn assign(
 
 /// Removes an assignment (admin).
 #[utoipa::path(delete, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
     responses(
         (status = 204, description = "removed"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -640,7 +640,7 @@ pub async fn unassign(
 }
 
 /// A token scoped to this agent (admin); shown once.
-#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path)),
     request_body = TokenRequest,
     responses(
         (status = 201, body = TokenCreated),
@@ -732,7 +732,7 @@ pub async fn revoke_token(
 }
 
 /// The agent's resolved skills and what was left out (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Resolved),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -759,7 +759,7 @@ pub struct CatalogQuery {
 }
 
 /// The agent's catalog in the core's formats (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), CatalogQuery),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path), CatalogQuery),
     responses(
         (status = 200, description = "the catalog text", content_type = "application/xml", body = String),
         (status = 304, description = "not modified"),
@@ -797,7 +797,7 @@ pub async fn catalog(
 }
 
 /// The agent's lock: name, version, fingerprint and files per skill (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = AgentLock),
         (status = 304, description = "not modified"),
