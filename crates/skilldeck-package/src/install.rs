@@ -489,7 +489,7 @@ fn commit(
         name: name.clone(),
         version: entry.version.clone(),
         source: source.clone(),
-        fingerprint: entry.fingerprint.clone(),
+        fingerprint: entry.fingerprint,
         action,
         path: dest.clone(),
     };

@@ -84,7 +84,7 @@ pub fn verify(
         let mut check = SkillCheck {
             name: name.clone(),
             status: Status::Ok,
-            expected: entry.fingerprint.clone(),
+            expected: entry.fingerprint,
             found: None,
             diff: ManifestDiff::default(),
             problem: None,
