@@ -1,6 +1,6 @@
 //! Small text rules every crate shares, each defined once: percent-encoding
 //! of URI parts ([`percent`]) and XML escaping ([`xml`]). Control
-//! characters are [`crate::spec::control`]'s; digests and hex are
+//! characters are [`crate::spec::is_control`]'s; digests and hex are
 //! [`crate::digest`]'s.
 
 pub mod percent;
