@@ -109,7 +109,7 @@ pub fn fetch(
     client: &Client,
     skill: &SkillRef,
     version_or_label: &str,
-    expected: Option<&str>,
+    expected: Option<&skilldeck::Digest>,
     dir: &Path,
 ) -> Result<Fetched, CliError> {
     let fetched = skilldeck_source::fetch_version(client, skill, version_or_label, expected, dir)
@@ -122,7 +122,7 @@ pub fn fetch(
         source: Source::Fetched {
             package: fetched.package().to_path_buf(),
             source: fetched.lock_source.clone(),
-            fingerprint: fetched.fingerprint.clone(),
+            fingerprint: fetched.fingerprint,
         },
         _file: fetched,
     })

@@ -88,5 +88,5 @@ pub(crate) fn arguments_digest(request: &Request<'_>) -> String {
     if let Input::Bytes(b) = &request.stdin {
         h.update(b);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    skilldeck::lowercase_hex(&h.finalize())
 }

@@ -217,38 +217,14 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), Error> {
 /// Reads the bearer token from `path`: the first line, trimmed; empty is
 /// an error.
 fn read_token(path: &Path) -> Result<String, Error> {
-    let fail = |message: String| Error::TokenFile {
+    let token = skilldeck::secret::read_secret_file(path).map_err(|e| Error::TokenFile {
         path: path.to_path_buf(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
-    let token = text.lines().next().unwrap_or("").trim();
-    if token.is_empty() {
-        return Err(fail("holds no token".to_owned()));
+        message: e.to_string(),
+    })?;
+    if let Ok(Some(mode)) = skilldeck::secret::open_to_others(path) {
+        tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "token file is readable by other users (chmod 600 it)");
     }
-    if token.chars().any(|c| c.is_control() || c == ' ') {
-        return Err(fail(
-            "the token must be one word of printable characters".to_owned(),
-        ));
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            tracing::warn!(path = %path.display(), "token file is readable by other users (chmod 600 it)");
-        }
-    }
-    Ok(token.to_owned())
-}
-
-/// Compares without an early exit on the first differing byte.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    Ok(token)
 }
 
 async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: Next) -> Response {
@@ -259,7 +235,7 @@ async fn require_bearer(State(token): State<Arc<str>>, request: Request, next: N
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     match presented {
-        Some(t) if constant_time_eq(t.as_bytes(), token.as_bytes()) => next.run(request).await,
+        Some(t) if skilldeck::secret::secrets_equal(t, &token) => next.run(request).await,
         _ => {
             tracing::info!(path = %request.uri().path(), "refused: missing or wrong bearer token");
             let mut response = (

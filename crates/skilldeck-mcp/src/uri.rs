@@ -8,8 +8,6 @@
 //! are used as is (a name with characters a URI cannot carry there gets no
 //! URI: [`name_fits_uri`]).
 
-use std::fmt::Write as _;
-
 /// The URI scheme.
 pub const SCHEME: &str = "skill://";
 
@@ -76,7 +74,7 @@ pub fn skill_uri(name: &str, path: &str) -> String {
     uri.push_str(name);
     if !path.is_empty() {
         uri.push('/');
-        encode_path(&mut uri, path);
+        uri.push_str(&skilldeck::text::percent::encode_path(path));
     }
     uri
 }
@@ -112,37 +110,6 @@ pub fn splits(parsed: &SkillUri) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn encode_path(out: &mut String, path: &str) {
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'/'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'@'
-            )
-        {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-}
-
 /// Parses a `skill://` URI. The path is percent-decoded but not otherwise
 /// checked: the core's resource rules (no `..`, no absolute paths, ...)
 /// apply when it is read.
@@ -157,32 +124,13 @@ pub fn parse(uri: &str) -> Result<SkillUri, UriError> {
     if name.is_empty() {
         return Err(UriError::Malformed(uri.to_owned()));
     }
-    let path =
-        decode(path.trim_end_matches('/')).ok_or_else(|| UriError::Escape(uri.to_owned()))?;
+    let path = skilldeck::text::percent::decode_strict(path.trim_end_matches('/'))
+        .ok_or_else(|| UriError::Escape(uri.to_owned()))?
+        .into_owned();
     Ok(SkillUri {
         name: name.to_owned(),
         path,
     })
-}
-
-fn decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_owned());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use skilldeck::{Code, Diagnostic, Severity, SkillManifest};
+use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
@@ -78,7 +78,7 @@ pub struct Installed {
     /// The source as the lock records it.
     pub source: String,
     /// The content fingerprint.
-    pub fingerprint: String,
+    pub fingerprint: Digest,
     /// What happened.
     pub action: Action,
     /// Where it is now.
@@ -102,7 +102,7 @@ pub enum Source {
         /// What the lock records as the skill's source.
         source: String,
         /// The content fingerprint the package must have (`sha256:...`).
-        fingerprint: String,
+        fingerprint: Digest,
     },
 }
 
@@ -489,7 +489,7 @@ fn commit(
         name: name.clone(),
         version: entry.version.clone(),
         source: source.clone(),
-        fingerprint: entry.fingerprint.clone(),
+        fingerprint: entry.fingerprint,
         action,
         path: dest.clone(),
     };

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use skilldeck::{FileDigest, SkillManifest};
+use skilldeck::{Digest, FileDigest, SkillManifest};
 
 use crate::error::Error;
 use crate::pack::{write_atomic, write_atomic_with};
@@ -36,7 +36,7 @@ pub struct LockEntry {
     /// the lockfile's folder when inside it).
     pub source: String,
     /// The content fingerprint.
-    pub fingerprint: String,
+    pub fingerprint: Digest,
     /// Every file, sorted by path.
     pub files: Vec<FileDigest>,
 }
@@ -119,7 +119,11 @@ impl Lockfile {
                 let _ = writeln!(out, "version = {}", quote(v));
             }
             let _ = writeln!(out, "source = {}", quote(&entry.source));
-            let _ = writeln!(out, "fingerprint = {}", quote(&entry.fingerprint));
+            let _ = writeln!(
+                out,
+                "fingerprint = {}",
+                quote(&entry.fingerprint.to_string())
+            );
             out.push_str("files = [\n");
             for f in &entry.files {
                 let _ = write!(
@@ -127,7 +131,7 @@ impl Lockfile {
                     "    {{ path = {}, size = {}, sha256 = {}",
                     quote(&f.path),
                     f.size,
-                    quote(&f.sha256)
+                    quote(&f.sha256.to_string())
                 );
                 if f.executable {
                     out.push_str(", executable = true");
@@ -200,6 +204,35 @@ mod tests {
         let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
         assert_eq!(back, lock);
         assert!(back.skill["pdf-tools"].matches(&manifest));
+    }
+
+    #[test]
+    fn a_lockfile_with_a_malformed_digest_is_refused_naming_the_file() {
+        let mut lock = Lockfile::new("skills");
+        let manifest = SkillManifest::new(vec![FileDigest::of_bytes("SKILL.md", b"x", false)]);
+        lock.skill.insert(
+            "pdf".into(),
+            LockEntry {
+                version: None,
+                source: "x".into(),
+                fingerprint: manifest.fingerprint(),
+                files: manifest.files().to_vec(),
+            },
+        );
+        let text = lock.to_toml();
+        let good = manifest.fingerprint().to_string();
+        for bad in [
+            "sha256:../../etc".to_owned(),
+            good.to_uppercase(),
+            good.trim_start_matches("sha256:").to_owned(),
+        ] {
+            let broken = text.replacen(&good, &bad, 1);
+            let e = Lockfile::parse(&broken, Path::new("skilldeck.lock"))
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("skilldeck.lock") && e.contains("sha256"), "{e}");
+        }
     }
 
     #[test]

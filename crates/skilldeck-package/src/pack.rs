@@ -9,7 +9,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use skilldeck::{Code, Diagnostic, FileDigest, SkillManifest, ValidationOptions};
+use skilldeck::{Code, Diagnostic, Digest, FileDigest, SkillManifest, ValidationOptions};
 
 use crate::error::Error;
 use crate::folder::{folder_files, read_file};
@@ -98,7 +98,7 @@ pub struct Packed {
 
 impl Packed {
     /// The content fingerprint.
-    pub fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> Digest {
         self.manifest.fingerprint()
     }
 }

@@ -28,7 +28,7 @@ pub fn check_entry_path(raw: &[u8]) -> Result<String, &'static str> {
     if text.contains('\0') {
         return Err("the path holds a NUL byte");
     }
-    if text.chars().any(char::is_control) {
+    if skilldeck::spec::has_control(text, true) {
         return Err("the path holds a control character");
     }
     if text.contains('\\') {
@@ -152,6 +152,24 @@ mod tests {
             assert!(check_entry_path(bad.as_bytes()).is_err(), "{bad:?}");
         }
         assert!(check_entry_path(b"\xff").is_err());
+    }
+
+    #[test]
+    fn an_entry_path_with_a_bidi_control_or_a_line_break_is_refused_by_the_core_rule() {
+        // `run\u{202e}hs.md` shows as `rundm.sh` in a terminal.
+        for bad in [
+            "scripts/run\u{202e}hs.md",
+            "a\u{2066}b",
+            "a\nb",
+            "a\tb",
+            "a\u{85}b",
+        ] {
+            assert_eq!(
+                check_entry_path(bad.as_bytes()),
+                Err("the path holds a control character"),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use skilldeck::ManifestDiff;
+use skilldeck::{Digest, ManifestDiff};
 
 use crate::error::Error;
 use crate::folder::folder_manifest;
@@ -33,9 +33,9 @@ pub struct SkillCheck {
     /// The verdict.
     pub status: Status,
     /// The fingerprint the lock records.
-    pub expected: String,
+    pub expected: Digest,
     /// The fingerprint found (when the folder could be read).
-    pub found: Option<String>,
+    pub found: Option<Digest>,
     /// The files that differ.
     #[serde(flatten)]
     pub diff: ManifestDiff,
@@ -84,7 +84,7 @@ pub fn verify(
         let mut check = SkillCheck {
             name: name.clone(),
             status: Status::Ok,
-            expected: entry.fingerprint.clone(),
+            expected: entry.fingerprint,
             found: None,
             diff: ManifestDiff::default(),
             problem: None,
@@ -97,8 +97,7 @@ pub fn verify(
                 Ok(found) => {
                     check.diff = found.diff(&entry.manifest());
                     check.found = Some(found.fingerprint());
-                    if !check.diff.is_empty() || check.found.as_deref() != Some(&entry.fingerprint)
-                    {
+                    if !check.diff.is_empty() || check.found != Some(entry.fingerprint) {
                         check.status = Status::Modified;
                     }
                 }

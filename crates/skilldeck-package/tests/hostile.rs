@@ -154,7 +154,12 @@ impl Sandbox {
                 assert_eq!(file.warnings.len(), m.warnings.len());
                 assert_eq!(memory.contents.len(), m.manifest.files().len());
                 for (f, bytes) in m.manifest.files().iter().zip(&memory.contents) {
-                    assert_eq!(skilldeck::sha256_digest(bytes), f.sha256, "{}", f.path);
+                    assert_eq!(
+                        skilldeck::sha256_digest(bytes),
+                        f.sha256.to_string(),
+                        "{}",
+                        f.path
+                    );
                     assert_eq!(
                         std::fs::read(m.dir.join(&f.path)).unwrap(),
                         *bytes,

@@ -507,7 +507,7 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
     let wrong = Source::Fetched {
         package: package.clone(),
         source: source.clone(),
-        fingerprint: format!("sha256:{}", "0".repeat(64)),
+        fingerprint: skilldeck::Digest::from_bytes([0; 32]),
     };
     let e = install(&root, &[wrong], &InstallOptions::default()).unwrap_err();
     assert_eq!(e.diagnostics()[0].code, Code::LockMismatch, "{e}");

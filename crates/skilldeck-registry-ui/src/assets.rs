@@ -8,9 +8,6 @@ use std::sync::OnceLock;
 use axum::extract::Path;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest as _, Sha256};
-
-use crate::secret::hex;
 
 /// The path prefix of static assets.
 pub const STATIC_PREFIX: &str = "/ui/static";
@@ -52,7 +49,7 @@ fn file_names() -> &'static [String; 3] {
     static NAMES: OnceLock<[String; 3]> = OnceLock::new();
     NAMES.get_or_init(|| {
         ASSETS.each_ref().map(|a| {
-            let digest = hex(&Sha256::digest(a.bytes));
+            let digest = skilldeck::Digest::of(a.bytes).hex();
             format!("{}.{}.{}", a.stem, &digest[..HASH_DIGITS], a.ext)
         })
     })

@@ -3,8 +3,6 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use sha2::{Digest as _, Sha256};
-use subtle::ConstantTimeEq as _;
 
 use crate::limits::SECRET_BYTES;
 
@@ -28,27 +26,13 @@ pub fn random_secret() -> Result<String, RandomUnavailable> {
     Ok(URL_SAFE_NO_PAD.encode(bytes))
 }
 
-/// True when `given` equals `expected`, in time that does not depend on
-/// where they differ.
-pub fn secrets_equal(given: &str, expected: &str) -> bool {
-    given.as_bytes().ct_eq(expected.as_bytes()).into()
-}
+/// Constant-time comparison: the core's rule.
+pub use skilldeck::secret::secrets_equal;
 
 /// The sha256 of a secret, hex: sessions are keyed by it, so the store
 /// never holds a cookie value that would let someone sign in.
 pub fn secret_key(secret: &str) -> String {
-    hex(&Sha256::digest(secret.as_bytes()))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
+    skilldeck::secret::secret_hash(secret)
 }
 
 #[cfg(test)]
@@ -73,10 +57,5 @@ mod tests {
         assert!(!secrets_equal("abd", "abc"));
         assert!(!secrets_equal("ab", "abc"));
         assert!(!secrets_equal("", "abc"));
-    }
-
-    #[test]
-    fn hex_is_lowercase_two_digits_per_byte() {
-        assert_eq!(hex(&[0, 15, 255]), "000fff");
     }
 }

@@ -469,13 +469,7 @@ pub fn href_with(path: &str, params: &[(&str, &str)]) -> String {
         first = false;
         out.push_str(key);
         out.push('=');
-        for b in value.bytes() {
-            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-                out.push(char::from(b));
-            } else {
-                out.push_str(&format!("%{b:02X}"));
-            }
-        }
+        out.push_str(&skilldeck::text::percent::encode_component(value));
     }
     out
 }

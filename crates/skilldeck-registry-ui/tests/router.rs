@@ -434,3 +434,22 @@ async fn the_selection_preview_reports_a_name_clash_naming_both_skills() {
         "{notice}"
     );
 }
+
+#[tokio::test]
+async fn the_name_fields_of_the_forms_state_the_registrys_own_name_rules() {
+    let f = fixture().await;
+    let signed = sign_in(&f, &f.token).await;
+    let slug = format!("pattern=\"{}\"", skilldeck::spec::SLUG_PATTERN);
+    for (page, max) in [
+        ("/ui/upload", skilldeck_registry::names::MAX_NAMESPACE_LEN),
+        (
+            "/ui/agents/new",
+            skilldeck_registry::names::MAX_AGENT_ID_LEN,
+        ),
+    ] {
+        let (status, _, html) = send(&f.router, get(page, Some(&signed))).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert!(html.contains(&slug), "{page}: {html}");
+        assert!(html.contains(&format!("maxlength=\"{max}\"")), "{page}");
+    }
+}

@@ -171,16 +171,15 @@ impl Token {
         (!t.is_empty()).then(|| Token(t.to_owned()))
     }
 
-    /// The first line of `path`.
+    /// The first line of `path`: the core's token-file rule
+    /// ([`skilldeck::secret::read_secret_file`]).
     pub fn from_file(path: &Path) -> Result<Token, ClientError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ClientError::Token {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })?;
-        Token::new(text.lines().next().unwrap_or_default()).ok_or_else(|| ClientError::Token {
-            path: path.to_path_buf(),
-            message: "the token file is empty".to_owned(),
-        })
+        skilldeck::secret::read_secret_file(path)
+            .map(Token)
+            .map_err(|e| ClientError::Token {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
     }
 
     /// `file`'s token when given, else [`TOKEN_ENV`]'s, else none.
@@ -198,7 +197,7 @@ impl Token {
 
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(<redacted>)")
+        write!(f, "Token({})", skilldeck::secret::REDACTED)
     }
 }
 
@@ -221,8 +220,8 @@ pub enum LockFetch {
 pub struct Archive {
     /// The tar.gz bytes.
     pub bytes: Vec<u8>,
-    /// `sha256:` and the hex digest of the bytes.
-    pub sha256: String,
+    /// The SHA-256 of the bytes.
+    pub sha256: skilldeck::Digest,
 }
 
 /// The content a publish sends.
@@ -273,24 +272,10 @@ pub fn parse_lock_source(source: &str) -> Option<(String, SkillRef, String)> {
     (!url.is_empty() && !version.is_empty()).then(|| (url.to_owned(), skill, version.to_owned()))
 }
 
-/// The hex digest an `ETag` carries (`"abc"`, `W/"abc"`, `"sha256:abc"`).
-fn etag_hex(etag: &str) -> &str {
-    let t = etag.trim().trim_start_matches("W/").trim_matches('"');
-    t.strip_prefix("sha256:").unwrap_or(t)
-}
-
-/// Percent-encodes one path segment or query value (everything but the
-/// unreserved characters).
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// Percent-encodes one path segment or query value: the core's rule
+/// ([`skilldeck::text::percent::encode_component`]).
+fn encode(text: &str) -> std::borrow::Cow<'_, str> {
+    skilldeck::text::percent::encode_component(text)
 }
 
 /// The error an answer with status `status` (an error) maps to.
@@ -311,9 +296,8 @@ pub fn error_from_answer(
         };
     }
     let text = String::from_utf8_lossy(body);
-    let body: String = text
+    let body: String = skilldeck::spec::replace_controls(&text, true)
         .chars()
-        .filter(|c| !c.is_control() || *c == ' ')
         .take(BODY_EXCERPT_CHARS)
         .collect();
     ClientError::Status {
@@ -588,9 +572,9 @@ impl Client {
             encode(version)
         ));
         let answer = self.send(self.http.get(&url), &url, MAX_DOWNLOAD_BYTES)?;
-        let sha256 = skilldeck::sha256_digest(&answer.body);
+        let sha256 = skilldeck::Digest::of(&answer.body);
         if let Some(etag) = &answer.etag
-            && etag_hex(etag) != sha256.trim_start_matches("sha256:")
+            && skilldeck::Digest::from_etag(etag) != Some(sha256)
         {
             return Err(ClientError::Integrity {
                 url,
@@ -916,19 +900,6 @@ mod tests {
             ("http://127.0.0.1:7878", &skill, "1.2.0")
         );
         assert!(parse_lock_source("../dist/pdf.tar.gz").is_none());
-    }
-
-    #[test]
-    fn etags_are_compared_by_their_hex_digest() {
-        let sha = skilldeck::sha256_digest(b"abc");
-        let hex = sha.trim_start_matches("sha256:");
-        for tag in [
-            format!("\"{hex}\""),
-            format!("W/\"{hex}\""),
-            format!("\"sha256:{hex}\""),
-        ] {
-            assert_eq!(etag_hex(&tag), hex, "{tag}");
-        }
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub const MAX_LABEL_LEN: usize = 32;
 pub const MAX_AGENT_ID_LEN: usize = 63;
 /// The label the registry moves itself on publish and yank.
 pub const LATEST: &str = "latest";
+/// A label as a regular expression: a slug that starts with a letter.
+pub const LABEL_PATTERN: &str = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$";
 /// The namespace a publish without `?namespace=` goes to.
 pub const DEFAULT_NAMESPACE: &str = "default";
 
@@ -28,8 +30,8 @@ pub struct NameError {
     pub reason: &'static str,
 }
 
-/// `^[a-z0-9][a-z0-9-]*$` up to `max` characters, not ending in `-`
-/// and without `--` (so it reads like a spec skill name).
+/// The core's slug rule ([`skilldeck::spec::SLUG_PATTERN`]) up to `max`
+/// characters (so it reads like a spec skill name).
 fn check_slug(kind: &'static str, value: &str, max: usize) -> Result<(), NameError> {
     let fail = |reason| {
         Err(NameError {
@@ -38,25 +40,10 @@ fn check_slug(kind: &'static str, value: &str, max: usize) -> Result<(), NameErr
             reason,
         })
     };
-    if value.is_empty() {
-        return fail("it is empty");
+    match skilldeck::spec::slug_problem(value, max) {
+        Some(problem) => fail(problem.reason()),
+        None => Ok(()),
     }
-    if value.len() > max {
-        return fail("it is too long");
-    }
-    if !value
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        return fail("only lowercase letters a-z, digits and '-' are allowed");
-    }
-    if value.starts_with('-') || value.ends_with('-') {
-        return fail("it must not start or end with '-'");
-    }
-    if value.contains("--") {
-        return fail("it must not contain '--'");
-    }
-    Ok(())
 }
 
 macro_rules! slug_type {

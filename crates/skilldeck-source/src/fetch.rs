@@ -8,6 +8,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use skilldeck::Digest;
 use skilldeck_registry::client::{Client, lock_source};
 use skilldeck_registry::names::SkillRef;
 
@@ -19,8 +20,8 @@ use crate::error::Error;
 pub struct Fetched {
     /// The exact version the label or version resolved to.
     pub version: String,
-    /// The version's content fingerprint (`sha256:<hex>`), checked.
-    pub fingerprint: String,
+    /// The version's content fingerprint, checked.
+    pub fingerprint: Digest,
     /// How a lockfile names it: `registry+URL#ns/name@version`.
     pub lock_source: String,
     package: tempfile::TempPath,
@@ -42,12 +43,19 @@ pub fn fetch_version(
     client: &Client,
     skill: &SkillRef,
     version_or_label: &str,
-    expected: Option<&str>,
+    expected: Option<&Digest>,
     dir: &Path,
 ) -> Result<Fetched, Error> {
     let detail = client.version(skill, version_or_label)?;
+    let fingerprint = Digest::parse(&detail.fingerprint).map_err(|e| {
+        Error::Registry(format!(
+            "{skill}@{}: the registry {} serves a malformed fingerprint: {e}",
+            detail.version,
+            client.url()
+        ))
+    })?;
     if let Some(want) = expected
-        && want != detail.fingerprint
+        && *want != fingerprint
     {
         return Err(Error::Registry(format!(
             "{skill}@{}: the registry {} serves fingerprint {}; the lock says {want}",
@@ -61,7 +69,7 @@ pub fn fetch_version(
     Ok(Fetched {
         lock_source: lock_source(client.url(), skill, &detail.version),
         version: detail.version,
-        fingerprint: detail.fingerprint,
+        fingerprint,
         package,
     })
 }

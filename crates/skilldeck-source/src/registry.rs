@@ -133,16 +133,12 @@ fn lock_state(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The hex part of a `sha256:` fingerprint, checked (it names a folder).
-fn fingerprint_hex(fingerprint: &str) -> Result<&str, Error> {
-    let hex = fingerprint.strip_prefix("sha256:").unwrap_or(fingerprint);
-    if hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        Ok(hex)
-    } else {
-        Err(registry_error(format!(
-            "the lock names a malformed fingerprint '{fingerprint}'"
-        )))
-    }
+/// The hex part of a `sha256:` fingerprint, checked by the core's digest
+/// rule ([`skilldeck::Digest`]): it names a folder.
+fn fingerprint_hex(fingerprint: &str) -> Result<String, Error> {
+    skilldeck::Digest::parse(fingerprint)
+        .map(|d| d.hex())
+        .map_err(|e| registry_error(format!("the lock names a malformed fingerprint: {e}")))
 }
 
 /// A skill's name from a lock, checked (it names a folder and a link).
@@ -377,7 +373,7 @@ impl RegistrySource {
 
     fn materialise_one(&self, skill: &LockedSkill) -> Result<PathBuf, Error> {
         let hex = fingerprint_hex(&skill.fingerprint)?;
-        let parent = self.blobs.join(hex);
+        let parent = self.blobs.join(&hex);
         let dir = parent.join(&skill.name);
         if lock_state(&self.state).verified.contains(&dir) {
             return Ok(dir);
@@ -728,7 +724,7 @@ mod tests {
     #[test]
     fn a_fingerprint_names_a_folder_only_when_it_is_64_lowercase_hex_digits() {
         let good = format!("sha256:{}", "a1".repeat(32));
-        assert_eq!(fingerprint_hex(&good).ok(), Some(&good[7..]));
+        assert_eq!(fingerprint_hex(&good).ok().as_deref(), Some(&good[7..]));
         for bad in [
             "sha256:../../etc",
             "sha256:ABC",

@@ -32,8 +32,10 @@ pub mod limits;
 pub mod resources;
 mod scaffold;
 pub mod search;
+pub mod secret;
 mod skill;
 pub mod spec;
+pub mod text;
 mod tokenizer;
 
 pub use activation::{
@@ -50,8 +52,8 @@ pub use deck::{
 };
 pub use diagnostic::{Code, Diagnostic, Pos, Severity};
 pub use digest::{
-    DIGEST_PREFIX, DigestWriter, FileDigest, ManifestDiff, SkillManifest, fingerprint,
-    sha256_digest,
+    DIGEST_PREFIX, Digest, DigestError, DigestWriter, FileDigest, ManifestDiff, SkillManifest,
+    fingerprint, lowercase_hex, sha256_digest,
 };
 pub use error::{Error, ResourceProblem};
 pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};

@@ -234,7 +234,7 @@ pub async fn list_skills(
 
 /// A skill with its labels and versions.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("namespace" = String, Path), ("name" = String, Path)),
     responses(
         (status = 200, body = SkillDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -254,7 +254,7 @@ pub async fn skill(
 
 /// One version's manifest (`version` may be a label).
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path, description = "a semver version or a label")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -276,7 +276,7 @@ pub async fn version(
 
 /// The version's canonical tar.gz.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/archive", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, description = "the archive; ETag is its sha256", content_type = "application/gzip", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -295,7 +295,7 @@ pub async fn archive(
     let r = registry
         .archive_ref(&p, &skill_ref(&namespace, &name)?, &version)
         .await?;
-    let etag = etag_of_digest(&r.sha256);
+    let etag = etag_of_digest(&r.sha256)?;
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()
@@ -312,7 +312,7 @@ pub async fn archive(
 
 /// One file of a version.
 #[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/files/{path}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path), ("path" = String, Path, description = "relative path, no `..`")),
     responses(
         (status = 200, description = "the bytes; ETag is the digest", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 304, description = "not modified"),
@@ -331,7 +331,7 @@ pub async fn file(
     let r = registry
         .file_ref(&p, &skill_ref(&namespace, &name)?, &version, &path)
         .await?;
-    let etag = etag_of_digest(&r.sha256);
+    let etag = etag_of_digest(&r.sha256)?;
     // 304 from the digest in the database: the store is not read.
     let bytes = if not_modified(&headers, &etag) {
         Bytes::new()
@@ -351,7 +351,7 @@ pub async fn file(
 
 /// Moves a label to a version (admin).
 #[utoipa::path(put, path = "/api/v1/skills/{namespace}/{name}/labels/{label}", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("label" = String, Path, max_length = 32, pattern = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$")),
+    params(("namespace" = String, Path), ("name" = String, Path), ("label" = String, Path)),
     request_body = LabelMove,
     responses(
         (status = 200, body = LabelMoved),
@@ -396,7 +396,7 @@ async fn marker(
 
 /// Yanks a version (admin): no longer `latest` nor auto-discovered.
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -417,7 +417,7 @@ pub async fn yank(
 
 /// Undoes a yank (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/yank", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -435,7 +435,7 @@ pub async fn unyank(
 
 /// Deprecates a version (admin).
 #[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     request_body = ReasonBody,
     responses(
         (status = 200, body = VersionDetail),
@@ -456,7 +456,7 @@ pub async fn deprecate(
 
 /// Undoes a deprecation (admin).
 #[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/deprecate", tag = "skills",
-    params(("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("version" = String, Path)),
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
     responses(
         (status = 200, body = VersionDetail),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -523,7 +523,7 @@ pub async fn list_agents(
 }
 
 /// One agent (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -540,7 +540,7 @@ pub async fn agent(
 }
 
 /// Replaces an agent's settings (admin).
-#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")), request_body = AgentSpec,
+#[utoipa::path(put, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)), request_body = AgentSpec,
     responses(
         (status = 200, body = Agent),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -561,7 +561,7 @@ pub async fn update_agent(
 }
 
 /// Deletes an agent, its assignments and tokens (admin).
-#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(delete, path = "/api/v1/agents/{id}", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 204, description = "deleted"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -579,7 +579,7 @@ pub async fn delete_agent(
 }
 
 /// An agent's assignments (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/skills", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Vec<AssignmentView>),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -597,7 +597,7 @@ pub async fn assignments(
 
 /// Assigns a skill to an agent (admin).
 #[utoipa::path(put, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
     request_body = Assignment,
     responses(
         (status = 200, body = AssignmentView),
@@ -621,7 +621,7 @@ pub async fn assign(
 
 /// Removes an assignment (admin).
 #[utoipa::path(delete, path = "/api/v1/agents/{id}/skills/{namespace}/{name}", tag = "agents",
-    params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("namespace" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), ("name" = String, Path, max_length = 64, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+    params(("id" = String, Path), ("namespace" = String, Path), ("name" = String, Path)),
     responses(
         (status = 204, description = "removed"),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -641,7 +641,7 @@ pub async fn unassign(
 }
 
 /// A token scoped to this agent (admin); shown once.
-#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(post, path = "/api/v1/agents/{id}/tokens", tag = "tokens", params(("id" = String, Path)),
     request_body = TokenRequest,
     responses(
         (status = 201, body = TokenCreated),
@@ -733,7 +733,7 @@ pub async fn revoke_token(
 }
 
 /// The agent's resolved skills and what was left out (admin or that agent).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/resolved", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = Resolved),
         (status = 400, body = Problem, content_type = "application/problem+json"),
@@ -760,7 +760,7 @@ pub struct CatalogQuery {
 }
 
 /// The agent's catalog in the core's formats (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$"), CatalogQuery),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/catalog", tag = "agents", params(("id" = String, Path), CatalogQuery),
     responses(
         (status = 200, description = "the catalog text", content_type = "application/xml", body = String),
         (status = 304, description = "not modified"),
@@ -798,7 +798,7 @@ pub async fn catalog(
 }
 
 /// The agent's lock: name, version, fingerprint and files per skill (ETag, 304).
-#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path, max_length = 63, pattern = "^[a-z0-9]+(-[a-z0-9]+)*$")),
+#[utoipa::path(get, path = "/api/v1/agents/{id}/lock", tag = "agents", params(("id" = String, Path)),
     responses(
         (status = 200, body = AgentLock),
         (status = 304, description = "not modified"),

@@ -28,6 +28,62 @@ impl Modify for Bearer {
     }
 }
 
+/// States each name rule on the path parameters that carry one (a
+/// namespace, a skill name, an agent id, a label): the pattern and length
+/// come from the rules themselves ([`skilldeck::spec::SLUG_PATTERN`],
+/// [`names`](crate::names)), so the document cannot drift from them.
+struct NameRules;
+
+impl NameRules {
+    /// The pattern and length limit of the parameter `name` of `path`.
+    fn rule(path: &str, name: &str) -> Option<(&'static str, usize)> {
+        use crate::names::{LABEL_PATTERN, MAX_AGENT_ID_LEN, MAX_LABEL_LEN, MAX_NAMESPACE_LEN};
+        use skilldeck::spec::SLUG_PATTERN;
+        match name {
+            "namespace" => Some((SLUG_PATTERN, MAX_NAMESPACE_LEN)),
+            "name" => Some((SLUG_PATTERN, skilldeck::limits::MAX_NAME_CHARS)),
+            "label" => Some((LABEL_PATTERN, MAX_LABEL_LEN)),
+            "id" if path.contains("/agents/{id}") => Some((SLUG_PATTERN, MAX_AGENT_ID_LEN)),
+            _ => None,
+        }
+    }
+}
+
+impl Modify for NameRules {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::path::ParameterIn;
+        use utoipa::openapi::{ObjectBuilder, RefOr, Schema, Type};
+        for (path, item) in &mut openapi.paths.paths {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                for parameter in operation.parameters.iter_mut().flatten() {
+                    let RefOr::T(parameter) = parameter else {
+                        continue;
+                    };
+                    if !matches!(parameter.parameter_in, ParameterIn::Path) {
+                        continue;
+                    }
+                    if let Some((pattern, max)) = NameRules::rule(path, &parameter.name) {
+                        parameter.schema = Some(RefOr::T(Schema::Object(
+                            ObjectBuilder::new()
+                                .schema_type(Type::String)
+                                .pattern(Some(pattern))
+                                .max_length(Some(max))
+                                .build(),
+                        )));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The registry's API.
 #[derive(OpenApi)]
 #[openapi(
@@ -50,7 +106,7 @@ impl Modify for Bearer {
         wire::TokenCreated, wire::TokenInfo, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
         wire::LockedSkill, wire::AgentLock, wire::AuditEntry,
     )),
-    modifiers(&Bearer),
+    modifiers(&Bearer, &NameRules),
 )]
 pub struct ApiDoc;
 
@@ -61,5 +117,48 @@ pub async fn openapi_json() -> Response {
     match ApiDoc::openapi().to_json() {
         Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
         Err(e) => RegistryError::Internal(format!("openapi: {e}")).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parameter_in_the_openapi_document_states_the_core_slug_rule() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        let mut checked = 0;
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for operation in item.as_object().into_iter().flatten().map(|(_, o)| o) {
+                for p in operation["parameters"].as_array().into_iter().flatten() {
+                    let name = p["name"].as_str().unwrap_or_default();
+                    let expected = match name {
+                        "namespace" | "name" => skilldeck::spec::SLUG_PATTERN,
+                        "id" if path.contains("/agents/{id}") => skilldeck::spec::SLUG_PATTERN,
+                        "label" => crate::names::LABEL_PATTERN,
+                        _ => continue,
+                    };
+                    if p["in"] != "path" {
+                        continue;
+                    }
+                    assert_eq!(p["schema"]["pattern"], expected, "{path} {name}");
+                    assert!(p["schema"]["maxLength"].as_u64().is_some(), "{path} {name}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 30, "only {checked} name parameters found");
+    }
+
+    #[test]
+    fn the_label_pattern_says_what_a_label_is() {
+        let re = regex::Regex::new(crate::names::LABEL_PATTERN).unwrap_or_else(|e| panic!("{e}"));
+        for text in ["latest", "prod-2", "1-0", "-a", "a-", "a--b", "A", ""] {
+            assert_eq!(
+                re.is_match(text),
+                crate::names::Label::new(text).is_ok(),
+                "{text:?}"
+            );
+        }
     }
 }

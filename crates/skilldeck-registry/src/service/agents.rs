@@ -41,7 +41,7 @@ fn check_spec(spec: &mut AgentSpec) -> Result<(), RegistryError> {
         return Err(invalid(format!("at most {MAX_AGENT_PATTERNS} patterns")));
     }
     for p in spec.allowed_patterns.iter().chain(&spec.denied_patterns) {
-        if p.is_empty() || p.len() > MAX_TEXT_LEN || p.chars().any(char::is_control) {
+        if p.is_empty() || p.len() > MAX_TEXT_LEN || skilldeck::spec::has_control(p, true) {
             return Err(invalid(format!(
                 "pattern '{}' is empty, too long or has a control character",
                 p.escape_debug()

@@ -163,7 +163,7 @@ impl RegistryError {
                 format!("{field} is longer than {} bytes", MAX_TEXT_LEN),
             ));
         }
-        if value.chars().any(char::is_control) {
+        if skilldeck::spec::has_control(value, true) {
             return Err(RegistryError::bad_request(
                 "registry-invalid-text",
                 format!("{field} holds a control character"),

@@ -17,7 +17,7 @@ pub fn decode(cursor: &str) -> Result<String, RegistryError> {
         .decode(cursor.as_bytes())
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
-        .filter(|k| !k.chars().any(char::is_control))
+        .filter(|k| !skilldeck::spec::has_control(k, true))
         .ok_or_else(|| {
             RegistryError::bad_request(
                 "registry-bad-cursor",

@@ -21,7 +21,7 @@ use crate::error::RegistryError;
 use crate::names::{LATEST, Namespace, SkillRef};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
-use crate::service::store::{archive_key, file_key};
+use crate::service::store::{archive_key, file_key_of};
 use crate::storage::db::{Write, now};
 use crate::storage::versions::{Identity, NewVersion};
 use crate::storage::{labels, skills, versions};
@@ -188,13 +188,12 @@ impl ValidatedUpload {
             archive: Bytes::from(archive),
             // Control characters (a YAML "\0" escape decodes to NUL, which
             // PostgreSQL refuses in text) become spaces, as the deck does.
-            description: fm
-                .description
-                .clone()
-                .unwrap_or_default()
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect(),
+            description: skilldeck::spec::replace_controls_with(
+                fm.description.as_deref().unwrap_or_default(),
+                true,
+                ' ',
+            )
+            .into_owned(),
             frontmatter: serde_json::to_value(&fm)?,
             // Positions relative to the skill folder, like the version's
             // file list (`SKILL.md`): never this server's temporary folder.
@@ -212,7 +211,7 @@ impl ValidatedUpload {
 
     /// The content fingerprint.
     fn fingerprint(&self) -> String {
-        self.manifest.fingerprint()
+        self.manifest.fingerprint().to_string()
     }
 
     /// Each file with its bytes.
@@ -316,7 +315,7 @@ impl Registry {
         for (f, bytes) in upload.files() {
             self.inner
                 .store
-                .put(&file_key(&f.sha256)?, bytes.clone())
+                .put(&file_key_of(&f.sha256), bytes.clone())
                 .await?;
         }
         self.inner

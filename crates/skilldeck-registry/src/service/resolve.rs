@@ -56,17 +56,13 @@ pub struct Omitted {
 
 /// A strong ETag of bytes: the quoted hex SHA-256.
 pub fn etag_of(bytes: &[u8]) -> String {
-    etag_of_digest(&skilldeck::sha256_digest(bytes))
+    skilldeck::Digest::of(bytes).etag()
 }
 
-/// The strong ETag of a `sha256:<hex>` digest: the quoted hex.
-pub fn etag_of_digest(digest: &str) -> String {
-    format!(
-        "\"{}\"",
-        digest
-            .strip_prefix(skilldeck::DIGEST_PREFIX)
-            .unwrap_or(digest)
-    )
+/// The strong ETag of a stored `sha256:<hex>` digest: the quoted hex
+/// ([`skilldeck::Digest::etag`]); a malformed digest is a server fault.
+pub fn etag_of_digest(digest: &str) -> Result<String, RegistryError> {
+    Ok(crate::service::store::digest_of(digest)?.etag())
 }
 
 /// True when an `If-None-Match` header value matches `etag`.

@@ -13,6 +13,8 @@ use object_store::path::Path as StorePath;
 use object_store::prefix::PrefixStore;
 use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 
+use skilldeck::Digest;
+
 use crate::error::RegistryError;
 
 /// The key prefix of file blobs.
@@ -34,32 +36,30 @@ impl std::fmt::Debug for BlobStore {
     }
 }
 
-/// The hex part of a `sha256:<hex>` digest, checked (64 lowercase hex).
-pub fn hex_of(digest: &str) -> Result<&str, RegistryError> {
-    let hex = digest
-        .strip_prefix(skilldeck::DIGEST_PREFIX)
-        .unwrap_or(digest);
-    if hex.len() == 64
-        && hex
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        Ok(hex)
-    } else {
-        Err(RegistryError::Internal(format!(
-            "'{digest}' is not a sha256 digest"
-        )))
-    }
+/// A stored `sha256:<hex>` digest, checked by the core's one rule
+/// ([`Digest::parse`]); a malformed one is a server fault.
+pub fn digest_of(digest: &str) -> Result<Digest, RegistryError> {
+    Digest::parse(digest).map_err(|e| RegistryError::Internal(e.to_string()))
 }
 
 /// The key of a file blob.
 pub fn file_key(digest: &str) -> Result<String, RegistryError> {
-    Ok(format!("{FILES_PREFIX}/{}", hex_of(digest)?))
+    Ok(file_key_of(&digest_of(digest)?))
+}
+
+/// The key of the file blob of `digest`.
+pub fn file_key_of(digest: &Digest) -> String {
+    format!("{FILES_PREFIX}/{}", digest.hex())
 }
 
 /// The key of an archive blob.
 pub fn archive_key(digest: &str) -> Result<String, RegistryError> {
-    Ok(format!("{ARCHIVES_PREFIX}/{}", hex_of(digest)?))
+    Ok(archive_key_of(&digest_of(digest)?))
+}
+
+/// The key of the archive blob of `digest`.
+pub fn archive_key_of(digest: &Digest) -> String {
+    format!("{ARCHIVES_PREFIX}/{}", digest.hex())
 }
 
 impl BlobStore {
@@ -129,7 +129,7 @@ impl BlobStore {
             Err(e) => return Err(e.into()),
         };
         let bytes = got.bytes().await?;
-        if skilldeck::sha256_digest(&bytes) != digest {
+        if Digest::of(&bytes) != digest {
             return Err(RegistryError::BlobCorrupt(key.to_owned()));
         }
         Ok(bytes)

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use subtle::ConstantTimeEq;
 
 use crate::error::RegistryError;
 use crate::names::AgentId;
@@ -106,31 +105,21 @@ fn new_token_id() -> Result<String, RegistryError> {
 /// Refuses a token file others can read or write (fails closed: the
 /// admin token must stay the operator's).
 fn check_private(path: &Path) -> Result<(), RegistryError> {
-    #[cfg(unix)]
+    if let Some(mode) =
+        skilldeck::secret::open_to_others(path).map_err(|e| RegistryError::io(path, e))?
     {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| RegistryError::io(path, e))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(RegistryError::Config(format!(
-                "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
-                path.display(),
-                mode & 0o777
-            )));
-        }
+        return Err(RegistryError::Config(format!(
+            "{}: the admin token file is open to other users (mode {:o}); run chmod 600 on it",
+            path.display(),
+            mode
+        )));
     }
     Ok(())
 }
 
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
-    let digest = skilldeck::sha256_digest(token.as_bytes());
-    digest
-        .strip_prefix(skilldeck::DIGEST_PREFIX)
-        .unwrap_or(&digest)
-        .to_owned()
+    skilldeck::secret::secret_hash(token)
 }
 
 fn join_scopes(scopes: &[Scope]) -> String {
@@ -181,7 +170,7 @@ impl Registry {
         let Some(row) = stored::by_hash(&self.inner.db, &hash).await? else {
             return Err(RegistryError::Unauthorized("unknown token"));
         };
-        if !bool::from(row.hash.as_bytes().ct_eq(hash.as_bytes())) {
+        if !skilldeck::secret::secrets_equal(&row.hash, &hash) {
             return Err(RegistryError::Unauthorized("unknown token"));
         }
         if row.revoked_at.is_some() {

@@ -326,7 +326,7 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
         .bind(v.version.to_owned())
         .bind(f.path.clone())
         .bind(to_i64(f.size))
-        .bind(f.sha256.clone())
+        .bind(f.sha256.to_string())
         .bind(i64::from(f.executable))
         .execute(w.conn())
         .await?;

@@ -35,24 +35,5 @@ pub(crate) fn neutralise_envelope_tags(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `text` with `& < > " '` escaped for XML text and attribute values.
-pub fn escape_xml(text: &str) -> Cow<'_, str> {
-    if !text
-        .bytes()
-        .any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\''))
-    {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
+/// XML escaping, defined once in [`crate::text::xml`].
+pub use crate::text::xml::escape_xml;

@@ -30,15 +30,9 @@ pub(super) fn escape_byte(esc: Esc, b: u8) -> Option<&'static str> {
     match esc {
         Esc::Raw => None,
         Esc::Xml | Esc::Html | Esc::MarkdownName => match b {
-            b'&' => Some("&amp;"),
-            b'<' => Some("&lt;"),
-            b'>' => Some("&gt;"),
-            b'"' => Some("&quot;"),
-            b'\'' => Some(if matches!(esc, Esc::Html) {
-                "&#x27;"
-            } else {
-                "&apos;"
-            }),
+            // Python's `html.escape` writes `'` as `&#x27;`.
+            b'\'' if matches!(esc, Esc::Html) => Some("&#x27;"),
+            b'&' | b'<' | b'>' | b'"' | b'\'' => crate::text::xml::entity(b),
             _ if matches!(esc, Esc::MarkdownName) => match b {
                 b'\\' => Some("\\\\"),
                 b'*' => Some("\\*"),

@@ -38,17 +38,31 @@ pub fn first_control(text: &str, one_line: bool) -> Option<char> {
         .find(|&c| is_control(c) || (one_line && matches!(c, '\t' | '\n')))
 }
 
+/// True when `text` holds a control character (with `one_line`, a tab or
+/// line feed too): the check for text that is refused rather than cleaned
+/// (a registry field, a cursor, a package entry path, a token).
+pub fn has_control(text: &str, one_line: bool) -> bool {
+    first_control(text, one_line).is_some()
+}
+
 /// `text` with every control character replaced by [`REPLACEMENT`];
 /// borrowed when there is none. Tab and line feed are kept, unless
 /// `one_line` (a name).
 pub fn replace_controls(text: &str, one_line: bool) -> Cow<'_, str> {
+    replace_controls_with(text, one_line, REPLACEMENT)
+}
+
+/// [`replace_controls`] with another replacement character (the registry
+/// stores a description's controls as spaces, which PostgreSQL and a
+/// terminal both take).
+pub fn replace_controls_with(text: &str, one_line: bool, replacement: char) -> Cow<'_, str> {
     if first_control(text, one_line).is_none() {
         return Cow::Borrowed(text);
     }
     let bad = |c: char| is_control(c) || (one_line && matches!(c, '\t' | '\n'));
     Cow::Owned(
         text.chars()
-            .map(|c| if bad(c) { REPLACEMENT } else { c })
+            .map(|c| if bad(c) { replacement } else { c })
             .collect(),
     )
 }
@@ -162,6 +176,33 @@ mod tests {
         assert_eq!(replace_controls("a\nb", true), "a\u{fffd}b");
         assert_eq!(first_control("a\nb", true), Some('\n'));
         assert_eq!(first_control("a\nb", false), None);
+    }
+
+    #[test]
+    fn a_control_character_is_c0_c1_del_or_bidi_and_one_line_text_refuses_tab_and_newline_too() {
+        for bad in [
+            "a\u{0}b",
+            "a\u{1b}[31m",
+            "a\rb",
+            "\u{85}",
+            "admin\u{202e}txt",
+        ] {
+            assert!(has_control(bad, false), "{bad:?}");
+            assert!(has_control(bad, true), "{bad:?}");
+        }
+        for multi in ["a\tb", "a\nb"] {
+            assert!(!has_control(multi, false), "{multi:?}");
+            assert!(has_control(multi, true), "{multi:?}");
+        }
+        assert!(!has_control("plain — é 技 text", true));
+        assert_eq!(
+            replace_controls_with("Has a \u{0} NUL\n\u{202e}", true, ' '),
+            "Has a   NUL  "
+        );
+        assert!(matches!(
+            replace_controls_with("clean", true, ' '),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -644,30 +644,10 @@ fn local_target(raw: &str) -> Option<String> {
         return None;
     }
     Some(if memchr::memchr(b'%', path.as_bytes()).is_some() {
-        percent_decode(path)
+        crate::text::percent::decode_lossy(path).into_owned()
     } else {
         path.to_owned()
     })
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(b) = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Where `target` lands inside `dir`, lexically; `None` if it leaves `dir`.

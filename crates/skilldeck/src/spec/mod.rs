@@ -1,5 +1,6 @@
 //! The specification's rules: splitting the frontmatter (`frontmatter.rs`),
-//! reading its YAML with positions (`yaml.rs`), the naming rules (`name.rs`),
+//! reading its YAML with positions (`yaml.rs`), the naming rules (`name.rs`) and the slug rule they share with registry
+//! names (`slug.rs`),
 //! one check per field (`fields.rs`), the advisory lints (`lints.rs`), the
 //! mode and options (`options.rs`), control characters (`control.rs`), the whole rule set over one text
 //! (`validate.rs`) and over one folder (`folder.rs`).
@@ -12,11 +13,15 @@ pub(crate) mod lints;
 pub(crate) mod name;
 pub(crate) mod options;
 pub(crate) mod requires;
+pub(crate) mod slug;
 pub(crate) mod tools;
 pub(crate) mod validate;
 pub(crate) mod yaml;
 
-pub use control::{REPLACEMENT, first_control, is_control, may_hold_control, replace_controls};
+pub use control::{
+    REPLACEMENT, first_control, has_control, is_control, may_hold_control, replace_controls,
+    replace_controls_with,
+};
 pub use fields::Frontmatter;
 pub use folder::{
     SkillReport, validate_dir, validate_found, validate_found_many, validate_many, validate_path,
@@ -28,6 +33,7 @@ pub use name::{
 };
 pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
 pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};
+pub use slug::{SLUG_PATTERN, SlugProblem, is_slug, slug_problem};
 pub use tools::{FULL_NAME_SEPARATOR, SkillTool, ToolName, ToolNameError, full_tool_name};
 pub use validate::{Checked, check_text, is_valid};
 pub use yaml::{Key, Node, NodeKind, Repair, YamlError, repair_unquoted_colons, to_json};

@@ -163,17 +163,7 @@ fn check_rules(name: &str, charset: NameCharset) -> Vec<NameProblem> {
 /// in both charsets). Anything else takes the rule-by-rule path, which
 /// also words the problems.
 fn is_plain_valid(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    let mut previous = b'-';
-    let ok = !bytes.is_empty()
-        && bytes.len() <= MAX_NAME_CHARS
-        && bytes.iter().all(|&b| {
-            let fine =
-                b.is_ascii_lowercase() || b.is_ascii_digit() || (b == b'-' && previous != b'-');
-            previous = b;
-            fine
-        });
-    ok && previous != b'-'
+    crate::spec::slug::is_slug(name, MAX_NAME_CHARS)
 }
 
 /// A skill name that passed every naming rule (trimmed, NFKC-normalised).
