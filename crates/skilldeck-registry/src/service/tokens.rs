@@ -41,10 +41,6 @@ fn parse_time(text: &str) -> Result<chrono::DateTime<chrono::Utc>, RegistryError
         .map_err(|e| RegistryError::Internal(format!("stored time {text:?}: {e}")))
 }
 
-fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
-}
-
 fn parse_scopes(text: &str) -> Result<Vec<Scope>, RegistryError> {
     text.split_whitespace()
         .map(Scope::parse)
@@ -189,7 +185,7 @@ impl Registry {
         // does not write). Best effort: a busy database does not refuse
         // a valid token.
         if let Err(e) =
-            stored::set_last_used(&self.inner.db, &principal.token_id, &time_text(now)).await
+            stored::set_last_used(&self.inner.db, &principal.token_id, &crate::storage::db::time_text(now)).await
         {
             tracing::warn!(error = %e, token = %principal.token_id, "could not record a token's last use");
         }
@@ -412,7 +408,7 @@ impl Registry {
                 let secs = i64::try_from(s).map_err(|_| {
                     RegistryError::bad_request("registry-invalid-expiry", "expiry out of range")
                 })?;
-                Some(time_text(
+                Some(crate::storage::db::time_text(
                     chrono::Utc::now() + chrono::Duration::seconds(secs),
                 ))
             }

@@ -19,10 +19,15 @@ pub(crate) struct Write {
     generation: i64,
 }
 
-/// Now, RFC 3339 in UTC with microseconds: how times are stored (they
-/// sort as text).
+/// Now, as times are stored ([`time_text`]).
 pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+    time_text(chrono::Utc::now())
+}
+
+/// How a time is stored: RFC 3339 in UTC with microseconds (they sort as
+/// text). The one rule for every stored time.
+pub(crate) fn time_text(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 /// A stored count or size as `i64` (the column type), saturating.
