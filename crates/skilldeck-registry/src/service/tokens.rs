@@ -184,8 +184,12 @@ impl Registry {
         // Last use, at most once per cache TTL per replica (a cache hit
         // does not write). Best effort: a busy database does not refuse
         // a valid token.
-        if let Err(e) =
-            stored::set_last_used(&self.inner.db, &principal.token_id, &crate::storage::db::time_text(now)).await
+        if let Err(e) = stored::set_last_used(
+            &self.inner.db,
+            &principal.token_id,
+            &crate::storage::db::time_text(now),
+        )
+        .await
         {
             tracing::warn!(error = %e, token = %principal.token_id, "could not record a token's last use");
         }
