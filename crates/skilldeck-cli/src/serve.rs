@@ -91,6 +91,11 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         tokens: args.budget_tokens,
         encoding: None,
     })?;
+    // A desktop client starts `serve` from `/`: the folders it announces
+    // (MCP `roots`) are searched for project skills, unless project roots
+    // are off or `--root` replaced the defaults (stdio only: `serve_http`
+    // turns it off).
+    options.client_project_roots = ctx.config.discovery.project && ctx.roots.is_none();
     if args.no_watch {
         options.reload = None;
     }

@@ -74,6 +74,11 @@ pub struct Host {
     hidden_folders: Vec<(String, String)>,
     /// Present when `[exec] enabled` (or `serve --exec`): skill code runs.
     execution: Option<Execution>,
+    /// The project roots of the folders a client announced
+    /// ([`Host::set_client_folders`]).
+    client_roots: RwLock<Vec<skilldeck::Root>>,
+    /// Bumped whenever [`Host::discovery`] changes (a watcher re-plans).
+    discovery_generation: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -168,6 +173,8 @@ impl Host {
                 .exec
                 .enabled
                 .then(|| Execution::new(options.exec.clone())),
+            client_roots: RwLock::new(Vec::new()),
+            discovery_generation: AtomicU64::new(0),
             options,
         })
     }
@@ -211,7 +218,7 @@ impl Host {
     /// [`Reload::errors`] and given to anyone who asks for them), so a stale
     /// version is never served as if current.
     pub fn reload(&self) -> Result<Reload, skilldeck::Error> {
-        let deck = skilldeck::discover(&self.options.discovery);
+        let deck = skilldeck::discover(&self.discovery());
         let errors: Vec<Diagnostic> = deck
             .diagnostics()
             .iter()
@@ -241,6 +248,64 @@ impl Host {
             skills,
             errors,
         })
+    }
+
+    /// The discovery options in force: the configured ones, plus the
+    /// project roots of the folders a client announced.
+    pub fn discovery(&self) -> Cow<'_, skilldeck::DiscoveryOptions> {
+        let client = self
+            .client_roots
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if client.is_empty() {
+            return Cow::Borrowed(&self.options.discovery);
+        }
+        let mut discovery = self.options.discovery.clone();
+        for root in client.iter() {
+            if !discovery.roots.iter().any(|r| r.path == root.path) {
+                discovery.roots.push(root.clone());
+            }
+        }
+        Cow::Owned(discovery)
+    }
+
+    /// The folders a client announced (MCP `roots`, as local paths): their
+    /// project roots (`.agents/skills`, `.claude/skills`, `.skills` in each
+    /// and up to its repository root) are searched from the next
+    /// [`Host::reload`] on, as project skills. Ignored (false) unless
+    /// [`HostOptions::client_project_roots`]; true when the roots changed.
+    pub fn set_client_folders(&self, folders: &[std::path::PathBuf]) -> bool {
+        if !self.options.client_project_roots {
+            return false;
+        }
+        let mut roots: Vec<skilldeck::Root> = Vec::new();
+        for folder in folders.iter().filter(|f| f.is_absolute()) {
+            for path in skilldeck::deck::project_roots(folder) {
+                if !roots.iter().any(|r| r.path == path) {
+                    roots.push(skilldeck::Root {
+                        path,
+                        scope: skilldeck::Scope::Project,
+                        required: false,
+                    });
+                }
+            }
+        }
+        let mut current = self
+            .client_roots
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *current == roots {
+            return false;
+        }
+        *current = roots;
+        self.discovery_generation.fetch_add(1, Ordering::Release);
+        true
+    }
+
+    /// Changes each time [`Host::discovery`] does (a file watcher compares
+    /// it to know when to plan its watches again).
+    pub fn discovery_generation(&self) -> u64 {
+        self.discovery_generation.load(Ordering::Acquire)
     }
 
     /// A file inside the skill `name` changed without changing the catalog:

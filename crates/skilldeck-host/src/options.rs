@@ -57,6 +57,12 @@ pub struct HostOptions {
     /// dynamic context) and under which policy; off by default. Relative
     /// paths in its grants are resolved against the config file's folder.
     pub exec: ExecConfig,
+    /// Folders a client announces (MCP `roots`) are searched for project
+    /// roots ([`crate::Host::set_client_folders`]): on for a local client
+    /// when the config searches project roots and no `--root` replaced the
+    /// defaults (a desktop client starts `serve` from `/`, so the working
+    /// folder finds none); off by default.
+    pub client_project_roots: bool,
 }
 
 impl HostOptions {
@@ -86,6 +92,7 @@ impl HostOptions {
             watch_budget: crate::watch::WATCH_BUDGET,
             watch_poll_period: crate::watch::WATCH_POLL_PERIOD,
             exec: ExecConfig::default(),
+            client_project_roots: false,
         }
     }
 

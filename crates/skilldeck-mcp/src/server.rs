@@ -747,6 +747,7 @@ impl ServerHandler for SkillServer {
             .map(|p| format!("{} {}", p.client_info.name, p.client_info.version))
             .unwrap_or_default();
         tracing::info!(%session, %client, "client initialized");
+        self.follow_client_roots(&peer);
         let ended = self.ended.clone();
         tokio::spawn(async move {
             loop {
@@ -776,6 +777,10 @@ impl ServerHandler for SkillServer {
                 tracing::info!(%session, ?change, "list_changed sent");
             }
         });
+    }
+
+    async fn on_roots_list_changed(&self, ctx: NotificationContext<RoleServer>) {
+        self.follow_client_roots(&ctx.peer);
     }
 
     fn accepted_subscription_filter(
@@ -839,6 +844,63 @@ fn call_context(
         call_id,
         tool: tool.to_owned(),
     }
+}
+
+impl SkillServer {
+    /// When the host searches a client's folders for project roots
+    /// ([`skilldeck_host::HostOptions::client_project_roots`]: a local
+    /// client, which may have started `serve` from `/`) and the client
+    /// offers `roots`, asks for them (on a task of its own) and, when their
+    /// project roots changed, discovers again: the client hears
+    /// `list_changed` like after any reload. (`roots` is deprecated by
+    /// SEP-2577 in revision 2026-07-28; the desktop clients this is for
+    /// speak 2025-11-25, where it is how they say which folders are open.)
+    #[allow(deprecated)]
+    fn follow_client_roots(&self, peer: &rmcp::Peer<RoleServer>) {
+        if !self.engine.host().options().client_project_roots {
+            return;
+        }
+        let offers_roots = peer
+            .peer_info()
+            .is_some_and(|p| p.capabilities.roots.is_some());
+        if !offers_roots {
+            return;
+        }
+        let (engine, peer) = (Arc::clone(&self.engine), peer.clone());
+        tokio::spawn(async move {
+            let roots = match peer.list_roots().await {
+                Ok(result) => result.roots,
+                Err(e) => {
+                    tracing::info!(error = %e, "roots/list failed; the client's folders are not searched");
+                    return;
+                }
+            };
+            let folders: Vec<std::path::PathBuf> =
+                roots.iter().filter_map(|r| local_folder(&r.uri)).collect();
+            tracing::info!(folders = ?folders, "client roots");
+            let changed = blocking(move || {
+                Ok(engine.host().set_client_folders(&folders)
+                    && skilldeck_source::Target::reload(&*engine).unwrap_or_else(|e| {
+                        tracing::error!(error = %e, "reload failed");
+                        false
+                    }))
+            })
+            .await;
+            tracing::debug!(?changed, "client roots applied");
+        });
+    }
+}
+
+/// The local folder a `file://` root URI names (percent-decoded), if it is
+/// one: `file:///home/me/project` or `file://localhost/...`.
+fn local_folder(uri: &str) -> Option<std::path::PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !path.starts_with('/') {
+        return None;
+    }
+    let decoded = skilldeck::text::percent::decode_strict(path)?;
+    Some(std::path::PathBuf::from(decoded.as_ref()))
 }
 
 /// One page of `skills/list`: skills without an entry (see

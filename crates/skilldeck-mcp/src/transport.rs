@@ -82,6 +82,7 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Erro
                     // The registry's poll replaces the file watcher; skill
                     // code runs under the agent's id.
                     options.reload = None;
+                    options.client_project_roots = false;
                     options.exec_agent_id = s.agent().as_str().to_owned();
                     (options, s)
                 })
@@ -626,6 +627,8 @@ pub fn router(
 pub fn serve_http(mut options: ServeOptions, mut http: HttpOptions) -> Result<(), Error> {
     options.tool_catalog.locations = false;
     options.expose_paths = false;
+    // One host, many clients: no client's folders decide what the others see.
+    options.client_project_roots = false;
     let token = http.token_file.as_deref().map(read_token).transpose()?;
     if token.is_none() && !http.addr.ip().is_loopback() {
         return Err(Error::Unauthenticated { addr: http.addr });

@@ -147,7 +147,8 @@ fn lock(m: &Mutex<WatchState>) -> MutexGuard<'_, WatchState> {
 /// What the debouncer hands the worker.
 enum Message {
     Events(Vec<notify::Event>),
-    /// Events may have been lost.
+    /// Events may have been lost (or the roots changed): plan the watches
+    /// again and discover again.
     Errors,
 }
 
@@ -236,7 +237,8 @@ fn update_watches(target: &dyn Target, state: &mut WatchState) -> bool {
         return false;
     }
     let options = target.host().options();
-    let plan = skilldeck_host::watch::plan(&options.discovery, options.watch_budget);
+    let discovery = target.host().discovery();
+    let plan = skilldeck_host::watch::plan(&discovery, options.watch_budget);
     if !plan.complete {
         let reason = format!(
             "the skill roots hold more than {} folders to watch (the watch budget)",
@@ -302,7 +304,8 @@ fn start_polling(target: &dyn Target, state: &mut WatchState, reason: &str, syst
     }
     let options = target.host().options();
     let started = Instant::now();
-    let last = skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+    let discovery = target.host().discovery();
+    let last = skilldeck_host::watch::survey(&discovery, discovery.limits.max_dirs);
     let took = started.elapsed();
     state.plan = last.plan.clone();
     state.polling = Some(Polling::new(
@@ -340,8 +343,8 @@ fn poll(target: &dyn Target, state: &Mutex<WatchState>) -> Duration {
     };
     let survey = due.then(|| {
         let started = Instant::now();
-        let survey =
-            skilldeck_host::watch::survey(&options.discovery, options.discovery.limits.max_dirs);
+        let discovery = target.host().discovery();
+        let survey = skilldeck_host::watch::survey(&discovery, discovery.limits.max_dirs);
         (survey, started.elapsed())
     });
     // The skills to stamp: the known ones, or those the new survey found.
@@ -458,6 +461,7 @@ pub fn watch<T: Target + 'static>(target: Arc<T>, debounce: Duration) -> Result<
     update_watches(&*target, &mut lock(&state));
     let weak: Weak<Mutex<WatchState>> = Arc::downgrade(&state);
     let mut wait = target.host().options().watch_poll_period;
+    let mut generation = target.host().discovery_generation();
     std::thread::Builder::new()
         .name("skilldeck-reload".to_owned())
         .spawn(move || {
@@ -468,6 +472,14 @@ pub fn watch<T: Target + 'static>(target: Arc<T>, debounce: Duration) -> Result<
                     Err(RecvTimeoutError::Disconnected) => break,
                 };
                 let Some(state) = weak.upgrade() else { break };
+                // The roots themselves changed (a client announced other
+                // folders): plan the watches again, at the latest one
+                // period later.
+                let now = target.host().discovery_generation();
+                if now != generation {
+                    generation = now;
+                    handle(&*target, &state, Message::Errors);
+                }
                 match message {
                     Some(message) => handle(&*target, &state, message),
                     None => wait = poll(&*target, &state),
