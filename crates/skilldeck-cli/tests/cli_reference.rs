@@ -49,9 +49,13 @@ fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// The width help is wrapped at: fixed, whatever terminal runs the test.
+const HELP_COLUMNS: &str = "100";
+
 /// `skilldeck <path...> --help`, in an empty environment so that no
-/// variable's value (`[env: SKILLDECK_TOKEN=...]`) or terminal width leaks
-/// into the text.
+/// variable's value (`[env: SKILLDECK_TOKEN=...]`) leaks into the text, and
+/// with no terminal on any stream (clap measures stdout, stderr and stdin)
+/// so the width is [`HELP_COLUMNS`] however the test is run.
 fn help(path: &[String]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
         .args(path)
@@ -59,6 +63,8 @@ fn help(path: &[String]) -> String {
         .env_clear()
         .env("NO_COLOR", "1")
         .env("PATH", "/usr/bin:/bin")
+        .env("COLUMNS", HELP_COLUMNS)
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(
