@@ -24,7 +24,7 @@
 //! Messages about skills (unknown, turned off) come from the core's
 //! [`skilldeck::Error`].
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod activation_log;
 mod cache;

@@ -92,7 +92,7 @@ pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter
 }
 
 /// The extension's entry for `skill`: `skill://<skill-path>/SKILL.md`
-/// (`<name>`, or `outer/<name>` when nested: [`uri::skill_path`]), the
+/// (`<name>`, or `outer/<name>` when nested: `uri::skill_path`), the
 /// verbatim frontmatter, and every file with its digest and size.
 pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
     if !uri::name_fits_uri(&skill.name) {

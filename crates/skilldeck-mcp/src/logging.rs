@@ -1,6 +1,6 @@
 //! Logs go to stderr (stdout carries the protocol in stdio mode), as text
 //! or JSON lines; `RUST_LOG` filters them (default `info`). Request spans
-//! (see [`crate::server`]) put `request_id` and `trace_id` on every line
+//! (see the server module) put `request_id` and `trace_id` on every line
 //! logged while a request is handled.
 //!
 //! With telemetry configured ([`crate::telemetry`]) and the `otel` feature,

@@ -146,7 +146,7 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Most MCP sessions an HTTP server holds at once, exactly (see
-/// [`crate::sessions`]); an `initialize` beyond it closes the longest-idle
+/// the sessions module); an `initialize` beyond it closes the longest-idle
 /// session ([`SESSION_EVICT_IDLE`]) or, when none is idle, is refused with a
 /// JSON-RPC error (HTTP 503).
 pub const MAX_SESSIONS: usize = 1_000;

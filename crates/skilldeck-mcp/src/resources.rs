@@ -1,6 +1,6 @@
 //! Skill files as MCP resources: `skill://<skill-path>/<path>` for every
 //! file (the skill path is `<name>`, or `outer/<name>` for a nested skill:
-//! [`uri::skill_path`])
+//! `uri::skill_path`)
 //! (SKILL.md as `text/markdown`, others by extension; text as text, the
 //! rest as base64 blobs), two resource templates, and directory reads
 //! (`skill://<name>` and its subfolders, `inode/directory`) for the Skills
@@ -115,7 +115,7 @@ fn unknown_resource(uri: &str, why: impl std::fmt::Display) -> ErrorData {
 }
 
 /// The skill a `skill://` URI names, and the decoded path in it: the most
-/// specific skill path that is a served skill's ([`uri::splits`]), else the
+/// specific skill path that is a served skill's (`uri::splits`), else the
 /// first segment as a skill name (the flat form older releases published
 /// for nested skills, still read).
 pub fn resolve<'a>(

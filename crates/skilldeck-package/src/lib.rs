@@ -13,7 +13,7 @@
 //!
 //! A separate crate, so the core stays free of archive dependencies.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod error;
 mod folder;

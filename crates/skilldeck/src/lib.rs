@@ -19,7 +19,7 @@
 //! assert_eq!(checked.frontmatter.unwrap().name.as_deref(), Some("demo"));
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod activation;
 pub mod catalog;
