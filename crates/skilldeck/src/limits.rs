@@ -13,6 +13,10 @@ pub const MAX_SKILL_MD_BYTES: u64 = 1024 * 1024;
 /// own, freed after.
 pub const KEPT_READ_BUFFER_BYTES: usize = 1024 * 1024;
 
+/// Size of a walk thread's `getdents64` buffer (bytes): a folder of a few
+/// hundred entries is listed in one call (and one more that finds the end).
+pub const WALK_LISTING_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Longest frontmatter block (bytes between the two `---` lines).
 pub const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 

@@ -8,12 +8,16 @@
 //! bounded in depth and folder count. A FIFO named `SKILL.md` is only listed
 //! here, never opened: the reader refuses it later.
 
-use std::ffi::OsString;
+use std::cell::RefCell;
+use std::ffi::{OsStr, OsString};
+use std::mem::MaybeUninit;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
@@ -170,48 +174,40 @@ impl Walk<'_> {
             self.limit_hit.store(true, Ordering::Relaxed);
             return out;
         }
-        let entries = match std::fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) => {
-                out.diagnostics.push(problem(dir, &e, self.root));
-                return out;
-            }
-        };
-        // The skill file's name, if any: SKILL.md wins over skill.md.
-        let mut skill_file: Option<&str> = None;
         // Whether the listing typed SKILL.md (or skill.md) as a regular file.
         let mut upper_regular = false;
         let mut lower_regular = false;
+        // The skill file's name, if any: SKILL.md wins over skill.md.
+        let mut skill_file: Option<&str> = None;
         // (name, path, reached through a symlink)
         let mut subdirs: Vec<(OsString, PathBuf, bool)> = Vec::new();
-        for entry in entries {
-            let Ok(entry) = entry else { continue };
-            let name = entry.file_name();
-            if name == SKILL_MD {
+        let listed = list_dir(dir, |name, kind| {
+            if name == SKILL_MD.as_bytes() {
                 // Whatever it is (file, link, FIFO): validation reports it.
                 // The type comes with the listing (no system call on Linux).
                 skill_file = Some(SKILL_MD);
-                upper_regular = entry.file_type().is_ok_and(|t| t.is_file());
-                continue;
+                upper_regular = kind == Some(FileType::RegularFile);
+                return;
             }
-            if name == SKILL_MD_LOWERCASE {
+            if name == SKILL_MD_LOWERCASE.as_bytes() {
                 skill_file = skill_file.or(Some(SKILL_MD_LOWERCASE));
-                lower_regular = entry.file_type().is_ok_and(|t| t.is_file());
-                continue;
+                lower_regular = kind == Some(FileType::RegularFile);
+                return;
             }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let path = entry.path();
-            if file_type.is_dir() {
-                if !SKIPPED_DIRS.iter().any(|s| name == *s) {
-                    subdirs.push((name, path, via_symlink));
+            let Some(kind) = kind else { return };
+            let skipped = || SKIPPED_DIRS.iter().any(|s| name == s.as_bytes());
+            if kind == FileType::Directory {
+                if !skipped() {
+                    let name = OsStr::from_bytes(name);
+                    subdirs.push((name.to_owned(), dir.join(name), via_symlink));
                 }
-            } else if file_type.is_symlink() {
+            } else if kind == FileType::Symlink {
+                let name = OsStr::from_bytes(name);
+                let path = dir.join(name);
                 match std::fs::metadata(&path) {
                     Ok(meta) if meta.is_dir() => {
-                        if SKIPPED_DIRS.iter().any(|s| name == *s) {
-                            continue;
+                        if skipped() {
+                            return;
                         }
                         if let Some(ancestor) = loops_to(&meta, ancestors) {
                             out.diagnostics.push(
@@ -227,13 +223,17 @@ impl Walk<'_> {
                                 .in_file(&path),
                             );
                         } else {
-                            subdirs.push((name, path, true));
+                            subdirs.push((name.to_owned(), path, true));
                         }
                     }
                     Ok(_) => {}
                     Err(e) => out.diagnostics.push(problem(&path, &e, self.root)),
                 }
             }
+        });
+        if let Err(e) = listed {
+            out.diagnostics.push(problem(dir, &e, self.root));
+            return out;
         }
         if skill_file.is_some() {
             subdirs.retain(|(name, _, _)| !RESOURCE_DIRS.iter().any(|r| name == *r));
@@ -267,6 +267,62 @@ impl Walk<'_> {
         }
         out
     }
+}
+
+thread_local! {
+    /// Each walk thread's `getdents64` buffer, allocated once.
+    static LISTING: RefCell<Vec<MaybeUninit<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Lists `dir`, calling `entry` with each name (`.` and `..` left out) and
+/// its type: the directory entry's own type, or, where the file system
+/// leaves it unknown, the `lstat` of the entry (`None` when that fails, as
+/// the entry is gone). One `open` and `getdents64` calls into a large
+/// reused buffer (about two for a folder of a few hundred entries), where
+/// `read_dir` adds an `fstat` per folder and a path and an allocation per
+/// entry.
+fn list_dir(dir: &Path, mut entry: impl FnMut(&[u8], Option<FileType>)) -> std::io::Result<()> {
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    let mut list = |buffer: &mut [MaybeUninit<u8>]| {
+        let mut entries = RawDir::new(&fd, buffer);
+        // An error partway (the folder removed meanwhile) ends the listing
+        // with what it gave, as `read_dir` would.
+        while let Some(Ok(next)) = entries.next() {
+            let name = next.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match next.file_type() {
+                FileType::Unknown => {
+                    rustix::fs::statat(&fd, next.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                        .ok()
+                        .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                }
+                kind => Some(kind),
+            };
+            entry(name, kind);
+        }
+    };
+    LISTING.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            if buffer.is_empty() {
+                buffer.resize(
+                    crate::limits::WALK_LISTING_BUFFER_BYTES,
+                    MaybeUninit::uninit(),
+                );
+            }
+            list(&mut buffer);
+        }
+        Err(_) => list(&mut vec![
+            MaybeUninit::uninit();
+            crate::limits::WALK_LISTING_BUFFER_BYTES
+        ]),
+    });
+    Ok(())
 }
 
 /// The ancestor that a symlinked folder (`meta`, followed) is, if any.
@@ -306,4 +362,42 @@ fn problem(path: &Path, e: &std::io::Error, root: &Path) -> Diagnostic {
         )
     };
     Diagnostic::new(code, Severity::Warning, message).in_file(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder whose entries take several `getdents64` calls (more bytes of
+    /// entries than one listing buffer holds) is listed whole, on the thread
+    /// that owns a listing buffer and on one that has none yet.
+    #[test]
+    fn a_folder_larger_than_one_listing_buffer_is_listed_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Each entry is about 24 bytes of header plus its name.
+        let name_len = 200;
+        let count = 3 * crate::limits::WALK_LISTING_BUFFER_BYTES / (name_len + 24);
+        let mut expected = Vec::new();
+        for i in 0..count {
+            let name = format!("{i:0>name_len$}");
+            if i % 7 == 0 {
+                let dir = tmp.path().join(&name);
+                std::fs::create_dir(&dir).unwrap();
+                std::fs::write(dir.join(SKILL_MD), "---\nname: x\n---\n").unwrap();
+                expected.push(dir);
+            } else {
+                std::fs::write(tmp.path().join(&name), "").unwrap();
+            }
+        }
+        let found = find_skill_dirs(tmp.path(), WalkLimits::default());
+        assert!(found.diagnostics.is_empty(), "{:?}", found.diagnostics);
+        assert_eq!(found.skill_dirs(), expected);
+        assert!(found.skills.iter().all(|s| s.listed_regular));
+        // The same from a fresh thread (its buffer made on first use).
+        let root = tmp.path().to_path_buf();
+        let again = std::thread::spawn(move || find_skill_dirs(&root, WalkLimits::default()))
+            .join()
+            .unwrap();
+        assert_eq!(again.skill_dirs(), expected);
+    }
 }

@@ -158,9 +158,11 @@ fn says_when(lower: &str) -> bool {
         if b.is_ascii() {
             if !after_alphanumeric
                 && FIRST_LETTERS[usize::from(b)]
-                && TRIGGER_PHRASES
-                    .iter()
-                    .any(|phrase| bytes[i..].starts_with(phrase.as_bytes()))
+                && TRIGGER_PHRASES.iter().any(|phrase| {
+                    // The first byte before the slice compare (a `bcmp`
+                    // call): most phrases start with another letter.
+                    phrase.as_bytes()[0] == b && bytes[i..].starts_with(phrase.as_bytes())
+                })
             {
                 return true;
             }
@@ -783,7 +785,7 @@ fn linked_targets(path: &Path, len: u64) -> Option<Vec<String>> {
         .open(path)
         .ok()?;
     crate::fs::read::with_sized_read(&BUFFER, file, len, MAX_LINT_LINKED_FILE_BYTES, |read| {
-        let text = std::str::from_utf8(read.ok()?).ok()?;
+        let text = crate::fs::read::utf8(read.ok()?).ok()?;
         Some(link_targets(text))
     })
 }
@@ -800,7 +802,12 @@ fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats, sink: &
         len,
     } in linked.iter().take(MAX_LINT_LINKED_FILES)
     {
-        let i = match read.iter().position(|(p, _)| *p == path.as_path()) {
+        // Both come from `resolve_inside` on the same folder: the same path
+        // is the same bytes (no component-wise `Path` comparison).
+        let i = match read
+            .iter()
+            .position(|(p, _)| p.as_os_str() == path.as_os_str())
+        {
             Some(i) => i,
             None => {
                 let targets = linked_targets(path, *len);
