@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use skilldeck::ActivationFormat;
-use skilldeck_host::{ActivationLog, ConversationStore};
+use skilldeck_host::{ActivationLog, ConversationStore, Delivery, DeliveryError, deliver};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -40,31 +40,46 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     // Served skills only: the host's rule and the core's messages.
     let skill = skilldeck_host::require_served(deck, &args.name)?;
-    let mut store = ConversationStore::default();
     let mut out = render::stdout_for(args.format == skilldeck::ActivationFormat::Json);
     let arguments = skilldeck::activation::join_arguments(&args.args);
-    let key = skilldeck_host::content_key(&arguments);
-    if let Some(id) = &args.conversation
-        && !args.reload
-        && store.was_delivered(id, &skill.name, key)
-    {
-        writeln!(
-            out,
-            "{}",
-            skilldeck_host::already_active_notice(&skill.name)
-        )?;
+    let render = || skilldeck::activate(skill, &arguments).map(|a| a.render(args.format));
+    let Some(conversation) = &args.conversation else {
+        write_body(&mut out, &render()?)?;
         return Ok(exit::OK);
+    };
+    // The host's conversation rule, over the file-backed store (one
+    // process per call).
+    let mut store = ConversationStore::default();
+    let delivered = deliver(
+        &mut store,
+        conversation,
+        &skill.name,
+        &arguments,
+        args.reload,
+        render,
+    )
+    .map_err(|e| match e {
+        DeliveryError::Log(e) => CliError::from(e),
+        DeliveryError::Render(e) => CliError::from(e),
+    })?;
+    match delivered {
+        Delivery::AlreadyActive(notice) => writeln!(out, "{notice}")?,
+        Delivery::Content(text) => {
+            // Not delivered when it could not be written: the next call
+            // sends it again.
+            if let Err(e) = write_body(&mut out, &text) {
+                let _ = store.forget(conversation, &skill.name);
+                return Err(e.into());
+            }
+        }
     }
-    let activation = skilldeck::activate(skill, &arguments)?;
-    let text = activation.render(args.format);
+    Ok(exit::OK)
+}
+
+fn write_body(out: &mut impl Write, text: &str) -> std::io::Result<()> {
     out.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {
         writeln!(out)?;
     }
-    out.flush()?;
-    // Recorded once the body is out, so a failed write sends it again.
-    if let Some(id) = &args.conversation {
-        ActivationLog::record(&mut store, id, &skill.name, key)?;
-    }
-    Ok(exit::OK)
+    out.flush()
 }

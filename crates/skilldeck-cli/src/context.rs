@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 use skilldeck::{Deck, Severity};
-use skilldeck_host::{HostConfig, HostSpec};
+use skilldeck_host::{Host, HostConfig, HostSpec};
 
 use crate::error::CliError;
 
@@ -68,7 +68,20 @@ impl Context {
     /// freed skill by skill just before exit (10,000 skills are ~200,000
     /// allocations; the OS reclaims them at once).
     pub fn deck(&self) -> &'static Deck {
-        let deck = self.quiet_deck();
+        Box::leak(Box::new(self.reported_deck()))
+    }
+
+    /// A host over the deck ([`Context::deck`], reported the same way)
+    /// under the config's options: for commands that compose what a host
+    /// serves (the catalog), so they apply its rules. Leaked like the deck.
+    pub fn host(&self) -> Result<&'static Host, CliError> {
+        let options = self.host_options()?;
+        let host = Host::with_deck(options, self.reported_deck())?;
+        Ok(Box::leak(Box::new(host)))
+    }
+
+    fn reported_deck(&self) -> Deck {
+        let deck = skilldeck::discover(&self.discovery_options());
         for d in deck.load_problems() {
             // An error kept a skill out; a warning here is a walk cut short
             // (it reads `...: warning[walk-limit]: ...`).

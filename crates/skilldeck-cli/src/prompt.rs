@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use skilldeck::SearchIndex;
-use skilldeck::{BudgetOverride, CatalogFormat, CatalogOptions, Encoding};
+use skilldeck::{BudgetOverride, CatalogFormat, Encoding};
+use skilldeck_host::CatalogRequest;
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -42,29 +42,23 @@ pub struct Args {
 const UNLISTED_HINT: &str = "find them with `skilldeck search WORDS`";
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
-    let mut options = CatalogOptions::from_config(&ctx.config.catalog)?;
-    if let Some(format) = args.format {
-        options.format = format;
+    let request = CatalogRequest {
+        format: args.format,
+        budget: BudgetOverride {
+            chars: args.budget_chars,
+            tokens: args.budget_tokens,
+            encoding: args.encoding,
+        },
+        query: args.query.clone(),
+        locations: args.no_locations.then_some(false),
+        unlisted_hint: Some(UNLISTED_HINT.to_owned()),
+        explain: args.explain,
+    };
+    let catalog = ctx.host()?.catalog(&request)?;
+    if let Some(explanation) = &catalog.explanation {
+        eprint!("{explanation}");
     }
-    options.override_budget(BudgetOverride {
-        chars: args.budget_chars,
-        tokens: args.budget_tokens,
-        encoding: args.encoding,
-    })?;
-    if args.no_locations {
-        options.locations = false;
-    }
-    options.unlisted_hint = Some(UNLISTED_HINT.to_owned());
-    let deck = ctx.deck();
-    let relevance = args
-        .query
-        .as_deref()
-        .map(|q| SearchIndex::from_deck(deck).scores(q));
-    let catalog = skilldeck::render_catalog(deck.skills(), &options, relevance.as_ref())?;
-    if args.explain {
-        eprint!("{}", catalog.explanation);
-    }
-    let summary = catalog.explanation.summary();
+    let summary = catalog.summary;
     if summary.skills > 0 && summary.listed() == 0 {
         eprintln!(
             "warning: the budget ({}) is too small for any skill: the catalog lists none of {}; \
@@ -85,7 +79,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             summary.unlisted
         );
     }
-    let mut out = render::stdout_for(options.format == skilldeck::CatalogFormat::Json);
+    let mut out = render::stdout_for(catalog.format == CatalogFormat::Json);
     out.write_all(catalog.text.as_bytes())?;
     out.flush()?;
     Ok(exit::OK)

@@ -8,7 +8,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use skilldeck_exec::{CallContext, Input, MAX_TIMEOUT, Outcome, Profile};
+use skilldeck_exec::{CallContext, Input, Outcome, Profile};
 use skilldeck_host::execution::{Execution, Overrides, ScriptScope};
 use skilldeck_host::{HostOptions, ToolError};
 
@@ -50,14 +50,7 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if secs.is_nan() || secs <= 0.0 || !secs.is_finite() {
-        return Err(format!("'{s}': the timeout must be positive"));
-    }
-    let max = MAX_TIMEOUT.as_secs_f64();
-    if secs > max {
-        return Err(format!("'{s}': the timeout is at most {max} seconds"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    skilldeck_exec::timeout_from_secs(secs)
 }
 
 pub fn parse_profile(s: &str) -> Result<Profile, String> {
@@ -87,13 +80,7 @@ pub fn execution(ctx: &Context) -> Result<Execution, CliError> {
 
 /// Who calls, for the trace and the script's `SKILLDECK_*` variables.
 pub fn call_context() -> CallContext {
-    CallContext {
-        agent_id: "cli".to_owned(),
-        user_id: std::env::var("USER").unwrap_or_default(),
-        session_id: format!("cli-{}", std::process::id()),
-        call_id: String::new(),
-        tool: String::new(),
-    }
+    CallContext::local("cli")
 }
 
 /// A call the host refused before anything ran (unknown skill or tool,

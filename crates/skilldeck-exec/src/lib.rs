@@ -34,6 +34,7 @@ mod run;
 mod sandbox;
 // Without a sandbox backend nothing is ever spawned; the runner still
 // compiles against a spawner that refuses.
+mod finished;
 #[cfg_attr(not(target_os = "linux"), path = "spawn_unsupported.rs")]
 mod spawn;
 mod sys;
@@ -49,7 +50,7 @@ pub use interpreter::on_sandbox_path;
 pub use limiter::Caps;
 pub use policy::{
     Grants, Limits, MAX_ARGS_BYTES, MAX_OUTPUT_CAP, MAX_STDIN_BYTES, MAX_TIMEOUT, Policy, Profile,
-    SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode,
+    SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode, timeout_from_secs,
 };
 pub use probe::{Probe, best_profile, probe};
 pub use request::{CallContext, Input, Request};

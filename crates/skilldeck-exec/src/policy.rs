@@ -18,6 +18,22 @@ use skilldeck::limits;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(limits::DEFAULT_EXEC_TIMEOUT_SECS);
 /// The largest timeout a policy may ask for; larger values are capped.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(limits::MAX_EXEC_TIMEOUT_SECS);
+
+/// A timeout a caller asks for, in seconds (`skilldeck run --timeout`,
+/// Python's `timeout=`): positive, finite and at most [`MAX_TIMEOUT`], else
+/// the message saying so. The one rule every face applies.
+pub fn timeout_from_secs(secs: f64) -> Result<Duration, String> {
+    let max = MAX_TIMEOUT.as_secs_f64();
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!(
+            "timeout: {secs} s is not a positive number of seconds"
+        ));
+    }
+    if secs > max {
+        return Err(format!("timeout: {secs} s: a timeout is at most {max} s"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
 /// Default cap on each of stdout and stderr (bytes kept; the rest is read
 /// and dropped, so the child never blocks on a full pipe; `[exec]
 /// output-cap-bytes`). The crate targets 64-bit systems only (its seccomp

@@ -40,6 +40,20 @@ pub struct CallContext {
     pub tool: String,
 }
 
+impl CallContext {
+    /// Who calls from this process (the CLI, a Python program): `agent`,
+    /// the user from `$USER`, the session `{agent}-{pid}`.
+    pub fn local(agent: &str) -> CallContext {
+        CallContext {
+            agent_id: agent.to_owned(),
+            user_id: std::env::var("USER").unwrap_or_default(),
+            session_id: format!("{agent}-{}", std::process::id()),
+            call_id: String::new(),
+            tool: String::new(),
+        }
+    }
+}
+
 /// One execution request.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {

@@ -21,6 +21,7 @@ use rustix::process::{Pid, Signal};
 use crate::backend::plan::{Backend, PlanInput};
 use crate::cgroup::RunCgroup;
 use crate::error::ExecError;
+pub(crate) use crate::finished::Finished;
 use crate::interpreter::Command;
 use crate::policy::{Limits, Policy, SANDBOX_LANG, SANDBOX_PATH};
 use crate::request::{Input, Request};
@@ -30,28 +31,6 @@ use crate::workdir::WorkDir;
 
 /// How long output is still read after the script ended past its deadline.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
-
-/// How the process tree ended; the runner adds the policy, the work
-/// directory and the cgroup's report to make the `Outcome`.
-#[derive(Debug)]
-pub(crate) struct Finished {
-    /// The exit code; `None` when killed by a signal.
-    pub exit_code: Option<i32>,
-    /// The signal that killed the script, if any.
-    pub signal: Option<i32>,
-    /// Killed because the wall timeout passed.
-    pub timed_out: bool,
-    /// Standard output (at most the output cap).
-    pub stdout: Vec<u8>,
-    /// Standard error (at most the output cap).
-    pub stderr: Vec<u8>,
-    /// Stdout went over the cap.
-    pub stdout_truncated: bool,
-    /// Stderr went over the cap.
-    pub stderr_truncated: bool,
-    /// Wall time.
-    pub duration: Duration,
-}
 
 fn environment(
     request: &Request<'_>,

@@ -14,13 +14,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
 
+use crate::activation_log::{Delivery, DeliveryError};
 use crate::cache::{CacheStats, CachedActivation, ContentCache};
 use crate::execution::Execution;
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
 use crate::tool_error::ToolError;
-use crate::tracker::{Seen, SharedActivationTracker, already_active_notice};
+use crate::tracker::SharedActivationTracker;
 
 /// The agent id dynamic-context runs are made under (the concurrency cap
 /// counts them together).
@@ -345,23 +346,28 @@ impl Host {
         // Recorded before rendering, in one step with the check, so two
         // concurrent calls in one session cannot both send the body; a
         // failed activation is forgotten again.
-        if reload {
-            self.tracker.forget(session, &skill.name);
-        }
-        let key = crate::tracker::content_key(arguments);
-        let again = self.tracker.record(session, &skill.name, key) == Seen::Again;
-        span.record("skilldeck.activation.already_active", again);
-        if again {
-            return Ok(Activated::AlreadyActive(already_active_notice(&skill.name)));
-        }
-        match self.render_for(skill, arguments, session) {
-            Ok(text) => {
+        let delivered = crate::activation_log::deliver(
+            &mut &self.tracker,
+            session,
+            &skill.name,
+            arguments,
+            reload,
+            || self.render_for(skill, arguments, session),
+        );
+        match delivered {
+            Ok(Delivery::AlreadyActive(notice)) => {
+                span.record("skilldeck.activation.already_active", true);
+                Ok(Activated::AlreadyActive(notice))
+            }
+            Ok(Delivery::Content(text)) => {
+                span.record("skilldeck.activation.already_active", false);
                 *lock(&self.uses).entry(skill.name.clone()).or_insert(0) += 1;
                 Ok(Activated::Content(text))
             }
-            Err(e) => {
-                self.tracker.forget(session, &skill.name);
-                Err(ToolError::failed(e))
+            Err(DeliveryError::Render(e)) => Err(ToolError::failed(e)),
+            // The in-memory tracker does not fail.
+            Err(DeliveryError::Log(e)) => {
+                Err(ToolError::new(crate::ToolErrorKind::Failed, e.to_string()))
             }
         }
     }

@@ -28,6 +28,7 @@
 
 mod activation_log;
 mod cache;
+mod catalog;
 mod conversation;
 mod error;
 pub mod execution;
@@ -43,8 +44,9 @@ pub mod tools;
 mod tracker;
 pub mod watch;
 
-pub use activation_log::ActivationLog;
+pub use activation_log::{ActivationLog, Delivery, DeliveryError, deliver};
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
+pub use catalog::{CatalogRequest, ComposedCatalog};
 pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
 pub use error::Error;
 pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRun};

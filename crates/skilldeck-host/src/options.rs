@@ -33,6 +33,9 @@ pub struct HostOptions {
     pub discovery: DiscoveryOptions,
     /// The catalog in the `activate_skill` description (format and budget).
     pub tool_catalog: CatalogOptions,
+    /// The configured `[catalog]`, what a [`crate::CatalogRequest`] (a
+    /// system prompt's catalog) starts from.
+    pub prompt_catalog: CatalogOptions,
     /// Activation cache limits.
     pub cache: ContentCacheOptions,
     /// See [`MAX_TOOL_NAME_ENUM`].
@@ -83,6 +86,7 @@ impl HostOptions {
                 budget: Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS)),
                 ..CatalogOptions::default()
             }),
+            prompt_catalog: CatalogOptions::default(),
             cache: ContentCacheOptions::default(),
             max_tool_name_enum: MAX_TOOL_NAME_ENUM,
             default_search_results: DEFAULT_SEARCH_RESULTS,
@@ -106,6 +110,7 @@ impl HostOptions {
     ) -> Result<Self, skilldeck::Error> {
         let mut options = HostOptions::new(discovery);
         let mut catalog = CatalogOptions::from_config(&config.catalog)?;
+        options.prompt_catalog = catalog.clone();
         if catalog.budget.is_none() {
             catalog.budget = Some(Budget::Chars(DEFAULT_TOOL_CATALOG_CHARS));
         }

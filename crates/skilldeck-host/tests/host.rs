@@ -568,3 +568,97 @@ fn a_body_edit_keeps_the_snapshot_and_a_description_edit_swaps_it() {
     assert_eq!(r.generation, before.generation + 1);
     assert_eq!(host.snapshot().generation, r.generation);
 }
+
+#[test]
+fn a_catalog_request_lists_only_served_skills_under_the_configured_catalog() {
+    let tmp = fixture();
+    let mut options = options(tmp.path());
+    options.prompt_catalog.format = skilldeck::CatalogFormat::Markdown;
+    let host = Host::new(options).unwrap();
+    // The configured catalog as it is: markdown, served skills only.
+    let plain = host
+        .catalog(&skilldeck_host::CatalogRequest::default())
+        .unwrap();
+    assert_eq!(plain.format, skilldeck::CatalogFormat::Markdown);
+    assert!(plain.text.contains("pdf"), "{}", plain.text);
+    assert!(
+        !plain.text.contains("old"),
+        "a skill turned off is listed: {}",
+        plain.text
+    );
+    assert_eq!(plain.explanation, None);
+    // The request's format, query and budget; the explanation on demand.
+    let request = skilldeck_host::CatalogRequest {
+        format: Some(skilldeck::CatalogFormat::Json),
+        budget: skilldeck::BudgetOverride {
+            chars: Some(1),
+            ..Default::default()
+        },
+        query: Some("pdf".to_owned()),
+        unlisted_hint: Some("ask the librarian".to_owned()),
+        explain: true,
+        ..Default::default()
+    };
+    let fitted = host.catalog(&request).unwrap();
+    assert_eq!(fitted.format, skilldeck::CatalogFormat::Json);
+    assert_eq!(fitted.summary.listed(), 0, "{}", fitted.text);
+    // `pdf` only: `old` is off, `manual` is not the model's to invoke.
+    assert_eq!(fitted.summary.skills, 1, "served skills only");
+    assert!(fitted.explanation.is_some());
+    // Characters and tokens together: the core's one override rule refuses.
+    let both = skilldeck_host::CatalogRequest {
+        budget: skilldeck::BudgetOverride {
+            chars: Some(100),
+            tokens: Some(100),
+            encoding: None,
+        },
+        ..Default::default()
+    };
+    assert!(host.catalog(&both).is_err());
+}
+
+#[test]
+fn the_conversation_rule_is_the_same_over_the_file_store() {
+    // The CLI (one process per call) keeps conversations in files; the
+    // rule is the host's `deliver`, the same as the servers' tracker.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = ConversationStore::new(tmp.path(), Duration::from_secs(3600));
+    let deliver = |store: &mut ConversationStore, args: &str, reload: bool| {
+        skilldeck_host::deliver(store, "c1", "pdf", args, reload, || {
+            Ok::<_, ()>(format!("body {args}"))
+        })
+        .unwrap()
+    };
+    use skilldeck_host::Delivery;
+    assert_eq!(
+        deliver(&mut store, "a", false),
+        Delivery::Content("body a".into())
+    );
+    assert!(matches!(
+        deliver(&mut store, "a", false),
+        Delivery::AlreadyActive(_)
+    ));
+    assert_eq!(
+        deliver(&mut store, "b", false),
+        Delivery::Content("body b".into())
+    );
+    assert_eq!(
+        deliver(&mut store, "b", true),
+        Delivery::Content("body b".into())
+    );
+    // A failed render is not recorded.
+    let failed =
+        skilldeck_host::deliver(
+            &mut store,
+            "c1",
+            "other",
+            "",
+            false,
+            || Err::<String, _>(()),
+        );
+    assert!(matches!(
+        failed,
+        Err(skilldeck_host::DeliveryError::Render(()))
+    ));
+    assert!(!store.is_active("c1", "other"));
+}

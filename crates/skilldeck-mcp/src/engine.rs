@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
-use skilldeck::Skill;
 use tokio::sync::broadcast;
 
+use skilldeck_host::Host;
 pub use skilldeck_host::{Activated, Snapshot};
-use skilldeck_host::{Host, ToolError};
 
 use crate::error::Error;
 use crate::options::ServeOptions;
@@ -103,29 +102,6 @@ impl Engine {
     /// returns to zero once every session has ended.
     pub fn change_listeners(&self) -> usize {
         self.changes.receiver_count()
-    }
-
-    /// A fresh session key (for the activation tracker).
-    pub fn new_session_key(&self) -> String {
-        self.host.new_session_key()
-    }
-
-    /// [`Host::activate`].
-    pub fn activate(
-        &self,
-        snapshot: &Snapshot,
-        session: &str,
-        name: &str,
-        arguments: &str,
-        reload: bool,
-    ) -> Result<Activated, ToolError> {
-        self.host
-            .activate(snapshot, session, name, arguments, reload)
-    }
-
-    /// [`Host::render`] (prompts: no session tracking).
-    pub fn render(&self, skill: &Skill, arguments: &str) -> Result<Arc<str>, skilldeck::Error> {
-        self.host.render(skill, arguments)
     }
 }
 

@@ -72,6 +72,19 @@ impl std::ops::DerefMut for ServeOptions {
 }
 
 impl ServeOptions {
+    /// These options as a server for remote clients (streamable HTTP)
+    /// serves them: answers name no folder of the server (no catalog
+    /// locations, no skill directory in activations: `expose_paths` off),
+    /// since a remote model cannot read the server's files and should not
+    /// learn their layout; and no client's folders (MCP `roots`) decide
+    /// what the others see. [`crate::serve_http`] applies it.
+    pub fn for_remote_clients(mut self) -> Self {
+        self.host.tool_catalog.locations = false;
+        self.host.expose_paths = false;
+        self.host.client_project_roots = false;
+        self
+    }
+
     /// The host's defaults around the given discovery options
     /// ([`HostOptions::new`]), hot reload on.
     pub fn new(discovery: DiscoveryOptions) -> Self {

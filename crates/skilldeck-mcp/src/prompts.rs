@@ -84,6 +84,7 @@ pub fn get(
         ));
     }
     let text = engine
+        .host()
         .render(skill, args)
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     let mut result =

@@ -8,8 +8,8 @@
 //! one, else a fresh id) and `method`, so each log line names its request.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -115,6 +115,10 @@ pub struct SkillServer {
     session: Arc<str>,
     /// This session's `logging/setLevel`.
     log_level: Arc<SessionLogLevel>,
+    /// Forgets this session's conversations when the last clone goes
+    /// (declared first: dropped before `ended` is cancelled, so whoever
+    /// waits for the session's end finds them forgotten).
+    end: Arc<SessionEnd>,
     /// Cancelled when the last clone of this session's server is dropped
     /// (rmcp drops it when the session ends: `DELETE`, idle expiry, the
     /// peer gone): the session's notification forwarder stops at once,
@@ -123,17 +127,61 @@ pub struct SkillServer {
     _ended_on_drop: Arc<DropGuard>,
 }
 
+/// What a session activated, forgotten when its server is dropped (rmcp
+/// drops it when the session ends: `DELETE`, idle expiry, the peer gone),
+/// so an expired session's activations do not outlive it. Conversations
+/// named by the client (`_meta`) span sessions on purpose and stay.
+#[derive(Debug)]
+struct SessionEnd {
+    engine: Arc<Engine>,
+    conversations: Mutex<Vec<String>>,
+}
+
+impl SessionEnd {
+    /// Notes that this session's requests track `conversation`.
+    fn note(&self, conversation: &str) {
+        let mut known = self
+            .conversations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !known.iter().any(|c| c == conversation) {
+            known.push(conversation.to_owned());
+        }
+    }
+}
+
+impl Drop for SessionEnd {
+    fn drop(&mut self) {
+        let known = std::mem::take(
+            self.conversations
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for conversation in known {
+            self.engine
+                .host()
+                .tracker()
+                .forget_conversation(&conversation);
+        }
+    }
+}
+
 impl SkillServer {
     /// A server for a new session over `engine`.
     pub fn new(engine: Arc<Engine>) -> Self {
-        let session = Arc::from(engine.new_session_key());
+        let session: Arc<str> = Arc::from(engine.host().new_session_key());
         let ended = CancellationToken::new();
+        let end = Arc::new(SessionEnd {
+            engine: Arc::clone(&engine),
+            conversations: Mutex::new(vec![session.to_string()]),
+        });
         SkillServer {
             engine,
             session,
             log_level: Arc::default(),
             _ended_on_drop: Arc::new(ended.clone().drop_guard()),
             ended,
+            end,
         }
     }
 
@@ -164,7 +212,9 @@ impl SkillServer {
                 .get("mcp-session-id")
                 .and_then(|v| v.to_str().ok())
         {
-            return http_conversation(id);
+            let conversation = http_conversation(id);
+            self.end.note(&conversation);
+            return conversation;
         }
         self.session.to_string()
     }

@@ -624,11 +624,8 @@ pub fn router(
 /// no skill directory: `expose_paths` off): an HTTP client's model cannot
 /// read the server's files (it uses `read_skill_resource`), and should not
 /// learn the server's folder layout.
-pub fn serve_http(mut options: ServeOptions, mut http: HttpOptions) -> Result<(), Error> {
-    options.tool_catalog.locations = false;
-    options.expose_paths = false;
-    // One host, many clients: no client's folders decide what the others see.
-    options.client_project_roots = false;
+pub fn serve_http(options: ServeOptions, mut http: HttpOptions) -> Result<(), Error> {
+    let options = options.for_remote_clients();
     let token = http.token_file.as_deref().map(read_token).transpose()?;
     if token.is_none() && !http.addr.ip().is_loopback() {
         return Err(Error::Unauthenticated { addr: http.addr });

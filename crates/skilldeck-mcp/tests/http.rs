@@ -178,9 +178,7 @@ fn serve_with(
 fn remote_options(root: &Path) -> ServeOptions {
     let mut options = ServeOptions::new(DiscoveryOptions::with_roots([root.to_path_buf()]));
     options.reload = None;
-    options.tool_catalog.locations = false;
-    options.expose_paths = false;
-    options
+    options.for_remote_clients()
 }
 
 fn fixture() -> tempfile::TempDir {
@@ -1026,4 +1024,74 @@ fn a_stateless_client_gets_invalid_params_with_the_uri_for_a_missing_resource() 
             answer.body
         );
     }
+}
+
+#[test]
+fn an_expired_session_forgets_what_it_activated() {
+    // A client that goes away without `DELETE`: rmcp ends the session
+    // once it is idle for `session_idle_timeout`. What it activated used
+    // to stay in the tracker until the next admission swept it.
+    let tmp = fixture();
+    let engine = Arc::new(Engine::new(remote_options(tmp.path())).unwrap());
+    let (_rt, addr) = serve_configured(Arc::clone(&engine), |http| {
+        http.session_idle_timeout = std::time::Duration::from_secs(1);
+    });
+    let tracker = engine.host().tracker();
+    // Open sessions until one activates before it idles out (a loaded
+    // machine may pause longer than the timeout between two requests).
+    let conversation = loop {
+        let mut session = Session::open(addr);
+        let id = session.id.clone().unwrap();
+        let answer = session.post(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "activate_skill", "arguments": {"name": "pdf"}}
+        }));
+        let conversation = format!("http:{id}");
+        if answer.status == 200
+            && answer.body.contains("skill_content")
+            && tracker.lock().is_active(&conversation, "pdf")
+        {
+            break conversation;
+        }
+    };
+    // Nothing more is asked: the session expires, its server is dropped.
+    let deadline = std::time::Instant::now() + RELEASED * 6;
+    while tracker.lock().is_active(&conversation, "pdf") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        !tracker.lock().is_active(&conversation, "pdf"),
+        "the expired session's activation is still tracked"
+    );
+}
+
+#[test]
+fn a_server_for_remote_clients_never_searches_their_folders() {
+    // Over HTTP one host serves many clients: the folders one announces
+    // (MCP `roots`) must not decide what the others see.
+    let tmp = fixture();
+    let project = tempfile::tempdir().unwrap();
+    skilldeck_testkit::skill(project.path().join(".agents/skills"), "theirs")
+        .description("A project skill of one client.")
+        .write();
+    let mut options = remote_options(tmp.path());
+    options.host.client_project_roots = true;
+    // A local (stdio) server with the same options does search them.
+    let local = Engine::new(options.clone()).unwrap();
+    assert!(
+        local
+            .host()
+            .set_client_folders(&[project.path().to_path_buf()])
+    );
+    local.host().reload().unwrap();
+    assert!(local.host().snapshot().get("theirs").is_some());
+    let engine = Engine::new(options.for_remote_clients()).unwrap();
+    assert!(!engine.host().options().client_project_roots);
+    assert!(
+        !engine
+            .host()
+            .set_client_folders(&[project.path().to_path_buf()])
+    );
+    engine.host().reload().unwrap();
+    assert!(engine.host().snapshot().get("theirs").is_none());
 }

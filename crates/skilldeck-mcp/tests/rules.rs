@@ -389,14 +389,21 @@ fn a_skill_edited_on_disk_is_sent_again_in_a_session_that_had_it() {
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
     assert!(matches!(
-        engine.activate(&snap, "s", "pdf", "", false).unwrap(),
+        engine
+            .host()
+            .activate(&snap, "s", "pdf", "", false)
+            .unwrap(),
         Activated::Content(_)
     ));
     let path = tmp.path().join("pdf/SKILL.md");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{text}\nNew step.\n")).unwrap();
     engine.skill_files_changed("pdf");
-    match engine.activate(&snap, "s", "pdf", "", false).unwrap() {
+    match engine
+        .host()
+        .activate(&snap, "s", "pdf", "", false)
+        .unwrap()
+    {
         Activated::Content(body) => assert!(body.contains("New step.")),
         other => panic!("{other:?}"),
     }

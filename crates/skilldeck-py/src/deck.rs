@@ -9,10 +9,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
-use skilldeck::{BudgetOverride, CatalogFormat, CatalogOptions, Config, Encoding};
+use skilldeck::{BudgetOverride, CatalogFormat, Encoding};
 use skilldeck_host::execution::ScriptScope;
 use skilldeck_host::{
-    Activated, Called, Execution, Host, HostOptions, HostSpec, Snapshot, ToolError, ToolErrorKind,
+    Activated, Called, CatalogRequest, Execution, Host, HostOptions, HostSpec, Snapshot, ToolError,
+    ToolErrorKind,
 };
 
 use skilldeck_source::{RegistryOptions, RegistrySource, Target};
@@ -27,7 +28,6 @@ use crate::types::{Activation, CacheStats, Reload, Resource, SearchHit, Skill, T
 #[pyclass(frozen, module = "skilldeck._native")]
 pub struct Deck {
     host: Arc<Host>,
-    config: Arc<Config>,
     /// The execution service for the application's own calls (`run`,
     /// `call_tool`) while `[exec] enabled` is off, under the config's
     /// `[exec]` (grants resolved by `HostOptions::from_config`). With it on
@@ -102,26 +102,25 @@ impl OpenError {
 /// The host's options for `spec` (the host's one rule: [`HostSpec`]). A
 /// library shares the host's files with its caller, like the CLI and
 /// stdio: answers may name the skill folders.
-fn options_of(spec: &HostSpec) -> Result<(HostOptions, Config), OpenError> {
+fn options_of(spec: &HostSpec) -> Result<HostOptions, OpenError> {
     let resolved = spec.load().map_err(OpenError::Host)?;
     let mut options = resolved.host_options().map_err(OpenError::Core)?;
     options.expose_paths = true;
-    Ok((options, resolved.config))
+    Ok(options)
 }
 
 fn open(
     roots: Option<Vec<PathBuf>>,
     config: Option<PathBuf>,
     cwd: Option<PathBuf>,
-) -> Result<(Host, Config), OpenError> {
-    let (options, config) = options_of(&HostSpec {
+) -> Result<Host, OpenError> {
+    let options = options_of(&HostSpec {
         config,
         roots,
         cwd,
         index: false,
     })?;
-    let host = Host::new(options).map_err(OpenError::Core)?;
-    Ok((host, config))
+    Host::new(options).map_err(OpenError::Core)
 }
 
 /// Why `activate(conversation=...)` failed: the host refused the call, or
@@ -137,9 +136,9 @@ enum ActivateError {
 fn open_registry(
     settings: &RegistryOptions,
     config: Option<PathBuf>,
-) -> Result<(Host, Config, RegistrySource), OpenError> {
+) -> Result<(Host, RegistrySource), OpenError> {
     // Only the agent's skills: no default root.
-    let (mut options, config) = options_of(&HostSpec {
+    let mut options = options_of(&HostSpec {
         config,
         roots: Some(Vec::new()),
         cwd: None,
@@ -147,7 +146,7 @@ fn open_registry(
     })?;
     let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
     let host = Host::new(options).map_err(OpenError::Core)?;
-    Ok((host, config, source))
+    Ok((host, source))
 }
 
 fn parse<T: std::str::FromStr<Err = skilldeck::Error>>(py: Python<'_>, text: &str) -> PyResult<T> {
@@ -169,10 +168,9 @@ impl Deck {
         cwd: Option<PathBuf>,
     ) -> PyResult<Deck> {
         match py.detach(|| open(roots, config, cwd)) {
-            Ok((host, config)) => Ok(Deck {
+            Ok(host) => Ok(Deck {
                 fallback_execution: Execution::new(host.options().exec.clone()),
                 host: Arc::new(host),
-                config: Arc::new(config),
                 skills_cache: Mutex::new(None),
                 registry: None,
             }),
@@ -209,10 +207,9 @@ impl Deck {
         let mut settings = RegistryOptions::new(&url, agent, token);
         settings.cache = cache;
         match py.detach(|| open_registry(&settings, config)) {
-            Ok((host, config, source)) => Ok(Deck {
+            Ok((host, source)) => Ok(Deck {
                 fallback_execution: Execution::new(host.options().exec.clone()),
                 host: Arc::new(host),
-                config: Arc::new(config),
                 skills_cache: Mutex::new(None),
                 registry: Some(source),
             }),
@@ -319,30 +316,22 @@ impl Deck {
         encoding: Option<&str>,
         locations: bool,
     ) -> PyResult<String> {
-        let mut options =
-            CatalogOptions::from_config(&self.config.catalog).map_err(|e| errors::core(py, e))?;
-        if let Some(f) = format {
-            options.format = parse::<CatalogFormat>(py, f)?;
-        }
-        let encoding = match encoding {
-            Some(e) => Some(parse::<Encoding>(py, e)?),
-            None => None,
-        };
-        options
-            .override_budget(BudgetOverride {
+        let format = format.map(|f| parse::<CatalogFormat>(py, f)).transpose()?;
+        let encoding = encoding.map(|e| parse::<Encoding>(py, e)).transpose()?;
+        let request = CatalogRequest {
+            format,
+            budget: BudgetOverride {
                 chars: budget_chars,
                 tokens: budget_tokens,
                 encoding,
-            })
-            .map_err(|e| errors::core(py, e))?;
-        options.locations = locations;
-        let snapshot = self.host.snapshot();
-        py.detach(|| {
-            let relevance = query.map(|q| snapshot.search_index().scores(q));
-            skilldeck::render_catalog(snapshot.served(), &options, relevance.as_ref())
-                .map(|c| c.text)
-        })
-        .map_err(|e| errors::core(py, e))
+            },
+            query: query.map(str::to_owned),
+            locations: Some(locations),
+            ..CatalogRequest::default()
+        };
+        let host = &self.host;
+        py.detach(|| host.catalog(&request).map(|c| c.text))
+            .map_err(|e| errors::core(py, e))
     }
 
     /// Activates `name` with `arguments`. Without `conversation`: the

@@ -3,25 +3,17 @@
 //! arguments against the tool's schema, picks the file, applies the
 //! `[exec]` policy and the sandbox. This module only converts values.
 
-use std::time::Duration;
-
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
 
-use skilldeck_exec::{CallContext, Input, MAX_TIMEOUT};
+use skilldeck_exec::{CallContext, Input};
 use skilldeck_host::execution::Overrides;
 use skilldeck_host::{ToolError, ToolErrorKind, ToolRun};
 
 /// Who asks, as the script sees it (`SKILLDECK_*` variables) and the audit
 /// line records it: the Python process.
 pub(crate) fn context() -> CallContext {
-    CallContext {
-        agent_id: "python".to_owned(),
-        user_id: std::env::var("USER").unwrap_or_default(),
-        session_id: format!("python-{}", std::process::id()),
-        call_id: String::new(),
-        tool: String::new(),
-    }
+    CallContext::local("python")
 }
 
 /// The overrides of one run from Python: `timeout` (seconds) replaces
@@ -32,15 +24,10 @@ pub(crate) fn overrides(timeout: Option<f64>) -> Result<Overrides, ToolError> {
     let Some(secs) = timeout else {
         return Ok(Overrides::default());
     };
-    let max = MAX_TIMEOUT.as_secs_f64();
-    if !secs.is_finite() || secs <= 0.0 || secs > max {
-        return Err(ToolError::new(
-            ToolErrorKind::InvalidArguments,
-            format!("timeout: {secs} s is not a positive number of seconds up to {max}"),
-        ));
-    }
+    let timeout = skilldeck_exec::timeout_from_secs(secs)
+        .map_err(|message| ToolError::new(ToolErrorKind::InvalidArguments, message))?;
     Ok(Overrides {
-        timeout: Some(Duration::from_secs_f64(secs)),
+        timeout: Some(timeout),
         profile: None,
     })
 }
