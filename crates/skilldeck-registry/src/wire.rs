@@ -105,6 +105,108 @@ pub struct Published {
     /// The warnings validation found (errors refuse the package).
     #[serde(default)]
     pub report: Vec<WireDiagnostic>,
+    /// `released`, or `pending` when the namespace requires review (then
+    /// no agent resolves it until a reviewer approves it).
+    #[serde(default)]
+    pub review: ReviewState,
+}
+
+/// Where a version stands in review.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewState {
+    /// Available: resolves for agents, may carry labels.
+    #[default]
+    Released,
+    /// Waiting for a reviewer: never resolved for agents.
+    Pending,
+    /// Refused by a reviewer: never resolved for agents.
+    Rejected,
+}
+
+impl ReviewState {
+    /// The stored text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewState::Released => "released",
+            ReviewState::Pending => "pending",
+            ReviewState::Rejected => "rejected",
+        }
+    }
+
+    /// The stored text read back (an unknown value is `None`).
+    pub fn parse(text: &str) -> Option<ReviewState> {
+        match text {
+            "released" => Some(ReviewState::Released),
+            "pending" => Some(ReviewState::Pending),
+            "rejected" => Some(ReviewState::Rejected),
+            _ => None,
+        }
+    }
+}
+
+/// Who decided a review, when and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Review {
+    /// The reviewer (the token's name).
+    pub by: String,
+    /// When.
+    pub at: String,
+    /// The reason given.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A reviewer's decision on a pending version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewDecision {
+    /// `approve` or `reject`.
+    pub decision: Decision,
+    /// Why (required to reject).
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Approve or reject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Release the version.
+    Approve,
+    /// Refuse it for good.
+    Reject,
+}
+
+/// What a namespace requires of its versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NamespacePolicy {
+    /// New versions are `pending` until a reviewer approves them.
+    #[serde(default)]
+    pub require_review: bool,
+    /// A version must be signed by a key registered for the namespace.
+    #[serde(default)]
+    pub require_signature: bool,
+}
+
+/// A version waiting for review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PendingVersion {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// Who published it.
+    pub published_by: String,
+    /// When.
+    pub published_at: String,
+    /// The released version before it (what a review diffs against).
+    #[serde(default)]
+    pub previous: Option<String>,
 }
 
 /// A skill in a list.
@@ -148,9 +250,15 @@ pub struct VersionSummary {
     /// Deprecated: still served, with a warning.
     #[serde(default)]
     pub deprecated: Option<Marker>,
+    /// Blocked by an admin: no agent resolves or downloads it.
+    #[serde(default)]
+    pub blocked: Option<Marker>,
+    /// Where it stands in review.
+    #[serde(default)]
+    pub review: ReviewState,
 }
 
-/// A yank or a deprecation: why and when.
+/// A yank, a deprecation or a block: why and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Marker {
     /// The reason given.
@@ -219,6 +327,15 @@ pub struct VersionDetail {
     /// Deprecated, with why and when.
     #[serde(default)]
     pub deprecated: Option<Marker>,
+    /// Blocked by an admin, with why and when.
+    #[serde(default)]
+    pub blocked: Option<Marker>,
+    /// Where it stands in review.
+    #[serde(default)]
+    pub review: ReviewState,
+    /// The review's decision, once made.
+    #[serde(default)]
+    pub reviewed: Option<Review>,
 }
 
 /// Move a label to a version.

@@ -2143,3 +2143,222 @@ async fn replicas_registering_one_admin_token_file_at_once_all_succeed() {
         .await;
     assert_eq!(r.status(), StatusCode::OK);
 }
+
+/// `POST` `body` to `path` as `token`.
+async fn post_as(env: &Env, token: &str, path: &str, body: Value) -> reqwest::Response {
+    env.client
+        .post(env.url(path))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_pending_version_is_never_in_an_agents_lock_until_another_reviewer_approves_it() {
+    let env = env().await;
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/namespaces/acme/policy",
+            json!({"require_review": true}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    // One person publishes and may also review; another only reviews.
+    let author = scoped_token(&env, "author", &["publish:acme", "review:acme"]).await;
+    let reviewer = scoped_token(&env, "reviewer", &["review:acme"]).await;
+    let outsider = scoped_token(&env, "outsider", &["review:other"]).await;
+    let r: Value = env
+        .publish_as(&author, "namespace=acme&version=1.0.0", simple("notes"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["review"], "pending", "{r}");
+    assert_eq!(
+        r["latest"],
+        Value::Null,
+        "a pending version is not latest: {r}"
+    );
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    env.assign("bot", "acme/notes", json!({"version": "1.0.0"}))
+        .await;
+    let token = env.agent_token("bot").await;
+    let lock: Value = env
+        .get_as(&token, "/agents/bot/lock")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(lock["skills"].as_array().unwrap().is_empty(), "{lock}");
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert_eq!(
+        reason_of(&resolved, "acme/notes").as_deref(),
+        Some("pending-review")
+    );
+    // Nothing of it reaches the agent, and no label can point to it.
+    let r = env
+        .get_as(&token, "/skills/acme/notes/versions/1.0.0/archive")
+        .await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/skills/acme/notes/labels/production",
+            json!({"version": "1.0.0"}),
+        )
+        .await;
+    assert_eq!(
+        problem(r, StatusCode::CONFLICT).await["code"],
+        "registry-version-unreleased"
+    );
+    // The queue: the reviewer sees it; a reviewer of another namespace
+    // does not, and may not decide it.
+    let queue: Value = env
+        .get_as(&reviewer, "/reviews")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(queue[0]["version"], "1.0.0", "{queue}");
+    let queue: Value = env
+        .get_as(&outsider, "/reviews")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(queue, json!([]));
+    let review = "/skills/acme/notes/versions/1.0.0/review";
+    let r = post_as(&env, &outsider, review, json!({"decision": "approve"})).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    // Its publisher cannot approve it, even with the review scope.
+    let r = post_as(&env, &author, review, json!({"decision": "approve"})).await;
+    let p = problem(r, StatusCode::FORBIDDEN).await;
+    assert!(
+        p["detail"].as_str().unwrap().contains("another reviewer"),
+        "{p}"
+    );
+    // A rejection needs a reason.
+    let r = post_as(&env, &reviewer, review, json!({"decision": "reject"})).await;
+    assert_eq!(
+        problem(r, StatusCode::BAD_REQUEST).await["code"],
+        "registry-review-reason-missing"
+    );
+    let r = post_as(
+        &env,
+        &reviewer,
+        review,
+        json!({"decision": "approve", "reason": "read it"}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let detail: Value = r.json().await.unwrap();
+    assert_eq!(detail["review"], "released");
+    assert_eq!(detail["reviewed"]["by"], "reviewer");
+    let lock: Value = env
+        .get_as(&token, "/agents/bot/lock")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(lock["skills"][0]["version"], "1.0.0", "{lock}");
+    let skill: Value = env.get("/skills/acme/notes").await.json().await.unwrap();
+    assert_eq!(skill["labels"]["latest"], "1.0.0", "{skill}");
+    // Decided once.
+    let r = post_as(&env, &reviewer, review, json!({"decision": "approve"})).await;
+    assert_eq!(
+        problem(r, StatusCode::CONFLICT).await["code"],
+        "registry-review-not-pending"
+    );
+    // A rejected version stays out for good.
+    env.publish_as(
+        &author,
+        "namespace=acme&version=1.1.0",
+        package("notes", "Notes v2. Use when testing.", "", &[]),
+    )
+    .await;
+    let r = post_as(
+        &env,
+        &reviewer,
+        "/skills/acme/notes/versions/1.1.0/review",
+        json!({"decision": "reject", "reason": "fetches a script from a paste site"}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let skill: Value = env.get("/skills/acme/notes").await.json().await.unwrap();
+    assert_eq!(skill["labels"]["latest"], "1.0.0", "{skill}");
+    // Every decision is in the audit log.
+    let audit: Value = env.get("/audit").await.json().await.unwrap();
+    let actions: Vec<&str> = audit["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert!(actions.contains(&"review.approve"), "{actions:?}");
+    assert!(actions.contains(&"review.reject"), "{actions:?}");
+    assert!(actions.contains(&"namespace.policy"), "{actions:?}");
+}
+
+#[tokio::test]
+async fn a_blocked_version_leaves_every_agents_lock_and_its_archive_is_refused() {
+    let env = env().await;
+    env.publish("namespace=acme&version=1.0.0", simple("tool"))
+        .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    env.assign("bot", "acme/tool", json!({"version": "1.0.0"}))
+        .await;
+    let token = env.agent_token("bot").await;
+    let archive = "/skills/acme/tool/versions/1.0.0/archive";
+    assert_eq!(env.get_as(&token, archive).await.status(), StatusCode::OK);
+    let publisher = scoped_token(&env, "publisher", &["publish:acme"]).await;
+    let block = "/skills/acme/tool/versions/1.0.0/block";
+    let r = post_as(&env, &publisher, block, json!({"reason": "x"})).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "only an admin blocks");
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            block,
+            json!({"reason": "infostealer"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let detail: Value = r.json().await.unwrap();
+    assert_eq!(detail["blocked"]["reason"], "infostealer");
+    let lock: Value = env
+        .get_as(&token, "/agents/bot/lock")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(lock["skills"].as_array().unwrap().is_empty(), "{lock}");
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert_eq!(
+        reason_of(&resolved, "acme/tool").as_deref(),
+        Some("blocked")
+    );
+    assert_eq!(
+        env.get_as(&token, archive).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let skill: Value = env.get("/skills/acme/tool").await.json().await.unwrap();
+    assert_eq!(
+        skill["labels"].get("latest"),
+        None,
+        "latest left it: {skill}"
+    );
+    // Lifted: back in the lock.
+    let r = env
+        .send_json(reqwest::Method::DELETE, block, json!({}))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let lock: Value = env
+        .get_as(&token, "/agents/bot/lock")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(lock["skills"][0]["version"], "1.0.0", "{lock}");
+}

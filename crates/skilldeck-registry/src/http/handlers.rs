@@ -24,8 +24,9 @@ use crate::service::resolve::{etag_matches, etag_of_digest};
 use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
-    FINGERPRINT_HEADER, LabelMove, LabelMoved, Page, Problem, Published, ReasonBody, Resolved,
-    SkillDetail, SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail,
+    FINGERPRINT_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page, PendingVersion, Problem,
+    Published, ReasonBody, Resolved, ReviewDecision, SkillDetail, SkillSummary, TokenCreated,
+    TokenInfo, TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;
@@ -851,4 +852,130 @@ pub async fn not_found() -> RegistryError {
 /// A known path with another method: a 405 problem.
 pub async fn method_not_allowed() -> RegistryError {
     RegistryError::MethodNotAllowed
+}
+
+/// Blocks a version (admin): agents no longer resolve or download it, and
+/// every `serve --registry` drops it at its next poll.
+#[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/block", tag = "review",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    request_body = ReasonBody,
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn block(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+    body: std::result::Result<Json<ReasonBody>, JsonRejection>,
+) -> Result<Json<VersionDetail>> {
+    let reason = json_body(body)?.reason;
+    let skill = skill_ref(&namespace, &name)?;
+    Ok(Json(
+        registry
+            .set_blocked(&p, &skill, &version, Some(reason))
+            .await?,
+    ))
+}
+
+/// Lifts a block (admin).
+#[utoipa::path(delete, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/block", tag = "review",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn unblock(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Result<Json<VersionDetail>> {
+    let skill = skill_ref(&namespace, &name)?;
+    Ok(Json(
+        registry.set_blocked(&p, &skill, &version, None).await?,
+    ))
+}
+
+/// A reviewer approves or rejects a pending version (admin or
+/// `review:<namespace>`; never the version's publisher).
+#[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/review", tag = "review",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    request_body = ReviewDecision,
+    responses(
+        (status = 200, body = VersionDetail),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn review(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+    body: std::result::Result<Json<ReviewDecision>, JsonRejection>,
+) -> Result<Json<VersionDetail>> {
+    let decision = json_body(body)?;
+    let skill = skill_ref(&namespace, &name)?;
+    Ok(Json(
+        registry.review(&p, &skill, &version, &decision).await?,
+    ))
+}
+
+/// The versions waiting for review that the caller may review, oldest
+/// first.
+#[utoipa::path(get, path = "/api/v1/reviews", tag = "review",
+    responses(
+        (status = 200, body = Vec<PendingVersion>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn reviews(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+) -> Result<Json<Vec<PendingVersion>>> {
+    Ok(Json(registry.pending_reviews(&p).await?))
+}
+
+/// What a namespace requires of its versions.
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/policy", tag = "review",
+    params(("namespace" = String, Path)),
+    responses(
+        (status = 200, body = NamespacePolicy),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn namespace_policy(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path(namespace): Path<String>,
+) -> Result<Json<NamespacePolicy>> {
+    let ns = Namespace::new(&namespace)?;
+    Ok(Json(registry.namespace_policy(&p, &ns).await?))
+}
+
+/// Replaces what a namespace requires (admin).
+#[utoipa::path(put, path = "/api/v1/namespaces/{namespace}/policy", tag = "review",
+    params(("namespace" = String, Path)),
+    request_body = NamespacePolicy,
+    responses(
+        (status = 200, body = NamespacePolicy),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn set_namespace_policy(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path(namespace): Path<String>,
+    body: std::result::Result<Json<NamespacePolicy>, JsonRejection>,
+) -> Result<Json<NamespacePolicy>> {
+    let ns = Namespace::new(&namespace)?;
+    let policy = json_body(body)?;
+    Ok(Json(registry.set_namespace_policy(&p, &ns, policy).await?))
 }

@@ -49,6 +49,19 @@ pub fn api_router(registry: Registry) -> Router {
             post(handlers::deprecate).delete(handlers::undeprecate),
         )
         .route(
+            "/skills/{namespace}/{name}/versions/{version}/block",
+            post(handlers::block).delete(handlers::unblock),
+        )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/review",
+            post(handlers::review),
+        )
+        .route("/reviews", get(handlers::reviews))
+        .route(
+            "/namespaces/{namespace}/policy",
+            get(handlers::namespace_policy).put(handlers::set_namespace_policy),
+        )
+        .route(
             "/skills/{namespace}/{name}/labels/{label}",
             put(handlers::move_label),
         )

@@ -96,7 +96,9 @@ impl Modify for NameRules {
         handlers::update_agent, handlers::delete_agent, handlers::assignments,
         handlers::assign, handlers::unassign, handlers::agent_token,
         handlers::create_token, handlers::list_tokens, handlers::revoke_token, handlers::resolved, handlers::catalog, handlers::lock,
-        handlers::audit, openapi_json, handlers::healthz,
+        handlers::audit, openapi_json, handlers::healthz, handlers::block, handlers::unblock,
+        handlers::review, handlers::reviews, handlers::namespace_policy,
+        handlers::set_namespace_policy,
     ),
     components(schemas(
         wire::Problem, wire::WireDiagnostic, wire::FileEntry, wire::Published,
@@ -104,7 +106,8 @@ impl Modify for NameRules {
         wire::Marker, wire::ReasonBody, wire::LabelMove, wire::LabelMoved, wire::AgentSpec,
         wire::Agent, wire::Grants, wire::Assignment, wire::AssignmentView, wire::TokenRequest,
         wire::TokenCreated, wire::TokenInfo, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
-        wire::LockedSkill, wire::AgentLock, wire::AuditEntry,
+        wire::LockedSkill, wire::AgentLock, wire::AuditEntry, wire::ReviewState, wire::Review,
+        wire::ReviewDecision, wire::Decision, wire::NamespacePolicy, wire::PendingVersion,
     )),
     modifiers(&Bearer, &NameRules),
 )]

@@ -12,6 +12,7 @@
 //!   failed-authentication throttle.
 //! - [`publish`], [`skills`]: publishing and reading skills and versions;
 //!   [`staging`]: the folder publishes unpack in, swept at start-up.
+//! - [`review`]: namespace policies, review before release, blocking.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 
@@ -26,6 +27,7 @@ pub mod principal;
 pub mod publish;
 pub mod registry;
 pub mod resolve;
+pub mod review;
 pub mod skills;
 pub mod staging;
 pub mod state;

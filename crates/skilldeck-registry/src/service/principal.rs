@@ -15,6 +15,9 @@ pub enum Scope {
     /// Read as one agent: its record, catalog, lock and the versions of
     /// its resolved set.
     Agent(AgentId),
+    /// Review one namespace's pending versions (approve or reject; read
+    /// them and their skills).
+    Review(Namespace),
 }
 
 impl Scope {
@@ -29,9 +32,14 @@ impl Scope {
         if let Some(id) = text.strip_prefix("agent:") {
             return Ok(Scope::Agent(AgentId::new(id)?));
         }
+        if let Some(ns) = text.strip_prefix("review:") {
+            return Ok(Scope::Review(Namespace::new(ns)?));
+        }
         Err(RegistryError::bad_request(
             "registry-invalid-scope",
-            format!("scope '{text}' is not admin, publish:<namespace> or agent:<id>"),
+            format!(
+                "scope '{text}' is not admin, publish:<namespace>, review:<namespace> or agent:<id>"
+            ),
         ))
     }
 }
@@ -42,6 +50,7 @@ impl fmt::Display for Scope {
             Scope::Admin => f.write_str("admin"),
             Scope::Publish(ns) => write!(f, "publish:{ns}"),
             Scope::Agent(id) => write!(f, "agent:{id}"),
+            Scope::Review(ns) => write!(f, "review:{ns}"),
         }
     }
 }
@@ -93,11 +102,30 @@ impl Principal {
         }
     }
 
-    /// May read the skill list and any version (admin or a publisher).
+    /// May read the skill list and any version (admin, a publisher or a
+    /// reviewer).
     pub fn can_read_all(&self) -> bool {
         self.scopes
             .iter()
-            .any(|s| matches!(s, Scope::Admin | Scope::Publish(_)))
+            .any(|s| matches!(s, Scope::Admin | Scope::Publish(_) | Scope::Review(_)))
+    }
+
+    /// May review `ns`'s pending versions (admin or `review:<ns>`).
+    pub fn can_review(&self, ns: &Namespace) -> bool {
+        self.scopes
+            .iter()
+            .any(|s| matches!(s, Scope::Admin) || matches!(s, Scope::Review(n) if n == ns))
+    }
+
+    /// Review `ns`, or 403.
+    pub fn require_review(&self, ns: &Namespace) -> Result<(), RegistryError> {
+        if self.can_review(ns) {
+            Ok(())
+        } else {
+            Err(RegistryError::Forbidden(format!(
+                "this token may not review namespace '{ns}' (it needs the scope review:{ns})"
+            )))
+        }
     }
 
     /// May act as agent `id` (admin, or that agent's token).

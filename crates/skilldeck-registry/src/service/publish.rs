@@ -24,8 +24,8 @@ use crate::service::registry::Registry;
 use crate::service::store::{archive_key, file_key_of};
 use crate::storage::db::{Write, now};
 use crate::storage::versions::{Identity, NewVersion};
-use crate::storage::{labels, skills, versions};
-use crate::wire::{Published, WireDiagnostic};
+use crate::storage::{labels, policies, skills, versions};
+use crate::wire::{Published, ReviewState, WireDiagnostic};
 
 /// An upload read once: unpacked (each file written once, hashed once as
 /// it streamed), validated once, and packed into the canonical archive
@@ -335,6 +335,13 @@ impl Registry {
                 .await;
         }
         let at = now();
+        // A namespace that requires review holds the version back until
+        // a reviewer approves it.
+        let review = if policies::get_in(&mut w, ns).await?.require_review {
+            ReviewState::Pending
+        } else {
+            ReviewState::Released
+        };
         skills::touch(&mut w, &skill, &at).await?;
         versions::insert(
             &mut w,
@@ -353,6 +360,7 @@ impl Registry {
                 published_by: &p.name,
                 published_at: &at,
                 files: upload.manifest.files(),
+                review,
             },
         )
         .await?;
@@ -362,7 +370,10 @@ impl Registry {
             p,
             "publish",
             &format!("{skill}@{version_text}"),
-            serde_json::json!({"fingerprint": fingerprint, "size": size, "latest": latest}),
+            serde_json::json!({
+                "fingerprint": fingerprint, "size": size, "latest": latest,
+                "review": review.as_str(),
+            }),
         )
         .await?;
         self.commit(w).await?;
@@ -375,6 +386,7 @@ impl Registry {
             created: true,
             latest,
             report,
+            review,
         })
     }
 
@@ -395,6 +407,10 @@ impl Registry {
             ));
         }
         let latest = labels::get(&self.inner.db, skill, LATEST).await?;
+        let review = versions::state_of(&self.inner.db, skill, version)
+            .await?
+            .map(|s| s.review)
+            .unwrap_or_default();
         Ok(Published {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
@@ -404,6 +420,7 @@ impl Registry {
             created: false,
             latest,
             report: existing.report,
+            review,
         })
     }
 }

@@ -241,7 +241,7 @@ impl Registry {
                 }
             };
             let Some(version) = version else { continue };
-            match versions::yanked_at(db, &skill, &version).await? {
+            match versions::state_of(db, &skill, &version).await? {
                 None => {
                     out_excluded.push(excluded(
                         &skill,
@@ -250,15 +250,14 @@ impl Registry {
                     ));
                     continue;
                 }
-                Some(Some(_)) => {
-                    out_excluded.push(excluded(
-                        &skill,
-                        "yanked",
-                        format!("version {version} is yanked"),
-                    ));
-                    continue;
+                Some(state) => {
+                    // Blocked, waiting for review, rejected or yanked:
+                    // never in an agent's set.
+                    if let Some((reason, detail)) = state.unavailable(&version) {
+                        out_excluded.push(excluded(&skill, reason, detail));
+                        continue;
+                    }
                 }
-                Some(None) => {}
             }
             candidates.push(Candidate {
                 skill,

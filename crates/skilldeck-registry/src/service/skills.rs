@@ -18,7 +18,9 @@ use crate::service::store::{archive_key, file_key};
 use crate::storage::db::now;
 use crate::storage::versions::{MarkerKind, VersionRow};
 use crate::storage::{labels, skills, versions};
-use crate::wire::{FileEntry, LabelMoved, Page, SkillDetail, SkillSummary, VersionDetail};
+use crate::wire::{
+    FileEntry, LabelMoved, Page, ReviewState, SkillDetail, SkillSummary, VersionDetail,
+};
 
 /// A list or a search of skills.
 #[derive(Debug, Clone, Default)]
@@ -351,7 +353,7 @@ impl Registry {
         versions::files(&self.inner.db, skill, version).await
     }
 
-    async fn version_detail(
+    pub(crate) async fn version_detail(
         &self,
         skill: &SkillRef,
         version: &str,
@@ -374,6 +376,9 @@ impl Registry {
             labels,
             yanked: r.yanked,
             deprecated: r.deprecated,
+            blocked: r.blocked,
+            review: r.review,
+            reviewed: r.reviewed,
         })
     }
 
@@ -495,6 +500,17 @@ impl Registry {
                 format!("{skill}@{version} is yanked; a label cannot point to it"),
             ));
         }
+        if row.blocked.is_some() || row.review != ReviewState::Released {
+            let why = if row.blocked.is_some() {
+                "blocked"
+            } else {
+                row.review.as_str()
+            };
+            return Err(RegistryError::conflict(
+                "registry-version-unreleased",
+                format!("{skill}@{version} is {why}; a label points only to a released version"),
+            ));
+        }
         let mut w = self.begin_write().await?;
         let previous = labels::get_in(&mut w, skill, label.as_str()).await?;
         labels::set(&mut w, skill, label.as_str(), &version, &now()).await?;
@@ -523,7 +539,8 @@ impl Registry {
         v: &str,
         reason: Option<String>,
     ) -> Result<VersionDetail, RegistryError> {
-        self.set_marker(p, skill, v, reason, true).await
+        self.set_marker(p, skill, v, reason, MarkerKind::Yanked)
+            .await
     }
 
     /// Deprecates a version (`Some(reason)`) or undoes it (`None`).
@@ -534,16 +551,17 @@ impl Registry {
         v: &str,
         reason: Option<String>,
     ) -> Result<VersionDetail, RegistryError> {
-        self.set_marker(p, skill, v, reason, false).await
+        self.set_marker(p, skill, v, reason, MarkerKind::Deprecated)
+            .await
     }
 
-    async fn set_marker(
+    pub(crate) async fn set_marker(
         &self,
         p: &Principal,
         skill: &SkillRef,
         v: &str,
         reason: Option<String>,
-        yank: bool,
+        kind: MarkerKind,
     ) -> Result<VersionDetail, RegistryError> {
         p.require_admin()?;
         if let Some(r) = &reason {
@@ -552,11 +570,8 @@ impl Registry {
         let version = self.version_of(skill, v).await?;
         self.version_row(skill, &version).await?;
         let at = reason.as_ref().map(|_| now());
-        let kind = if yank {
-            MarkerKind::Yanked
-        } else {
-            MarkerKind::Deprecated
-        };
+        // Yanks and blocks change which versions an agent may have.
+        let moves_latest = matches!(kind, MarkerKind::Yanked | MarkerKind::Blocked);
         let mut w = self.begin_write().await?;
         versions::set_marker(
             &mut w,
@@ -567,16 +582,18 @@ impl Registry {
             at.as_deref(),
         )
         .await?;
-        let latest = if yank {
+        let latest = if moves_latest {
             recompute_latest(&mut w, skill).await?
         } else {
             None
         };
-        let action = match (yank, reason.is_some()) {
-            (true, true) => "yank",
-            (true, false) => "unyank",
-            (false, true) => "deprecate",
-            (false, false) => "undeprecate",
+        let action = match (kind, reason.is_some()) {
+            (MarkerKind::Yanked, true) => "yank",
+            (MarkerKind::Yanked, false) => "unyank",
+            (MarkerKind::Deprecated, true) => "deprecate",
+            (MarkerKind::Deprecated, false) => "undeprecate",
+            (MarkerKind::Blocked, true) => "block",
+            (MarkerKind::Blocked, false) => "unblock",
         };
         Registry::audit_in(
             &mut w,

@@ -9,6 +9,7 @@
 //!   each gets a fresh number, the audit id).
 //! - [`skills`], [`versions`], [`labels`]: skills, their immutable
 //!   versions with files, and the labels pointing at versions.
+//! - [`policies`]: what a namespace requires (review, signatures).
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
@@ -23,6 +24,7 @@ pub(crate) mod agents;
 pub(crate) mod audit;
 pub(crate) mod db;
 pub(crate) mod labels;
+pub(crate) mod policies;
 pub(crate) mod skills;
 pub(crate) mod tokens;
 pub(crate) mod versions;

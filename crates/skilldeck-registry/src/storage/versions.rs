@@ -9,7 +9,7 @@ use crate::error::RegistryError;
 use crate::names::SkillRef;
 use crate::storage::db::{Db, Write, to_i64, to_u64};
 use crate::storage::skills::{key, skill_ref};
-use crate::wire::{FileEntry, Marker, VersionSummary, WireDiagnostic};
+use crate::wire::{FileEntry, Marker, Review, ReviewState, VersionSummary, WireDiagnostic};
 
 /// A stored version, as read back.
 pub(crate) struct VersionRow {
@@ -37,6 +37,12 @@ pub(crate) struct VersionRow {
     pub yanked: Option<Marker>,
     /// Deprecated: why and when.
     pub deprecated: Option<Marker>,
+    /// Blocked: why and when.
+    pub blocked: Option<Marker>,
+    /// Where it stands in review.
+    pub review: ReviewState,
+    /// The review's decision, once made.
+    pub reviewed: Option<Review>,
 }
 
 impl VersionRow {
@@ -92,6 +98,8 @@ pub(crate) struct NewVersion<'a> {
     pub published_at: &'a str,
     /// Its files.
     pub files: &'a [skilldeck::FileDigest],
+    /// `Released`, or `Pending` when its namespace requires review.
+    pub review: ReviewState,
 }
 
 /// Which marker of a version.
@@ -101,6 +109,62 @@ pub(crate) enum MarkerKind {
     Yanked,
     /// `deprecated_reason`, `deprecated_at`.
     Deprecated,
+    /// `blocked_reason`, `blocked_at`.
+    Blocked,
+}
+
+/// The columns every read of a version's state selects (a macro, so the
+/// statements stay static text: sqlx refuses SQL built at run time).
+macro_rules! state_columns {
+    () => {
+        "yanked_reason, yanked_at, deprecated_reason, deprecated_at, \
+         blocked_reason, blocked_at, review_state, reviewed_by, reviewed_at, review_reason"
+    };
+}
+
+/// A version's state: its markers and where it stands in review.
+pub(crate) struct State {
+    /// Yanked.
+    pub yanked: Option<Marker>,
+    /// Deprecated.
+    pub deprecated: Option<Marker>,
+    /// Blocked.
+    pub blocked: Option<Marker>,
+    /// Review.
+    pub review: ReviewState,
+    /// The review's decision.
+    pub reviewed: Option<Review>,
+}
+
+impl State {
+    /// Why an agent may not have this version (`yanked`, `blocked`,
+    /// `pending-review`, `rejected`), with the detail; `None`: it may.
+    pub(crate) fn unavailable(&self, version: &str) -> Option<(&'static str, String)> {
+        if let Some(b) = &self.blocked {
+            return Some((
+                "blocked",
+                format!("version {version} is blocked: {}", b.reason),
+            ));
+        }
+        match self.review {
+            ReviewState::Pending => {
+                return Some((
+                    "pending-review",
+                    format!("version {version} waits for review"),
+                ));
+            }
+            ReviewState::Rejected => {
+                return Some((
+                    "rejected",
+                    format!("version {version} was rejected in review"),
+                ));
+            }
+            ReviewState::Released => {}
+        }
+        self.yanked
+            .as_ref()
+            .map(|_| ("yanked", format!("version {version} is yanked")))
+    }
 }
 
 fn marker(reason: Option<String>, at: Option<String>) -> Option<Marker> {
@@ -110,11 +174,27 @@ fn marker(reason: Option<String>, at: Option<String>) -> Option<Marker> {
     }
 }
 
-fn markers(r: &AnyRow) -> Result<(Option<Marker>, Option<Marker>), RegistryError> {
-    Ok((
-        marker(r.try_get("yanked_reason")?, r.try_get("yanked_at")?),
-        marker(r.try_get("deprecated_reason")?, r.try_get("deprecated_at")?),
-    ))
+fn state(r: &AnyRow) -> Result<State, RegistryError> {
+    let review: String = r.try_get("review_state")?;
+    let review = ReviewState::parse(&review)
+        .ok_or_else(|| RegistryError::Internal(format!("stored review state '{review}'")))?;
+    let by: Option<String> = r.try_get("reviewed_by")?;
+    let at: Option<String> = r.try_get("reviewed_at")?;
+    let reviewed = match (by, at) {
+        (Some(by), Some(at)) => Some(Review {
+            by,
+            at,
+            reason: r.try_get("review_reason")?,
+        }),
+        _ => None,
+    };
+    Ok(State {
+        yanked: marker(r.try_get("yanked_reason")?, r.try_get("yanked_at")?),
+        deprecated: marker(r.try_get("deprecated_reason")?, r.try_get("deprecated_at")?),
+        blocked: marker(r.try_get("blocked_reason")?, r.try_get("blocked_at")?),
+        review,
+        reviewed,
+    })
 }
 
 /// Every version of `skill` (unordered) with its description.
@@ -123,10 +203,11 @@ pub(crate) async fn of_skill(
     skill: &SkillRef,
 ) -> Result<Vec<(VersionSummary, String)>, RegistryError> {
     let (ns, name) = key(skill);
-    let rows = sqlx::query(
-        "SELECT version, fingerprint, size, description, published_by, published_at, yanked_reason, yanked_at, \
-         deprecated_reason, deprecated_at FROM versions WHERE namespace = $1 AND name = $2",
-    )
+    let rows = sqlx::query(concat!(
+        "SELECT version, fingerprint, size, description, published_by, published_at, ",
+        state_columns!(),
+        " FROM versions WHERE namespace = $1 AND name = $2"
+    ))
     .bind(ns)
     .bind(name)
     .fetch_all(db.pool())
@@ -134,7 +215,7 @@ pub(crate) async fn of_skill(
     rows.iter()
         .map(|r| {
             let size: i64 = r.try_get("size")?;
-            let (yanked, deprecated) = markers(r)?;
+            let state = state(r)?;
             Ok((
                 VersionSummary {
                     version: r.try_get("version")?,
@@ -142,8 +223,10 @@ pub(crate) async fn of_skill(
                     size: to_u64(size),
                     published_by: r.try_get("published_by")?,
                     published_at: r.try_get("published_at")?,
-                    yanked,
-                    deprecated,
+                    yanked: state.yanked,
+                    deprecated: state.deprecated,
+                    blocked: state.blocked,
+                    review: state.review,
                 },
                 r.try_get("description")?,
             ))
@@ -158,11 +241,12 @@ pub(crate) async fn get(
     version: &str,
 ) -> Result<Option<VersionRow>, RegistryError> {
     let (ns, name) = key(skill);
-    let row = sqlx::query(
+    let row = sqlx::query(concat!(
         "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
-         published_by, published_at, yanked_reason, yanked_at, deprecated_reason, deprecated_at \
-         FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-    )
+         published_by, published_at, ",
+        state_columns!(),
+        " FROM versions WHERE namespace = $1 AND name = $2 AND version = $3"
+    ))
     .bind(ns)
     .bind(name)
     .bind(version.to_owned())
@@ -171,7 +255,7 @@ pub(crate) async fn get(
     row.map(|r| {
         let size: i64 = r.try_get("size")?;
         let caps: String = r.try_get("capabilities")?;
-        let (yanked, deprecated) = markers(&r)?;
+        let state = state(&r)?;
         Ok(VersionRow {
             version: r.try_get("version")?,
             fingerprint: r.try_get("fingerprint")?,
@@ -183,8 +267,11 @@ pub(crate) async fn get(
             skill_md: r.try_get("skill_md")?,
             published_by: r.try_get("published_by")?,
             published_at: r.try_get("published_at")?,
-            yanked,
-            deprecated,
+            yanked: state.yanked,
+            deprecated: state.deprecated,
+            blocked: state.blocked,
+            review: state.review,
+            reviewed: state.reviewed,
         })
     })
     .transpose()
@@ -297,8 +384,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     let (ns, name) = key(v.skill);
     sqlx::query(
         "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
-         description, capabilities, frontmatter, skill_md, report, published_by, published_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+         description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(ns.clone())
     .bind(name.clone())
@@ -314,6 +401,7 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     .bind(serde_json::to_string(v.report)?)
     .bind(v.published_by.to_owned())
     .bind(v.published_at.to_owned())
+    .bind(v.review.as_str())
     .execute(w.conn())
     .await?;
     for f in v.files {
@@ -334,12 +422,13 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     Ok(())
 }
 
-/// The versions of `skill` that are not yanked (inside a write: `latest`
-/// is recomputed from them).
+/// The versions of `skill` an agent may have: released, not yanked, not
+/// blocked (inside a write: `latest` is recomputed from them).
 pub(crate) async fn live_in(w: &mut Write, skill: &SkillRef) -> Result<Vec<String>, RegistryError> {
     let (ns, name) = key(skill);
     Ok(sqlx::query_scalar(
-        "SELECT version FROM versions WHERE namespace = $1 AND name = $2 AND yanked_at IS NULL",
+        "SELECT version FROM versions WHERE namespace = $1 AND name = $2 AND yanked_at IS NULL \
+         AND blocked_at IS NULL AND review_state = 'released'",
     )
     .bind(ns)
     .bind(name)
@@ -364,6 +453,9 @@ pub(crate) async fn set_marker(
         MarkerKind::Deprecated => {
             "UPDATE versions SET deprecated_reason = $1, deprecated_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
         }
+        MarkerKind::Blocked => {
+            "UPDATE versions SET blocked_reason = $1, blocked_at = $2 WHERE namespace = $3 AND name = $4 AND version = $5"
+        }
     };
     sqlx::query(sql)
         .bind(reason.map(str::to_owned))
@@ -376,21 +468,83 @@ pub(crate) async fn set_marker(
     Ok(())
 }
 
-/// Whether a version exists (`Some`) and when it was yanked (`Some(Some)`).
-pub(crate) async fn yanked_at(
+/// A version's state, or `None` when it does not exist.
+pub(crate) async fn state_of(
     db: &Db,
     skill: &SkillRef,
     version: &str,
-) -> Result<Option<Option<String>>, RegistryError> {
+) -> Result<Option<State>, RegistryError> {
     let (ns, name) = key(skill);
-    Ok(sqlx::query_scalar(
-        "SELECT yanked_at FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
-    )
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        state_columns!(),
+        " FROM versions WHERE namespace = $1 AND name = $2 AND version = $3"
+    ))
     .bind(ns)
     .bind(name)
     .bind(version.to_owned())
     .fetch_optional(db.pool())
-    .await?)
+    .await?;
+    row.map(|r| state(&r)).transpose()
+}
+
+/// Records a review's decision (`state` with who, when, why).
+pub(crate) async fn set_review(
+    w: &mut Write,
+    skill: &SkillRef,
+    version: &str,
+    state: ReviewState,
+    review: &Review,
+) -> Result<(), RegistryError> {
+    let (ns, name) = key(skill);
+    sqlx::query(
+        "UPDATE versions SET review_state = $1, reviewed_by = $2, reviewed_at = $3, review_reason = $4 \
+         WHERE namespace = $5 AND name = $6 AND version = $7",
+    )
+    .bind(state.as_str())
+    .bind(review.by.clone())
+    .bind(review.at.clone())
+    .bind(review.reason.clone())
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .execute(w.conn())
+    .await?;
+    Ok(())
+}
+
+/// A version waiting for review, as stored.
+pub(crate) struct PendingRow {
+    /// The skill.
+    pub skill: SkillRef,
+    /// The version.
+    pub version: String,
+    /// Who published it.
+    pub published_by: String,
+    /// When.
+    pub published_at: String,
+}
+
+/// Every version waiting for review, oldest first.
+pub(crate) async fn pending(db: &Db) -> Result<Vec<PendingRow>, RegistryError> {
+    let rows = sqlx::query(
+        "SELECT namespace, name, version, published_by, published_at FROM versions \
+         WHERE review_state = 'pending' ORDER BY published_at, namespace, name, version",
+    )
+    .fetch_all(db.pool())
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let ns: String = r.try_get("namespace")?;
+            let name: String = r.try_get("name")?;
+            Ok(PendingRow {
+                skill: skill_ref(&ns, &name)?,
+                version: r.try_get("version")?,
+                published_by: r.try_get("published_by")?,
+                published_at: r.try_get("published_at")?,
+            })
+        })
+        .collect()
 }
 
 /// The fingerprint of a version, or `None`.
@@ -443,7 +597,8 @@ pub(crate) async fn latest_releases(db: &Db) -> Result<Vec<LatestRelease>, Regis
     let rows = sqlx::query(
         "SELECT l.namespace, l.name, l.version, v.capabilities FROM labels l JOIN versions v \
          ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version \
-         WHERE l.label = 'latest' AND v.yanked_at IS NULL ORDER BY l.namespace, l.name",
+         WHERE l.label = 'latest' AND v.yanked_at IS NULL AND v.blocked_at IS NULL \
+         AND v.review_state = 'released' ORDER BY l.namespace, l.name",
     )
     .fetch_all(db.pool())
     .await?;
