@@ -27,6 +27,7 @@ use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
+use crate::signature::{SignaturePolicy, Verified};
 use crate::unpack::{UnpackOptions, Unpacked, finish_staged, unpack};
 
 /// Prefix of every file and folder install keeps in a root (skills never
@@ -51,6 +52,9 @@ pub struct InstallOptions {
     pub unpack: UnpackOptions,
     /// The lockfile (default: [`lock_path`] of the root).
     pub lockfile: Option<PathBuf>,
+    /// Signatures: which keys may sign, whether one is required, whether
+    /// a skill's pinned signer may change.
+    pub signatures: SignaturePolicy,
     /// Test hook: sleep this long after each step, so a test can kill the
     /// process at any of them. Never set in normal use.
     pub step_pause: Option<Duration>,
@@ -83,6 +87,9 @@ pub struct Installed {
     pub action: Action,
     /// Where it is now.
     pub path: PathBuf,
+    /// The signature that verified (`None`: not signed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed: Option<Verified>,
 }
 
 /// A source: a package file or a skill folder.
@@ -121,6 +128,16 @@ impl Source {
         match self {
             Source::Package(p) | Source::Folder(p) => p,
             Source::Fetched { package, .. } => package,
+        }
+    }
+
+    /// The package file whose `PACKAGE.sig` signs it (`None` for a
+    /// folder).
+    pub fn package(&self) -> Option<&Path> {
+        match self {
+            Source::Package(p) => Some(p),
+            Source::Folder(_) => None,
+            Source::Fetched { package, .. } => Some(package),
         }
     }
 
@@ -346,6 +363,7 @@ struct Staged {
     unpacked: Unpacked,
     source: String,
     existing: Option<SkillManifest>,
+    signed: Option<Verified>,
 }
 
 fn stage_and_commit(
@@ -371,6 +389,19 @@ fn stage_and_commit(
             ));
         }
         let entry = lock.skill.get(&unpacked.name);
+        // The signature (a bad one is always refused), then the pin.
+        let signed = options.signatures.check_package(
+            source.package(),
+            source.path(),
+            &unpacked.manifest.fingerprint(),
+        )?;
+        options.signatures.check_pin(
+            &unpacked.name,
+            source.path(),
+            lockfile,
+            entry.and_then(|e| e.signer.as_ref()),
+            signed.as_ref().map(|v| &v.signer),
+        )?;
         if options.frozen {
             match entry {
                 Some(e) if e.matches(&unpacked.manifest) => {}
@@ -428,6 +459,7 @@ fn stage_and_commit(
             unpacked,
             source: source_text.clone(),
             existing,
+            signed,
         });
     }
     // Swap every skill in (each behind its journal), then write the lock
@@ -476,6 +508,7 @@ fn commit(
         unpacked,
         source,
         existing,
+        signed,
     } = staged;
     let name = unpacked.name.clone();
     let dest = root.join(&name);
@@ -483,6 +516,7 @@ fn commit(
         version: unpacked.version.clone(),
         source: source.clone(),
         fingerprint: unpacked.manifest.fingerprint(),
+        signer: signed.as_ref().map(|v| v.signer.clone()),
         files: unpacked.manifest.files().to_vec(),
     };
     let installed = |action| Installed {
@@ -492,6 +526,7 @@ fn commit(
         fingerprint: entry.fingerprint,
         action,
         path: dest.clone(),
+        signed: signed.clone(),
     };
     let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
     let staging: Vec<PathBuf> = unpacked
