@@ -734,17 +734,10 @@ fn parse_line(line: &str, _number: usize) -> Result<AllowedSigner, String> {
     })
 }
 
-/// An options field: starts like `name` or `name=` of a known option.
+/// An options field, not a key type (`ssh-ed25519`, `ecdsa-sha2-...`,
+/// `sk-...`): a key type that failed to parse is reported as a bad key.
 fn looks_like_options(token: &str) -> bool {
-    let head = token
-        .split([',', '='])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    matches!(
-        head.as_str(),
-        "namespaces" | "valid-after" | "valid-before" | "cert-authority"
-    ) || token.contains('=')
+    !(token.starts_with("ssh-") || token.starts_with("ecdsa-") || token.starts_with("sk-"))
 }
 
 /// One whitespace-delimited token; a token may be in double quotes, and
