@@ -27,7 +27,9 @@ use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
-use crate::signature::{SignaturePolicy, Verified};
+use crate::signature::{
+    SIGNATURE_SUFFIX, SignaturePolicy, Verified, read_signature, signature_path,
+};
 use crate::unpack::{UnpackOptions, Unpacked, finish_staged, unpack};
 
 /// Prefix of every file and folder install keeps in a root (skills never
@@ -110,6 +112,12 @@ pub enum Source {
         source: String,
         /// The content fingerprint the package must have (`sha256:...`).
         fingerprint: Digest,
+        /// The package's signature as the registry supplied it (the bytes
+        /// of a `PACKAGE.sig`), checked like one beside a package file.
+        /// A fetched package's temporary file never has a signature looked
+        /// up beside it: a shared temporary folder is not a channel to
+        /// trust.
+        signature: Option<Vec<u8>>,
     },
 }
 
@@ -131,13 +139,23 @@ impl Source {
         }
     }
 
-    /// The package file whose `PACKAGE.sig` signs it (`None` for a
-    /// folder).
-    pub fn package(&self) -> Option<&Path> {
+    /// The signature of this source, if it has one: `PACKAGE.sig` beside
+    /// a package file, or the bytes a fetched package came with (named
+    /// `SOURCE.sig` in errors); `None` for a folder. Returns the name to
+    /// report it by, the bytes, and where a signature would be.
+    pub fn signature(&self) -> Result<(Option<(PathBuf, Vec<u8>)>, PathBuf), Error> {
         match self {
-            Source::Package(p) => Some(p),
-            Source::Folder(_) => None,
-            Source::Fetched { package, .. } => Some(package),
+            Source::Package(p) => Ok((read_signature(p)?, signature_path(p))),
+            Source::Folder(_) => Ok((
+                None,
+                PathBuf::from("(a folder carries no signature: pack and sign it)"),
+            )),
+            Source::Fetched {
+                source, signature, ..
+            } => {
+                let name = PathBuf::from(format!("{source}{SIGNATURE_SUFFIX}"));
+                Ok((signature.clone().map(|b| (name.clone(), b)), name))
+            }
         }
     }
 
@@ -161,6 +179,7 @@ impl Source {
                 package,
                 source,
                 fingerprint,
+                ..
             } => {
                 let unpacked = unpack(package, staging, options)?;
                 let found = unpacked.manifest.fingerprint();
@@ -390,9 +409,11 @@ fn stage_and_commit(
         }
         let entry = lock.skill.get(&unpacked.name);
         // The signature (a bad one is always refused), then the pin.
-        let signed = options.signatures.check_package(
-            source.package(),
+        let (found, expected) = source.signature()?;
+        let signed = options.signatures.check(
+            found.as_ref().map(|(p, b)| (p.as_path(), b.as_slice())),
             source.path(),
+            &expected,
             &unpacked.manifest.fingerprint(),
         )?;
         options.signatures.check_pin(

@@ -382,16 +382,35 @@ impl SignaturePolicy {
             Some(p) => read_signature(p)?,
             None => None,
         };
+        let expected = match package {
+            Some(p) => signature_path(p),
+            None => PathBuf::from("(a folder carries no signature: pack and sign it)"),
+        };
+        self.check(
+            found.as_ref().map(|(p, b)| (p.as_path(), b.as_slice())),
+            shown,
+            &expected,
+            fingerprint,
+        )
+    }
+
+    /// Checks `found` (a signature's name and bytes; `None`: there is
+    /// none, and it would be at `expected`) for the package `shown` over
+    /// `fingerprint`: `Ok(None)` when there is none and none is required.
+    pub fn check(
+        &self,
+        found: Option<(&Path, &[u8])>,
+        shown: &Path,
+        expected: &Path,
+        fingerprint: &Digest,
+    ) -> Result<Option<Verified>, Error> {
         match found {
             Some((path, bytes)) => {
-                verify(fingerprint, &bytes, &path, &self.trust(SystemTime::now())).map(Some)
+                verify(fingerprint, bytes, path, &self.trust(SystemTime::now())).map(Some)
             }
             None if self.require => Err(Error::Unsigned {
                 path: shown.to_path_buf(),
-                expected: match package {
-                    Some(p) => signature_path(p),
-                    None => PathBuf::from("(a folder carries no signature: pack and sign it)"),
-                },
+                expected: expected.to_path_buf(),
             }),
             None => Ok(None),
         }

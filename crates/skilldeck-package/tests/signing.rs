@@ -604,3 +604,38 @@ fn an_encrypted_signing_key_needs_its_passphrase() {
     let e = SigningKey::load(&public).unwrap_err().to_string();
     assert!(e.contains("public key"), "{e}");
 }
+
+#[test]
+fn a_fetched_package_is_checked_against_the_signature_it_came_with_not_a_file_beside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (alice, _) = ssh::keypair(tmp.path(), "alice", "ed25519", "");
+    let (mallory, _) = ssh::keypair(tmp.path(), "mallory", "ed25519", "");
+    let (pkg, fp) = package(tmp.path(), "# v1\n");
+    // Planted beside the downloaded file (a shared temporary folder).
+    sign_beside(&pkg, &fp, &mallory);
+    let fetched = |signature: Option<Vec<u8>>| Source::Fetched {
+        package: pkg.clone(),
+        source: "registry+http://127.0.0.1:7878#acme/demo@1.0.0".into(),
+        fingerprint: fp,
+        signature,
+    };
+    let required = options(SignaturePolicy {
+        require: true,
+        ..SignaturePolicy::default()
+    });
+    let root = tmp.path().join("skills");
+    let e = install(&root, &[fetched(None)], &required).unwrap_err();
+    assert!(matches!(e, Error::Unsigned { .. }), "{e}");
+    assert!(e.to_string().contains("acme/demo@1.0.0.sig"), "{e}");
+    let sig = signature::sign(&fp, &SigningKey::load(&alice).unwrap()).unwrap();
+    let done = install(
+        &root,
+        &[fetched(Some(sig.to_armored().into_bytes()))],
+        &required,
+    )
+    .unwrap();
+    assert_eq!(
+        done[0].signed.as_ref().unwrap().signer,
+        ssh_fingerprint(&tmp.path().join("alice.pub"))
+    );
+}
