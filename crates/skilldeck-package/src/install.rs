@@ -28,7 +28,7 @@ use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
 use crate::signature::{
-    SIGNATURE_SUFFIX, SignaturePolicy, Verified, read_signature, signature_path,
+    SIGNATURE_SUFFIX, SignatureFile, SignaturePolicy, Verified, read_signature, signature_path,
 };
 use crate::unpack::{UnpackOptions, Unpacked, finish_staged, unpack};
 
@@ -142,8 +142,8 @@ impl Source {
     /// The signature of this source, if it has one: `PACKAGE.sig` beside
     /// a package file, or the bytes a fetched package came with (named
     /// `SOURCE.sig` in errors); `None` for a folder. Returns the name to
-    /// report it by, the bytes, and where a signature would be.
-    pub fn signature(&self) -> Result<(Option<(PathBuf, Vec<u8>)>, PathBuf), Error> {
+    /// report it by with the bytes, and where a signature would be.
+    pub fn signature(&self) -> Result<(Option<SignatureFile>, PathBuf), Error> {
         match self {
             Source::Package(p) => Ok((read_signature(p)?, signature_path(p))),
             Source::Folder(_) => Ok((

@@ -523,8 +523,12 @@ pub fn verify_parsed(
     })
 }
 
+/// A signature's bytes and the name errors call it by (a file's path, or
+/// `SOURCE.sig` for one a registry supplied).
+pub type SignatureFile = (PathBuf, Vec<u8>);
+
 /// Reads the signature beside `package` (`PACKAGE.sig`), if there is one.
-pub fn read_signature(package: &Path) -> Result<Option<(PathBuf, Vec<u8>)>, Error> {
+pub fn read_signature(package: &Path) -> Result<Option<SignatureFile>, Error> {
     let path = signature_path(package);
     match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
