@@ -226,9 +226,18 @@ impl PackageSignature {
 /// A private key to sign with: an OpenSSH private key file (`ssh-keygen
 /// -t ed25519` or `-t ecdsa`), unencrypted or with its passphrase in
 /// [`PASSPHRASE_ENV`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SigningKey {
     key: PrivateKey,
+}
+
+/// Shows the key's fingerprint only, never the secret.
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("signer", &self.signer())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SigningKey {
