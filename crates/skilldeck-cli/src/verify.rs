@@ -73,6 +73,19 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             if let Some(p) = &s.problem {
                 writeln!(out, "  {p}")?;
             }
+            match s.status {
+                Status::SignerChanged => writeln!(
+                    out,
+                    "  = help: confirm the new signer with the publisher, then run \
+                     `skilldeck install SOURCE --allow-signer-change` to pin it"
+                )?,
+                Status::BadSignature => writeln!(
+                    out,
+                    "  = help: get the package and its .sig again from the publisher; \
+                     do not trust this source until it verifies"
+                )?,
+                _ => {}
+            }
         }
         for u in &report.untracked {
             writeln!(out, "untracked  {u} (not in {})", report.lockfile.display())?;

@@ -267,7 +267,7 @@ pub fn lock_source(path: &Path, lockfile: &Path) -> String {
 }
 
 /// `path` made absolute, with `.` and `..` removed lexically.
-fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut out = PathBuf::new();

@@ -7,7 +7,7 @@ use skilldeck::{Digest, ManifestDiff};
 
 use crate::error::Error;
 use crate::folder::folder_manifest;
-use crate::install::{LEFTOVER_PREFIX, is_fetched, resolve_source};
+use crate::install::{LEFTOVER_PREFIX, is_fetched, lexical, resolve_source};
 use crate::limits::PackageLimits;
 use crate::lock::{LockEntry, Lockfile, lock_path};
 use crate::signature::{SignaturePolicy, SignerFingerprint, Verified};
@@ -250,7 +250,7 @@ fn check_signature(
             entry.source
         ));
     }
-    let source = resolve_source(&entry.source, lockfile);
+    let source = lexical(&resolve_source(&entry.source, lockfile));
     let package = match fs::metadata(&source) {
         Err(_) => return unchecked(format!("its source {} is not here", source.display())),
         Ok(m) if m.is_dir() => None,
