@@ -1073,6 +1073,39 @@ mod tests {
         }
     }
 
+    const KEY: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIMYX0jYgrtC6ZGPxQc9pEVlab2IdA7ad2oQatoYuSoe";
+
+    #[test]
+    fn the_test_key_parses() {
+        let signers = AllowedSigners::parse(&format!("alice {KEY}\n"), Path::new("f")).unwrap();
+        assert_eq!(signers.len(), 1);
+    }
+
+    proptest::proptest! {
+        /// Any text, and lines built from the format's own pieces, give a
+        /// parsed file or an error naming a line: never a panic.
+        #[test]
+        fn the_allowed_signers_parser_never_panics(
+            raw in "\\PC{0,200}",
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "alice", "\"a b\"", "\"", ",", "!", "*", " ", "\t", "=", "namespaces",
+                    "=\"skilldeck\"", "valid-before", "valid-after", "=\"2024\"",
+                    "=\"20240101Z\"", "cert-authority", "\\", "#", "\n", KEY, "ssh-ed25519",
+                    "AAAA", "é",
+                ]),
+                0..24,
+            ),
+        ) {
+            let _ = AllowedSigners::parse(&raw, Path::new("f"));
+            let text: String = pieces.concat();
+            if let Err(e) = AllowedSigners::parse(&text, Path::new("f")) {
+                proptest::prop_assert!(e.to_string().starts_with("f:"), "{}", e);
+            }
+        }
+    }
+
     #[test]
     fn a_signer_fingerprint_parses_only_from_its_own_text() {
         let good = "SHA256:IMYkdnnCh3q3V9DirOYOeuEdMLEbmLymvczyVx5YKBg";
