@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use skilldeck::Diagnostic;
 
-use crate::signature::{NAMESPACE, SignerFingerprint};
+use crate::signer::{NAMESPACE, SignerFingerprint};
 
 /// Everything that can fail while packing, unpacking, installing or
 /// verifying.

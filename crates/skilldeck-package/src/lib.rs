@@ -27,6 +27,7 @@ mod lock;
 mod pack;
 mod path;
 pub mod signature;
+mod signer;
 mod unpack;
 mod verify;
 

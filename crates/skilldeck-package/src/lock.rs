@@ -9,7 +9,7 @@ use skilldeck::{Digest, FileDigest, SkillManifest};
 
 use crate::error::Error;
 use crate::pack::{write_atomic, write_atomic_with};
-use crate::signature::SignerFingerprint;
+use crate::signer::SignerFingerprint;
 
 /// The lockfile's name.
 pub const LOCKFILE_NAME: &str = "skilldeck.lock";

@@ -26,7 +26,6 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use skilldeck::Digest;
@@ -34,11 +33,7 @@ use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey, PublicKey, SshSig, pub
 
 use crate::error::Error;
 use crate::limits::{MAX_ALLOWED_SIGNERS_BYTES, MAX_SIGNATURE_BYTES, MAX_SIGNING_KEY_BYTES};
-
-/// The `sshsig` namespace of every skilldeck signature (`ssh-keygen -Y
-/// sign -n skilldeck`): a signature made for git commits or files cannot
-/// pass as a package signature.
-pub const NAMESPACE: &str = "skilldeck";
+pub use crate::signer::{NAMESPACE, SIGNER_FINGERPRINT_PREFIX, SignerFingerprint};
 
 /// What a package's signature file adds to the package's file name
 /// (`demo-1.0.tar.gz` → `demo-1.0.tar.gz.sig`).
@@ -67,73 +62,6 @@ impl SignatureKind {
         match self {
             SignatureKind::Ssh => "ssh",
         }
-    }
-}
-
-/// The SHA-256 fingerprint of a signer's public key, as `ssh-keygen -l`
-/// prints it: `SHA256:` and 43 characters of unpadded base64. This is what
-/// the lock records per skill; it serializes as that text and parses only
-/// from it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SignerFingerprint(String);
-
-/// The prefix of a [`SignerFingerprint`].
-pub const SIGNER_FINGERPRINT_PREFIX: &str = "SHA256:";
-
-/// Characters of base64 after the prefix (32 bytes, unpadded).
-const SIGNER_FINGERPRINT_B64_LEN: usize = 43;
-
-impl SignerFingerprint {
-    /// The fingerprint of a public key.
-    pub fn of_key(key: &KeyData) -> SignerFingerprint {
-        SignerFingerprint(key.fingerprint(HashAlg::Sha256).to_string())
-    }
-
-    /// The text, `SHA256:...`.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for SignerFingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl FromStr for SignerFingerprint {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let shown: String = text.chars().take(80).collect();
-        let Some(b64) = text.strip_prefix(SIGNER_FINGERPRINT_PREFIX) else {
-            return Err(format!(
-                "'{shown}' is not a key fingerprint: it must start with '{SIGNER_FINGERPRINT_PREFIX}' (as `ssh-keygen -l` prints it)"
-            ));
-        };
-        if b64.len() != SIGNER_FINGERPRINT_B64_LEN
-            || !b64
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-        {
-            return Err(format!(
-                "'{shown}' is not a key fingerprint: it needs {SIGNER_FINGERPRINT_B64_LEN} base64 characters after '{SIGNER_FINGERPRINT_PREFIX}'"
-            ));
-        }
-        Ok(SignerFingerprint(text.to_owned()))
-    }
-}
-
-impl serde::Serialize for SignerFingerprint {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for SignerFingerprint {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
     }
 }
 
