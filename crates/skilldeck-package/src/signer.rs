@@ -31,6 +31,15 @@ impl SignerFingerprint {
         SignerFingerprint(key.fingerprint(HashAlg::Sha256).to_string())
     }
 
+    /// The fingerprint of an OpenSSH public key line (`ssh-ed25519 AAAA...
+    /// [comment]`, as in a `.pub` file): for a registry registering a
+    /// signing key, or a user comparing one with `ssh-keygen -l`.
+    pub fn of_openssh(line: &str) -> Result<SignerFingerprint, String> {
+        let key = ssh_key::PublicKey::from_openssh(line.trim())
+            .map_err(|e| format!("not an OpenSSH public key line ({e})"))?;
+        Ok(SignerFingerprint::of_key(key.key_data()))
+    }
+
     /// The text, `SHA256:...`.
     pub fn as_str(&self) -> &str {
         &self.0

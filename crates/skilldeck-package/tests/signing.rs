@@ -111,6 +111,9 @@ fn a_signature_made_by_ssh_keygen_sign_is_accepted_by_skilldeck() {
     let tmp = tempfile::tempdir().unwrap();
     let (key, _) = ssh::keypair(tmp.path(), "alice", "ed25519", "");
     let expected = ssh_fingerprint(&tmp.path().join("alice.pub"));
+    let public = std::fs::read_to_string(tmp.path().join("alice.pub")).unwrap();
+    assert_eq!(SignerFingerprint::of_openssh(&public).unwrap(), expected);
+    assert!(SignerFingerprint::of_openssh("ssh-ed25519 nope").is_err());
     let (_, fp) = package(tmp.path(), "# v1\n");
     // The exact text, and the text as a line (`skilldeck pack DIR |
     // ssh-keygen -Y sign`, `echo`): both state the same fingerprint.
