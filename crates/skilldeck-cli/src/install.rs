@@ -49,6 +49,8 @@ pub struct Args {
     /// change the lock.
     #[arg(long)]
     frozen: bool,
+    #[command(flatten)]
+    trust: crate::signing::TrustArgs,
     /// Output format.
     #[arg(long = "output", value_parser = Format::parser(format::TABLE), default_value = "text")]
     output: Format,
@@ -66,7 +68,12 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
         .map(Duration::from_millis);
+    let signatures = match args.trust.policy() {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
     let options = InstallOptions {
+        signatures,
         force: args.force,
         frozen: args.frozen,
         lockfile: args.lock.clone(),
@@ -118,10 +125,22 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 i.fingerprint,
                 i.source
             )?;
+            if let Some(v) = &i.signed {
+                writeln!(out, "  signed by {}{}", v.signer, principals(&v.principals))?;
+            }
         }
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// ` (alice@example.com)` for the allowed-signers principals, if any.
+pub fn principals(list: &[String]) -> String {
+    if list.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", list.join(", "))
+    }
 }
 
 /// The sources of a frozen install with none given: every lock entry,

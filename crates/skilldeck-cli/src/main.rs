@@ -23,6 +23,7 @@ mod sandbox;
 mod search;
 mod serve;
 mod show;
+mod signing;
 mod validate;
 mod verify;
 
@@ -190,7 +191,8 @@ enum Command {
     /// its fingerprint.
     #[command(
         after_help = "Examples:\n  skilldeck pack .agents/skills/pdf-tools\n  \
-                            skilldeck pack pdf-tools -o dist/pdf-tools.zip"
+                            skilldeck pack pdf-tools -o dist/pdf-tools.zip\n  \
+                            skilldeck pack pdf-tools -o dist/pdf-tools.tar.gz --sign ~/.ssh/id_ed25519"
     )]
     Pack(pack::Args),
     /// Run a skill registry: `serve` its HTTP API, `gc` its blobs.
@@ -200,13 +202,15 @@ enum Command {
     /// skilldeck.lock.
     #[command(
         after_help = "Examples:\n  skilldeck install dist/pdf-tools-1.2.0.tar.gz\n  \
-                            skilldeck install --frozen          # exactly what skilldeck.lock says"
+                            skilldeck install --frozen          # exactly what skilldeck.lock says\n  \
+                            skilldeck install dist/pdf-tools-1.2.0.tar.gz --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Install(install::Args),
-    /// Re-hash installed skills against skilldeck.lock (exit 1 on any
-    /// difference).
+    /// Re-hash installed skills against skilldeck.lock and check the
+    /// signatures beside their sources (exit 1 on any difference).
     #[command(
-        after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json"
+        after_help = "Examples:\n  skilldeck verify\n  skilldeck verify --dir ~/.agents/skills --format json\n  \
+                            skilldeck verify --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Verify(verify::Args),
     /// Publish a skill folder or package to a registry.

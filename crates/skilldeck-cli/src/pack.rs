@@ -10,6 +10,7 @@ use skilldeck_package::{ArchiveFormat, Error, PackOptions};
 use crate::error::CliError;
 use crate::exit;
 use crate::render;
+use crate::signing;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,6 +26,12 @@ pub struct Args {
     /// Validate in lenient mode (spec violations are warnings).
     #[arg(long)]
     lenient: bool,
+    /// Sign the package with this OpenSSH private key (ed25519 or ECDSA;
+    /// an encrypted key's passphrase in SKILLDECK_SIGNING_KEY_PASSPHRASE):
+    /// writes OUTPUT.sig, as `ssh-keygen -Y sign -n skilldeck` would over
+    /// the printed fingerprint.
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
@@ -41,6 +48,10 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             ValidationOptions::strict()
         },
         ..PackOptions::default()
+    };
+    let key = match args.sign.as_deref().map(signing::load_key).transpose() {
+        Ok(k) => k,
+        Err(e) => return refused(e),
     };
     let packed = match skilldeck_package::pack(&args.dir, &options) {
         Ok(p) => p,
@@ -71,6 +82,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         packed.manifest.total_size(),
         output.display()
     );
+    if let Err(e) = signing::finish_pack(&output, &packed.fingerprint(), key.as_ref()) {
+        return refused(e);
+    }
     println!("{}", packed.fingerprint());
     Ok(exit::OK)
 }
@@ -78,6 +92,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
 /// A package error: refusals print their diagnostics (exit 1); other
 /// errors end the command (exit 2).
 pub fn refused(e: Error) -> Result<u8, CliError> {
+    if let Some(code) = signing::render_error(&e) {
+        return Ok(code);
+    }
     match e {
         Error::Refused(diagnostics) => {
             for d in &diagnostics {

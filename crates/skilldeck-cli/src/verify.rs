@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use skilldeck_package::{PackageLimits, Status};
+use skilldeck_package::{PackageLimits, SignatureState, Status};
 
 use crate::error::CliError;
 use crate::exit;
@@ -19,6 +19,8 @@ pub struct Args {
     /// The lockfile (default: skilldeck.lock next to the root).
     #[arg(long, value_name = "FILE")]
     lock: Option<PathBuf>,
+    #[command(flatten)]
+    trust: crate::signing::TrustArgs,
     /// Output format.
     #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
@@ -26,23 +28,37 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
     let root = skills_root(args.dir.as_deref())?;
-    let report =
-        match skilldeck_package::verify(&root, args.lock.as_deref(), &PackageLimits::default()) {
-            Ok(r) => r,
-            Err(e) => return refused(e),
-        };
+    let policy = match args.trust.policy() {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let report = match skilldeck_package::verify_with(
+        &root,
+        args.lock.as_deref(),
+        &PackageLimits::default(),
+        &policy,
+    ) {
+        Ok(r) => r,
+        Err(e) => return refused(e),
+    };
     let mut out = render::stdout_for(args.format == Format::Json);
     if args.format == Format::Json {
         render::write_json(&mut out, &report)?;
     } else {
         for s in &report.skills {
-            let status = match s.status {
-                Status::Ok => "ok",
-                Status::Modified => "modified",
-                Status::Missing => "missing",
-                Status::Unreadable => "unreadable",
-            };
-            writeln!(out, "{status:<10} {}", s.name)?;
+            writeln!(out, "{:<10} {}", s.status.as_str(), s.name)?;
+            match &s.signature {
+                SignatureState::Verified(v) => writeln!(
+                    out,
+                    "  signed by {}{}",
+                    v.signer,
+                    crate::install::principals(&v.principals)
+                )?,
+                SignatureState::Unchecked { reason } if s.signer.is_some() => {
+                    writeln!(out, "  signature not checked again: {reason}")?;
+                }
+                _ => {}
+            }
             for f in &s.diff.modified {
                 writeln!(out, "  modified {f}")?;
             }
@@ -56,6 +72,19 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             }
             if let Some(p) = &s.problem {
                 writeln!(out, "  {p}")?;
+            }
+            match s.status {
+                Status::SignerChanged => writeln!(
+                    out,
+                    "  = help: confirm the new signer with the publisher, then run \
+                     `skilldeck install SOURCE --allow-signer-change` to pin it"
+                )?,
+                Status::BadSignature => writeln!(
+                    out,
+                    "  = help: get the package and its .sig again from the publisher; \
+                     do not trust this source until it verifies"
+                )?,
+                _ => {}
             }
         }
         for u in &report.untracked {

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use skilldeck::Diagnostic;
 
+use crate::signer::{NAMESPACE, SignerFingerprint};
+
 /// Everything that can fail while packing, unpacking, installing or
 /// verifying.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +30,84 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A package's signature does not verify: the package or the signature
+    /// was changed, it signs another package, or it is not a signature.
+    #[error("{}: {reason}", path.display())]
+    BadSignature {
+        /// The signature file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A signature made for another purpose (its `sshsig` namespace is not
+    /// [`NAMESPACE`]).
+    #[error(
+        "{}: the signature is for namespace '{found}', not '{NAMESPACE}': it was made for \
+         another purpose and does not sign a skill package",
+        path.display()
+    )]
+    WrongNamespace {
+        /// The signature file.
+        path: PathBuf,
+        /// The namespace it names.
+        found: String,
+    },
+    /// The signature verifies, but its key is not allowed to sign.
+    #[error("{}: signed by {signer}, which {reason}", path.display())]
+    UnknownSigner {
+        /// The signature file.
+        path: PathBuf,
+        /// The signing key.
+        signer: SignerFingerprint,
+        /// Why it is not allowed (not listed, expired, another namespace).
+        reason: String,
+    },
+    /// A signature is required and there is none.
+    #[error("{}: not signed ({}), and a signature is required", path.display(), expected.display())]
+    Unsigned {
+        /// The package or folder.
+        path: PathBuf,
+        /// Where its signature would be.
+        expected: PathBuf,
+    },
+    /// A skill's signer differs from the one the lock pinned (an unsigned
+    /// version of a signed skill included).
+    #[error(
+        "skill '{skill}' ({}) is {}, but {} pinned signer {recorded}",
+        path.display(),
+        found.as_ref().map_or_else(|| "not signed".to_owned(), |f| format!("signed by {f}")),
+        lockfile.display()
+    )]
+    SignerChanged {
+        /// The skill.
+        skill: String,
+        /// The package (or folder) it comes from.
+        path: PathBuf,
+        /// The lockfile.
+        lockfile: PathBuf,
+        /// The signer the lock records.
+        recorded: SignerFingerprint,
+        /// The signer found (`None`: unsigned).
+        found: Option<SignerFingerprint>,
+    },
+    /// An allowed-signers file is malformed.
+    #[error("{}:{line}: {message}", path.display())]
+    AllowedSigners {
+        /// The file.
+        path: PathBuf,
+        /// The 1-based line (0: the whole file).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A signing key cannot be used.
+    #[error("{}: {message}", path.display())]
+    SigningKey {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
 }
 
 fn render(diagnostics: &[Diagnostic]) -> String {
@@ -50,6 +130,55 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+
+    /// The stable code of a signature error (`signature-invalid`...), for
+    /// scripts; `None` for other errors.
+    pub fn signature_code(&self) -> Option<&'static str> {
+        Some(match self {
+            Error::BadSignature { .. } => "signature-invalid",
+            Error::WrongNamespace { .. } => "signature-namespace",
+            Error::UnknownSigner { .. } => "signature-unknown-signer",
+            Error::Unsigned { .. } => "signature-missing",
+            Error::SignerChanged { .. } => "signature-signer-changed",
+            Error::AllowedSigners { .. } => "allowed-signers-invalid",
+            Error::SigningKey { .. } => "signing-key-invalid",
+            _ => return None,
+        })
+    }
+
+    /// What to do next about a signature error.
+    pub fn signature_help(&self) -> Option<&'static str> {
+        Some(match self {
+            Error::BadSignature { .. } => {
+                "do not install this package: get it and its .sig again from its publisher \
+                 (nothing was installed)"
+            }
+            Error::WrongNamespace { .. } => {
+                "sign the package's fingerprint with `ssh-keygen -Y sign -n skilldeck` or \
+                 `skilldeck pack --sign KEY`"
+            }
+            Error::UnknownSigner { .. } => {
+                "if you trust this key, add it to the allowed-signers file (`PRINCIPAL \
+                 namespaces=\"skilldeck\" ssh-ed25519 AAAA...`); else do not install the package"
+            }
+            Error::Unsigned { .. } => {
+                "ask the publisher for PACKAGE.sig (`skilldeck pack --sign KEY`), or install \
+                 without --require-signature"
+            }
+            Error::SignerChanged { .. } => {
+                "a new key signed this skill: confirm the change with its publisher, then pass \
+                 --allow-signer-change (install records the new signer in the lock)"
+            }
+            Error::AllowedSigners { .. } => {
+                "each line is `principals [options] keytype base64-key [comment]`, as for \
+                 `ssh-keygen -Y verify` (see ssh-keygen(1), ALLOWED SIGNERS)"
+            }
+            Error::SigningKey { .. } => {
+                "give an OpenSSH private key file, e.g. one made with `ssh-keygen -t ed25519`"
+            }
+            _ => return None,
+        })
     }
 
     /// The diagnostics of a refusal (empty for other errors).

@@ -27,6 +27,9 @@ use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
+use crate::signature::{
+    SIGNATURE_SUFFIX, SignatureFile, SignaturePolicy, Verified, read_signature, signature_path,
+};
 use crate::unpack::{UnpackOptions, Unpacked, finish_staged, unpack};
 
 /// Prefix of every file and folder install keeps in a root (skills never
@@ -51,6 +54,9 @@ pub struct InstallOptions {
     pub unpack: UnpackOptions,
     /// The lockfile (default: [`lock_path`] of the root).
     pub lockfile: Option<PathBuf>,
+    /// Signatures: which keys may sign, whether one is required, whether
+    /// a skill's pinned signer may change.
+    pub signatures: SignaturePolicy,
     /// Test hook: sleep this long after each step, so a test can kill the
     /// process at any of them. Never set in normal use.
     pub step_pause: Option<Duration>,
@@ -83,6 +89,9 @@ pub struct Installed {
     pub action: Action,
     /// Where it is now.
     pub path: PathBuf,
+    /// The signature that verified (`None`: not signed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed: Option<Verified>,
 }
 
 /// A source: a package file or a skill folder.
@@ -103,6 +112,12 @@ pub enum Source {
         source: String,
         /// The content fingerprint the package must have (`sha256:...`).
         fingerprint: Digest,
+        /// The package's signature as the registry supplied it (the bytes
+        /// of a `PACKAGE.sig`), checked like one beside a package file.
+        /// A fetched package's temporary file never has a signature looked
+        /// up beside it: a shared temporary folder is not a channel to
+        /// trust.
+        signature: Option<Vec<u8>>,
     },
 }
 
@@ -121,6 +136,26 @@ impl Source {
         match self {
             Source::Package(p) | Source::Folder(p) => p,
             Source::Fetched { package, .. } => package,
+        }
+    }
+
+    /// The signature of this source, if it has one: `PACKAGE.sig` beside
+    /// a package file, or the bytes a fetched package came with (named
+    /// `SOURCE.sig` in errors); `None` for a folder. Returns the name to
+    /// report it by with the bytes, and where a signature would be.
+    pub fn signature(&self) -> Result<(Option<SignatureFile>, PathBuf), Error> {
+        match self {
+            Source::Package(p) => Ok((read_signature(p)?, signature_path(p))),
+            Source::Folder(_) => Ok((
+                None,
+                PathBuf::from("(a folder carries no signature: pack and sign it)"),
+            )),
+            Source::Fetched {
+                source, signature, ..
+            } => {
+                let name = PathBuf::from(format!("{source}{SIGNATURE_SUFFIX}"));
+                Ok((signature.clone().map(|b| (name.clone(), b)), name))
+            }
         }
     }
 
@@ -144,6 +179,7 @@ impl Source {
                 package,
                 source,
                 fingerprint,
+                ..
             } => {
                 let unpacked = unpack(package, staging, options)?;
                 let found = unpacked.manifest.fingerprint();
@@ -231,7 +267,7 @@ pub fn lock_source(path: &Path, lockfile: &Path) -> String {
 }
 
 /// `path` made absolute, with `.` and `..` removed lexically.
-fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     use std::path::Component;
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut out = PathBuf::new();
@@ -346,6 +382,7 @@ struct Staged {
     unpacked: Unpacked,
     source: String,
     existing: Option<SkillManifest>,
+    signed: Option<Verified>,
 }
 
 fn stage_and_commit(
@@ -371,6 +408,21 @@ fn stage_and_commit(
             ));
         }
         let entry = lock.skill.get(&unpacked.name);
+        // The signature (a bad one is always refused), then the pin.
+        let (found, expected) = source.signature()?;
+        let signed = options.signatures.check(
+            found.as_ref().map(|(p, b)| (p.as_path(), b.as_slice())),
+            source.path(),
+            &expected,
+            &unpacked.manifest.fingerprint(),
+        )?;
+        options.signatures.check_pin(
+            &unpacked.name,
+            source.path(),
+            lockfile,
+            entry.and_then(|e| e.signer.as_ref()),
+            signed.as_ref().map(|v| &v.signer),
+        )?;
         if options.frozen {
             match entry {
                 Some(e) if e.matches(&unpacked.manifest) => {}
@@ -428,6 +480,7 @@ fn stage_and_commit(
             unpacked,
             source: source_text.clone(),
             existing,
+            signed,
         });
     }
     // Swap every skill in (each behind its journal), then write the lock
@@ -476,6 +529,7 @@ fn commit(
         unpacked,
         source,
         existing,
+        signed,
     } = staged;
     let name = unpacked.name.clone();
     let dest = root.join(&name);
@@ -483,6 +537,7 @@ fn commit(
         version: unpacked.version.clone(),
         source: source.clone(),
         fingerprint: unpacked.manifest.fingerprint(),
+        signer: signed.as_ref().map(|v| v.signer.clone()),
         files: unpacked.manifest.files().to_vec(),
     };
     let installed = |action| Installed {
@@ -492,6 +547,7 @@ fn commit(
         fingerprint: entry.fingerprint,
         action,
         path: dest.clone(),
+        signed: signed.clone(),
     };
     let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
     let staging: Vec<PathBuf> = unpacked

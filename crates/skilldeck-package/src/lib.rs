@@ -11,6 +11,10 @@
 //! with a stable `package-*` code naming the entry; every limit is in
 //! [`limits`].
 //!
+//! Packages can be signed ([`signature`]): an SSH signature over the
+//! fingerprint, beside the package as `PACKAGE.sig`, checked by install
+//! and pinned per skill in the lock.
+//!
 //! A separate crate, so the core stays free of archive dependencies.
 
 #![deny(missing_docs)]
@@ -22,6 +26,8 @@ pub mod limits;
 mod lock;
 mod pack;
 mod path;
+pub mod signature;
+mod signer;
 mod unpack;
 mod verify;
 
@@ -38,5 +44,9 @@ pub use pack::{
     pack_to_file, write_atomic,
 };
 pub use path::check_entry_path;
+pub use signature::{
+    AllowedSigners, PackageSignature, SignatureKind, SignaturePolicy, SignerFingerprint,
+    SigningKey, Trust, Verified,
+};
 pub use unpack::{UnpackOptions, Unpacked, UnpackedBytes, unpack, unpack_bytes};
-pub use verify::{SkillCheck, Status, VerifyReport, verify};
+pub use verify::{SignatureState, SkillCheck, Status, VerifyReport, verify, verify_with};

@@ -52,3 +52,13 @@ impl Default for PackageLimits {
         }
     }
 }
+
+/// Largest signature file read (`PACKAGE.sig`; an ed25519 one is about
+/// 300 bytes).
+pub const MAX_SIGNATURE_BYTES: usize = 16 * 1024;
+
+/// Largest allowed-signers file read (1 MiB: thousands of keys).
+pub const MAX_ALLOWED_SIGNERS_BYTES: usize = 1024 * 1024;
+
+/// Largest private key file read.
+pub const MAX_SIGNING_KEY_BYTES: usize = 64 * 1024;

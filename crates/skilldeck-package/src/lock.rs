@@ -9,6 +9,7 @@ use skilldeck::{Digest, FileDigest, SkillManifest};
 
 use crate::error::Error;
 use crate::pack::{write_atomic, write_atomic_with};
+use crate::signer::SignerFingerprint;
 
 /// The lockfile's name.
 pub const LOCKFILE_NAME: &str = "skilldeck.lock";
@@ -37,6 +38,12 @@ pub struct LockEntry {
     pub source: String,
     /// The content fingerprint.
     pub fingerprint: Digest,
+    /// The key that signed the installed version (`SHA256:...`), pinned on
+    /// first use: a later version signed by another key, or not signed, is
+    /// refused unless the change is allowed. Absent for unsigned skills
+    /// (and in locks written before signatures existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<SignerFingerprint>,
     /// Every file, sorted by path.
     pub files: Vec<FileDigest>,
 }
@@ -124,6 +131,9 @@ impl Lockfile {
                 "fingerprint = {}",
                 quote(&entry.fingerprint.to_string())
             );
+            if let Some(signer) = &entry.signer {
+                let _ = writeln!(out, "signer = {}", quote(signer.as_str()));
+            }
             out.push_str("files = [\n");
             for f in &entry.files {
                 let _ = write!(
@@ -188,6 +198,11 @@ mod tests {
                 version: Some("1.0".into()),
                 source: "dist/pdf.tar.gz".into(),
                 fingerprint: manifest.fingerprint(),
+                signer: Some(
+                    "SHA256:IMYkdnnCh3q3V9DirOYOeuEdMLEbmLymvczyVx5YKBg"
+                        .parse()
+                        .unwrap(),
+                ),
                 files,
             },
         );
@@ -197,6 +212,7 @@ mod tests {
                 version: None,
                 source: "x".into(),
                 fingerprint: manifest.fingerprint(),
+                signer: None,
                 files: manifest.files().to_vec(),
             },
         );
@@ -216,6 +232,7 @@ mod tests {
                 version: None,
                 source: "x".into(),
                 fingerprint: manifest.fingerprint(),
+                signer: None,
                 files: manifest.files().to_vec(),
             },
         );
@@ -233,6 +250,28 @@ mod tests {
                 .to_string();
             assert!(e.contains("skilldeck.lock") && e.contains("sha256"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_lock_written_before_signatures_still_loads_with_no_signer() {
+        let old = "format = 1\nroot = \"skills\"\n\n[skill.pdf]\nsource = \"x\"\n\
+                   fingerprint = \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n\
+                   files = []\n";
+        let lock = Lockfile::parse(old, Path::new("skilldeck.lock")).unwrap();
+        assert_eq!(lock.skill["pdf"].signer, None);
+        assert!(!lock.to_toml().contains("signer"));
+    }
+
+    #[test]
+    fn a_lock_with_a_malformed_signer_is_refused_naming_the_file() {
+        let text = "format = 1\nroot = \"skills\"\n\n[skill.pdf]\nsource = \"x\"\n\
+                    fingerprint = \"sha256:0000000000000000000000000000000000000000000000000000000000000000\"\n\
+                    signer = \"MD5:00:11\"\nfiles = []\n";
+        let e = Lockfile::parse(text, Path::new("skilldeck.lock"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("skilldeck.lock") && e.contains("SHA256:"), "{e}");
     }
 
     #[test]

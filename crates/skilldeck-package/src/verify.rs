@@ -7,9 +7,10 @@ use skilldeck::{Digest, ManifestDiff};
 
 use crate::error::Error;
 use crate::folder::folder_manifest;
-use crate::install::LEFTOVER_PREFIX;
+use crate::install::{LEFTOVER_PREFIX, is_fetched, lexical, resolve_source};
 use crate::limits::PackageLimits;
-use crate::lock::{Lockfile, lock_path};
+use crate::lock::{LockEntry, Lockfile, lock_path};
+use crate::signature::{SignaturePolicy, SignerFingerprint, Verified};
 
 /// How one locked skill compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -23,6 +24,48 @@ pub enum Status {
     Missing,
     /// The folder breaks the package rules (a symlink, too many files...).
     Unreadable,
+    /// The files are as locked, but the signature beside the source is by
+    /// another key than the lock pinned, or gone while one was pinned.
+    #[serde(rename = "signer-changed")]
+    SignerChanged,
+    /// The files are as locked, but the signature beside the source does
+    /// not verify over the locked fingerprint, its key is not allowed, or
+    /// a required signature is missing.
+    #[serde(rename = "bad-signature")]
+    BadSignature,
+}
+
+impl Status {
+    /// The status as `verify` prints it (`ok`, `signer-changed`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Modified => "modified",
+            Status::Missing => "missing",
+            Status::Unreadable => "unreadable",
+            Status::SignerChanged => "signer-changed",
+            Status::BadSignature => "bad-signature",
+        }
+    }
+}
+
+/// What `verify` found about a locked skill's signature (the signature
+/// beside its recorded source, checked over the locked fingerprint).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state")]
+pub enum SignatureState {
+    /// Not signed, and the lock pins no signer.
+    Unsigned,
+    /// The signature verifies, by the pinned signer (or the lock pins none).
+    Verified(Verified),
+    /// The source is not a package here (fetched from a registry, or
+    /// gone), so its signature could not be checked again.
+    Unchecked {
+        /// Why.
+        reason: String,
+    },
+    /// Refused: see the skill's status and problem.
+    Refused,
 }
 
 /// One locked skill, checked.
@@ -39,9 +82,14 @@ pub struct SkillCheck {
     /// The files that differ.
     #[serde(flatten)]
     pub diff: ManifestDiff,
-    /// Why the folder could not be read.
+    /// Why the folder could not be read, or the signature was refused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The signer the lock pins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<SignerFingerprint>,
+    /// The signature beside the source.
+    pub signature: SignatureState,
 }
 
 /// Everything `verify` found.
@@ -67,11 +115,28 @@ impl VerifyReport {
     }
 }
 
-/// Re-hashes every skill the lock lists under `root` (read only).
+/// Re-hashes every skill the lock lists under `root` (read only), and
+/// checks the signature beside each one's source with the default
+/// [`SignaturePolicy`] (see [`verify_with`]).
 pub fn verify(
     root: &Path,
     lockfile: Option<&Path>,
     limits: &PackageLimits,
+) -> Result<VerifyReport, Error> {
+    verify_with(root, lockfile, limits, &SignaturePolicy::default())
+}
+
+/// [`verify`] with a signature policy: the signature beside each locked
+/// skill's recorded source (`PACKAGE.sig`) must verify over the locked
+/// fingerprint, by the signer the lock pins (unless
+/// [`SignaturePolicy::allow_signer_change`]), from an allowed signer when
+/// [`SignaturePolicy::allowed_signers`] is set, and must exist when
+/// [`SignaturePolicy::require`] is.
+pub fn verify_with(
+    root: &Path,
+    lockfile: Option<&Path>,
+    limits: &PackageLimits,
+    policy: &SignaturePolicy,
 ) -> Result<VerifyReport, Error> {
     let lockfile = lockfile.map_or_else(|| lock_path(root), Path::to_path_buf);
     let lock = Lockfile::load(&lockfile)?.ok_or_else(|| Error::Lock {
@@ -88,6 +153,8 @@ pub fn verify(
             found: None,
             diff: ManifestDiff::default(),
             problem: None,
+            signer: entry.signer.clone(),
+            signature: SignatureState::Unsigned,
         };
         if fs::symlink_metadata(&dir).is_err() {
             check.status = Status::Missing;
@@ -105,6 +172,24 @@ pub fn verify(
                     check.status = Status::Unreadable;
                     check.problem = Some(e.to_string());
                 }
+            }
+        }
+        match check_signature(name, entry, &lockfile, policy) {
+            Ok(state) => check.signature = state,
+            Err(e) => {
+                check.signature = SignatureState::Refused;
+                if check.status == Status::Ok {
+                    check.status = if matches!(e, Error::SignerChanged { .. }) {
+                        Status::SignerChanged
+                    } else {
+                        Status::BadSignature
+                    };
+                }
+                let problem = e.to_string();
+                check.problem = Some(match check.problem.take() {
+                    Some(p) => format!("{p}\n{problem}"),
+                    None => problem,
+                });
             }
         }
         skills.push(check);
@@ -139,5 +224,48 @@ pub fn verify(
         skills,
         untracked,
         interrupted,
+    })
+}
+
+/// The signature of one locked skill, beside its recorded source.
+fn check_signature(
+    name: &str,
+    entry: &LockEntry,
+    lockfile: &Path,
+    policy: &SignaturePolicy,
+) -> Result<SignatureState, Error> {
+    let unchecked = |reason: String| {
+        if policy.require && entry.signer.is_none() {
+            Err(Error::Unsigned {
+                path: PathBuf::from(&entry.source),
+                expected: PathBuf::from(format!("{} (no signer in the lock)", entry.source)),
+            })
+        } else {
+            Ok(SignatureState::Unchecked { reason })
+        }
+    };
+    if is_fetched(&entry.source) {
+        return unchecked(format!(
+            "fetched from {}: its signature is checked when it is fetched",
+            entry.source
+        ));
+    }
+    let source = lexical(&resolve_source(&entry.source, lockfile));
+    let package = match fs::metadata(&source) {
+        Err(_) => return unchecked(format!("its source {} is not here", source.display())),
+        Ok(m) if m.is_dir() => None,
+        Ok(_) => Some(source.as_path()),
+    };
+    let signed = policy.check_package(package, &source, &entry.fingerprint)?;
+    policy.check_pin(
+        name,
+        &source,
+        lockfile,
+        entry.signer.as_ref(),
+        signed.as_ref().map(|v| &v.signer),
+    )?;
+    Ok(match signed {
+        Some(v) => SignatureState::Verified(v),
+        None => SignatureState::Unsigned,
     })
 }

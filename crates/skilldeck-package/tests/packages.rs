@@ -508,6 +508,7 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
         package: package.clone(),
         source: source.clone(),
         fingerprint: skilldeck::Digest::from_bytes([0; 32]),
+        signature: None,
     };
     let e = install(&root, &[wrong], &InstallOptions::default()).unwrap_err();
     assert_eq!(e.diagnostics()[0].code, Code::LockMismatch, "{e}");
@@ -516,6 +517,7 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
         package,
         source: source.clone(),
         fingerprint: packed.fingerprint(),
+        signature: None,
     };
     install(&root, &[right], &InstallOptions::default()).unwrap();
     let lock = Lockfile::load(&lock_path(&root)).unwrap().unwrap();

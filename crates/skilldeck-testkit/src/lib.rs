@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 pub mod generate;
+pub mod ssh;
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
