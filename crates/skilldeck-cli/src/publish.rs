@@ -27,6 +27,11 @@ pub struct Args {
     /// The namespace to publish into.
     #[arg(long, value_name = "NS", default_value = DEFAULT_NAMESPACE)]
     namespace: String,
+    /// Sign the version with this SSH private key (ed25519 or ECDSA; its
+    /// public key registered for the namespace). Without it, a package's
+    /// `PACKAGE.sig` (from `pack --sign`) is uploaded when present.
+    #[arg(long, value_name = "KEY")]
+    sign: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
     /// Output format.
@@ -36,7 +41,17 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
     let namespace = Namespace::new(&args.namespace).map_err(|e| CliError::Usage(e.to_string()))?;
-    let bytes = if args.path.is_dir() {
+    // The key first: a bad key uploads nothing.
+    let key = match args
+        .sign
+        .as_deref()
+        .map(crate::signing::load_key)
+        .transpose()
+    {
+        Ok(key) => key,
+        Err(e) => return refused(e),
+    };
+    let (bytes, fingerprint) = if args.path.is_dir() {
         // Validated as the registry validates (lenient, no lints): what it
         // would refuse is refused here, with the same diagnostics.
         let options = PackOptions {
@@ -45,17 +60,49 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             ..PackOptions::default()
         };
         match skilldeck_package::pack(&args.path, &options) {
-            Ok(p) => p.bytes,
+            Ok(p) => {
+                let fingerprint = p.manifest.fingerprint();
+                (p.bytes, Some(fingerprint))
+            }
             Err(e) => return refused(e),
         }
     } else {
-        std::fs::read(&args.path).map_err(|source| CliError::Io {
+        let bytes = std::fs::read(&args.path).map_err(|source| CliError::Io {
             path: args.path.clone(),
             source,
-        })?
+        })?;
+        (bytes, None)
+    };
+    let signature = match &key {
+        Some(key) => {
+            let fingerprint = match fingerprint {
+                Some(f) => f,
+                None => match package_fingerprint(&args.path, &bytes) {
+                    Ok(f) => f,
+                    Err(e) => return refused(e),
+                },
+            };
+            match skilldeck_package::signature::sign(&fingerprint, key) {
+                Ok(s) => Some(s.to_armored().into_bytes()),
+                Err(e) => return refused(e),
+            }
+        }
+        // A package signed by `pack --sign`: its signature goes with it.
+        None if !args.path.is_dir() => {
+            match skilldeck_package::signature::read_signature(&args.path) {
+                Ok(found) => found.map(|(_, bytes)| bytes),
+                Err(e) => return refused(e),
+            }
+        }
+        None => None,
     };
     let client = args.client.client()?;
-    let published = match client.publish(&namespace, args.version.as_deref(), bytes) {
+    let published = match client.publish(
+        &namespace,
+        args.version.as_deref(),
+        bytes,
+        signature.as_deref(),
+    ) {
         Ok(p) => p,
         Err(e) => return failed(e),
     };
@@ -88,4 +135,23 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// The content fingerprint of the package `bytes` (unpacked into a
+/// temporary folder, with the unpacker's refusals).
+fn package_fingerprint(
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> Result<skilldeck::Digest, skilldeck_package::Error> {
+    let tmp = tempfile::tempdir().map_err(|e| skilldeck_package::Error::Io {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let read = skilldeck_package::unpack_bytes(
+        bytes,
+        path,
+        &tmp.path().join("staging"),
+        &UnpackOptions::default(),
+    )?;
+    Ok(read.unpacked.manifest.fingerprint())
 }

@@ -123,8 +123,7 @@ pub fn fetch(
             package: fetched.package().to_path_buf(),
             source: fetched.lock_source.clone(),
             fingerprint: fetched.fingerprint,
-            // Registry signatures are the registry half of issue 25.
-            signature: None,
+            signature: fetched.signature.clone(),
         },
         _file: fetched,
     })

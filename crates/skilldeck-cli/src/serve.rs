@@ -38,6 +38,13 @@ pub struct Args {
     /// allowed).
     #[arg(long, value_name = "SECS", requires = "registry")]
     registry_poll: Option<f64>,
+    /// With --registry: serve only versions signed by a key listed in this
+    /// file (ssh-keygen's allowed-signers format, namespace "skilldeck").
+    #[arg(long, value_name = "FILE", requires = "registry")]
+    allowed_signers: Option<std::path::PathBuf>,
+    /// With --registry: refuse unsigned versions.
+    #[arg(long, requires = "registry")]
+    require_signature: bool,
     /// Accept this `Host` header besides localhost (repeatable; DNS
     /// rebinding protection stays on).
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
@@ -121,6 +128,16 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .or(args.token_file.as_deref().filter(|_| args.http.is_none()));
         let token = skilldeck_registry::client::Token::resolve(token_file)?;
         let mut registry = RegistryOptions::new(url, agent, token);
+        registry.allowed_signers = match args
+            .allowed_signers
+            .as_deref()
+            .map(skilldeck_package::AllowedSigners::load)
+            .transpose()
+        {
+            Ok(allowed) => allowed,
+            Err(e) => return crate::pack::refused(e),
+        };
+        registry.require_signature = args.require_signature;
         if let Some(secs) = args.registry_poll {
             registry.poll = std::time::Duration::try_from_secs_f64(secs)
                 .ok()

@@ -394,7 +394,7 @@ async fn the_selection_preview_reports_a_name_clash_naming_both_skills() {
     for ns in ["acme", "a"] {
         let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
         f.registry
-            .publish(&admin, &ns, Some("1.0.0"), package("notes"))
+            .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
             .await
             .unwrap();
     }

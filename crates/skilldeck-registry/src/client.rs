@@ -473,6 +473,7 @@ impl Client {
         namespace: &Namespace,
         version: Option<&str>,
         package: Vec<u8>,
+        signature: Option<&[u8]>,
     ) -> Result<Published, ClientError> {
         let mut url = self.api(&format!("/skills?namespace={}", encode(namespace.as_str())));
         if let Some(v) = version {
@@ -482,11 +483,18 @@ impl Client {
             url: url.clone(),
             message: "the package is neither a tar.gz nor a zip".to_owned(),
         })?;
-        let request = self
+        let mut request = self
             .http
             .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, kind.content_type())
-            .body(package);
+            .header(reqwest::header::CONTENT_TYPE, kind.content_type());
+        if let Some(signature) = signature {
+            use base64::Engine as _;
+            request = request.header(
+                crate::wire::SIGNATURE_HEADER,
+                base64::engine::general_purpose::STANDARD.encode(signature),
+            );
+        }
+        let request = request.body(package);
         let answer = self.send(request, &url, MAX_JSON_BYTES)?;
         Client::json(&url, &answer)
     }

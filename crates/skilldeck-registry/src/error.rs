@@ -47,6 +47,16 @@ pub enum RegistryError {
         /// What conflicts.
         detail: String,
     },
+    /// The content is well-formed but refused by a rule (a signature that
+    /// does not verify, a signer not registered, a risk audit over the
+    /// threshold); `code` is stable.
+    #[error("{detail}")]
+    Unprocessable {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What was refused and what to do next.
+        detail: String,
+    },
     /// The package was refused: each diagnostic names its file.
     #[error("the package was refused: {}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; "))]
     Refused(Vec<Diagnostic>),
@@ -99,6 +109,14 @@ impl RegistryError {
     /// A 409 with a stable code.
     pub fn conflict(code: &'static str, detail: impl Into<String>) -> RegistryError {
         RegistryError::Conflict {
+            code,
+            detail: detail.into(),
+        }
+    }
+
+    /// A 422 with a stable code.
+    pub fn unprocessable(code: &'static str, detail: impl Into<String>) -> RegistryError {
+        RegistryError::Unprocessable {
             code,
             detail: detail.into(),
         }

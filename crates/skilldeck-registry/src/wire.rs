@@ -14,6 +14,9 @@ use crate::names::{AgentId, Label, Namespace};
 pub const PROBLEM_JSON: &str = "application/problem+json";
 /// The header carrying a version's content fingerprint.
 pub const FINGERPRINT_HEADER: &str = "x-skilldeck-fingerprint";
+/// The header a publish carries its SSH signature in: the armored
+/// `sshsig`, base64-encoded (a header holds no newline).
+pub const SIGNATURE_HEADER: &str = "x-skilldeck-signature";
 /// The header carrying a file's `sha256:` digest.
 pub const DIGEST_HEADER: &str = "x-skilldeck-digest";
 /// The API's path prefix.
@@ -190,6 +193,30 @@ pub struct NamespacePolicy {
     pub require_signature: bool,
 }
 
+/// An SSH key allowed to sign a namespace's versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SignerInfo {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The key's fingerprint, `SHA256:...` (as `ssh-keygen -l` prints it).
+    pub fingerprint: String,
+    /// The OpenSSH public key line.
+    pub public_key: String,
+    /// Who registered it.
+    pub added_by: String,
+    /// When.
+    pub added_at: String,
+}
+
+/// A key to register: an OpenSSH public key line (`ssh-ed25519 AAAA...`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignerKey {
+    /// The public key line, as in a `.pub` file.
+    pub public_key: String,
+}
+
 /// A version waiting for review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct PendingVersion {
@@ -336,6 +363,13 @@ pub struct VersionDetail {
     /// The review's decision, once made.
     #[serde(default)]
     pub reviewed: Option<Review>,
+    /// The fingerprint of the key that signed it (`SHA256:...`), when
+    /// it was published signed.
+    #[serde(default)]
+    pub signer: Option<String>,
+    /// Its SSH signature (armored `sshsig` over the fingerprint text).
+    #[serde(default)]
+    pub signature: Option<String>,
 }
 
 /// Move a label to a version.
@@ -600,6 +634,14 @@ pub struct LockedSkill {
     pub grants: Grants,
     /// Every file with its digest.
     pub files: Vec<FileEntry>,
+    /// The fingerprint of the key that signed this version, when signed:
+    /// a host verifies [`LockedSkill::signature`] and this signer before
+    /// it serves the skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
+    /// The version's SSH signature (armored `sshsig`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 /// An agent's lock: exactly what it serves.

@@ -2362,3 +2362,127 @@ async fn a_blocked_version_leaves_every_agents_lock_and_its_archive_is_refused()
         .unwrap();
     assert_eq!(lock["skills"][0]["version"], "1.0.0", "{lock}");
 }
+
+/// Publishes `body` into `acme` as the admin with `signature` (armored).
+async fn publish_signed(
+    env: &Env,
+    version: &str,
+    body: Vec<u8>,
+    signature: Option<&[u8]>,
+) -> reqwest::Response {
+    use base64::Engine as _;
+    let mut request = env
+        .client
+        .post(env.url(&format!("/skills?namespace=acme&version={version}")))
+        .bearer_auth(&env.admin)
+        .header("content-type", "application/gzip");
+    if let Some(s) = signature {
+        request = request.header(
+            skilldeck_registry::wire::SIGNATURE_HEADER,
+            base64::engine::general_purpose::STANDARD.encode(s),
+        );
+    }
+    request.body(body).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn only_a_key_registered_for_the_namespace_signs_and_its_signer_travels_in_the_lock() {
+    let env = env().await;
+    let keys = tempfile::tempdir().unwrap();
+    let (alice, public) = skilldeck_testkit::ssh::keypair(keys.path(), "alice", "ed25519", "");
+    let (mallory, _) = skilldeck_testkit::ssh::keypair(keys.path(), "mallory", "ed25519", "");
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/namespaces/acme/policy",
+            json!({"require_signature": true}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), "signed")
+        .description("A signed skill. Use when testing.")
+        .write();
+    let packed = skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default()).unwrap();
+    let fingerprint = packed.fingerprint().to_string();
+    let body = packed.bytes;
+    // Unsigned, into a namespace that requires signatures.
+    let r = publish_signed(&env, "1.0.0", body.clone(), None).await;
+    assert_eq!(
+        problem(r, StatusCode::UNPROCESSABLE_ENTITY).await["code"],
+        "registry-signature-required"
+    );
+    // Signed (by ssh-keygen itself) with a key nobody registered.
+    let theirs = skilldeck_testkit::ssh::sign(&mallory, "skilldeck", fingerprint.as_bytes());
+    let r = publish_signed(&env, "1.0.0", body.clone(), Some(&theirs)).await;
+    let p = problem(r, StatusCode::UNPROCESSABLE_ENTITY).await;
+    assert_eq!(p["code"], "registry-signature-unknown-signer", "{p}");
+    // A publisher may not register keys; an admin may, once.
+    let publisher = scoped_token(&env, "publisher", &["publish:acme"]).await;
+    let r = post_as(
+        &env,
+        &publisher,
+        "/namespaces/acme/signers",
+        json!({"public_key": public}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let r = post_as(
+        &env,
+        &env.admin,
+        "/namespaces/acme/signers",
+        json!({"public_key": public}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let signer: Value = r.json().await.unwrap();
+    let r = post_as(
+        &env,
+        &env.admin,
+        "/namespaces/acme/signers",
+        json!({"public_key": public}),
+    )
+    .await;
+    assert_eq!(
+        r.status(),
+        StatusCode::OK,
+        "registering again changes nothing"
+    );
+    // A signature of other content by the registered key.
+    let other = skilldeck_testkit::ssh::sign(&alice, "skilldeck", b"sha256:0000");
+    let r = publish_signed(&env, "1.0.0", body.clone(), Some(&other)).await;
+    assert_eq!(
+        problem(r, StatusCode::UNPROCESSABLE_ENTITY).await["code"],
+        "registry-signature-invalid"
+    );
+    // The registered key's signature of this content.
+    let ours = skilldeck_testkit::ssh::sign(&alice, "skilldeck", fingerprint.as_bytes());
+    let r = publish_signed(&env, "1.0.0", body, Some(&ours)).await;
+    assert_eq!(
+        r.status(),
+        StatusCode::CREATED,
+        "{}",
+        r.text().await.unwrap()
+    );
+    let detail: Value = env
+        .get("/skills/acme/signed/versions/1.0.0")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["signer"], signer["fingerprint"], "{detail}");
+    // The agent's lock carries the signer and the signature.
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    env.assign("bot", "acme/signed", json!({})).await;
+    let lock: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    assert_eq!(lock["skills"][0]["signer"], signer["fingerprint"], "{lock}");
+    assert!(
+        lock["skills"][0]["signature"]
+            .as_str()
+            .unwrap()
+            .starts_with("-----BEGIN SSH SIGNATURE-----"),
+        "{lock}"
+    );
+    let audit: Value = env.get("/audit").await.json().await.unwrap();
+    assert!(audit.to_string().contains("namespace.signer.add"));
+}

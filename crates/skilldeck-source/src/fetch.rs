@@ -24,6 +24,10 @@ pub struct Fetched {
     pub fingerprint: Digest,
     /// How a lockfile names it: `registry+URL#ns/name@version`.
     pub lock_source: String,
+    /// The version's SSH signature (armored), when it was published
+    /// signed: install checks it and pins its signer like a `.sig` beside
+    /// a package.
+    pub signature: Option<Vec<u8>>,
     package: tempfile::TempPath,
 }
 
@@ -68,6 +72,7 @@ pub fn fetch_version(
     let package = write_package(&archive.bytes, dir)?;
     Ok(Fetched {
         lock_source: lock_source(client.url(), skill, &detail.version),
+        signature: detail.signature.map(String::into_bytes),
         version: detail.version,
         fingerprint,
         package,

@@ -43,7 +43,8 @@ use std::time::Duration;
 
 use skilldeck::Scope;
 use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name, is_reserved_env_name};
-use skilldeck_package::{PackageLimits, UnpackOptions, folder_manifest, unpack};
+use skilldeck_package::signature::{self, Trust};
+use skilldeck_package::{AllowedSigners, PackageLimits, UnpackOptions, folder_manifest, unpack};
 use skilldeck_registry::client::{Client, LockFetch};
 use skilldeck_registry::names::{AgentId, SkillRef};
 use skilldeck_registry::wire::{AgentLock, LockedSkill};
@@ -74,6 +75,12 @@ pub struct RegistryOptions {
     pub poll: Duration,
     /// The cache folder (default: `CACHE/registry`).
     pub cache: Option<PathBuf>,
+    /// Only versions signed by a key listed here are served (`serve
+    /// --allowed-signers`); `None`: any key the lock names whose signature
+    /// verifies.
+    pub allowed_signers: Option<AllowedSigners>,
+    /// Unsigned versions are refused (`serve --require-signature`).
+    pub require_signature: bool,
 }
 
 impl RegistryOptions {
@@ -86,6 +93,8 @@ impl RegistryOptions {
             token,
             poll: DEFAULT_REGISTRY_POLL,
             cache: None,
+            allowed_signers: None,
+            require_signature: false,
         }
     }
 }
@@ -111,6 +120,9 @@ pub struct RegistrySource {
     saved: PathBuf,
     /// The `[exec]` config before the registry's grants and limits.
     base_exec: ExecConfig,
+    /// Which signatures are accepted.
+    allowed_signers: Option<AllowedSigners>,
+    require_signature: bool,
     state: Mutex<State>,
 }
 
@@ -181,6 +193,8 @@ impl RegistrySource {
             root: root.clone(),
             saved: agent_dir.join(SAVED_LOCK),
             base_exec: options.exec.clone(),
+            allowed_signers: registry.allowed_signers.clone(),
+            require_signature: registry.require_signature,
             state: Mutex::new(State::default()),
         };
         let (lock, etag) = match source.client.lock(&source.agent, None) {
@@ -371,7 +385,12 @@ impl RegistrySource {
         Ok(dirs)
     }
 
+    fn check_signature(&self, skill: &LockedSkill) -> Result<(), Error> {
+        check_signature(skill, self.allowed_signers.as_ref(), self.require_signature)
+    }
+
     fn materialise_one(&self, skill: &LockedSkill) -> Result<PathBuf, Error> {
+        self.check_signature(skill)?;
         let hex = fingerprint_hex(&skill.fingerprint)?;
         let parent = self.blobs.join(&hex);
         let dir = parent.join(&skill.name);
@@ -495,6 +514,55 @@ impl Drop for RegistrySource {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.root);
     }
+}
+
+/// A signed version is served only when its signature verifies over the
+/// lock's fingerprint (the one the content is checked against) and was
+/// made by the key the lock names (and, with `allowed`, one of those); an
+/// unsigned one only when signatures are not required.
+fn check_signature(
+    skill: &LockedSkill,
+    allowed: Option<&AllowedSigners>,
+    require_signature: bool,
+) -> Result<(), Error> {
+    let shown = format!("{}/{}@{}", skill.namespace, skill.name, skill.version);
+    let refuse = |why: String| registry_error(format!("{shown}: {why}; it is not served"));
+    let (signature, signer) = match (&skill.signature, &skill.signer) {
+        (None, None) if require_signature => {
+            return Err(refuse(
+                "unsigned, and this host requires signed versions (--require-signature)".to_owned(),
+            ));
+        }
+        (None, None) => return Ok(()),
+        (Some(signature), Some(signer)) => (signature, signer),
+        _ => {
+            return Err(refuse(
+                "the lock names a signer without a signature, or a signature without a signer"
+                    .to_owned(),
+            ));
+        }
+    };
+    let digest = skilldeck::Digest::parse(&skill.fingerprint)
+        .map_err(|e| refuse(format!("malformed fingerprint: {e}")))?;
+    let trust = Trust {
+        allowed,
+        identity: None,
+        at: std::time::SystemTime::now(),
+    };
+    let verified = signature::verify(
+        &digest,
+        signature.as_bytes(),
+        Path::new(&format!("{shown}.sig")),
+        &trust,
+    )
+    .map_err(|e| refuse(e.to_string()))?;
+    if verified.signer.as_str() != signer {
+        return Err(refuse(format!(
+            "signed by {}, but the lock says {signer}",
+            verified.signer
+        )));
+    }
+    Ok(())
 }
 
 /// The `[exec]` config of `lock`: the local config with the lock's
@@ -733,5 +801,79 @@ mod tests {
         ] {
             assert!(fingerprint_hex(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A locked skill at `fingerprint`, signed by `signature` / `signer`.
+    fn locked(
+        fingerprint: &str,
+        signature: Option<Vec<u8>>,
+        signer: Option<String>,
+    ) -> LockedSkill {
+        serde_json::from_value(serde_json::json!({
+            "namespace": "acme", "name": "notes", "version": "1.0.0",
+            "fingerprint": fingerprint, "grants": {}, "files": [],
+        }))
+        .map(|mut s: LockedSkill| {
+            s.signature = signature.map(|b| String::from_utf8(b).unwrap_or_default());
+            s.signer = signer;
+            s
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_locked_version_whose_signature_no_longer_verifies_is_not_served() {
+        let keys = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (key, public) = skilldeck_testkit::ssh::keypair(keys.path(), "alice", "ed25519", "");
+        let (other, _) = skilldeck_testkit::ssh::keypair(keys.path(), "mallory", "ed25519", "");
+        let signer = skilldeck_package::SignerFingerprint::of_openssh(&public)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .to_string();
+        let good = format!("sha256:{}", "1".repeat(64));
+        let moved = format!("sha256:{}", "2".repeat(64));
+        let sig = skilldeck_testkit::ssh::sign(&key, "skilldeck", good.as_bytes());
+        // Signed over this fingerprint by the key the lock names: served.
+        let ok = locked(&good, Some(sig.clone()), Some(signer.clone()));
+        assert!(check_signature(&ok, None, true).is_ok());
+        // The same signature on other content (the blob or the lock
+        // changed after signing): refused.
+        let e = check_signature(
+            &locked(&moved, Some(sig.clone()), Some(signer.clone())),
+            None,
+            false,
+        )
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert!(
+            e.contains("acme/notes@1.0.0") && e.contains("not served"),
+            "{e}"
+        );
+        // Signed by another key than the lock names: refused.
+        let theirs = skilldeck_testkit::ssh::sign(&other, "skilldeck", good.as_bytes());
+        assert!(
+            check_signature(
+                &locked(&good, Some(theirs), Some(signer.clone())),
+                None,
+                false
+            )
+            .is_err()
+        );
+        // A signer without a signature, and unsigned under --require-signature.
+        assert!(check_signature(&locked(&good, None, Some(signer.clone())), None, false).is_err());
+        assert!(check_signature(&locked(&good, None, None), None, true).is_err());
+        assert!(check_signature(&locked(&good, None, None), None, false).is_ok());
+        // With allowed signers that do not list the key: refused.
+        let allowed = AllowedSigners::parse(
+            &format!(
+                "someone@example.invalid {}\n",
+                std::fs::read_to_string(keys.path().join("mallory.pub"))
+                    .unwrap_or_default()
+                    .trim()
+            ),
+            Path::new("allowed"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(check_signature(&ok, Some(&allowed), false).is_err());
     }
 }

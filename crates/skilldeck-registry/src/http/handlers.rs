@@ -25,8 +25,8 @@ use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
     FINGERPRINT_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page, PendingVersion, Problem,
-    Published, ReasonBody, Resolved, ReviewDecision, SkillDetail, SkillSummary, TokenCreated,
-    TokenInfo, TokenRequest, VersionDetail,
+    Published, ReasonBody, Resolved, ReviewDecision, SignerInfo, SignerKey, SkillDetail,
+    SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;
@@ -185,8 +185,9 @@ pub async fn publish(
             )
         }
     })?;
+    let signature = signature_header(&headers)?;
     let published = registry
-        .publish(&p, &ns, q.version.as_deref(), body)
+        .publish(&p, &ns, q.version.as_deref(), body, signature.as_deref())
         .await?;
     let status = if published.created {
         StatusCode::CREATED
@@ -194,6 +195,31 @@ pub async fn publish(
         StatusCode::OK
     };
     Ok((status, Json(published)).into_response())
+}
+
+/// The publish's signature: the `x-skilldeck-signature` header, base64
+/// of the armored `sshsig`.
+fn signature_header(headers: &HeaderMap) -> Result<Option<Vec<u8>>> {
+    use crate::service::signing::MAX_SIGNATURE_BYTES;
+    use crate::wire::SIGNATURE_HEADER;
+    use base64::Engine as _;
+    let Some(value) = headers.get(SIGNATURE_HEADER) else {
+        return Ok(None);
+    };
+    let bad = |why: &str| {
+        RegistryError::bad_request(
+            "registry-invalid-signature-header",
+            format!("{SIGNATURE_HEADER}: {why} (expected base64 of an armored SSH signature)"),
+        )
+    };
+    let text = value.to_str().map_err(|_| bad("not ASCII"))?;
+    if text.len() > MAX_SIGNATURE_BYTES * 2 {
+        return Err(bad("too long"));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|_| bad("not base64"))?;
+    Ok(Some(bytes))
 }
 
 /// Skill list query.
@@ -978,4 +1004,69 @@ pub async fn set_namespace_policy(
     let ns = Namespace::new(&namespace)?;
     let policy = json_body(body)?;
     Ok(Json(registry.set_namespace_policy(&p, &ns, policy).await?))
+}
+
+/// The SSH keys allowed to sign a namespace's versions.
+#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/signers", tag = "review",
+    params(("namespace" = String, Path)),
+    responses(
+        (status = 200, body = Vec<SignerInfo>),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn signers(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path(namespace): Path<String>,
+) -> Result<Json<Vec<SignerInfo>>> {
+    let ns = Namespace::new(&namespace)?;
+    Ok(Json(registry.signers(&p, &ns).await?))
+}
+
+/// Registers a key allowed to sign a namespace's versions (admin): 201,
+/// or 200 when it was registered already.
+#[utoipa::path(post, path = "/api/v1/namespaces/{namespace}/signers", tag = "review",
+    params(("namespace" = String, Path)),
+    request_body = SignerKey,
+    responses(
+        (status = 201, body = SignerInfo),
+        (status = 200, body = SignerInfo),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn add_signer(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path(namespace): Path<String>,
+    body: std::result::Result<Json<SignerKey>, JsonRejection>,
+) -> Result<Response> {
+    let ns = Namespace::new(&namespace)?;
+    let key = json_body(body)?;
+    let (info, added) = registry.add_signer(&p, &ns, &key).await?;
+    let status = if added {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(info)).into_response())
+}
+
+/// Removes a key from a namespace (admin).
+#[utoipa::path(delete, path = "/api/v1/namespaces/{namespace}/signers/{fingerprint}", tag = "review",
+    params(("namespace" = String, Path), ("fingerprint" = String, Path)),
+    responses(
+        (status = 204),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn remove_signer(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, fingerprint)): Path<(String, String)>,
+) -> Result<StatusCode> {
+    let ns = Namespace::new(&namespace)?;
+    registry.remove_signer(&p, &ns, &fingerprint).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

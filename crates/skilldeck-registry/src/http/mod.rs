@@ -58,6 +58,14 @@ pub fn api_router(registry: Registry) -> Router {
         )
         .route("/reviews", get(handlers::reviews))
         .route(
+            "/namespaces/{namespace}/signers",
+            get(handlers::signers).post(handlers::add_signer),
+        )
+        .route(
+            "/namespaces/{namespace}/signers/{fingerprint}",
+            delete(handlers::remove_signer),
+        )
+        .route(
             "/namespaces/{namespace}/policy",
             get(handlers::namespace_policy).put(handlers::set_namespace_policy),
         )

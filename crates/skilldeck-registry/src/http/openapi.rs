@@ -98,7 +98,8 @@ impl Modify for NameRules {
         handlers::create_token, handlers::list_tokens, handlers::revoke_token, handlers::resolved, handlers::catalog, handlers::lock,
         handlers::audit, openapi_json, handlers::healthz, handlers::block, handlers::unblock,
         handlers::review, handlers::reviews, handlers::namespace_policy,
-        handlers::set_namespace_policy,
+        handlers::set_namespace_policy, handlers::signers, handlers::add_signer,
+        handlers::remove_signer,
     ),
     components(schemas(
         wire::Problem, wire::WireDiagnostic, wire::FileEntry, wire::Published,
@@ -108,6 +109,7 @@ impl Modify for NameRules {
         wire::TokenCreated, wire::TokenInfo, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
         wire::LockedSkill, wire::AgentLock, wire::AuditEntry, wire::ReviewState, wire::Review,
         wire::ReviewDecision, wire::Decision, wire::NamespacePolicy, wire::PendingVersion,
+        wire::SignerInfo, wire::SignerKey,
     )),
     modifiers(&Bearer, &NameRules),
 )]

@@ -23,6 +23,7 @@ pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
         ),
         RegistryError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
         RegistryError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
+        RegistryError::Unprocessable { code, .. } => (StatusCode::UNPROCESSABLE_ENTITY, code),
         RegistryError::Refused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "registry-package-refused"),
         RegistryError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "registry-too-large"),
         RegistryError::BlobMissing(_) => {

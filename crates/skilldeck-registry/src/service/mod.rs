@@ -12,7 +12,8 @@
 //!   failed-authentication throttle.
 //! - [`publish`], [`skills`]: publishing and reading skills and versions;
 //!   [`staging`]: the folder publishes unpack in, swept at start-up.
-//! - [`review`]: namespace policies, review before release, blocking.
+//! - [`review`]: namespace policies, review before release, blocking;
+//!   [`signing`]: the keys that may sign a namespace, signatures at publish.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 
@@ -28,6 +29,7 @@ pub mod publish;
 pub mod registry;
 pub mod resolve;
 pub mod review;
+pub mod signing;
 pub mod skills;
 pub mod staging;
 pub mod state;

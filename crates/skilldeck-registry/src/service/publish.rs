@@ -21,6 +21,7 @@ use crate::error::RegistryError;
 use crate::names::{LATEST, Namespace, SkillRef};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
+use crate::service::signing;
 use crate::service::store::{archive_key, file_key_of};
 use crate::storage::db::{Write, now};
 use crate::storage::versions::{Identity, NewVersion};
@@ -270,7 +271,8 @@ pub(crate) async fn recompute_latest(
 }
 
 impl Registry {
-    /// Publishes a package (tar.gz or zip) into `ns`. The same content
+    /// Publishes a package (tar.gz or zip) into `ns`, with its SSH
+    /// signature when given ([`crate::service::signing`]). The same content
     /// again is a no-op (`created: false`); other content under an
     /// existing version is 409 `registry-version-exists`.
     pub async fn publish(
@@ -279,6 +281,7 @@ impl Registry {
         ns: &Namespace,
         version: Option<&str>,
         body: Bytes,
+        signature: Option<&[u8]>,
     ) -> Result<Published, RegistryError> {
         p.require_publish(ns)?;
         let limit = self.inner.limits.max_publish_bytes;
@@ -337,6 +340,7 @@ impl Registry {
         let at = now();
         // A namespace that requires review holds the version back until
         // a reviewer approves it.
+        let signed = signing::check_publish(&mut w, ns, &fingerprint, signature).await?;
         let review = if policies::get_in(&mut w, ns).await?.require_review {
             ReviewState::Pending
         } else {
@@ -361,6 +365,9 @@ impl Registry {
                 published_at: &at,
                 files: upload.manifest.files(),
                 review,
+                signed: signed
+                    .as_ref()
+                    .map(|s| (s.signature.as_str(), s.signer.as_str())),
             },
         )
         .await?;
@@ -373,6 +380,7 @@ impl Registry {
             serde_json::json!({
                 "fingerprint": fingerprint, "size": size, "latest": latest,
                 "review": review.as_str(),
+                "signer": signed.as_ref().map(|s| s.signer.as_str()),
             }),
         )
         .await?;

@@ -352,11 +352,12 @@ impl Registry {
         let mut skills = Vec::new();
         let mut locked = Vec::new();
         for c in winners {
-            let fingerprint = versions::fingerprint(db, &c.skill, &c.version)
+            let facts = versions::lock_facts(db, &c.skill, &c.version)
                 .await?
                 .ok_or_else(|| {
                     RegistryError::NotFound(format!("version {}@{}", c.skill, c.version))
                 })?;
+            let fingerprint = facts.fingerprint;
             let files = self.files_of(&c.skill, &c.version).await?;
             locked.push(LockedSkill {
                 namespace: c.skill.namespace().clone(),
@@ -365,6 +366,8 @@ impl Registry {
                 fingerprint: fingerprint.clone(),
                 grants: c.grants.clone(),
                 files,
+                signer: facts.signer,
+                signature: facts.signature,
             });
             skills.push(ResolvedSkill {
                 namespace: c.skill.namespace().clone(),

@@ -379,6 +379,8 @@ impl Registry {
             blocked: r.blocked,
             review: r.review,
             reviewed: r.reviewed,
+            signer: r.signer,
+            signature: r.signature,
         })
     }
 

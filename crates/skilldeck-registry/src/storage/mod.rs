@@ -9,7 +9,8 @@
 //!   each gets a fresh number, the audit id).
 //! - [`skills`], [`versions`], [`labels`]: skills, their immutable
 //!   versions with files, and the labels pointing at versions.
-//! - [`policies`]: what a namespace requires (review, signatures).
+//! - [`policies`], [`signers`]: what a namespace requires (review,
+//!   signatures) and the keys allowed to sign its versions.
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
@@ -25,6 +26,7 @@ pub(crate) mod audit;
 pub(crate) mod db;
 pub(crate) mod labels;
 pub(crate) mod policies;
+pub(crate) mod signers;
 pub(crate) mod skills;
 pub(crate) mod tokens;
 pub(crate) mod versions;

@@ -43,6 +43,10 @@ pub(crate) struct VersionRow {
     pub review: ReviewState,
     /// The review's decision, once made.
     pub reviewed: Option<Review>,
+    /// The signer's key fingerprint, when signed.
+    pub signer: Option<String>,
+    /// The armored signature, when signed.
+    pub signature: Option<String>,
 }
 
 impl VersionRow {
@@ -100,6 +104,8 @@ pub(crate) struct NewVersion<'a> {
     pub files: &'a [skilldeck::FileDigest],
     /// `Released`, or `Pending` when its namespace requires review.
     pub review: ReviewState,
+    /// The signature that verified at publish and its signer, if signed.
+    pub signed: Option<(&'a str, &'a str)>,
 }
 
 /// Which marker of a version.
@@ -243,7 +249,7 @@ pub(crate) async fn get(
     let (ns, name) = key(skill);
     let row = sqlx::query(concat!(
         "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
-         published_by, published_at, ",
+         published_by, published_at, signer, signature, ",
         state_columns!(),
         " FROM versions WHERE namespace = $1 AND name = $2 AND version = $3"
     ))
@@ -272,6 +278,8 @@ pub(crate) async fn get(
             blocked: state.blocked,
             review: state.review,
             reviewed: state.reviewed,
+            signer: r.try_get("signer")?,
+            signature: r.try_get("signature")?,
         })
     })
     .transpose()
@@ -384,8 +392,9 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     let (ns, name) = key(v.skill);
     sqlx::query(
         "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
-         description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state, \
+         signature, signer) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
     )
     .bind(ns.clone())
     .bind(name.clone())
@@ -402,6 +411,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     .bind(v.published_by.to_owned())
     .bind(v.published_at.to_owned())
     .bind(v.review.as_str())
+    .bind(v.signed.map(|(signature, _)| signature.to_owned()))
+    .bind(v.signed.map(|(_, signer)| signer.to_owned()))
     .execute(w.conn())
     .await?;
     for f in v.files {
@@ -547,21 +558,40 @@ pub(crate) async fn pending(db: &Db) -> Result<Vec<PendingRow>, RegistryError> {
         .collect()
 }
 
-/// The fingerprint of a version, or `None`.
-pub(crate) async fn fingerprint(
+/// What an agent's lock says of a version: its fingerprint, and its
+/// signer and signature when signed; `None` when it does not exist.
+pub(crate) struct LockFacts {
+    /// The content fingerprint.
+    pub fingerprint: String,
+    /// The signer's key fingerprint.
+    pub signer: Option<String>,
+    /// The armored signature.
+    pub signature: Option<String>,
+}
+
+/// [`LockFacts`] of a version, or `None`.
+pub(crate) async fn lock_facts(
     db: &Db,
     skill: &SkillRef,
     version: &str,
-) -> Result<Option<String>, RegistryError> {
+) -> Result<Option<LockFacts>, RegistryError> {
     let (ns, name) = key(skill);
-    Ok(sqlx::query_scalar(
-        "SELECT fingerprint FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+    let row = sqlx::query(
+        "SELECT fingerprint, signer, signature FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
     )
     .bind(ns)
     .bind(name)
     .bind(version.to_owned())
     .fetch_optional(db.pool())
-    .await?)
+    .await?;
+    row.map(|r| {
+        Ok(LockFacts {
+            fingerprint: r.try_get("fingerprint")?,
+            signer: r.try_get("signer")?,
+            signature: r.try_get("signature")?,
+        })
+    })
+    .transpose()
 }
 
 /// The SKILL.md text of a version, or `None`.
