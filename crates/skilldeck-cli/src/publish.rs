@@ -29,6 +29,8 @@ pub struct Args {
     namespace: String,
     #[command(flatten)]
     client: ClientArgs,
+    #[command(flatten)]
+    audit: crate::audit::Gate,
     /// Output format.
     #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
@@ -36,6 +38,9 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
     let namespace = Namespace::new(&args.namespace).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(code) = args.audit.check(&[args.path.as_path()], "publish")? {
+        return Ok(code);
+    }
     let bytes = if args.path.is_dir() {
         // Validated as the registry validates (lenient, no lints): what it
         // would refuse is refused here, with the same diagnostics.

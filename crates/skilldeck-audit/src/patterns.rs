@@ -1,0 +1,374 @@
+//! The pattern rules: one regular expression per way a rule shows in text,
+//! each named by its rule's code, compiled once into two sets (one pass
+//! over a file finds which rules match at all; only those are searched
+//! for positions). Byte regexes with ASCII classes (`unicode(false)`): the
+//! patterns are ASCII, and the lazy DFA never falls back on non-ASCII text.
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+/// Which files a pattern applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Every text file (scripts, data and documentation).
+    Any,
+    /// Documentation only (Markdown and plain text): instructions to the
+    /// model or the user.
+    Prose,
+    /// Code only (not documentation).
+    Code,
+}
+
+/// One pattern of a rule.
+pub(crate) struct Pattern {
+    pub(crate) code: &'static str,
+    pub(crate) scope: Scope,
+    pub(crate) regex: &'static str,
+}
+
+const fn p(code: &'static str, scope: Scope, regex: &'static str) -> Pattern {
+    Pattern { code, scope, regex }
+}
+
+use Scope::*;
+
+/// Every pattern. `(?i)` where case does not matter; `[ \t]` (never `\s`)
+/// keeps a match on one line.
+pub(crate) static PATTERNS: &[Pattern] = &[
+    // Download and execute.
+    p(
+        "exec.pipe-to-shell",
+        Any,
+        r"(?i)\b(curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n|]*\|[ \t]*(sudo[ \t]+(-[a-z]+[ \t]+)*)?(env[ \t]+[^\n|]*)?((ba|z|da|k|c|tc|fi)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell)\b",
+    ),
+    p(
+        "exec.pipe-to-shell",
+        Any,
+        r"(?i)(\b(ba|z|k)?sh|\bsource|(^|[ \t;&])\.)[ \t]+<\([ \t]*(curl|wget)\b",
+    ),
+    p(
+        "exec.pipe-to-shell",
+        Any,
+        r#"(?i)\b(ba|z|k)?sh[ \t]+-c[ \t]+["']?\$\([ \t]*(curl|wget)\b"#,
+    ),
+    p(
+        "exec.pipe-to-shell",
+        Any,
+        r"(?i)\b(iex|invoke-expression)\b[^\n]*\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|net\.webclient)",
+    ),
+    p(
+        "exec.remote-code-eval",
+        Any,
+        r"(?i)(^|[^.\w])(exec|eval)[ \t]*\([^\n]*\b(requests\.get|urlopen|urllib\.request|httpx\.get|fetch[ \t]*\(|axios\.get|open-uri|uri\.open|net::http)",
+    ),
+    // Fake prerequisites.
+    p(
+        "prereq.download-installer",
+        Prose,
+        r#"(?i)\b(https?|ftp)://[^\s)'"<>\]]+\.(zip|exe|msi|dmg|pkg|7z|rar|appimage|deb|rpm|jar|scr|bat|cmd|ps1|vbs|apk|iso)\b"#,
+    ),
+    p(
+        "prereq.password-archive",
+        Any,
+        r"(?i)\b(archive|zip|rar|7z|installer|package|download|extract|unzip)[^\n]{0,80}\b(password|passcode|passwd|pass)\b[ \t]*(is|:|=)",
+    ),
+    p(
+        "prereq.password-archive",
+        Any,
+        r"(?i)\b(password|passcode|pass)\b[ \t]*(is|:|=)[^\n]{0,60}\b(zip|rar|7z|archive|extract|unzip|installer)\b",
+    ),
+    p(
+        "prereq.password-archive",
+        Any,
+        r"(?i)\bunzip[ \t]+(-[a-z]+[ \t]+)*-P[ \t]+\S|\b7z[a]?[ \t]+[xe]\b[^\n]*[ \t]-p\S",
+    ),
+    p(
+        "prereq.quarantine-bypass",
+        Any,
+        r"(?i)\bxattr\b[^\n]*com\.apple\.quarantine|\bxattr[ \t]+-(c|cr|rc)\b|\bspctl[ \t]+--master-disable",
+    ),
+    // Obfuscation.
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(?i)\bbase64[ \t]+(-[a-z]*d[a-z]*|--decode)\b[^\n|]*\|[ \t]*(sudo[ \t]+)?((ba|z|da|k)?sh|python[0-9.]*|perl|ruby|node|php)\b",
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r#"(?i)(\beval|\bexec|\b(ba|z)?sh[ \t]+-c|\bsource)[ \t]*[("']*\$\([^\n]*\bbase64[ \t]+(-[a-z]*d|--decode)"#,
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(?i)\b(xxd[ \t]+-r|openssl[ \t]+(enc[ \t]+)?-?base64[ \t]+-d|gunzip|zcat)[^\n|]*\|[ \t]*(ba|z|da)?sh\b",
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(^|[^.\w])(exec|eval)[ \t]*\([^\n]*(b64decode|b32decode|b16decode|a85decode|b85decode|decodebytes|fromhex|unhexlify|decompress|marshal\.loads|codecs\.decode|rot_?13|\bchr[ \t]*\()",
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(?i)(^|[^.\w])(eval|new[ \t]+function)[ \t]*\([^\n]*(\batob[ \t]*\(|buffer\.from[ \t]*\([^\n]*base64|fromcharcode|\bunescape[ \t]*\()",
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(?i)\b(powershell|pwsh)(\.exe)?\b[^\n]*[ \t]-e(nc|ncodedcommand|ncoded)?[ \t]+[a-z0-9+/=]{16,}|frombase64string[^\n]*\b(iex|invoke-expression)\b|\b(iex|invoke-expression)\b[^\n]*frombase64string",
+    ),
+    p(
+        "obfuscation.decode-exec",
+        Any,
+        r"(?i)\beval[ \t]*\(?[ \t]*(decode_base64|pack[ \t]*\(|unpack[ \t]*\(|base64\.decode64|zlib::inflate)",
+    ),
+    p(
+        "obfuscation.eval-dynamic",
+        Code,
+        r#"(^|[^.\w$])(eval|exec)[ \t]*\([ \t]*([a-z_][a-z0-9_]*[ \t]*[+)]|[^\n)]*["'][ \t]*\+)|(?i)\bnew[ \t]+function[ \t]*\([^\n)]*\+"#,
+    ),
+    p(
+        "obfuscation.encoded-blob",
+        Code,
+        r"[A-Za-z0-9+/]{400,}={0,2}|(?i)(\\x[0-9a-f]{2}){40,}|(?i)(0x[0-9a-f]{2},[ \t]*){40,}|(?i)(chr\([0-9]+\)[ \t]*\+[ \t]*){10,}|(?i)fromcharcode\(([0-9]+[ \t]*,[ \t]*){10,}",
+    ),
+    // Exfiltration (the secret-send pairing is in scan.rs).
+    p(
+        "exfil.webhook",
+        Any,
+        r"(?i)\bdiscord(app)?\.com/api/webhooks/|\bapi\.telegram\.org/bot",
+    ),
+    // Reverse shells and persistence.
+    p(
+        "shell.reverse",
+        Any,
+        r"(?i)/dev/(tcp|udp)/[^\s/]+/[0-9]+|\b(nc|ncat|netcat)\b[^\n]*[ \t]-[a-z]*[ec][ \t]+([^\n]*\b(ba|z|da)?sh\b|/bin/|cmd)|\bmkfifo\b[^\n]*\b(nc|ncat|netcat|openssl[ \t]+s_client|telnet)\b|\bsocat\b[^\n]*\bexec:|\bsocat\b[^\n]*tcp[^\n]*\b(pty|stdio)\b",
+    ),
+    p(
+        "shell.reverse",
+        Any,
+        r#"(?i)os\.dup2\([^\n]*fileno|pty\.spawn\([ \t]*["'][^"']*sh|system\.net\.sockets\.tcpclient|\b(ba)?sh[ \t]+-i[ \t]*[>&<]|fsockopen\([^\n]*(exec|system|shell_exec|proc_open)|tcpsocket\.(new|open)[^\n]*(exec|spawn|system)|socket\.socket\([^\n]*connect[^\n]*(subprocess|os\.system|pty)"#,
+    ),
+    p(
+        "persist.cron",
+        Any,
+        r"(?i)\|[ \t]*crontab[ \t]+-[ \t]*($|[;&|)])|\bcrontab[ \t]+-l\b[^\n]*\||(>|tee)[ \t]*(-a[ \t]+)?/etc/cron|/var/spool/cron|@reboot[ \t]",
+    ),
+    p(
+        "persist.startup-file",
+        Any,
+        r#"(?i)(>>|>|\btee[ \t]+-a)[ \t]*["']?(~|\$home|\$\{home\}|/root|/home/[a-z0-9_-]+)/\.(bashrc|bash_profile|zshrc|zprofile|zshenv|zlogin|profile|bash_login|config/fish/config\.fish)\b"#,
+    ),
+    p(
+        "persist.launch-agent",
+        Any,
+        r"(?i)library/launch(agents|daemons)|\blaunchctl[ \t]+(load|bootstrap|submit|enable)\b",
+    ),
+    p(
+        "persist.ssh-key",
+        Any,
+        r"(?i)(>>|\btee[ \t]+-a)[^\n]*authorized_keys",
+    ),
+    p(
+        "persist.windows-run",
+        Any,
+        r"(?i)currentversion\\+run\b|\bschtasks(\.exe)?[ \t]+/create|\b(new|register)-scheduledtask|\\start menu\\programs\\startup",
+    ),
+    p(
+        "persist.service",
+        Any,
+        r"(?i)\bsystemctl[ \t]+(--user[ \t]+)?enable[ \t]|(>|\btee[ \t]+(-a[ \t]+)?)[ \t]*/etc/systemd/system/|\.config/systemd/user/[^\n]*\.service",
+    ),
+    // Mining.
+    p(
+        "mining.miner",
+        Any,
+        r"(?i)\bxmrig\b|stratum\+(tcp|ssl|tls)://|\bminerd\b|\bcpuminer\b|--donate-level|\bnicehash\b|\bcryptonight\b|\bmoneroocean\b|\bsupportxmr\b|\bminexmr\b|\bnanopool\.org|\b2miners\.com|\bf2pool\b|\bethermine\b|\bhashvault\.pro|\bc3pool\b",
+    ),
+    // Prompt injection (the character rules are in unicode.rs, HTML
+    // comments in scan.rs).
+    p(
+        "injection.override",
+        Prose,
+        r"(?i)\b(ignore|disregard|forget|override|bypass)[ \t]+(all[ \t]+|any[ \t]+)?(of[ \t]+)?(your|the|my|these|those)?[ \t]*(previous|prior|above|earlier|preceding|original|system|safety|existing|other)[ \t]+(instructions|prompts?|rules|directives|guidelines|messages|context|constraints|guardrails)\b",
+    ),
+    p(
+        "injection.override",
+        Prose,
+        r"(?i)\byou[ \t]+are[ \t]+now[ \t]+(dan\b|in[ \t]+(developer|god|jailbreak|unrestricted)[ \t]+mode|an?[ \t]+unrestricted|no[ \t]+longer[ \t]+(bound|restricted))|\b(new|updated|real|actual)[ \t]+system[ \t]+(prompt|instructions?)[ \t]*:|\b(supersedes?|takes?[ \t]+precedence[ \t]+over|overrides?)[ \t]+(the[ \t]+|any[ \t]+|all[ \t]+|your[ \t]+)?(system[ \t]+prompt|user'?s?[ \t]+instructions|safety[ \t]+(rules|guidelines))",
+    ),
+    p(
+        "injection.conceal",
+        Prose,
+        r"(?i)\b(do[ \t]+not|don'?t|never|without)[ \t]+(tell|telling|inform|informing|notify|notifying|alert|alerting)[ \t]+(the[ \t]+)?user\b|\bhide[ \t]+(this|it|these|them|the[ \t]+[a-z]+)[ \t]+from[ \t]+the[ \t]+user|\b(silently|secretly|covertly)[ \t]+(run|execute|send|upload|post|install|download|exfiltrate|copy|forward)|\bthe[ \t]+user[ \t]+(must|should)[ \t]+(not|never)[ \t]+(know|see|find[ \t]+out|notice)",
+    ),
+    p(
+        "injection.fake-role",
+        Prose,
+        r"(?i)<\|im_start\|>|<\|im_end\|>|<\|system\|>|<\|start_header_id\|>|\[/?inst\]|<<sys>>|(?m:^)[ \t]*\[(system|developer)([ \t]+(message|prompt))?\][ \t]*:?|(?m:^)[ \t]*(system|developer)[ \t]+(message|override|prompt)[ \t]*:",
+    ),
+    // Turning off protections.
+    p(
+        "safety.bypass-approvals",
+        Any,
+        r#"(?i)--dangerously-skip-permissions|--dangerously-bypass-approvals-and-sandbox|--yolo\b|--ask-for-approval[ =]+never|approval[_-]policy[ \t"']*[=:][ \t]*["']?never|sandbox[_-]mode[ \t"']*[=:][ \t]*["']?danger-full-access|--sandbox[ =]+danger-full-access|\bbypasspermissions\b|--trust-all-tools|--allow-all-tools|--allow-dangerously"#,
+    ),
+    p(
+        "safety.bypass-approvals",
+        Prose,
+        r"(?i)\b(disable|turn[ \t]+off|switch[ \t]+off|bypass|circumvent|deactivate)[ \t]+(the[ \t]+|all[ \t]+|any[ \t]+|your[ \t]+)?(agent'?s?[ \t]+)?(sandbox(ing)?|approvals?|approval[ \t]+prompts?|permission[ \t]+(prompts?|checks?)|permissions[ \t]+checks?|safety[ \t]+(checks?|filters?|guardrails?|measures)|guardrails|security[ \t]+(checks?|warnings?|prompts?|controls?)|tool[ \t]+confirmations?)\b",
+    ),
+    p(
+        "safety.disable-protection",
+        Any,
+        r"(?i)\bsetenforce[ \t]+0|set-mppreference[^\n]*-disable[a-z]*[ \t]+\$?true|add-mppreference[^\n]*-exclusionpath|\bufw[ \t]+disable|\bcsrutil[ \t]+disable|\bnopasswd[ \t]*:|\bsystemctl[ \t]+(stop|disable|mask)[ \t]+(apparmor|firewalld|auditd|ufw)\b|\biptables[ \t]+-F\b",
+    ),
+    // Asking for secrets.
+    p(
+        "creds.ask-seed-phrase",
+        Prose,
+        r"(?i)\b(enter|paste|type|provide|share|send|give|input|submit|ask[^\n]{0,30}for|request)[^\n.]{0,40}\b(seed[ \t]+phrase|recovery[ \t]+phrase|mnemonic[ \t]+(phrase|words)|secret[ \t]+recovery|12[ -]word|24[ -]word)",
+    ),
+    p(
+        "creds.ask-password",
+        Prose,
+        r"(?i)\b(ask|prompt|request)(s|ing|ed)?[ \t]+(the[ \t]+)?(user|them|you)[ \t]+(for|to[ \t]+(enter|provide|type|paste|share|give|send))[ \t]+(their|your|the|a)?[ \t]*(sudo[ \t]+|admin[ \t]+|administrator[ \t]+|system[ \t]+|login[ \t]+|account[ \t]+|root[ \t]+|macos[ \t]+|keychain[ \t]+)?(password|passphrase|passcode|private[ \t]+key)\b|\b(enter|paste|type|provide|give|share|send|tell)[ \t]+(me[ \t]+|us[ \t]+)?(your|the[ \t]+user'?s)[ \t]+(sudo[ \t]+|admin[ \t]+|administrator[ \t]+|system[ \t]+|login[ \t]+|account[ \t]+|root[ \t]+|macos[ \t]+|keychain[ \t]+)?(password|passphrase|private[ \t]+key)\b",
+    ),
+    p(
+        "creds.ask-token",
+        Prose,
+        r"(?i)\b(ask|prompt|request)(s|ing)?[ \t]+(the[ \t]+)?user[ \t]+(for|to[ \t]+(provide|paste|enter|share|give))[ \t]+(their|your|an?|the)?[ \t]*([a-z]+[ \t]+)?(api[ \t_-]?key|token|access[ \t]+key|secret[ \t]+key|credentials)\b|\b(paste|send|give)[ \t]+(me|it)[^\n.]{0,30}\b(api[ \t_-]?key|token|secret)\b",
+    ),
+];
+
+/// Reading secrets (keys, cloud credentials, browser data, keychains,
+/// wallets, the whole environment): half of `exfil.secret-send`.
+pub(crate) const SECRET_SOURCE: &str = r"(?i)\b(cat|cp|scp|rsync|tar|zip|7z|base64|xxd|gzip|open\(|read_text|read_bytes|readfile(sync)?|get-content|type|copy|shutil\.copy\w*|find)\b[^\n]*(\.ssh/|\bid_rsa\b|\bid_ed25519\b|\bid_ecdsa\b|\.aws/credentials|\.config/gcloud|\.kube/config|\.netrc\b|\.git-credentials|\.docker/config\.json|\.npmrc|\.pypirc|/etc/shadow|\.gnupg)|\blogin[ \t]data\b|\blocal[ \t]state\b|cookies\.sqlite|\bkey4\.db\b|\blogins\.json\b|chrome/user[ \t]data|application[ \t]support/google/chrome|\.mozilla/firefox|bravesoftware|library/cookies|library/keychains|login\.keychain|\bsecurity[ \t]+(find-generic-password|find-internet-password|dump-keychain)|\bwallet\.dat\b|exodus\.wallet|electrum/wallets|\.ethereum/keystore|solana/id\.json|dict\(os\.environ\)|json\.dumps\((dict\()?os\.environ|str\(os\.environ\)|json\.stringify\(process\.env\)|object\.(entries|keys|assign)\([^\n)]*process\.env\)|\benv[ \t]*\|[ \t]*(curl|nc|base64|gzip)|\bprintenv[ \t]*(\||>)|/proc/(self|[0-9]+|\$\$)/environ|get-childitem[ \t]+env:";
+
+/// Sending data out: the other half.
+pub(crate) const NETWORK_SEND: &str = r#"(?i)\bcurl\b[^\n]*([ \t]-d\b|[ \t]--data|[ \t]-F\b|[ \t]--form|[ \t]-T\b|--upload-file|-X[ \t]*(post|put))|\bwget\b[^\n]*--post-(data|file)|\brequests\.(post|put|patch)\(|\bhttpx\.(post|put)|urllib\.request\.(urlopen|request)\([^\n]*data|\bfetch\([^\n]*method[ \t]*:[ \t]*["'](post|put)|\baxios\.(post|put)|\b(nc|ncat|netcat)[ \t]+[a-z0-9.-]+[ \t]+[0-9]{2,5}|\bsmtplib\b|\bsendmail\b|invoke-(restmethod|webrequest)[^\n]*-method[ \t]+(post|put)|discord(app)?\.com/api/webhooks|api\.telegram\.org/bot|\bscp[ \t]+[^\n]*[a-z0-9_.-]+@[a-z0-9.-]+:|\bftp://|socket\.(send|sendall)\(|\.(post|put)\([ \t]*["']https?://|\b(send|upload|post|email|forward|paste|exfiltrate)[ \t]+(it|them|the[ \t]+(contents?|files?|output|keys?|results?)|its[ \t]+contents?|their[ \t]+contents?)[ \t]+(to|into)\b"#;
+
+/// Scripts using the network at all (for `capability.*`).
+pub(crate) const NETWORK_USE: &str = r#"(?i)\b(curl|wget)\b|\brequests\.(get|post|put|delete|patch|head|session|request)\b|urllib\.request|\burlopen\(|\bhttp\.client\b|\bhttpx\b|\baiohttp\b|socket\.(socket|create_connection)\(|\bfetch\([ \t]*[`'"]?(https?:|\$\{|[a-z_])|\baxios\b|xmlhttprequest|node-fetch|\bhttps?\.(get|request)\(|invoke-(webrequest|restmethod)|net\.webclient|\bnet/http\b|\breqwest::"#;
+
+/// A download to a file (the first half of `exec.download-then-run`).
+pub(crate) const DOWNLOAD_TO_FILE: &str = r"(?i)\b(curl\b[^\n]*([ \t]-[a-z]*o\b|[ \t]--output\b|>)|wget\b|invoke-webrequest\b[^\n]*-outfile|iwr\b[^\n]*-outfile|urlretrieve\()";
+
+/// Making a file executable or running a downloaded one (the second half).
+pub(crate) const MAKE_EXECUTABLE: &str = r"(?i)\bchmod[ \t]+(-[a-z]+[ \t]+)*([ugoa]*\+[rw]*x|[0-7]?[0-7]*[157][0-7]*)\b|\bstart-process\b";
+
+/// Words near a match that mark it as an example or a warning rather than
+/// an instruction.
+pub(crate) const EXAMPLE_MARKER: &str = r"(?i)\b(example|examples|e\.g\.|for[ \t]+instance|such[ \t]+as|attackers?|malicious|malware|adversar\w*|detect\w*|look[ \t]+for|looks[ \t]+for|indicators?|iocs?|red[ \t]+flags?|suspicious|patterns?|signatures?|never[ \t]+run|do[ \t]+not[ \t]+(run|use|do)|don'?t[ \t]+(run|use|do)|avoid|dangerous|phishing|threats?|exploits?|payloads?|vulnerab\w*|test[ \t]+cases?|fixtures?|samples?|unsafe|insecure|warn\w*)\b";
+
+/// A skill about security (name or description): its documentation quotes
+/// attacks to teach or detect them.
+pub(crate) const SECURITY_TOPIC: &str = r"(?i)\b(security|secure|malware|threats?|attacks?|detect\w*|forensics?|incidents?|red[ -]?team\w*|blue[ -]?team\w*|pentest\w*|penetration|vulnerab\w*|exploits?|ctf|phishing|audit\w*|scan\w*|siem|yara|sigma|soc|injection|hardening|defen[cs]es?|awareness|guardrails?|threat[ -]model\w*)\b";
+
+/// A negation before a request for a secret ("never share your seed
+/// phrase"): a warning, not a request.
+pub(crate) const NEGATION: &str = r"(?i)\b(never|not|don'?t|do[ \t]+not|no[ \t]+one|nobody|won'?t|will[ \t]+never|should[ \t]+not|must[ \t]+not|beware|scam\w*|phish\w*)\b";
+
+/// The operating system asking for a password (sudo, a keychain dialog),
+/// not the skill.
+pub(crate) const OS_PROMPT: &str =
+    r"(?i)\bwhen[ \t]+prompted\b|\bprompted[ \t]+by\b|\bsudo[ \t]+(will|may)[ \t]+ask\b";
+
+/// Words in an HTML comment that make it an instruction to a model.
+pub(crate) const COMMENT_INSTRUCTION: &str = r"(?i)\b(ignore|disregard|assistant|ai[ \t]+agent|the[ \t]+model|llm|claude|gpt|system[ \t]+prompt|do[ \t]+not[ \t]+(tell|mention|reveal)|don'?t[ \t]+(tell|mention|reveal)|without[ \t]+telling|curl|wget|base64|exfiltrat\w*|upload|credentials|api[ \t_-]?keys?|\.ssh|secretly|silently|you[ \t]+must|always[ \t]+(run|execute|send|include))\b";
+
+/// What the skill says that implies network use (any of these in
+/// SKILL.md counts as declared).
+pub(crate) const NETWORK_DECLARED: &str = r"(?i)https?://|\b(apis?|http|https|urls?|web|websites?|online|internet|network\w*|download\w*|upload\w*|fetch\w*|remote|cloud|servers?|services?|endpoints?|webhooks?|oauth|rest|graphql|github|gitlab|slack|jira|linear|notion|google|aws|azure|gcp|s3|e-?mail|smtp|deploy\w*|publish\w*|sync\w*|brows\w*|scrap\w*|crawl\w*|search\w*|requests?|curl|wget|mcp|tokens?|saas|platforms?|accounts?|login|sign[ \t]?in|hosted|hosting|cdn|dns|domains?|registry|package|install\w*)\b";
+
+/// What the skill says that promises no network use.
+pub(crate) const OFFLINE_CLAIM: &str = r"(?i)\b(offline|no[ \t]+network|no[ \t]+internet|without[ \t]+(a[ \t]+)?(network|internet)|(does[ \t]+not|doesn'?t|never|won'?t|will[ \t]+not)[ \t]+(access|use|need|require|touch|contact|connect[ \t]+to|call)[ \t]+(the[ \t]+)?(network|internet|any[ \t]+(server|service|network|external))|local[ \t]+only|locally[ \t]+only|air-?gapped|no[ \t]+data[ \t]+leaves)\b";
+
+/// All compiled patterns.
+pub(crate) struct Compiled {
+    /// Indexes into [`PATTERNS`] of the patterns for documentation, and
+    /// their set.
+    pub(crate) prose: (Vec<usize>, RegexSet),
+    /// For code.
+    pub(crate) code: (Vec<usize>, RegexSet),
+    /// Each pattern alone (by index into [`PATTERNS`]), for positions.
+    pub(crate) each: Vec<Regex>,
+    pub(crate) secret_source: Regex,
+    pub(crate) network_send: Regex,
+    pub(crate) network_use: Regex,
+    pub(crate) download_to_file: Regex,
+    pub(crate) make_executable: Regex,
+    pub(crate) example_marker: Regex,
+    pub(crate) security_topic: Regex,
+    pub(crate) negation: Regex,
+    pub(crate) os_prompt: Regex,
+    pub(crate) comment_instruction: Regex,
+    pub(crate) html_comment: Regex,
+    pub(crate) network_declared: Regex,
+    pub(crate) offline_claim: Regex,
+}
+
+fn one(pattern: &str) -> Regex {
+    // The patterns are constants; `every_pattern_compiles` tests them.
+    #[allow(clippy::expect_used)]
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .multi_line(false)
+        .size_limit(64 << 20)
+        .build()
+        .expect("audit pattern compiles")
+}
+
+fn set(indexes: &[usize]) -> RegexSet {
+    #[allow(clippy::expect_used)]
+    RegexSetBuilder::new(indexes.iter().map(|&i| PATTERNS[i].regex))
+        .unicode(false)
+        .size_limit(256 << 20)
+        .dfa_size_limit(64 << 20)
+        .build()
+        .expect("audit pattern set compiles")
+}
+
+/// The patterns, compiled on first use.
+pub(crate) static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
+    let prose: Vec<usize> = (0..PATTERNS.len())
+        .filter(|&i| PATTERNS[i].scope != Scope::Code)
+        .collect();
+    let code: Vec<usize> = (0..PATTERNS.len())
+        .filter(|&i| PATTERNS[i].scope != Scope::Prose)
+        .collect();
+    Compiled {
+        prose: (prose.clone(), set(&prose)),
+        code: (code.clone(), set(&code)),
+        each: PATTERNS.iter().map(|p| one(p.regex)).collect(),
+        secret_source: one(SECRET_SOURCE),
+        network_send: one(NETWORK_SEND),
+        network_use: one(NETWORK_USE),
+        download_to_file: one(DOWNLOAD_TO_FILE),
+        make_executable: one(MAKE_EXECUTABLE),
+        example_marker: one(EXAMPLE_MARKER),
+        security_topic: one(SECURITY_TOPIC),
+        negation: one(NEGATION),
+        os_prompt: one(OS_PROMPT),
+        comment_instruction: one(COMMENT_INSTRUCTION),
+        html_comment: one(r"(?s)<!--(.*?)-->"),
+        network_declared: one(NETWORK_DECLARED),
+        offline_claim: one(OFFLINE_CLAIM),
+    }
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles_and_names_a_rule() {
+        let c = &*COMPILED;
+        assert_eq!(c.each.len(), PATTERNS.len());
+        for p in PATTERNS {
+            assert!(crate::rules::rule_of(p.code).is_some(), "{}", p.code);
+        }
+    }
+}
