@@ -170,6 +170,10 @@ const WELL_KNOWN: &[&str] = &[
     "raw.githubusercontent.com/nvm-sh",
     "mise.jdx.dev",
     "chezmoi.io",
+    "chocolatey.org",
+    "aspire.dev",
+    "spring.io",
+    "llvm.org",
     "atuin.sh",
     "fnm.vercel.app",
     "install.pulumi.com",
@@ -269,6 +273,10 @@ pub(crate) enum HostKind {
     WellKnown,
     /// A code host anyone can publish to.
     CodeHost,
+    /// A documentation placeholder (`example.com`, `example.org`,
+    /// `example.net`): not a real download, but a copied command would
+    /// fetch whatever answers there.
+    Placeholder,
     /// A host of none of the lists (or a URL in a variable).
     Unknown,
     /// A raw IP address, shortener, paste or file-drop site, tunnel.
@@ -280,7 +288,7 @@ impl HostKind {
     pub(crate) fn severity(self) -> Severity {
         match self {
             HostKind::Local | HostKind::WellKnown => Severity::Low,
-            HostKind::CodeHost => Severity::Medium,
+            HostKind::CodeHost | HostKind::Placeholder => Severity::Medium,
             HostKind::Unknown => Severity::High,
             HostKind::AttackerFavoured => Severity::Critical,
         }
@@ -292,6 +300,7 @@ impl HostKind {
             HostKind::Local => "from this machine",
             HostKind::WellKnown => "from a well-known installer host",
             HostKind::CodeHost => "from a code host anyone can publish to",
+            HostKind::Placeholder => "from a documentation placeholder host (example.com)",
             HostKind::Unknown => "from an unknown host",
             HostKind::AttackerFavoured => {
                 "from a raw IP address, URL shortener, paste or file-drop site"
@@ -363,6 +372,12 @@ pub(crate) fn classify(host: &str, full: &str) -> HostKind {
             None => host == *entry || host.ends_with(&format!(".{entry}")),
         })
     };
+    if ["example.com", "example.org", "example.net"]
+        .iter()
+        .any(|p| host == *p || host.ends_with(&format!(".{p}")))
+    {
+        return HostKind::Placeholder;
+    }
     if under(ATTACKER_FAVOURED) {
         HostKind::AttackerFavoured
     } else if under(WELL_KNOWN) {
@@ -398,6 +413,10 @@ mod tests {
             ("https://glot.io/snippets/x/raw", HostKind::AttackerFavoured),
             ("http://localhost:8080/setup.sh", HostKind::Local),
             ("curl $URL | sh", HostKind::Unknown),
+            (
+                "curl https://example.com/install.sh | bash",
+                HostKind::Placeholder,
+            ),
             ("https://github.com/client-evil/x.sh", HostKind::CodeHost),
             (
                 "https://evil-rustup.rs.example.invalid/x",

@@ -66,7 +66,7 @@ pub(crate) static PATTERNS: &[Pattern] = &[
     p(
         "prereq.download-installer",
         Prose,
-        r#"(?i)\b(https?|ftp)://[^\s)'"<>\]]+\.(zip|exe|msi|dmg|pkg|7z|rar|appimage|deb|rpm|jar|scr|bat|cmd|ps1|vbs|apk|iso)\b"#,
+        r#"(?im)\b(https?|ftp)://[^\s)'"<>\]]+?\.(zip|exe|msi|dmg|pkg|7z|rar|appimage|deb|rpm|jar|scr|bat|cmd|ps1|vbs|apk|iso)([?#][^\s)'"<>\]]*)?($|[\s)'"<>\]`,;])"#,
     ),
     p(
         "prereq.password-archive",
@@ -202,7 +202,7 @@ pub(crate) static PATTERNS: &[Pattern] = &[
     p(
         "injection.conceal",
         Prose,
-        r"(?i)\b(do[ \t]+not|don'?t|never|without)[ \t]+(tell|telling|inform|informing|notify|notifying|alert|alerting)[ \t]+(the[ \t]+)?user\b|\bhide[ \t]+(this|it|these|them|the[ \t]+[a-z]+)[ \t]+from[ \t]+the[ \t]+user|\b(silently|secretly|covertly)[ \t]+(run|execute|send|upload|post|install|download|exfiltrate|copy|forward)|\bthe[ \t]+user[ \t]+(must|should)[ \t]+(not|never)[ \t]+(know|see|find[ \t]+out|notice)",
+        r"(?i)\b(do[ \t]+not|don'?t|never|without)[ \t]+(tell|telling|inform|informing|notify|notifying|alert|alerting)[ \t]+(the[ \t]+)?user\b|\bhide[ \t]+(this|it|these|them|the[ \t]+[a-z]+)[ \t]+from[ \t]+the[ \t]+user|\b(secretly|covertly)[ \t]+(run|execute|send|upload|post|install|download|exfiltrate|copy|forward)|\bthe[ \t]+user[ \t]+(must|should)[ \t]+(not|never)[ \t]+(know|see|find[ \t]+out|notice)",
     ),
     p(
         "injection.fake-role",
@@ -261,7 +261,10 @@ pub(crate) const MAKE_EXECUTABLE: &str = r"(?i)\bchmod[ \t]+(-[a-z]+[ \t]+)*([ug
 
 /// Words near a match that mark it as an example or a warning rather than
 /// an instruction.
-pub(crate) const EXAMPLE_MARKER: &str = r"(?i)\b(example|examples|e\.g\.|for[ \t]+instance|such[ \t]+as|attackers?|malicious|malware|adversar\w*|detect\w*|look[ \t]+for|looks[ \t]+for|indicators?|iocs?|red[ \t]+flags?|suspicious|patterns?|signatures?|never[ \t]+run|do[ \t]+not[ \t]+(run|use|do)|don'?t[ \t]+(run|use|do)|avoid|dangerous|phishing|threats?|exploits?|payloads?|vulnerab\w*|test[ \t]+cases?|fixtures?|samples?|unsafe|insecure|warn\w*)\b";
+pub(crate) const EXAMPLE_MARKER: &str = r"(?i)\b(example|examples|e\.g\.|for[ \t]+instance|such[ \t]+as|attackers?|malicious|malware|adversar\w*|detect\w*|look[ \t]+for|looks[ \t]+for|indicators?|iocs?|red[ \t]+flags?|suspicious|patterns?|signatures?|never[ \t]+run|do[ \t]+not[ \t]+(run|use|do)|don'?t[ \t]+(run|use|do)|avoid|dangerous|phishing|threats?|exploits?|payloads?|vulnerab\w*|test[ \t]+cases?|fixtures?|samples?|unsafe|insecure|warn\w*|attacks?|attempts?|refus\w*|reject\w*|resist\w*|caution|responsibl\w*|risks?|risky)\b";
+
+/// Words that make an archive link an installer ("download and run").
+pub(crate) const INSTALLER_WORDS: &str = r"(?i)\b(install\w*|setup|set[ \t]+up|prerequisites?|required|requires|run|launch|execute|open[ \t]+it|double-click)\b";
 
 /// A skill about security (name or description): its documentation quotes
 /// attacks to teach or detect them.
@@ -277,7 +280,7 @@ pub(crate) const OS_PROMPT: &str =
     r"(?i)\bwhen[ \t]+prompted\b|\bprompted[ \t]+by\b|\bsudo[ \t]+(will|may)[ \t]+ask\b";
 
 /// Words in an HTML comment that make it an instruction to a model.
-pub(crate) const COMMENT_INSTRUCTION: &str = r"(?i)\b(ignore|disregard|assistant|ai[ \t]+agent|the[ \t]+model|llm|claude|gpt|system[ \t]+prompt|do[ \t]+not[ \t]+(tell|mention|reveal)|don'?t[ \t]+(tell|mention|reveal)|without[ \t]+telling|curl|wget|base64|exfiltrat\w*|upload|credentials|api[ \t_-]?keys?|\.ssh|secretly|silently|you[ \t]+must|always[ \t]+(run|execute|send|include))\b";
+pub(crate) const COMMENT_INSTRUCTION: &str = r"(?i)\b(ignore|disregard)[ \t]+(all|any|the|previous|prior|above|your)\b|^\s*(note[ \t]+to[ \t]+(the[ \t]+)?)?(ai|assistant|agent|model|llm|claude)([ \t]+agent)?[ \t]*[:,]|\bsystem[ \t]+prompt\b|\b(do[ \t]+not|don'?t|never)[ \t]+(tell|mention|reveal|inform)\b|\bwithout[ \t]+(telling|informing)\b|\b(curl|wget)[ \t]+[^\n]*https?://|\bbase64[ \t]+-d|\bexfiltrat\w*|\b(secretly|covertly)\b|\byou[ \t]+must[ \t]+(run|execute|send|upload|download|install)\b|\balways[ \t]+(run|execute|send|include)\b";
 
 /// What the skill says that implies network use (any of these in
 /// SKILL.md counts as declared).
@@ -304,6 +307,7 @@ pub(crate) struct Compiled {
     pub(crate) security_topic: Regex,
     pub(crate) negation: Regex,
     pub(crate) os_prompt: Regex,
+    pub(crate) installer_words: Regex,
     pub(crate) comment_instruction: Regex,
     pub(crate) html_comment: Regex,
     pub(crate) network_declared: Regex,
@@ -352,6 +356,7 @@ pub(crate) static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
         security_topic: one(SECURITY_TOPIC),
         negation: one(NEGATION),
         os_prompt: one(OS_PROMPT),
+        installer_words: one(INSTALLER_WORDS),
         comment_instruction: one(COMMENT_INSTRUCTION),
         html_comment: one(r"(?s)<!--(.*?)-->"),
         network_declared: one(NETWORK_DECLARED),

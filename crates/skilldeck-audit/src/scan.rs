@@ -69,10 +69,13 @@ impl Collector<'_> {
         if *count > MAX_FINDINGS_PER_CODE_PER_FILE {
             return;
         }
-        let (severity, message) = self.grade_example(rule.class, code, index, severity, message);
         let (ls, le) = self.lines.range(index);
         let line = self.lines.line(index);
         let s = start.saturating_sub(ls).min(line.len());
+        // Text in quotes is quoted, not said: `like "ignore previous ..."`.
+        let quoted = line[..s].ends_with(['"', '\'', '“', '‘', '«']);
+        let (severity, message) =
+            self.grade_example(rule.class, code, index, quoted, severity, message);
         let e = end.min(le).saturating_sub(ls).max(s);
         self.out.push(Finding {
             code: code.to_owned(),
@@ -97,6 +100,7 @@ impl Collector<'_> {
         class: Class,
         code: &str,
         index: usize,
+        quoted: bool,
         severity: Severity,
         message: String,
     ) -> (Severity, String) {
@@ -125,11 +129,10 @@ impl Collector<'_> {
             top -= 1;
         }
         let from = top.saturating_sub(EXAMPLE_CONTEXT_LINES);
-        let marked = (from..=index).any(|i| has_marker(self.lines.line(i).as_bytes()));
-        if !marked {
-            return (severity, message);
-        }
-        let steps = if self.security_topic { 2 } else { 1 };
+        let marked = (from..=index).any(|i| has_marker(self.lines.line(i).as_bytes()))
+            || self.lines.line(index).trim_start().starts_with('|')
+            || quoted;
+        let steps = u8::from(marked) + u8::from(self.security_topic);
         let lowered = severity.lowered(steps);
         if lowered == severity {
             return (severity, message);
@@ -238,6 +241,34 @@ fn grade(
             } else {
                 line
             });
+            if code == "prereq.download-installer" {
+                // A script piped to a shell is reported by its own rule.
+                let piped = PATTERNS
+                    .iter()
+                    .zip(&COMPILED.each)
+                    .any(|(p, r)| p.code == "exec.pipe-to-shell" && r.is_match(line));
+                if piped {
+                    return None;
+                }
+                // An archive (zip, 7z, rar) is data unless the text around
+                // it says to install or run what is inside.
+                let lower = matched.to_ascii_lowercase();
+                let archive = [b".zip".as_slice(), b".7z", b".rar"]
+                    .iter()
+                    .any(|e| memchr::memmem::find(&lower, e).is_some());
+                let from = index.saturating_sub(2);
+                let installing = (from..=index)
+                    .any(|i| COMPILED.installer_words.is_match(lines.line(i).as_bytes()));
+                if archive && !installing {
+                    return Some((
+                        Severity::Low,
+                        format!(
+                            "documentation links an archive to download {}",
+                            host.describe()
+                        ),
+                    ));
+                }
+            }
             // A password next to the download makes it the ClawHavoc
             // pattern: reported by prereq.password-archive on its own line.
             let what = if code == "exec.pipe-to-shell" {
@@ -427,6 +458,12 @@ fn html_comments(text: &str, c: &mut Collector<'_>) {
     let compiled = &*COMPILED;
     for cap in compiled.html_comment.captures_iter(text.as_bytes()) {
         let Some(body) = cap.get(1) else { continue };
+        let shown =
+            c.md.as_ref()
+                .is_some_and(|md| md.get(c.lines.index_of(body.start())) == Some(&MdLine::Fence));
+        if shown {
+            continue;
+        }
         if let Some(m) = compiled.comment_instruction.find(body.as_bytes()) {
             let at = body.start() + m.start();
             c.add(

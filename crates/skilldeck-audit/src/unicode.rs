@@ -161,7 +161,7 @@ fn homoglyphs(
             }
         };
     for (at, c) in text.char_indices() {
-        if c.is_alphanumeric() || c == '_' || c == '-' {
+        if c.is_alphanumeric() {
             if start.is_none() {
                 start = Some(at);
                 ascii = false;
@@ -181,7 +181,9 @@ fn homoglyphs(
     }
 }
 
-/// Cyrillic and Greek letters that look like Latin ones.
+/// Cyrillic and Greek letters drawn like Latin ones. Greek letters with
+/// their own shape (α, ρ, τ, κ, χ, ν) are not in it: science writes `Cα`,
+/// `ρ_AB` and `α-Gal`.
 fn is_lookalike(c: char) -> bool {
     matches!(
         c,
@@ -214,13 +216,6 @@ fn is_lookalike(c: char) -> bool {
             | 'Х'
             | 'Υ'
             | 'ο'
-            | 'ν'
-            | 'α'
-            | 'ι'
-            | 'κ'
-            | 'ρ'
-            | 'τ'
-            | 'χ'
             | 'Α'
             | 'Β'
             | 'Ε'
@@ -259,6 +254,7 @@ mod tests {
         assert_eq!(codes("ig\u{200B}nore"), vec!["injection.zero-width"]);
         assert_eq!(codes("a\u{202E}b"), vec!["injection.bidi"]);
         assert_eq!(codes("run \u{0441}url now"), vec!["injection.homoglyph"]);
+        assert_eq!(codes("Cα atoms, ρ_AB, α-Gal epitopes"), Vec::<&str>::new());
         let smuggled: String = "hi"
             .chars()
             .map(|c| char::from_u32(0xE0000 + u32::from(c)).unwrap_or(' '))
