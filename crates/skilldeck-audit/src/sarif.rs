@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use crate::finding::{Severity, SkillAudit};
-use crate::rules::{RULES, rule_of};
+use crate::rules::RULES;
 
 /// The SARIF version written.
 pub const SARIF_VERSION: &str = "2.1.0";
@@ -117,7 +117,6 @@ pub fn to_sarif(audits: &[SkillAudit], tool: &str, version: &str) -> Value {
             results.push(result);
         }
     }
-    let _ = rule_of;
     json!({
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,
@@ -125,7 +124,7 @@ pub fn to_sarif(audits: &[SkillAudit], tool: &str, version: &str) -> Value {
             "tool": { "driver": {
                 "name": tool,
                 "version": version,
-                "informationUri": "https://example.invalid/skilldeck/docs/audit.md",
+                "informationUri": concat!(env!("CARGO_PKG_REPOSITORY"), "/blob/main/docs/audit.md"),
                 "rules": rule_json,
             }},
             "columnKind": "unicodeCodePoints",

@@ -207,16 +207,14 @@ pub(crate) fn scan(
     if !file.prose
         && let Some(m) = compiled.network_use.find(bytes)
     {
-        {
-            let index = lines.index_of(m.start());
-            let (line, col) = lines.position(m.start());
-            let ls = lines.range(index).0;
-            facts.network_use = Some((
-                line,
-                col,
-                evidence(lines.line(index), m.start() - ls, m.end() - ls),
-            ));
-        }
+        let index = lines.index_of(m.start());
+        let (line, col) = lines.position(m.start());
+        let ls = lines.range(index).0;
+        facts.network_use = Some((
+            line,
+            col,
+            evidence(lines.line(index), m.start() - ls, m.end() - ls),
+        ));
     }
     let mut out = c.out;
     out.sort_by(|a, b| (a.line, a.column, &a.code).cmp(&(b.line, b.column, &b.code)));
@@ -332,7 +330,6 @@ fn grade(
         "safety.bypass-approvals" if c.md.is_some() && !matched.starts_with(b"-") => {
             // Prose that tells the reader to keep a protection on ("do not
             // disable the sandbox") is no instruction to turn it off.
-            let _ = (lines, index);
             if negated(line, matched) {
                 return None;
             }
@@ -384,21 +381,19 @@ fn download_then_run(lines: &Lines<'_>, c: &mut Collector<'_>) {
         if let Some(m) = compiled.make_executable.find(line)
             && let Some((at, host)) = last_download.filter(|(at, _)| i - at <= WINDOW)
         {
-            {
-                let (ls, _) = lines.range(i);
-                c.add(
-                    "exec.download-then-run",
-                    ls + m.start(),
-                    ls + m.end(),
-                    host.severity(),
-                    format!(
-                        "a file downloaded {} (line {}) is made executable or run",
-                        host.describe(),
-                        at + 1
-                    ),
-                );
-                last_download = None;
-            }
+            let (ls, _) = lines.range(i);
+            c.add(
+                "exec.download-then-run",
+                ls + m.start(),
+                ls + m.end(),
+                host.severity(),
+                format!(
+                    "a file downloaded {} (line {}) is made executable or run",
+                    host.describe(),
+                    at + 1
+                ),
+            );
+            last_download = None;
         }
     }
 }
@@ -427,7 +422,7 @@ fn exfiltration(lines: &Lines<'_>, prose: bool, c: &mut Collector<'_>) {
             !prose || lines.position(*ss).0.abs_diff(source_line) <= PROSE_PAIR_LINES
         });
         match paired {
-            Some(&(ss, se)) => {
+            Some(&(ss, _)) => {
                 let send_line = lines.position(ss).0;
                 c.add(
                     "exfil.secret-send",
@@ -436,7 +431,6 @@ fn exfiltration(lines: &Lines<'_>, prose: bool, c: &mut Collector<'_>) {
                     Severity::Critical,
                     format!("secrets are read here and sent over the network (line {send_line})"),
                 );
-                let _ = se;
             }
             None => {
                 if let Some(rule) = rule_of("exfil.secret-read") {

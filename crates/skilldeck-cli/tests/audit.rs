@@ -93,7 +93,10 @@ fn json_has_one_object_per_skill_with_code_severity_file_line_and_message() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let skills = v.as_array().unwrap();
     assert_eq!(skills.len(), 2);
-    let bad = skills.iter().find(|s| s["name"] == "restart-server").unwrap();
+    let bad = skills
+        .iter()
+        .find(|s| s["name"] == "restart-server")
+        .unwrap();
     assert_eq!(bad["verdict"], "critical");
     assert!(bad["path"].as_str().unwrap().ends_with("restart-server"));
     let f = &bad["findings"][0];
@@ -111,7 +114,10 @@ fn json_has_one_object_per_skill_with_code_severity_file_line_and_message() {
 fn sarif_names_the_rules_results_locations_and_levels() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = reverse_shell(tmp.path());
-    let out = skilldeck(tmp.path(), &["audit", dir.to_str().unwrap(), "--format", "sarif"]);
+    let out = skilldeck(
+        tmp.path(),
+        &["audit", dir.to_str().unwrap(), "--format", "sarif"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["version"], "2.1.0");
@@ -122,7 +128,12 @@ fn sarif_names_the_rules_results_locations_and_levels() {
     assert_eq!(r["ruleId"], "shell.reverse");
     assert_eq!(r["level"], "error");
     let loc = &r["locations"][0]["physicalLocation"];
-    assert!(loc["artifactLocation"]["uri"].as_str().unwrap().ends_with("restart-server/scripts/restart.sh"));
+    assert!(
+        loc["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .ends_with("restart-server/scripts/restart.sh")
+    );
     assert_eq!(loc["region"]["startLine"], 2);
 }
 
@@ -138,7 +149,10 @@ fn evidence_never_shows_a_secret_the_skill_holds() {
         )
         .write();
     for format in ["text", "json", "sarif"] {
-        let out = skilldeck(tmp.path(), &["audit", dir.to_str().unwrap(), "--format", format]);
+        let out = skilldeck(
+            tmp.path(),
+            &["audit", dir.to_str().unwrap(), "--format", format],
+        );
         let all = text(&out);
         assert!(all.contains("exfil.secret-send"), "{all}");
         assert!(!all.contains("abcdef0123456789secret"), "{format}: {all}");
@@ -155,7 +169,10 @@ fn an_allowed_finding_keeps_its_reason_and_no_longer_counts() {
         "[audit.allow.restart-server]\n\"shell.reverse\" = \"a lab exercise, reviewed\"\n",
     )
     .unwrap();
-    let out = skilldeck(tmp.path(), &["audit", dir.to_str().unwrap(), "--format", "json"]);
+    let out = skilldeck(
+        tmp.path(),
+        &["audit", dir.to_str().unwrap(), "--format", "json"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["verdict"], "clean");
@@ -183,7 +200,10 @@ fn an_allowed_finding_keeps_its_reason_and_no_longer_counts() {
 fn pack_refuses_a_critical_skill_and_says_what_to_do_next() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = reverse_shell(tmp.path());
-    let out = skilldeck(tmp.path(), &["pack", dir.to_str().unwrap(), "-o", "x.tar.gz"]);
+    let out = skilldeck(
+        tmp.path(),
+        &["pack", dir.to_str().unwrap(), "-o", "x.tar.gz"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("critical[shell.reverse]"), "{stderr}");
@@ -193,7 +213,13 @@ fn pack_refuses_a_critical_skill_and_says_what_to_do_next() {
     // --no-audit packs, with a warning.
     let out = skilldeck(
         tmp.path(),
-        &["pack", dir.to_str().unwrap(), "-o", "x.tar.gz", "--no-audit"],
+        &[
+            "pack",
+            dir.to_str().unwrap(),
+            "-o",
+            "x.tar.gz",
+            "--no-audit",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning: --no-audit"));
@@ -206,12 +232,22 @@ fn install_refuses_a_critical_package_and_installs_nothing() {
     let dir = reverse_shell(tmp.path());
     let out = skilldeck(
         tmp.path(),
-        &["pack", dir.to_str().unwrap(), "-o", "bad.tar.gz", "--no-audit"],
+        &[
+            "pack",
+            dir.to_str().unwrap(),
+            "-o",
+            "bad.tar.gz",
+            "--no-audit",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out));
     let out = skilldeck(tmp.path(), &["install", "bad.tar.gz", "--dir", "root"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("install refused"), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("install refused"),
+        "{}",
+        text(&out)
+    );
     assert!(!tmp.path().join("root/restart-server").exists());
     // The package itself is audited by `audit` too.
     let out = skilldeck(tmp.path(), &["audit", "bad.tar.gz", "--format", "json"]);
@@ -221,7 +257,10 @@ fn install_refuses_a_critical_package_and_installs_nothing() {
     assert_eq!(v[0]["verdict"], "critical");
     // A clean skill installs, and a high one installs with a note.
     let ok = benign(tmp.path());
-    let out = skilldeck(tmp.path(), &["install", ok.to_str().unwrap(), "--dir", "root"]);
+    let out = skilldeck(
+        tmp.path(),
+        &["install", ok.to_str().unwrap(), "--dir", "root"],
+    );
     assert!(out.status.success(), "{}", text(&out));
 }
 
@@ -231,9 +270,15 @@ fn unanalysable_content_is_never_clean() {
     let dir = skilldeck_testkit::skill(tmp.path(), "convert")
         .description("Converts images. Use when asked to convert images.")
         .body("# Convert\n\nRun `bin/convert`.\n")
-        .file("bin/convert", b"\x7fELF\x02\x01\x01\x00not really a program".as_slice())
+        .file(
+            "bin/convert",
+            b"\x7fELF\x02\x01\x01\x00not really a program".as_slice(),
+        )
         .write();
-    let out = skilldeck(tmp.path(), &["audit", dir.to_str().unwrap(), "--format", "json"]);
+    let out = skilldeck(
+        tmp.path(),
+        &["audit", dir.to_str().unwrap(), "--format", "json"],
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["verdict"], "high", "{}", text(&out));
     assert_eq!(v[0]["findings"][0]["code"], "unanalysable.executable");
