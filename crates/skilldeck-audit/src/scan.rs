@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use crate::finding::{Class, Finding, Severity};
 use crate::hosts::{self, HostKind};
 use crate::limits::{EXAMPLE_CONTEXT_LINES, MAX_FINDINGS_PER_CODE_PER_FILE, PROSE_PAIR_LINES};
-use crate::patterns::{COMPILED, PATTERNS};
+use crate::patterns::{
+    COMPILED, MAKE_EXECUTABLE_SIGNAL, NETWORK_USE_SIGNAL, PATTERNS, SECRET_SOURCE_SIGNAL, Scope,
+};
 use crate::rules::rule_of;
 use crate::text::{Lines, MdLine, evidence, markdown_lines};
 use crate::unicode;
@@ -170,14 +172,16 @@ pub(crate) fn scan(
     };
     let bytes = file.text.as_bytes();
     let compiled = &*COMPILED;
-    let (indexes, set) = if file.prose {
-        &compiled.prose
-    } else {
-        &compiled.code
-    };
-    for matched in set.matches(bytes).iter() {
-        let pattern_index = indexes[matched];
-        let pattern = &PATTERNS[pattern_index];
+    let active = compiled.active(bytes);
+    for (pattern_index, pattern) in PATTERNS.iter().enumerate() {
+        let applies = match pattern.scope {
+            Scope::Any => true,
+            Scope::Prose => file.prose,
+            Scope::Code => !file.prose,
+        };
+        if !active[pattern_index] || !applies {
+            continue;
+        }
         for m in compiled.each[pattern_index].find_iter(bytes) {
             let index = lines.index_of(m.start());
             let line = lines.line(index).as_bytes();
@@ -188,9 +192,14 @@ pub(crate) fn scan(
             }
         }
     }
-    download_then_run(&lines, &mut c);
-    exfiltration(&lines, file.prose, &mut c);
-    if file.markdown {
+    let signal = |s: usize| active[PATTERNS.len() + s];
+    if signal(MAKE_EXECUTABLE_SIGNAL) {
+        download_then_run(&lines, &mut c);
+    }
+    if signal(SECRET_SOURCE_SIGNAL) {
+        exfiltration(&lines, file.prose, &mut c);
+    }
+    if file.markdown && memchr::memmem::find(bytes, b"<!--").is_some() {
         html_comments(file.text, &mut c);
     }
     for hit in unicode::scan(&lines) {
@@ -205,6 +214,7 @@ pub(crate) fn scan(
         }
     }
     if !file.prose
+        && signal(NETWORK_USE_SIGNAL)
         && let Some(m) = compiled.network_use.find(bytes)
     {
         let index = lines.index_of(m.start());
