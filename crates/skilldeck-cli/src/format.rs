@@ -22,6 +22,8 @@ pub enum Format {
     /// Markdown (`show`).
     #[value(alias = "md")]
     Markdown,
+    /// SARIF 2.1.0 (`audit`: code-scanning UIs).
+    Sarif,
 }
 
 impl Format {
@@ -38,6 +40,8 @@ pub const READ: &[Format] = &[Format::Raw, Format::Json];
 pub const TABLE: &[Format] = &[Format::Text, Format::Json];
 /// `show`: markdown (default) or json.
 pub const SHOW: &[Format] = &[Format::Markdown, Format::Json];
+/// `audit`: text (default), json or sarif.
+pub const AUDIT: &[Format] = &[Format::Text, Format::Json, Format::Sarif];
 /// `validate`: text (default) or json.
 pub const VALIDATE: &[Format] = &[Format::Text, Format::Json];
 

@@ -54,6 +54,8 @@ pub struct Args {
     /// Output format.
     #[arg(long = "output", value_parser = Format::parser(format::TABLE), default_value = "text")]
     output: Format,
+    #[command(flatten)]
+    audit: crate::audit::Gate,
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
@@ -100,6 +102,10 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     } else {
         args.sources.iter().map(|p| Source::from_path(p)).collect()
     };
+    let paths: Vec<&std::path::Path> = sources.iter().map(Source::path).collect();
+    if let Some(code) = args.audit.check(&paths, "install")? {
+        return Ok(code);
+    }
     let installed = match skilldeck_package::install(&root, &sources, &options) {
         Ok(i) => i,
         Err(e) => return refused(e),

@@ -2,6 +2,7 @@
 
 mod activate;
 mod allocator;
+mod audit;
 mod call;
 mod context;
 mod doctor;
@@ -61,6 +62,10 @@ enum Command {
         #[command(flatten)]
         args: validate::Args,
     },
+    /// Audit skills for risks: download-and-execute, obfuscated code,
+    /// secrets sent out, reverse shells, prompt injection, what cannot be
+    /// analysed (exit 1 at or above --fail-on).
+    Audit(audit::Args),
     /// Create a new skill folder with a SKILL.md to fill in.
     #[command(
         after_help = "Examples:\n  skilldeck new pdf-tools                 # in ./.agents/skills\n  \
@@ -261,6 +266,7 @@ impl Command {
 fn run(cli: Cli) -> Result<u8, error::CliError> {
     match cli.command {
         Command::Validate { deck, args } => validate::run(&args, &Context::new(&deck)?),
+        Command::Audit(args) => audit::run(&args),
         Command::New(args) => new::run(&args, &Context::new(&DeckArgs::default())?),
         Command::List { deck, args } => list::run(&args, &Context::new(&deck)?),
         Command::Show { deck, args } => show::run(&args, &Context::new(&deck)?),

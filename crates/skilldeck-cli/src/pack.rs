@@ -32,9 +32,14 @@ pub struct Args {
     /// the printed fingerprint.
     #[arg(long, value_name = "KEY")]
     sign: Option<PathBuf>,
+    #[command(flatten)]
+    audit: crate::audit::Gate,
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
+    if let Some(code) = args.audit.check(&[args.dir.as_path()], "pack")? {
+        return Ok(code);
+    }
     let format = match (&args.format, &args.output) {
         (Some(f), _) => ArchiveFormat::parse(f).unwrap_or(ArchiveFormat::TarGz),
         (None, Some(out)) if out.to_string_lossy().ends_with(".zip") => ArchiveFormat::Zip,

@@ -34,6 +34,8 @@ pub struct Args {
     sign: Option<PathBuf>,
     #[command(flatten)]
     client: ClientArgs,
+    #[command(flatten)]
+    audit: crate::audit::Gate,
     /// Output format.
     #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
@@ -41,6 +43,9 @@ pub struct Args {
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
     let namespace = Namespace::new(&args.namespace).map_err(|e| CliError::Usage(e.to_string()))?;
+    if let Some(code) = args.audit.check(&[args.path.as_path()], "publish")? {
+        return Ok(code);
+    }
     // The key first: a bad key uploads nothing.
     let key = match args
         .sign

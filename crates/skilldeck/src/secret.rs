@@ -10,9 +10,13 @@
 //!   differ ([`secrets_equal`], the `subtle` crate).
 //! - A secret is stored as the lowercase hex SHA-256 of its text
 //!   ([`secret_hash`]), never as itself.
-//! - A secret is never shown: [`REDACTED`] stands in its place.
+//! - A secret is never shown: [`REDACTED`] stands in its place, in logs
+//!   and in text quoted from files ([`redact_secrets`]: the shapes of
+//!   well-known credentials and `password = ...`-style assignments).
 
+use std::borrow::Cow;
 use std::path::Path;
+use std::sync::LazyLock;
 
 use subtle::ConstantTimeEq as _;
 
@@ -20,6 +24,72 @@ use crate::digest::Digest;
 
 /// What `Debug` and logs show instead of a secret.
 pub const REDACTED: &str = "<redacted>";
+
+/// The shapes of secrets in quoted text: each alternative's `v` group (or
+/// the whole match when it has none) is the secret. Well-known credential
+/// formats (AWS access key ids, GitHub, GitLab, Slack, OpenAI, Anthropic,
+/// Google API keys, JWTs, private key blocks), bearer tokens, passwords in
+/// URLs, and `password = ...` / `api_key: ...` style assignments.
+static SECRET_SHAPES: LazyLock<regex::Regex> = LazyLock::new(|| {
+    let shapes = [
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+        r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+        r"\bglpat-[A-Za-z0-9_\-]{20,}",
+        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",
+        r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}",
+        r"\bAIza[0-9A-Za-z_\-]{35}",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+        r"(?i:\bbearer\s+)(?P<v1>[A-Za-z0-9._~+/\-]{12,}=*)",
+        r"://[^/\s:@]+:(?P<v2>[^/\s@]{3,})@",
+        r#"(?i:(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?)(?P<v3>[^\s"'`,;]{6,})"#,
+    ];
+    // The patterns are fixed and tested below.
+    #[allow(clippy::expect_used)]
+    regex::Regex::new(&shapes.join("|")).expect("the secret shapes compile")
+});
+
+/// `text` with every secret it holds (see [`SECRET_SHAPES`]' shapes)
+/// replaced by [`REDACTED`]; borrowed when there is none. For text quoted
+/// from files into reports (an audit's evidence), logs and messages.
+pub fn redact_secrets(text: &str) -> Cow<'_, str> {
+    if !SECRET_SHAPES.is_match(text) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for caps in SECRET_SHAPES.captures_iter(text) {
+        let secret = ["v1", "v2", "v3"]
+            .iter()
+            .find_map(|g| caps.name(g))
+            .or_else(|| caps.get(0));
+        let Some(secret) = secret else { continue };
+        // A value that is itself a placeholder or a variable is no secret.
+        if is_placeholder(secret.as_str()) {
+            continue;
+        }
+        out.push_str(&text[last..secret.start()]);
+        out.push_str(REDACTED);
+        last = secret.end();
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// A value that names a secret rather than being one: a variable
+/// (`$TOKEN`, `${KEY}`, `%KEY%`), a template (`{{ key }}`, `<your-key>`),
+/// a function call, or a run of one repeated character (`xxxx`, `****`).
+fn is_placeholder(value: &str) -> bool {
+    let v = value.trim_matches(|c| c == '"' || c == '\'');
+    v.starts_with('$')
+        || v.starts_with('%')
+        || v.starts_with('<')
+        || v.starts_with('{')
+        || v.contains('(')
+        || v.chars().all(|c| c == v.chars().next().unwrap_or('x'))
+        || v == REDACTED
+}
 
 /// Why a token file holds no usable secret.
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +199,44 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert_eq!(open_to_others(&path).unwrap(), Some(0o640));
         assert!(open_to_others(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn secrets_in_quoted_text_are_redacted_and_placeholders_kept() {
+        let cases = [
+            ("key AKIAIOSFODNN7EXAMPLE here", "key <redacted> here"),
+            (
+                "export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                "export GITHUB_TOKEN=<redacted>",
+            ),
+            (
+                "curl -H 'Authorization: Bearer abcdef0123456789xyz' x",
+                "curl -H 'Authorization: Bearer <redacted>' x",
+            ),
+            ("password = \"hunter22hunter\"", "password = \"<redacted>\""),
+            (
+                "https://bob:s3cretpw@example.invalid/x",
+                "https://bob:<redacted>@example.invalid/x",
+            ),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----",
+                "<redacted>",
+            ),
+            ("sk-ant-api03-abcdefghijklmnopqrstuv", "<redacted>"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact_secrets(text), want, "{text}");
+        }
+        for kept in [
+            "api_key = $OPENAI_API_KEY",
+            "token: ${{ secrets.TOKEN }}",
+            "password=<your-password>",
+            "api_key = os.environ.get(\"KEY\")",
+            "no secret here at all",
+            "password: ********",
+        ] {
+            assert_eq!(redact_secrets(kept), kept, "{kept}");
+        }
     }
 
     #[test]

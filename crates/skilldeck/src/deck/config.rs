@@ -66,6 +66,10 @@ pub struct Config {
     /// `[telemetry]`: OpenTelemetry export (OTLP over HTTP).
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// `[audit]`: the risk audit's exceptions (`skilldeck audit`, and the
+    /// audit `pack`, `publish` and `install` run).
+    #[serde(default)]
+    pub audit: AuditConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]
@@ -279,6 +283,41 @@ pub struct ResourcesConfig {
     pub allow_hardlinks: bool,
 }
 
+/// `[audit]`: findings of the risk audit allowed per skill, each with the
+/// reason it was reviewed and accepted:
+///
+/// ```toml
+/// [audit.allow.rust-setup]
+/// "exec.pipe-to-shell" = "rustup's official installer, reviewed 2026-11"
+/// ```
+///
+/// The lists live with the user or project that trusts the skill, never in
+/// the skill itself (a skill could otherwise clear its own findings). The
+/// codes are checked by the audit (`skilldeck-audit`), which knows them;
+/// tables merge across config files key by key like every other table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AuditConfig {
+    /// Skill name to (finding code to the reason it is allowed).
+    #[serde(default, deserialize_with = "reasons")]
+    pub allow: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Every allowed finding needs a reason that says why (not empty).
+fn reasons<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, BTreeMap<String, String>>, D::Error> {
+    let allow = BTreeMap::<String, BTreeMap<String, String>>::deserialize(d)?;
+    for (skill, codes) in &allow {
+        if let Some((code, _)) = codes.iter().find(|(_, reason)| reason.trim().is_empty()) {
+            return Err(serde::de::Error::custom(format!(
+                "[audit.allow.{skill}] \"{code}\" needs a reason (why the finding is accepted)"
+            )));
+        }
+    }
+    Ok(allow)
+}
+
 /// `[serve]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -476,6 +515,26 @@ impl CatalogOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_findings_are_allowed_per_skill_and_only_with_a_reason() {
+        let c = Config::parse(
+            "[audit.allow.rust-setup]\n\"exec.pipe-to-shell\" = \"rustup, reviewed\"\n",
+            Path::new("skilldeck.toml"),
+        )
+        .unwrap();
+        assert_eq!(
+            c.audit.allow["rust-setup"]["exec.pipe-to-shell"],
+            "rustup, reviewed"
+        );
+        let err = Config::parse(
+            "[audit.allow.x]\n\"exec.pipe-to-shell\" = \" \"\n",
+            Path::new("skilldeck.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("needs a reason"), "{err}");
+    }
 
     #[test]
     fn validate_allow_and_deny_lists_take_codes() {

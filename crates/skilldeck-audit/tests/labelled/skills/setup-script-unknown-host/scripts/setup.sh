@@ -1,0 +1,3 @@
+#!/bin/sh
+set -e
+curl -sSL https://setup.example.invalid/bootstrap.sh | sh

@@ -1,0 +1,4 @@
+import torch
+model = torch.load('m.pt')
+model.eval()
+print('ok')
