@@ -110,7 +110,9 @@ pub fn registry_page(e: &RegistryError) -> RegistryPage {
         RegistryError::BadRequest { .. } => page(StatusCode::BAD_REQUEST, "Refused"),
         RegistryError::Conflict { .. } => page(StatusCode::CONFLICT, "Refused"),
         RegistryError::Unprocessable { .. } => page(StatusCode::UNPROCESSABLE_ENTITY, "Refused"),
-        RegistryError::Refused(_) => page(StatusCode::UNPROCESSABLE_ENTITY, "Refused"),
+        RegistryError::Refused(_) | RegistryError::RiskRefused { .. } => {
+            page(StatusCode::UNPROCESSABLE_ENTITY, "Refused")
+        }
         RegistryError::TooLarge { .. } => page(StatusCode::PAYLOAD_TOO_LARGE, "Refused"),
         RegistryError::BlobMissing(_) | RegistryError::BlobCorrupt(_) => failed(
             StatusCode::INTERNAL_SERVER_ERROR,

@@ -545,6 +545,7 @@ mod tests {
                 versions: 1,
                 updated_at: "now".into(),
                 score: None,
+                verdict: Some("<b>high</b>".into()),
             }],
             next_href: None,
             first_href: None,

@@ -30,6 +30,7 @@ async fn fixture_with(limits: RegistryLimits) -> Fixture {
         store_url: format!("file://{}", dir.path().join("blobs").display()),
         staging_dir: dir.path().join("staging"),
         limits,
+        trust: Default::default(),
     })
     .await
     .unwrap();

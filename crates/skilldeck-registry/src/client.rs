@@ -625,6 +625,7 @@ impl Client {
                 encode(label.as_str())
             ),
             &LabelMove {
+                override_reason: None,
                 version: version.to_owned(),
             },
         )

@@ -57,6 +57,17 @@ pub enum RegistryError {
         /// What was refused and what to do next.
         detail: String,
     },
+    /// The risk audit rated the package at or above the registry's
+    /// threshold: the findings that count, each naming its file and line.
+    #[error("the risk audit refused the package ({verdict}, refused at {threshold} or worse): {}", .findings.iter().map(|f| format!("{}:{}: {} {}", f.file, f.line.unwrap_or(0), f.severity, f.code)).collect::<Vec<_>>().join("; "))]
+    RiskRefused {
+        /// The verdict.
+        verdict: String,
+        /// The threshold in force.
+        threshold: String,
+        /// The findings at or above the threshold.
+        findings: Vec<crate::wire::WireFinding>,
+    },
     /// The package was refused: each diagnostic names its file.
     #[error("the package was refused: {}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("; "))]
     Refused(Vec<Diagnostic>),

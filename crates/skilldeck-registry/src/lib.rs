@@ -31,7 +31,9 @@ mod storage;
 #[cfg(feature = "server")]
 pub use error::RegistryError;
 #[cfg(feature = "server")]
-pub use service::config::{RegistryConfig, RegistryLimits, ServerLimits};
+pub use service::config::{
+    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TrustPolicy,
+};
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
 #[cfg(feature = "server")]

@@ -40,6 +40,44 @@ pub struct Problem {
     /// The validation diagnostics of a refused package.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub diagnostics: Vec<WireDiagnostic>,
+    /// The risk audit's findings that refused a package.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<WireFinding>,
+}
+
+/// One finding of the static risk audit (`skilldeck audit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct WireFinding {
+    /// The rule's stable code (`exec.pipe-to-shell`, ...).
+    pub code: String,
+    /// `low`, `medium`, `high` or `critical`.
+    pub severity: String,
+    /// The kind of risk.
+    pub class: String,
+    /// The file inside the skill.
+    pub file: String,
+    /// 1-based line.
+    #[serde(default)]
+    pub line: Option<u32>,
+    /// 1-based column.
+    #[serde(default)]
+    pub column: Option<u32>,
+    /// The text that matched (secrets redacted).
+    pub evidence: String,
+    /// What was found and why it matters.
+    pub message: String,
+    /// Why it was accepted, when the skill allows it.
+    #[serde(default)]
+    pub allowed: Option<String>,
+}
+
+/// A version's risk audit at publish.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct WireAudit {
+    /// The worst finding that counts, or `clean`.
+    pub verdict: String,
+    /// Every finding.
+    pub findings: Vec<WireFinding>,
 }
 
 /// A diagnostic of the core, with its file and position.
@@ -256,6 +294,10 @@ pub struct SkillSummary {
     /// The search score, when the list answers a query.
     #[serde(default)]
     pub score: Option<f64>,
+    /// The risk audit's verdict on its `latest` version (`clean`, `low`
+    /// ... `critical`; `None` for versions published before the audit).
+    #[serde(default)]
+    pub verdict: Option<String>,
 }
 
 /// A version in a skill's list.
@@ -370,6 +412,10 @@ pub struct VersionDetail {
     /// Its SSH signature (armored `sshsig` over the fingerprint text).
     #[serde(default)]
     pub signature: Option<String>,
+    /// The risk audit made at publish (`None` for versions published
+    /// before the audit existed).
+    #[serde(default)]
+    pub audit: Option<WireAudit>,
 }
 
 /// Move a label to a version.
@@ -378,6 +424,11 @@ pub struct VersionDetail {
 pub struct LabelMove {
     /// The version the label should point to.
     pub version: String,
+    /// Why a protected label may point to a version the risk audit rated
+    /// at or above the registry's threshold (admin; recorded in the audit
+    /// log).
+    #[serde(default)]
+    pub override_reason: Option<String>,
 }
 
 /// A label after a move.
@@ -642,6 +693,9 @@ pub struct LockedSkill {
     /// The version's SSH signature (armored `sshsig`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
+    /// The risk audit's verdict on this version (a host logs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
 
 /// An agent's lock: exactly what it serves.

@@ -81,6 +81,7 @@ async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
         store_url,
         staging_dir: tmp.path().join("staging"),
         limits,
+        trust: Default::default(),
     };
     let registry = Registry::open(config.clone()).await.unwrap();
     let token_file = tmp.path().join("admin-token");

@@ -233,6 +233,7 @@ impl RegistrySource {
         options.discovery.explicit.clear();
         options.discovery.index = None;
         report_clashes(&source.agent, &lock);
+        report_verdicts(&source.agent, &lock);
         options.exec = source.exec_config(&lock);
         tracing::info!(
             agent = %source.agent,
@@ -348,6 +349,7 @@ impl RegistrySource {
             (changed, state.concurrency)
         };
         report_clashes(&self.agent, lock);
+        report_verdicts(&self.agent, lock);
         if let Some(execution) = target.host().execution() {
             execution.update_policy(self.exec_config(lock));
         }
@@ -628,6 +630,21 @@ fn env_refusal(base: &ExecConfig, name: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// Logs each served skill's risk audit verdict (as the registry rated the
+/// version at publish): a warning from `high` up, so an operator sees what
+/// an agent serves.
+fn report_verdicts(agent: &AgentId, lock: &AgentLock) {
+    for skill in &lock.skills {
+        let verdict = skill.verdict.as_deref().unwrap_or("unaudited");
+        let shown = format!("{}/{}@{}", skill.namespace, skill.name, skill.version);
+        if matches!(verdict, "high" | "critical") {
+            tracing::warn!(agent = %agent, skill = %shown, verdict, "serving a skill the risk audit rated {verdict}");
+        } else {
+            tracing::info!(agent = %agent, skill = %shown, verdict, "serving");
+        }
+    }
 }
 
 /// Logs each name clash the registry resolved for this agent: which

@@ -118,6 +118,7 @@ impl Backend {
                 .unwrap_or_else(|| format!("file://{}", data.join("blobs").display())),
             staging_dir: data.join("staging"),
             limits: RegistryLimits::default(),
+            trust: skilldeck_registry::TrustPolicy::default(),
         }
     }
 }

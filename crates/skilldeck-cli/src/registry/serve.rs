@@ -29,6 +29,23 @@ pub struct Args {
     /// Collect unreferenced blobs older than the grace period at start.
     #[arg(long)]
     gc_on_start: bool,
+    /// Refuse a publish the risk audit rates at this severity or worse
+    /// (low, medium, high, critical).
+    #[arg(long, value_name = "SEVERITY", default_value = "critical", value_parser = parse_severity)]
+    audit_refuse_at: skilldeck_audit::Severity,
+    /// A protected label (repeatable; default: production): it points only
+    /// to versions rated below --protected-label-refuse-at, unless an admin
+    /// gives an override reason.
+    #[arg(long = "protected-label", value_name = "LABEL")]
+    protected_labels: Vec<String>,
+    /// The rating at which a version may not take a protected label.
+    #[arg(long, value_name = "SEVERITY", default_value = "high", value_parser = parse_severity)]
+    protected_label_refuse_at: skilldeck_audit::Severity,
+}
+
+fn parse_severity(text: &str) -> Result<skilldeck_audit::Severity, String> {
+    skilldeck_audit::Severity::parse(text)
+        .ok_or_else(|| format!("'{text}': expected low, medium, high or critical"))
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
@@ -37,7 +54,12 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         path: data.clone(),
         source: e,
     })?;
-    let config = args.backend.config(&data);
+    let mut config = args.backend.config(&data);
+    config.trust.refuse_publish_at = args.audit_refuse_at;
+    config.trust.protected_label_refuse_at = args.protected_label_refuse_at;
+    if !args.protected_labels.is_empty() {
+        config.trust.protected_labels = args.protected_labels.clone();
+    }
     let token_file = args
         .admin_token_file
         .clone()

@@ -137,7 +137,7 @@ pub async fn move_label(
     let outcome = match Label::new(form.label.trim()) {
         Ok(label) => state
             .registry
-            .move_label(&signed.principal, &skill, &label, form.version.trim())
+            .move_label(&signed.principal, &skill, &label, form.version.trim(), None)
             .await
             .map_err(UiError::from),
         Err(e) => Err(UiError::BadInput(e.to_string())),

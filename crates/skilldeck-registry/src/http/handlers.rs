@@ -398,7 +398,13 @@ pub async fn move_label(
     let label = Label::new(&label)?;
     Ok(Json(
         registry
-            .move_label(&p, &skill_ref(&namespace, &name)?, &label, &body.version)
+            .move_label(
+                &p,
+                &skill_ref(&namespace, &name)?,
+                &label,
+                &body.version,
+                body.override_reason.as_deref(),
+            )
             .await?,
     ))
 }

@@ -25,6 +25,9 @@ pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
         RegistryError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
         RegistryError::Unprocessable { code, .. } => (StatusCode::UNPROCESSABLE_ENTITY, code),
         RegistryError::Refused(_) => (StatusCode::UNPROCESSABLE_ENTITY, "registry-package-refused"),
+        RegistryError::RiskRefused { .. } => {
+            (StatusCode::UNPROCESSABLE_ENTITY, "registry-audit-refused")
+        }
         RegistryError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "registry-too-large"),
         RegistryError::BlobMissing(_) => {
             (StatusCode::INTERNAL_SERVER_ERROR, "registry-blob-missing")
@@ -61,6 +64,10 @@ pub fn problem_of(e: &RegistryError) -> Problem {
         RegistryError::Refused(ds) => ds.iter().map(wire_diagnostic).collect(),
         _ => Vec::new(),
     };
+    let findings = match e {
+        RegistryError::RiskRefused { findings, .. } => findings.clone(),
+        _ => Vec::new(),
+    };
     Problem {
         kind: format!("https://skilldeck.dev/problems/{code}"),
         title: status.canonical_reason().unwrap_or("error").to_owned(),
@@ -68,6 +75,7 @@ pub fn problem_of(e: &RegistryError) -> Problem {
         detail,
         code: code.to_owned(),
         diagnostics,
+        findings,
     }
 }
 

@@ -147,6 +147,36 @@ pub struct RegistryConfig {
     pub staging_dir: PathBuf,
     /// Caps and TTLs.
     pub limits: RegistryLimits,
+    /// What the risk audit refuses.
+    pub trust: TrustPolicy,
+}
+
+/// The label protected by default: the one production agents follow.
+pub const DEFAULT_PROTECTED_LABEL: &str = "production";
+
+/// What the registry refuses on the risk audit's verdict (`skilldeck
+/// audit`, run on every publish): a publish rated at or above
+/// `refuse_publish_at`; moving a protected label to a version rated at or
+/// above `protected_label_refuse_at`, unless an admin gives a reason
+/// (recorded in the audit log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustPolicy {
+    /// Default: `critical`.
+    pub refuse_publish_at: skilldeck_audit::Severity,
+    /// Default: [`DEFAULT_PROTECTED_LABEL`].
+    pub protected_labels: Vec<String>,
+    /// Default: `high`.
+    pub protected_label_refuse_at: skilldeck_audit::Severity,
+}
+
+impl Default for TrustPolicy {
+    fn default() -> Self {
+        TrustPolicy {
+            refuse_publish_at: skilldeck_audit::Severity::Critical,
+            protected_labels: vec![DEFAULT_PROTECTED_LABEL.to_owned()],
+            protected_label_refuse_at: skilldeck_audit::Severity::High,
+        }
+    }
 }
 
 // The text rule beside its limit (the error enum sits below the service

@@ -26,7 +26,7 @@ use crate::service::store::{archive_key, file_key_of};
 use crate::storage::db::{Write, now};
 use crate::storage::versions::{Identity, NewVersion};
 use crate::storage::{labels, policies, skills, versions};
-use crate::wire::{Published, ReviewState, WireDiagnostic};
+use crate::wire::{Published, ReviewState, WireAudit, WireDiagnostic, WireFinding};
 
 /// An upload read once: unpacked (each file written once, hashed once as
 /// it streamed), validated once, and packed into the canonical archive
@@ -54,6 +54,23 @@ struct ValidatedUpload {
     description: String,
     /// The required capabilities.
     capabilities: Vec<String>,
+    /// The static risk audit of every file, prose included.
+    audit: skilldeck_audit::SkillAudit,
+}
+
+/// A finding as the wire carries it.
+pub fn wire_finding(f: &skilldeck_audit::Finding) -> WireFinding {
+    WireFinding {
+        code: f.code.clone(),
+        severity: f.severity.as_str().to_owned(),
+        class: f.class.as_str().to_owned(),
+        file: f.file.clone(),
+        line: f.line,
+        column: f.column,
+        evidence: f.evidence.clone(),
+        message: f.message.clone(),
+        allowed: f.allowed.clone(),
+    }
 }
 
 /// The validation a published skill passes: what a host can load
@@ -182,7 +199,26 @@ impl ValidatedUpload {
                 )
             })?
             .unwrap_or_default();
+        // Audited from the bytes read (the registry's audit has no allow
+        // list: a finding is the publisher's to fix, or the reviewer's to
+        // weigh).
+        let files: Vec<skilldeck_audit::SkillFile<'_>> = unpacked
+            .manifest
+            .files()
+            .iter()
+            .zip(&contents)
+            .map(|(f, bytes)| skilldeck_audit::SkillFile {
+                path: f.path.as_str(),
+                bytes,
+            })
+            .collect();
+        let audit = skilldeck_audit::audit_files(
+            Path::new(&unpacked.name),
+            &files,
+            &skilldeck_audit::AuditOptions::default(),
+        );
         Ok(ValidatedUpload {
+            audit,
             name: unpacked.name,
             meta_version: unpacked.version,
             archive_digest: skilldeck::sha256_digest(&archive),
@@ -307,6 +343,14 @@ impl Registry {
             }
         };
         let skill = SkillRef::new(ns.as_str(), &upload.name)?;
+        let threshold = self.inner.trust.refuse_publish_at;
+        if upload.audit.verdict.at_least(threshold) {
+            return Err(RegistryError::RiskRefused {
+                verdict: upload.audit.verdict.as_str().to_owned(),
+                threshold: threshold.as_str().to_owned(),
+                findings: upload.audit.at_least(threshold).map(wire_finding).collect(),
+            });
+        }
         let fingerprint = upload.fingerprint();
         if let Some(existing) = versions::identity(&self.inner.db, &skill, &version_text).await? {
             return self
@@ -368,6 +412,10 @@ impl Registry {
                 signed: signed
                     .as_ref()
                     .map(|s| (s.signature.as_str(), s.signer.as_str())),
+                audit: &WireAudit {
+                    verdict: upload.audit.verdict.as_str().to_owned(),
+                    findings: upload.audit.findings.iter().map(wire_finding).collect(),
+                },
             },
         )
         .await?;
@@ -381,6 +429,7 @@ impl Registry {
                 "fingerprint": fingerprint, "size": size, "latest": latest,
                 "review": review.as_str(),
                 "signer": signed.as_ref().map(|s| s.signer.as_str()),
+                "verdict": upload.audit.verdict.as_str(),
             }),
         )
         .await?;

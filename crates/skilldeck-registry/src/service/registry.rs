@@ -57,6 +57,8 @@ pub(crate) struct Inner {
     pub parsed: Mutex<HashMap<String, Arc<skilldeck::Skill>>>,
     /// This process's publish staging folder (removed when dropped).
     pub staging: Staging,
+    /// What the risk audit refuses.
+    pub trust: crate::service::config::TrustPolicy,
 }
 
 impl Registry {
@@ -92,6 +94,7 @@ impl Registry {
                 search: Mutex::new(None),
                 parsed: Mutex::new(HashMap::new()),
                 staging,
+                trust: config.trust,
             }),
         })
     }

@@ -368,6 +368,7 @@ impl Registry {
                 files,
                 signer: facts.signer,
                 signature: facts.signature,
+                verdict: facts.verdict,
             });
             skills.push(ResolvedSkill {
                 namespace: c.skill.namespace().clone(),

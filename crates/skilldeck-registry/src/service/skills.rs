@@ -359,6 +359,7 @@ impl Registry {
         version: &str,
     ) -> Result<VersionDetail, RegistryError> {
         let r = self.version_row(skill, version).await?;
+        let audit = r.audit()?;
         let files = self.files_of(skill, version).await?;
         let labels = labels::pointing_to(&self.inner.db, skill, version).await?;
         Ok(VersionDetail {
@@ -379,6 +380,7 @@ impl Registry {
             blocked: r.blocked,
             review: r.review,
             reviewed: r.reviewed,
+            audit,
             signer: r.signer,
             signature: r.signature,
         })
@@ -486,8 +488,13 @@ impl Registry {
         skill: &SkillRef,
         label: &Label,
         version: &str,
+        override_reason: Option<&str>,
     ) -> Result<LabelMoved, RegistryError> {
         p.require_admin()?;
+        let override_reason = override_reason.map(str::trim).filter(|r| !r.is_empty());
+        if let Some(r) = override_reason {
+            RegistryError::check_text("the override reason", r)?;
+        }
         if label.as_str() == LATEST {
             return Err(RegistryError::bad_request(
                 "registry-label-managed",
@@ -513,6 +520,8 @@ impl Registry {
                 format!("{skill}@{version} is {why}; a label points only to a released version"),
             ));
         }
+        let overridden =
+            self.check_protected_label(skill, label, &version, &row, override_reason)?;
         let mut w = self.begin_write().await?;
         let previous = labels::get_in(&mut w, skill, label.as_str()).await?;
         labels::set(&mut w, skill, label.as_str(), &version, &now()).await?;
@@ -521,7 +530,9 @@ impl Registry {
             p,
             "label",
             &format!("{skill}:{label}"),
-            serde_json::json!({"version": version, "previous": previous}),
+            serde_json::json!({
+                "version": version, "previous": previous, "override_reason": overridden,
+            }),
         )
         .await?;
         self.commit(w).await?;
@@ -530,6 +541,51 @@ impl Registry {
             version,
             previous,
         })
+    }
+
+    /// A protected label ([`TrustPolicy::protected_labels`]) points only
+    /// to a version the risk audit rated below
+    /// [`TrustPolicy::protected_label_refuse_at`], unless the admin gives a
+    /// reason (returned, for the audit log). A version published before
+    /// the audit existed counts as unrated: it needs the reason too.
+    ///
+    /// [`TrustPolicy::protected_labels`]: crate::TrustPolicy::protected_labels
+    /// [`TrustPolicy::protected_label_refuse_at`]: crate::TrustPolicy::protected_label_refuse_at
+    fn check_protected_label<'r>(
+        &self,
+        skill: &SkillRef,
+        label: &Label,
+        version: &str,
+        row: &VersionRow,
+        override_reason: Option<&'r str>,
+    ) -> Result<Option<&'r str>, RegistryError> {
+        let trust = &self.inner.trust;
+        if !trust.protected_labels.iter().any(|l| l == label.as_str()) {
+            return Ok(None);
+        }
+        let threshold = trust.protected_label_refuse_at;
+        let refused = match row.audit_verdict.as_deref() {
+            None => Some("not audited".to_owned()),
+            Some(verdict) => skilldeck_audit::Severity::parse(verdict)
+                .filter(|s| *s >= threshold)
+                .map(|s| format!("rated {}", s.as_str())),
+        };
+        let Some(why) = refused else {
+            return Ok(None);
+        };
+        match override_reason {
+            Some(reason) => Ok(Some(reason)),
+            None => Err(RegistryError::conflict(
+                "registry-label-protected",
+                format!(
+                    "'{label}' is a protected label and {skill}@{version} is {why} by the risk \
+                     audit (protected labels take versions below {}); read its findings, and \
+                     if it is safe move the label with an \"override_reason\" (recorded in \
+                     the audit log)",
+                    threshold.as_str()
+                ),
+            )),
+        }
     }
 
     /// Yanks a version (`Some(reason)`) or undoes it (`None`); `latest`

@@ -11,14 +11,14 @@ use crate::wire::SkillSummary;
 
 /// The summary of every skill (the `FROM` and `JOIN`s the list and the
 /// search index share).
-const SUMMARY_SQL: &str = "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, \
+const SUMMARY_SQL: &str = "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, v.audit_verdict, \
      (SELECT COUNT(*) FROM versions c WHERE c.namespace = s.namespace AND c.name = s.name) AS n \
      FROM skills s \
      LEFT JOIN labels l ON l.namespace = s.namespace AND l.name = s.name AND l.label = 'latest' \
      LEFT JOIN versions v ON v.namespace = l.namespace AND v.name = l.name AND v.version = l.version";
 
 /// A page of summaries by namespace/name (keyset).
-const PAGE_SQL: &str = "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, \
+const PAGE_SQL: &str = "SELECT s.namespace, s.name, s.updated_at, l.version AS latest, v.description, v.audit_verdict, \
      (SELECT COUNT(*) FROM versions c WHERE c.namespace = s.namespace AND c.name = s.name) AS n \
      FROM skills s \
      LEFT JOIN labels l ON l.namespace = s.namespace AND l.name = s.name AND l.label = 'latest' \
@@ -57,6 +57,7 @@ fn summary_of(row: &AnyRow) -> Result<SkillSummary, RegistryError> {
         versions: u32::try_from(n).unwrap_or(u32::MAX),
         updated_at: row.try_get("updated_at")?,
         score: None,
+        verdict: row.try_get("audit_verdict")?,
     })
 }
 

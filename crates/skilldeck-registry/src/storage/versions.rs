@@ -9,7 +9,9 @@ use crate::error::RegistryError;
 use crate::names::SkillRef;
 use crate::storage::db::{Db, Write, to_i64, to_u64};
 use crate::storage::skills::{key, skill_ref};
-use crate::wire::{FileEntry, Marker, Review, ReviewState, VersionSummary, WireDiagnostic};
+use crate::wire::{
+    FileEntry, Marker, Review, ReviewState, VersionSummary, WireAudit, WireDiagnostic,
+};
 
 /// A stored version, as read back.
 pub(crate) struct VersionRow {
@@ -47,9 +49,24 @@ pub(crate) struct VersionRow {
     pub signer: Option<String>,
     /// The armored signature, when signed.
     pub signature: Option<String>,
+    /// The audit verdict (`None` before the audit existed).
+    pub audit_verdict: Option<String>,
+    /// The audit findings as JSON text.
+    audit_findings: Option<String>,
 }
 
 impl VersionRow {
+    /// The risk audit made at publish, if any.
+    pub(crate) fn audit(&self) -> Result<Option<WireAudit>, RegistryError> {
+        match (&self.audit_verdict, &self.audit_findings) {
+            (Some(verdict), Some(findings)) => Ok(Some(WireAudit {
+                verdict: verdict.clone(),
+                findings: serde_json::from_str(findings)?,
+            })),
+            _ => Ok(None),
+        }
+    }
+
     /// The frontmatter.
     pub(crate) fn frontmatter(&self) -> Result<serde_json::Value, RegistryError> {
         Ok(serde_json::from_str(&self.frontmatter)?)
@@ -106,6 +123,8 @@ pub(crate) struct NewVersion<'a> {
     pub review: ReviewState,
     /// The signature that verified at publish and its signer, if signed.
     pub signed: Option<(&'a str, &'a str)>,
+    /// The risk audit at publish.
+    pub audit: &'a WireAudit,
 }
 
 /// Which marker of a version.
@@ -249,7 +268,7 @@ pub(crate) async fn get(
     let (ns, name) = key(skill);
     let row = sqlx::query(concat!(
         "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
-         published_by, published_at, signer, signature, ",
+         published_by, published_at, signer, signature, audit_verdict, audit_findings, ",
         state_columns!(),
         " FROM versions WHERE namespace = $1 AND name = $2 AND version = $3"
     ))
@@ -280,6 +299,8 @@ pub(crate) async fn get(
             reviewed: state.reviewed,
             signer: r.try_get("signer")?,
             signature: r.try_get("signature")?,
+            audit_verdict: r.try_get("audit_verdict")?,
+            audit_findings: r.try_get("audit_findings")?,
         })
     })
     .transpose()
@@ -393,8 +414,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     sqlx::query(
         "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
          description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state, \
-         signature, signer) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+         signature, signer, audit_verdict, audit_findings) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
     )
     .bind(ns.clone())
     .bind(name.clone())
@@ -413,6 +434,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     .bind(v.review.as_str())
     .bind(v.signed.map(|(signature, _)| signature.to_owned()))
     .bind(v.signed.map(|(_, signer)| signer.to_owned()))
+    .bind(v.audit.verdict.clone())
+    .bind(serde_json::to_string(&v.audit.findings)?)
     .execute(w.conn())
     .await?;
     for f in v.files {
@@ -567,6 +590,8 @@ pub(crate) struct LockFacts {
     pub signer: Option<String>,
     /// The armored signature.
     pub signature: Option<String>,
+    /// The risk audit's verdict.
+    pub verdict: Option<String>,
 }
 
 /// [`LockFacts`] of a version, or `None`.
@@ -577,7 +602,8 @@ pub(crate) async fn lock_facts(
 ) -> Result<Option<LockFacts>, RegistryError> {
     let (ns, name) = key(skill);
     let row = sqlx::query(
-        "SELECT fingerprint, signer, signature FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+        "SELECT fingerprint, signer, signature, audit_verdict FROM versions \
+         WHERE namespace = $1 AND name = $2 AND version = $3",
     )
     .bind(ns)
     .bind(name)
@@ -589,6 +615,7 @@ pub(crate) async fn lock_facts(
             fingerprint: r.try_get("fingerprint")?,
             signer: r.try_get("signer")?,
             signature: r.try_get("signature")?,
+            verdict: r.try_get("audit_verdict")?,
         })
     })
     .transpose()
