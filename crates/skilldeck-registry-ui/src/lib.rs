@@ -99,6 +99,7 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
             "/ui/skills/{namespace}/{name}/versions/{version}",
             get(skills::version),
         )
+        .route("/ui/reviews", get(skills::reviews))
         .route("/ui/upload", get(upload::form).post(upload::upload))
         .route("/ui/agents", get(agents::list).post(agents::create))
         .route("/ui/agents/new", get(agents::new_form))

@@ -22,6 +22,9 @@ pub const MAX_FORM_BYTES: usize = 64 * 1024;
 pub const UPLOAD_FORM_OVERHEAD_BYTES: usize = 64 * 1024;
 /// SKILL.md text rendered at most (the rest is not shown).
 pub const MAX_RENDERED_MARKDOWN_BYTES: usize = 512 * 1024;
+/// The SKILL.md diff against the previous version shown at most (longer
+/// diffs are cut, saying so).
+pub const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Skills per page in lists.
 pub const PAGE_SIZE: u32 = 25;
 /// Skills shown on an agent's selection page at most (the registry's

@@ -202,6 +202,35 @@ pub struct VersionPage {
     pub files: Vec<FileRow>,
     /// The validation report.
     pub diagnostics: Vec<DiagRow>,
+    /// What changed since the previous released version, when there is
+    /// one.
+    pub changes: Option<Changes>,
+}
+
+/// What changed between two versions: files and the SKILL.md text.
+pub struct Changes {
+    /// The version compared against.
+    pub previous: String,
+    /// Files only in this version.
+    pub added: Vec<String>,
+    /// Files only in the previous one.
+    pub removed: Vec<String>,
+    /// Files in both with other content (or another executable bit).
+    pub changed: Vec<String>,
+    /// The unified diff of SKILL.md (empty: unchanged).
+    pub skill_md_diff: String,
+    /// The diff was longer than the page shows.
+    pub cut: bool,
+}
+
+/// The versions waiting for review the signed-in token may review.
+#[derive(Template)]
+#[template(path = "reviews.html")]
+pub struct ReviewsPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// The queue, oldest first.
+    pub pending: Vec<skilldeck_registry::wire::PendingVersion>,
 }
 
 /// Why an upload was refused.

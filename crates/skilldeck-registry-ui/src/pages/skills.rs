@@ -12,11 +12,12 @@ use skilldeck_registry::names::{Label, SkillRef};
 use skilldeck_registry::wire::SkillDetail;
 
 use crate::error::UiError;
-use crate::limits::PAGE_SIZE;
+use crate::limits::{MAX_DIFF_BYTES, PAGE_SIZE};
 use crate::markdown::{render_markdown, skill_body};
 use crate::state::{Signed, UiState};
 use crate::views::{
-    DiagRow, FileRow, SkillPage, SkillsPage, VersionPage, VersionRow, href_with, human_size,
+    Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, VersionPage, VersionRow,
+    href_with, human_size,
 };
 
 /// The list's query.
@@ -201,7 +202,9 @@ pub async fn version(
         .iter()
         .map(|d| DiagRow::of(d, &detail.name))
         .collect();
+    let changes = changes_since_previous(&state, &signed, &skill, &detail, &skill_md).await?;
     let page = VersionPage {
+        changes,
         chrome: signed.chrome("skills"),
         base: skill_path(&skill),
         description,
@@ -210,6 +213,92 @@ pub async fn version(
         files,
         diagnostics,
         v: detail,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+/// What changed since the released version before `detail` (what a
+/// reviewer reads): files added, removed and changed, and the SKILL.md
+/// diff, cut at [`MAX_DIFF_BYTES`]. `None` for a first version.
+async fn changes_since_previous(
+    state: &UiState,
+    signed: &Signed,
+    skill: &SkillRef,
+    detail: &skilldeck_registry::wire::VersionDetail,
+    skill_md: &str,
+) -> Result<Option<Changes>, UiError> {
+    let Some(previous) = state
+        .registry
+        .previous_release(skill, &detail.version)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let before = state
+        .registry
+        .version(&signed.principal, skill, &previous)
+        .await?;
+    let before_md = state
+        .registry
+        .skill_md(&signed.principal, skill, &previous)
+        .await?;
+    let old: std::collections::BTreeMap<&str, (&str, bool)> = before
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), (f.sha256.as_str(), f.executable)))
+        .collect();
+    let new: std::collections::BTreeMap<&str, (&str, bool)> = detail
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), (f.sha256.as_str(), f.executable)))
+        .collect();
+    let added = new
+        .keys()
+        .filter(|p| !old.contains_key(*p))
+        .map(|p| (*p).to_owned())
+        .collect();
+    let removed = old
+        .keys()
+        .filter(|p| !new.contains_key(*p))
+        .map(|p| (*p).to_owned())
+        .collect();
+    let changed = new
+        .iter()
+        .filter(|(p, f)| old.get(*p).is_some_and(|o| o != *f))
+        .map(|(p, _)| (*p).to_owned())
+        .collect();
+    let mut diff = similar::TextDiff::from_lines(before_md.as_str(), skill_md)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("SKILL.md {previous}"),
+            &format!("SKILL.md {}", detail.version),
+        )
+        .to_string();
+    let cut = diff.len() > MAX_DIFF_BYTES;
+    if cut {
+        let mut end = MAX_DIFF_BYTES;
+        while !diff.is_char_boundary(end) {
+            end -= 1;
+        }
+        diff.truncate(end);
+    }
+    Ok(Some(Changes {
+        previous,
+        added,
+        removed,
+        changed,
+        skill_md_diff: diff,
+        cut,
+    }))
+}
+
+/// The versions waiting for review that the signed-in token may review.
+pub async fn reviews(State(state): State<UiState>, signed: Signed) -> Result<Response, UiError> {
+    let pending = state.registry.pending_reviews(&signed.principal).await?;
+    let page = ReviewsPage {
+        chrome: signed.chrome("reviews"),
+        pending,
     };
     Ok(Html(page.render()?).into_response())
 }
