@@ -1,7 +1,7 @@
 //! `skilldeck audit PATH...`: the static risk audit (`skilldeck-audit`)
 //! of skill folders, trees (`-r`) and packages, as rustc-style text, JSON
 //! or SARIF 2.1.0; `--fail-on` sets the exit status. Also the audit
-//! `pack`, `publish` and `install` run before they act ([`gate`]).
+//! `pack`, `publish` and `install` run before they act ([`Gate`]).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -283,3 +283,23 @@ fn unanalysable_content_is_never_clean() {
     assert_eq!(v[0]["verdict"], "high", "{}", text(&out));
     assert_eq!(v[0]["findings"][0]["code"], "unanalysable.executable");
 }
+
+#[test]
+fn publish_refuses_a_critical_skill_before_anything_is_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = reverse_shell(tmp.path());
+    // A registry URL nothing listens on: the refusal comes first.
+    let out = skilldeck(
+        tmp.path(),
+        &[
+            "publish",
+            dir.to_str().unwrap(),
+            "--registry",
+            "http://127.0.0.1:9",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("publish refused"), "{stderr}");
+    assert!(stderr.contains("critical[shell.reverse]"), "{stderr}");
+}

@@ -50,7 +50,7 @@ static SECRET_SHAPES: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(&shapes.join("|")).expect("the secret shapes compile")
 });
 
-/// `text` with every secret it holds (see [`SECRET_SHAPES`]' shapes)
+/// `text` with every secret it holds (the shapes above)
 /// replaced by [`REDACTED`]; borrowed when there is none. For text quoted
 /// from files into reports (an audit's evidence), logs and messages.
 pub fn redact_secrets(text: &str) -> Cow<'_, str> {
