@@ -134,6 +134,30 @@ fn publish(home: &Path, server: &Server, dir: &Path) -> String {
     ))
 }
 
+/// An HTTP/1.1 request to the registry API with the admin token: the
+/// status code.
+fn admin_request(server: &Server, method: &str, path: &str, body: &str) -> u16 {
+    use std::io::{Read as _, Write as _};
+    let token = std::fs::read_to_string(&server.admin).unwrap();
+    let addr = server.url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        token.trim(),
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer}"))
+}
+
 fn admin_args<'a>(server: &'a Server, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = args.to_vec();
     all.extend([
@@ -622,6 +646,16 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
         home,
         &admin_args(&server, &["registry", "unassign", "bot-1", "acme/notes"]),
     ));
+    mcp.wait_for_set(&["other", "pdf"]);
+    // An admin blocks a version (found bad after release): it leaves the
+    // served set at the next poll; lifted, it comes back.
+    let block = "/api/v1/skills/acme/pdf/versions/1.0.0/block";
+    assert_eq!(
+        admin_request(&server, "POST", block, r#"{"reason": "infostealer"}"#),
+        200
+    );
+    mcp.wait_for_set(&["other"]);
+    assert_eq!(admin_request(&server, "DELETE", block, ""), 200);
     mcp.wait_for_set(&["other", "pdf"]);
 
     // The registry goes down: the last good set stays, and the outage is
