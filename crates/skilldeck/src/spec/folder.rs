@@ -217,9 +217,13 @@ pub fn validate_tree(
     limits: WalkLimits,
     options: &ValidationOptions,
 ) -> (WalkOutcome, Vec<SkillReport>) {
-    find_skill_dirs_then(root, limits, &|found, folder| {
-        validate_found_in(found, Some(folder), options)
-    })
+    // Boxed while the walk merges its folders' results level by level: a
+    // report is large (the typed frontmatter), and each merge would move it
+    // again; a box moves as one pointer.
+    let (walk, reports) = find_skill_dirs_then(root, limits, &|found, folder| {
+        Box::new(validate_found_in(found, Some(folder), options))
+    });
+    (walk, reports.into_iter().map(|report| *report).collect())
 }
 
 /// [`validate_found`] for every skill of a walk, in parallel; reports come
