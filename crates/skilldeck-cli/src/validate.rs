@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use clap::ArgAction;
 use rayon::prelude::*;
 use skilldeck::{
-    Code, Config, Diagnostic, FoundSkill, Mode, NameCharset, SkillReport, ValidationOptions,
-    WalkLimits,
+    Code, Config, Diagnostic, Mode, NameCharset, SkillReport, ValidationOptions, WalkLimits,
 };
 
 use crate::context::Context;
@@ -95,11 +94,11 @@ fn parse_allowable(text: &str) -> Result<Code, String> {
     }
 }
 
-/// One skill to validate: a path as given (or discovered), or a skill a
-/// walk found (its folder and skill file known: not looked up again).
+/// One skill to validate (a path as given, or discovered), or the reports
+/// of a tree already validated as it was walked (`-r`).
 enum Job {
     Path(PathBuf),
-    Found(FoundSkill),
+    Tree(Vec<SkillReport>),
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
@@ -127,7 +126,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     for path in &args.paths {
         if args.recursive && path.is_dir() {
-            let found = skilldeck::find_skill_dirs(path, WalkLimits::default());
+            // Each skill is validated by the walk thread that lists its
+            // folder, relative to the open folder.
+            let (found, reports) = skilldeck::validate_tree(path, WalkLimits::default(), &options);
             if found.skills.is_empty() {
                 tree_problems.push(
                     Diagnostic::new(
@@ -139,18 +140,28 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                 );
             }
             tree_problems.extend(found.diagnostics.into_iter().filter_map(grade));
-            jobs.extend(found.skills.into_iter().map(Job::Found));
+            jobs.push(Job::Tree(reports));
         } else {
             jobs.push(Job::Path(path.clone()));
         }
     }
-    let reports: Vec<SkillReport> = jobs
-        .par_iter()
-        .map(|job| match job {
-            Job::Path(path) => skilldeck::validate_path(path, &options),
-            Job::Found(found) => skilldeck::validate_found(found, &options),
-        })
-        .collect();
+    let reports: Vec<SkillReport> = match jobs.as_slice() {
+        // One tree (`validate -r DIR`): its reports as they are.
+        [Job::Tree(_)] => match jobs.pop() {
+            Some(Job::Tree(reports)) => reports,
+            _ => Vec::new(),
+        },
+        _ => jobs
+            .into_par_iter()
+            .map(|job| match job {
+                Job::Path(path) => vec![skilldeck::validate_path(&path, &options)],
+                Job::Tree(reports) => reports,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
     let usage_error = reports.iter().any(|r| {
         r.diagnostics
             .iter()

@@ -2,11 +2,14 @@
 //! comparison with skills-ref's in-process `validate()` in `bench/run`):
 //! `cargo run --release -p skilldeck --example validate_timing -- DIR [RUNS]`.
 //! Prints one JSON line: skills, and min/median seconds with and without the
-//! advisory lints (skills-ref has none).
+//! advisory lints (skills-ref has none), and `walked`: the folder walked and
+//! every skill validated with lints as it is found (`validate_tree`, what
+//! `validate -r` does in-process; the walk is counted too, where skills-ref's
+//! timing starts from the list of folders).
 
 use std::time::Instant;
 
-use skilldeck::{ValidationOptions, WalkLimits, find_skill_dirs, validate_many};
+use skilldeck::{ValidationOptions, WalkLimits, find_skill_dirs, validate_many, validate_tree};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -29,16 +32,31 @@ fn main() {
         (times[0], times[times.len() / 2])
     };
     let with = time(&ValidationOptions::strict());
+    let mut walked: Vec<f64> = (0..runs.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            let (found, reports) = validate_tree(
+                dir.as_ref(),
+                WalkLimits::default(),
+                &ValidationOptions::strict(),
+            );
+            assert_eq!(reports.len(), found.skills.len());
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    walked.sort_by(f64::total_cmp);
     let without = time(&ValidationOptions {
         lints: false,
         ..ValidationOptions::strict()
     });
     println!(
-        "{{\"skills\": {}, \"lints\": [{}, {}], \"rules_only\": [{}, {}]}}",
+        "{{\"skills\": {}, \"lints\": [{}, {}], \"rules_only\": [{}, {}], \"walked\": [{}, {}]}}",
         dirs.len(),
         with.0,
         with.1,
         without.0,
-        without.1
+        without.1,
+        walked[0],
+        walked[walked.len() / 2]
     );
 }

@@ -66,5 +66,5 @@ pub use skill::{HostFields, Scope, Skill, SkillMode};
 pub use spec::{
     Checked, Frontmatter, Mode, NameCharset, Requirements, SkillName, SkillReport, SkillTool,
     ToolName, ValidationOptions, check_text, full_tool_name, validate_dir, validate_found,
-    validate_found_many, validate_many, validate_path,
+    validate_found_many, validate_many, validate_path, validate_tree,
 };

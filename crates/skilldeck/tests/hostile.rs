@@ -406,3 +406,116 @@ fn a_listed_skill_with_a_non_utf8_body_activates() {
         activation.body
     );
 }
+
+/// `validate -r` validates each skill while the walk holds its folder open,
+/// looking its files up relative to that folder: every report must be the
+/// one validating the walk's findings by path gives, hostile entries
+/// included (FIFOs, devices, loops, dangling links, folders named like
+/// files, linked files that are FIFOs or devices, links leaving the folder,
+/// symlinked skill folders), and nothing may block.
+#[test]
+fn a_tree_validated_as_it_is_walked_reports_what_validating_each_found_skill_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = skilldeck_testkit::dir(tmp.path(), "root");
+    // A skill with every kind of link: present, missing, outside, a nested
+    // reference chain, a FIFO and a device linked as Markdown.
+    skilldeck_testkit::skill(&root, "linked")
+        .description("Use when testing links.")
+        .body(
+            "See [a](references/a.md), [again](./references/a.md), [gone](references/gone.md),\n\
+             [up](../outside.md), [fifo](references/fifo.md), [dev](references/dev.md),\n\
+             [self](references/..) and run scripts/run.sh or assets/missing.png.\n\
+             ```\n[in fence](references/fenced.md)\n```\n",
+        )
+        .file(
+            "references/a.md",
+            "Then [b](b.md) and [c](../references/c.md).\n",
+        )
+        .file("references/b.md", "end\n")
+        .file("references/c.md", "end\n")
+        .file("scripts/run.sh", "#!/bin/sh\n")
+        .write();
+    mkfifo(&root.join("linked/references/fifo.md"));
+    symlink("/dev/zero", root.join("linked/references/dev.md")).unwrap();
+    std::fs::write(root.join("outside.md"), "x").unwrap();
+    // Skill files that are not regular files, or not there.
+    mkfifo(&skilldeck_testkit::dir(&root, "fifo").join("SKILL.md"));
+    symlink(
+        "/dev/zero",
+        skilldeck_testkit::dir(&root, "device").join("SKILL.md"),
+    )
+    .unwrap();
+    symlink(
+        "SKILL.md",
+        skilldeck_testkit::dir(&root, "loop").join("SKILL.md"),
+    )
+    .unwrap();
+    symlink(
+        "nowhere.md",
+        skilldeck_testkit::dir(&root, "dangling").join("SKILL.md"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("folder/SKILL.md")).unwrap();
+    // A lowercase skill file, a skill file that is a symlink to a real one,
+    // a nested skill, and a symlinked skill folder.
+    skilldeck_testkit::skill(&root, "lower")
+        .file_name("skill.md")
+        .description("Use when lower.")
+        .write();
+    let real = skilldeck_testkit::skill(tmp.path(), "real")
+        .folder("store/real")
+        .description("Use when real.")
+        .body("See [r](references/r.md).\n")
+        .file("references/r.md", "[s](s.md)\n")
+        .file("references/s.md", "s\n")
+        .write();
+    skilldeck_testkit::dir(&root, "via-link");
+    symlink(real.join("SKILL.md"), root.join("via-link/SKILL.md")).unwrap();
+    symlink(&real, root.join("real")).unwrap();
+    skilldeck_testkit::skill(&root, "outer/inner")
+        .description("Use when nested.")
+        .write();
+    for root in [root.clone(), {
+        // A root given with a trailing slash, itself a skill.
+        let mut slash = real.clone().into_os_string();
+        slash.push("/");
+        slash.into()
+    }] {
+        let (walked, reports) = within_deadline({
+            let root = root.clone();
+            move || {
+                skilldeck::validate_tree(&root, WalkLimits::default(), &ValidationOptions::strict())
+            }
+        });
+        let found = find_skill_dirs(&root, WalkLimits::default());
+        assert_eq!(walked.skills, found.skills);
+        assert_eq!(
+            format!("{:?}", walked.diagnostics),
+            format!("{:?}", found.diagnostics)
+        );
+        let by_path = skilldeck::validate_found_many(&found.skills, &ValidationOptions::strict());
+        assert_eq!(reports.len(), by_path.len());
+        for (tree, path) in reports.iter().zip(&by_path) {
+            assert_eq!(
+                serde_json::to_string(tree).unwrap(),
+                serde_json::to_string(path).unwrap()
+            );
+            assert_eq!(tree.skill_md, path.skill_md);
+        }
+        // Not vacuous: the lints that look files up did run and find.
+        let linked = reports.iter().find(|r| r.path.ends_with("linked"));
+        let seen = reports.iter().find(|r| r.path.ends_with("real")).map(codes);
+        if let Some(linked) = linked {
+            let codes = codes(linked);
+            assert!(codes.contains(&Code::NestedReference), "{codes:?}");
+            assert_eq!(
+                codes.iter().filter(|c| **c == Code::BrokenLink).count(),
+                3,
+                "{:?}",
+                linked.diagnostics
+            );
+            assert_eq!(reports.len(), 10);
+        }
+        assert!(seen.is_some_and(|c| c.contains(&Code::NestedReference)));
+    }
+}

@@ -145,6 +145,30 @@ pub(crate) fn open_listed_regular_file(
     Ok((handle, meta))
 }
 
+/// [`open_listed_regular_file`] relative to the folder's open descriptor
+/// (`dir`, where the listing found the file; `name` is the file's name in
+/// it and `file` its whole path, for the fallback and its report): one
+/// path component to look up instead of the whole path. The same flags and
+/// the same check of the handle; any failure to open falls back to
+/// [`open_regular_file`] on the whole path, which reports it.
+pub(crate) fn open_listed_regular_file_at(
+    dir: rustix::fd::BorrowedFd<'_>,
+    name: &str,
+    file: &Path,
+    cap: u64,
+) -> Result<(File, Metadata), OpenFailure> {
+    use rustix::fs::{Mode, OFlags};
+    let flags =
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let Ok(fd) = rustix::fs::openat(dir, name, flags, Mode::empty()) else {
+        return open_regular_file(file, cap);
+    };
+    let handle = File::from(fd);
+    let meta = handle.metadata().map_err(OpenFailure::Open)?;
+    regular_within(&meta, cap)?;
+    Ok((handle, meta))
+}
+
 /// A regular file of at most `cap` bytes, or why not.
 fn regular_within(meta: &Metadata, cap: u64) -> Result<(), OpenFailure> {
     if let Some(kind) = non_regular_kind(meta) {
@@ -258,20 +282,26 @@ fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
 /// its folder listing typed as a regular file (`listed_regular`) is opened
 /// without the `stat` before (see `open_listed_regular_file`). The file is
 /// read as long as the open handle's `fstat` says, in one `read` (see
-/// [`with_sized_read`]). Errors carry the file.
+/// [`with_sized_read`]). With `at` (the open descriptor of the folder the
+/// listing found it in, and its name there) a listed regular file is opened
+/// relative to that folder. Errors carry the file.
 pub(crate) fn with_skill_md_for_validation<T>(
     file: &Path,
     cap: u64,
     listed_regular: bool,
+    at: Option<(rustix::fd::BorrowedFd<'_>, &str)>,
     f: impl FnOnce(Result<&str, Diagnostic>) -> T,
 ) -> T {
     thread_local! {
         static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
-    let opened = if listed_regular {
-        open_listed_regular_file(file, cap).map_err(|failure| open_diagnostic(file, failure))
-    } else {
-        open_regular(file, cap)
+    let opened = match (listed_regular, at) {
+        (true, Some((dir, name))) => open_listed_regular_file_at(dir, name, file, cap)
+            .map_err(|failure| open_diagnostic(file, failure)),
+        (true, None) => {
+            open_listed_regular_file(file, cap).map_err(|failure| open_diagnostic(file, failure))
+        }
+        (false, _) => open_regular(file, cap),
     };
     let (handle, meta) = match opened {
         Ok(opened) => opened,

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
@@ -84,12 +85,31 @@ pub struct WalkOutcome {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl WalkOutcome {
-    fn append(&mut self, mut other: WalkOutcome) {
-        self.skills.append(&mut other.skills);
-        self.diagnostics.append(&mut other.diagnostics);
-    }
+/// A walk's outcome and, for each skill found (same order), what the
+/// walk's caller made of it while its folder was open.
+struct Visited<T> {
+    walk: WalkOutcome,
+    made: Vec<T>,
+}
 
+impl<T> Default for Visited<T> {
+    fn default() -> Self {
+        Visited {
+            walk: WalkOutcome::default(),
+            made: Vec::new(),
+        }
+    }
+}
+
+impl<T> Visited<T> {
+    fn append(&mut self, mut other: Visited<T>) {
+        self.walk.skills.append(&mut other.walk.skills);
+        self.walk.diagnostics.append(&mut other.walk.diagnostics);
+        self.made.append(&mut other.made);
+    }
+}
+
+impl WalkOutcome {
     /// The skill folders found, in order.
     pub fn skill_dirs(&self) -> Vec<PathBuf> {
         self.skills.iter().map(|f| f.dir().to_path_buf()).collect()
@@ -120,6 +140,26 @@ struct Ancestors<'a> {
 /// `max_dirs` of that order (a tree that large pays for a second, bounded
 /// walk; every other tree walks once, in parallel).
 pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
+    find_skill_dirs_then(root, limits, &|_, _| ()).0
+}
+
+/// [`find_skill_dirs`], calling `then` on each skill found while its
+/// folder is still open from the listing: `then` gets the skill and that
+/// folder's descriptor, so it can open the skill's files relative to it
+/// (a one-component lookup instead of the whole path, and the work starts
+/// while the rest of the tree is still being listed, on the same threads).
+/// What `then` makes comes back in the order of the skills found. When the
+/// folder limit stops the walk, the walk is done again one folder at a
+/// time (see [`find_skill_dirs`]), calling `then` again for what it keeps.
+pub(crate) fn find_skill_dirs_then<T, F>(
+    root: &Path,
+    limits: WalkLimits,
+    then: &F,
+) -> (WalkOutcome, Vec<T>)
+where
+    T: Send,
+    F: Fn(&FoundSkill, BorrowedFd<'_>) -> T + Sync,
+{
     let walk = |parallel: bool| {
         let walk = Walk {
             root,
@@ -132,15 +172,16 @@ pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
             path: root,
             parent: None,
         };
-        let outcome = walk.visit(root, 0, false, &top);
+        let outcome = walk.visit(root, 0, false, &top, then);
         (outcome, walk.limit_hit.load(Ordering::Relaxed))
     };
-    let (mut outcome, limit_hit) = match walk(true) {
+    let (visited, limit_hit) = match walk(true) {
         (_, true) => walk(false),
         done => done,
     };
+    let Visited { mut walk, made } = visited;
     if limit_hit {
-        outcome.diagnostics.push(
+        walk.diagnostics.push(
             Diagnostic::new(
                 Code::WalkLimit,
                 Severity::Warning,
@@ -153,18 +194,23 @@ pub fn find_skill_dirs(root: &Path, limits: WalkLimits) -> WalkOutcome {
             .in_file(root),
         );
     }
-    outcome
+    (walk, made)
 }
 
 impl Walk<'_> {
-    fn visit(
+    fn visit<T, F>(
         &self,
         dir: &Path,
         depth: usize,
         via_symlink: bool,
         ancestors: &Ancestors<'_>,
-    ) -> WalkOutcome {
-        let mut out = WalkOutcome::default();
+        then: &F,
+    ) -> Visited<T>
+    where
+        T: Send,
+        F: Fn(&FoundSkill, BorrowedFd<'_>) -> T + Sync,
+    {
+        let mut out = Visited::default();
         if depth >= self.limits.max_depth {
             return out;
         }
@@ -210,7 +256,7 @@ impl Walk<'_> {
                             return;
                         }
                         if let Some(ancestor) = loops_to(&meta, ancestors) {
-                            out.diagnostics.push(
+                            out.walk.diagnostics.push(
                                 Diagnostic::new(
                                     Code::SymlinkLoop,
                                     Severity::Warning,
@@ -227,19 +273,22 @@ impl Walk<'_> {
                         }
                     }
                     Ok(_) => {}
-                    Err(e) => out.diagnostics.push(problem(&path, &e, self.root)),
+                    Err(e) => out.walk.diagnostics.push(problem(&path, &e, self.root)),
                 }
             }
         });
-        if let Err(e) = listed {
-            out.diagnostics.push(problem(dir, &e, self.root));
-            return out;
-        }
+        let folder = match listed {
+            Ok(folder) => folder,
+            Err(e) => {
+                out.walk.diagnostics.push(problem(dir, &e, self.root));
+                return out;
+            }
+        };
         if skill_file.is_some() {
             subdirs.retain(|(name, _, _)| !RESOURCE_DIRS.iter().any(|r| name == *r));
         }
         if let Some(file) = skill_file {
-            out.skills.push(FoundSkill {
+            let found = FoundSkill {
                 skill_md: crate::fs::read::skill_file_path(dir, file),
                 via_symlink,
                 listed_regular: if file == SKILL_MD {
@@ -247,17 +296,22 @@ impl Walk<'_> {
                 } else {
                     lower_regular
                 },
-            });
+            };
+            out.made.push(then(&found, folder.as_fd()));
+            out.walk.skills.push(found);
         }
+        // One descriptor per walk thread at a time: closed before the
+        // subfolders are visited.
+        drop(folder);
         subdirs.sort_by(|a, b| a.0.cmp(&b.0));
         let visit_child = |(_, path, linked): &(OsString, PathBuf, bool)| {
             let here = Ancestors {
                 path,
                 parent: Some(ancestors),
             };
-            self.visit(path, depth + 1, *linked, &here)
+            self.visit(path, depth + 1, *linked, &here, then)
         };
-        let children: Vec<WalkOutcome> = if self.parallel {
+        let children: Vec<Visited<T>> = if self.parallel {
             subdirs.par_iter().map(visit_child).collect()
         } else {
             subdirs.iter().map(visit_child).collect()
@@ -280,8 +334,11 @@ thread_local! {
 /// the entry is gone). One `open` and `getdents64` calls into a large
 /// reused buffer (about two for a folder of a few hundred entries), where
 /// `read_dir` adds an `fstat` per folder and a path and an allocation per
-/// entry.
-fn list_dir(dir: &Path, mut entry: impl FnMut(&[u8], Option<FileType>)) -> std::io::Result<()> {
+/// entry. Returns the folder's descriptor (the caller closes it).
+fn list_dir(
+    dir: &Path,
+    mut entry: impl FnMut(&[u8], Option<FileType>),
+) -> std::io::Result<OwnedFd> {
     let fd = rustix::fs::open(
         dir,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | OFlags::NONBLOCK,
@@ -322,7 +379,7 @@ fn list_dir(dir: &Path, mut entry: impl FnMut(&[u8], Option<FileType>)) -> std::
             crate::limits::WALK_LISTING_BUFFER_BYTES
         ]),
     });
-    Ok(())
+    Ok(fd)
 }
 
 /// The ancestor that a symlinked folder (`meta`, followed) is, if any.

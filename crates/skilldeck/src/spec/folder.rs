@@ -10,10 +10,12 @@ use crate::fs::read::io_diagnostic;
 use crate::fs::read::symlink_diagnostic;
 use crate::fs::read::with_skill_md_for_validation;
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
-use crate::fs::walk::{FoundSkill, WalkLimits, find_skill_dirs};
+use crate::fs::walk::{FoundSkill, WalkLimits, WalkOutcome, find_skill_dirs, find_skill_dirs_then};
 use crate::spec::fields::Frontmatter;
+use crate::spec::lints::SkillFolder;
 use crate::spec::options::ValidationOptions;
 use crate::spec::validate;
+use rustix::fd::BorrowedFd;
 
 /// Everything known about one skill after validation.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -110,7 +112,7 @@ pub fn validate_path(path: &Path, options: &ValidationOptions) -> SkillReport {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        return validate_file(&dir, path, options, Vec::new(), false);
+        return validate_file(&dir, path, options, Vec::new(), false, None);
     }
     SkillReport::failed(
         path.to_path_buf(),
@@ -127,13 +129,19 @@ pub fn validate_path(path: &Path, options: &ValidationOptions) -> SkillReport {
 
 /// Validates a skill folder.
 pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
+    // The `lstat` that finds the skill file also types it, as a folder
+    // listing would: a regular file (not a symlink, FIFO or device) is then
+    // opened without a second `stat` (`O_NOFOLLOW`, the handle checked).
     let upper = dir.join(SKILL_MD);
-    if std::fs::symlink_metadata(&upper).is_ok() {
-        return validate_file(dir, &upper, options, Vec::new(), false);
+    if let Ok(meta) = std::fs::symlink_metadata(&upper) {
+        let regular = meta.file_type().is_file();
+        return validate_file(dir, &upper, options, Vec::new(), regular, None);
     }
     let lower = dir.join(SKILL_MD_LOWERCASE);
-    if std::fs::symlink_metadata(&lower).is_ok() {
-        return validate_file(dir, &lower, options, vec![lowercase_warning(&lower)], false);
+    if let Ok(meta) = std::fs::symlink_metadata(&lower) {
+        let regular = meta.file_type().is_file();
+        let warning = vec![lowercase_warning(&lower)];
+        return validate_file(dir, &lower, options, warning, regular, None);
     }
     // A folder of skills given where a skill was expected: say so. The walk
     // runs only on this failure path, within the usual bounds.
@@ -168,6 +176,17 @@ pub fn validate_dir(dir: &Path, options: &ValidationOptions) -> SkillReport {
 /// regular file is opened without a `stat` before (the open handle is
 /// checked instead).
 pub fn validate_found(found: &FoundSkill, options: &ValidationOptions) -> SkillReport {
+    validate_found_in(found, None, options)
+}
+
+/// [`validate_found`], with the open descriptor of the skill's folder when
+/// the walk still holds it: the skill file and the linked files are then
+/// looked up relative to it.
+fn validate_found_in(
+    found: &FoundSkill,
+    folder: Option<BorrowedFd<'_>>,
+    options: &ValidationOptions,
+) -> SkillReport {
     let lowercase = found
         .skill_md
         .file_name()
@@ -183,7 +202,28 @@ pub fn validate_found(found: &FoundSkill, options: &ValidationOptions) -> SkillR
         options,
         diagnostics,
         found.listed_regular,
+        folder,
     )
+}
+
+/// Every skill below `root`, found and validated in one parallel pass: each
+/// skill is validated by the walk thread that listed its folder, while the
+/// folder is open (its files looked up relative to it; see
+/// [`validate_found`] for the reads). Returns what [`find_skill_dirs`]
+/// returns for `root` and, in the same order as its skills, the reports
+/// [`validate_found`] gives for them.
+pub fn validate_tree(
+    root: &Path,
+    limits: WalkLimits,
+    options: &ValidationOptions,
+) -> (WalkOutcome, Vec<SkillReport>) {
+    // Boxed while the walk merges its folders' results level by level: a
+    // report is large (the typed frontmatter), and each merge would move it
+    // again; a box moves as one pointer.
+    let (walk, reports) = find_skill_dirs_then(root, limits, &|found, folder| {
+        Box::new(validate_found_in(found, Some(folder), options))
+    });
+    (walk, reports.into_iter().map(|report| *report).collect())
 }
 
 /// [`validate_found`] for every skill of a walk, in parallel; reports come
@@ -212,6 +252,7 @@ fn validate_file(
     options: &ValidationOptions,
     mut diagnostics: Vec<Diagnostic>,
     listed_regular: bool,
+    folder: Option<BorrowedFd<'_>>,
 ) -> SkillReport {
     // Folder-level findings get the same grading as the file's.
     diagnostics.retain_mut(|d| match options.severity(d.code) {
@@ -221,34 +262,49 @@ fn validate_file(
         }
         None => false,
     });
-    with_skill_md_for_validation(file, options.max_skill_md_bytes, listed_regular, |text| {
-        let text = match text {
-            Ok(text) => text,
-            Err(d) => {
-                let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
-                diagnostics.append(&mut r.diagnostics);
-                r.diagnostics = diagnostics;
-                return r;
+    // The skill file's name in the open folder (it is `dir`'s child).
+    let at = folder.zip(file.file_name().and_then(|n| n.to_str()));
+    with_skill_md_for_validation(
+        file,
+        options.max_skill_md_bytes,
+        listed_regular,
+        at,
+        |text| {
+            let text = match text {
+                Ok(text) => text,
+                Err(d) => {
+                    let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
+                    diagnostics.append(&mut r.diagnostics);
+                    r.diagnostics = diagnostics;
+                    return r;
+                }
+            };
+            let checked = validate::check_text_in(
+                text,
+                Some(SkillFolder {
+                    path: dir,
+                    fd: folder,
+                }),
+                options,
+            );
+            diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
+            let name = checked
+                .frontmatter
+                .as_ref()
+                .and_then(|f| f.name.clone())
+                .or_else(|| folder_name(dir));
+            let valid = !diagnostics.iter().any(Diagnostic::is_error);
+            SkillReport {
+                path: dir.to_path_buf(),
+                skill_md: Some(file.to_path_buf()),
+                name,
+                valid,
+                frontmatter: checked.frontmatter,
+                body_line: checked.body_line,
+                diagnostics,
             }
-        };
-        let checked = validate::check_text(text, Some(dir), options);
-        diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
-        let name = checked
-            .frontmatter
-            .as_ref()
-            .and_then(|f| f.name.clone())
-            .or_else(|| folder_name(dir));
-        let valid = !diagnostics.iter().any(Diagnostic::is_error);
-        SkillReport {
-            path: dir.to_path_buf(),
-            skill_md: Some(file.to_path_buf()),
-            name,
-            valid,
-            frontmatter: checked.frontmatter,
-            body_line: checked.body_line,
-            diagnostics,
-        }
-    })
+        },
+    )
 }
 
 /// Validates many skill folders in parallel; reports come back in the order

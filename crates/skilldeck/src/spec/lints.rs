@@ -180,8 +180,45 @@ fn says_when(lower: &str) -> bool {
     false
 }
 
+/// The skill folder the link lints look files up in: its path, and its
+/// open descriptor when the caller holds one (the walk, while it lists the
+/// folder): files are then looked up relative to it, one short path instead
+/// of the whole one per `stat` and `open`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SkillFolder<'a> {
+    /// The folder's path (every link is resolved inside it).
+    pub(crate) path: &'a Path,
+    /// Its open descriptor, if any.
+    pub(crate) fd: Option<rustix::fd::BorrowedFd<'a>>,
+}
+
+impl SkillFolder<'_> {
+    /// `path` (made by [`resolve_inside`] on this folder) as the folder's
+    /// descriptor sees it: the part after the folder's own path (`.` for
+    /// the folder itself). `resolve_inside` starts its result with the
+    /// folder's bytes, then adds normal components only.
+    fn relative<'p>(&self, path: &'p Path) -> Option<&'p Path> {
+        use std::os::unix::ffi::OsStrExt;
+        let rest = path
+            .as_os_str()
+            .as_bytes()
+            .strip_prefix(self.path.as_os_str().as_bytes())?;
+        let rest = match rest.strip_prefix(b"/") {
+            Some(rest) => rest,
+            // Pushing onto a folder path that ends in `/` adds none.
+            None if self.path.as_os_str().as_bytes().ends_with(b"/") || rest.is_empty() => rest,
+            None => return None,
+        };
+        Some(if rest.is_empty() {
+            Path::new(".")
+        } else {
+            Path::new(std::ffi::OsStr::from_bytes(rest))
+        })
+    }
+}
+
 /// Body lints. `dir` is the skill folder (link checks are skipped without it).
-pub(crate) fn body(body: &str, body_line: u32, dir: Option<&Path>, sink: &mut Sink<'_>) {
+pub(crate) fn body(body: &str, body_line: u32, dir: Option<SkillFolder<'_>>, sink: &mut Sink<'_>) {
     let lines = line_count(body);
     if lines > MAX_BODY_LINES {
         let over = body_line.saturating_add(u32::try_from(MAX_BODY_LINES).unwrap_or(u32::MAX));
@@ -682,25 +719,51 @@ struct Stat {
 }
 
 /// `stat` results of one skill's lint run, by path: a file linked from
-/// `SKILL.md` and again from its references is looked up once.
+/// `SKILL.md` and again from its references is looked up once. With the
+/// folder's descriptor, the `stat` is made relative to it.
 /// Keyed by the path's bytes with a fast hasher: the paths come from
 /// [`resolve_inside`], already normal (no `.`, `..` or doubled separators),
 /// so bytes compare as `Path`s would, without `Path`'s component-wise hash.
-#[derive(Default)]
-struct Stats(HashMap<std::ffi::OsString, Option<Stat>, foldhash::fast::RandomState>);
+struct Stats<'a> {
+    folder: SkillFolder<'a>,
+    known: HashMap<std::ffi::OsString, Option<Stat>, foldhash::fast::RandomState>,
+}
 
-impl Stats {
+impl<'a> Stats<'a> {
+    fn new(folder: SkillFolder<'a>) -> Self {
+        Stats {
+            folder,
+            known: HashMap::default(),
+        }
+    }
+
     /// `None`: nothing there (or unreadable).
     fn get(&mut self, path: &Path) -> Option<Stat> {
-        if let Some(&known) = self.0.get(path.as_os_str()) {
+        if let Some(&known) = self.known.get(path.as_os_str()) {
             return known;
         }
-        let found = std::fs::metadata(path).ok().map(|m| Stat {
-            is_file: m.is_file(),
-            len: m.len(),
-        });
-        self.0.insert(path.as_os_str().to_owned(), found);
+        let found = match self.at(path) {
+            // Following symlinks, as `std::fs::metadata` does.
+            Some((fd, rel)) => rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())
+                .ok()
+                .map(|st| Stat {
+                    is_file: rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::RegularFile,
+                    len: u64::try_from(st.st_size).unwrap_or(0),
+                }),
+            None => std::fs::metadata(path).ok().map(|m| Stat {
+                is_file: m.is_file(),
+                len: m.len(),
+            }),
+        };
+        self.known.insert(path.as_os_str().to_owned(), found);
         found
+    }
+
+    /// The folder's descriptor and `path` relative to it, when the folder
+    /// is open.
+    fn at<'p>(&self, path: &'p Path) -> Option<(rustix::fd::BorrowedFd<'a>, &'p Path)> {
+        Some((self.folder.fd?, self.folder.relative(path)?))
     }
 }
 
@@ -713,8 +776,9 @@ struct LinkedMd {
     len: u64,
 }
 
-fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
-    let mut stats = Stats::default();
+fn links(body: &str, body_line: u32, folder: SkillFolder<'_>, sink: &mut Sink<'_>) {
+    let dir = folder.path;
+    let mut stats = Stats::new(folder);
     let mut seen: HashSet<String, foldhash::fast::RandomState> = HashSet::default();
     let mut linked_md: Vec<LinkedMd> = Vec::new();
     for link in extract_links(body) {
@@ -775,15 +839,22 @@ fn links(body: &str, body_line: u32, dir: &Path, sink: &mut Sink<'_>) {
 /// reusable buffer when the file is as long as its `stat` said, close. The open does not block
 /// (a FIFO swapped in after the `stat` reads as empty). `None` when it
 /// cannot be read or is not UTF-8.
-fn linked_targets(path: &Path, len: u64) -> Option<Vec<String>> {
+fn linked_targets(path: &Path, len: u64, stats: &Stats<'_>) -> Option<Vec<String>> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .ok()?;
+    let file = match stats.at(path) {
+        Some((fd, rel)) => {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+            std::fs::File::from(rustix::fs::openat(fd, rel, flags, Mode::empty()).ok()?)
+        }
+        None => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .ok()?,
+    };
     crate::fs::read::with_sized_read(&BUFFER, file, len, MAX_LINT_LINKED_FILE_BYTES, |read| {
         let text = crate::fs::read::utf8(read.ok()?).ok()?;
         Some(link_targets(text))
@@ -791,7 +862,7 @@ fn linked_targets(path: &Path, len: u64) -> Option<Vec<String>> {
 }
 
 /// Spec: keep file references one level deep from SKILL.md.
-fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats, sink: &mut Sink<'_>) {
+fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats<'_>, sink: &mut Sink<'_>) {
     // The link targets of each file read (`None`: unreadable): a file
     // linked twice (`references/a.md`, `./references/a.md`) is read once.
     let mut read: Vec<(&Path, Option<Vec<String>>)> = Vec::new();
@@ -810,7 +881,7 @@ fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats, sink: &
         {
             Some(i) => i,
             None => {
-                let targets = linked_targets(path, *len);
+                let targets = linked_targets(path, *len, stats);
                 read.push((path, targets));
                 read.len() - 1
             }

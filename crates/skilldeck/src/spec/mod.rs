@@ -25,6 +25,7 @@ pub use control::{
 pub use fields::Frontmatter;
 pub use folder::{
     SkillReport, validate_dir, validate_found, validate_found_many, validate_many, validate_path,
+    validate_tree,
 };
 pub use frontmatter::{Split, split as split_frontmatter};
 pub use name::{

@@ -9,7 +9,7 @@ use crate::spec::fields::Frontmatter;
 use crate::spec::fields::check_fields;
 use crate::spec::fields::description_pos;
 use crate::spec::frontmatter;
-use crate::spec::lints;
+use crate::spec::lints::{self, SkillFolder};
 use crate::spec::name::{self};
 use crate::spec::options::Mode;
 use crate::spec::options::Sink;
@@ -31,6 +31,21 @@ pub struct Checked {
 /// Checks the text of a `SKILL.md` in `dir` (the skill folder, used for the
 /// folder-name rule and the link lints; `None` skips both).
 pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -> Checked {
+    check_text_in(
+        text,
+        dir.map(|path| SkillFolder { path, fd: None }),
+        options,
+    )
+}
+
+/// [`check_text`], with the folder's open descriptor when the caller has
+/// one (the link lints then look files up relative to it).
+pub(crate) fn check_text_in(
+    text: &str,
+    folder: Option<SkillFolder<'_>>,
+    options: &ValidationOptions,
+) -> Checked {
+    let dir = folder.map(|f| f.path);
     let mut sink = Sink::new(options);
     let mut text = text;
     if let Some(rest) = text.strip_prefix('\u{FEFF}') {
@@ -85,7 +100,7 @@ pub fn check_text(text: &str, dir: Option<&Path>, options: &ValidationOptions) -
             lints::description_placeholder(description, description_pos(&root), &mut sink);
             lints::description(description, description_pos(&root), &mut sink);
         }
-        lints::body(split.body, split.body_line, dir, &mut sink);
+        lints::body(split.body, split.body_line, folder, &mut sink);
     }
     finish(sink, Some(fm), split.body_line)
 }
