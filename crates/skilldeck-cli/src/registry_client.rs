@@ -40,12 +40,14 @@ pub fn client_for(url: &str, token_file: Option<&Path>) -> Result<Client, CliErr
     Ok(Client::new(url, token)?)
 }
 
-/// Ends a command on a registry error: a refusal with diagnostics prints
-/// them (`file:line:col: code message`) and exits [`exit::INVALID`]; any
-/// other error is a [`CliError`].
+/// Ends a command on a registry error: a refusal of the content (422: its
+/// validation diagnostics, the risk audit's findings, a signature) prints
+/// what the registry said (each diagnostic and finding as
+/// `file:line:col: code message`) and exits [`exit::INVALID`]; any other
+/// error is a [`CliError`].
 pub fn failed(e: ClientError) -> Result<u8, CliError> {
     match e.problem() {
-        Some(p) if !p.diagnostics.is_empty() => {
+        Some(p) if p.status == 422 || !p.diagnostics.is_empty() => {
             let mut err = std::io::stderr().lock();
             writeln!(
                 err,
@@ -57,6 +59,18 @@ pub fn failed(e: ClientError) -> Result<u8, CliError> {
             )?;
             for d in &p.diagnostics {
                 writeln!(err, "{}", render::safe(&diagnostic_line(d)))?;
+            }
+            for f in &p.findings {
+                let at = match (f.line, f.column) {
+                    (Some(l), Some(c)) => format!("{}:{l}:{c}", f.file),
+                    (Some(l), None) => format!("{}:{l}", f.file),
+                    _ => f.file.clone(),
+                };
+                writeln!(
+                    err,
+                    "{}",
+                    render::safe(&format!("{at}: {} {} {}", f.severity, f.code, f.message))
+                )?;
             }
             Ok(exit::INVALID)
         }

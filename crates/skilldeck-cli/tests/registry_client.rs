@@ -949,3 +949,60 @@ fn serve_registry_exec_passes_only_env_grants_the_host_allows_and_logs_the_rest_
         "{clash}"
     );
 }
+
+#[test]
+fn publish_sign_is_checked_against_the_namespaces_keys_and_install_pins_the_signer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    let keys = home.join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let (key, public) = skilldeck_testkit::ssh::keypair(&keys, "alice", "ed25519", "");
+    let dir = skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n");
+    let publish_signed = || {
+        sd(
+            home,
+            &admin_args(
+                &server,
+                &[
+                    "publish",
+                    dir.to_str().unwrap(),
+                    "--namespace",
+                    "acme",
+                    "--sign",
+                    key.to_str().unwrap(),
+                ],
+            ),
+        )
+    };
+    // Signed by a key nobody registered for the namespace: refused,
+    // saying what to do.
+    let out = publish_signed();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not registered for namespace 'acme'"), "{err}");
+    // Registered: published, and the version names its signer.
+    let body = serde_json::json!({ "public_key": public }).to_string();
+    assert_eq!(
+        admin_request(&server, "POST", "/api/v1/namespaces/acme/signers", &body),
+        201
+    );
+    ok(&publish_signed());
+    // Installed from the registry: the signature is checked and the
+    // signer pinned in the lock.
+    let root = home.join("proj/.agents/skills");
+    ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "install",
+                "acme/pdf@1.0.0",
+                "--root",
+                root.to_str().unwrap(),
+            ],
+        ),
+    ));
+    let lock = std::fs::read_to_string(home.join("proj/.agents/skilldeck.lock")).unwrap();
+    assert!(lock.contains("signer = \"SHA256:"), "{lock}");
+}
