@@ -308,7 +308,7 @@ pub(crate) async fn recompute_latest(
 
 impl Registry {
     /// Publishes a package (tar.gz or zip) into `ns`, with its SSH
-    /// signature when given ([`crate::service::signing`]). The same content
+    /// signature when given (checked against the namespace's registered keys). The same content
     /// again is a no-op (`created: false`); other content under an
     /// existing version is 409 `registry-version-exists`.
     pub async fn publish(
