@@ -366,9 +366,10 @@ impl Host {
             }
             Err(DeliveryError::Render(e)) => Err(ToolError::failed(e)),
             // The in-memory tracker does not fail.
-            Err(DeliveryError::Log(e)) => {
-                Err(ToolError::new(crate::tool_error::ToolErrorKind::Failed, e.to_string()))
-            }
+            Err(DeliveryError::Log(e)) => Err(ToolError::new(
+                crate::tool_error::ToolErrorKind::Failed,
+                e.to_string(),
+            )),
         }
     }
 
