@@ -83,6 +83,27 @@ fn compact_parameters_become_a_closed_object_schema() {
 }
 
 #[test]
+fn items_given_as_a_bare_type_name_mean_items_of_that_type() {
+    // Seed 002's `deep-research` skill writes `items: string`.
+    let root = Root::new();
+    let dir = tool_skill(
+        &root,
+        "research",
+        "tools:\n  - name: initiate\n    description: Start research.\n    parameters:\n      query:\n        type: string\n        required: true\n      sources:\n        type: array\n        items: string\n        description: Sources to search\n    run: scripts/run.py\n",
+    );
+    assert!(
+        lenient_diagnostics(&dir).is_empty(),
+        "{:#?}",
+        lenient_diagnostics(&dir)
+    );
+    let fm = frontmatter_of(&dir, Mode::Lenient);
+    assert_eq!(
+        fm.tools[0].input_schema["properties"]["sources"],
+        json!({"type": "array", "items": {"type": "string"}, "description": "Sources to search"})
+    );
+}
+
+#[test]
 fn a_full_input_schema_keeps_yaml_types() {
     let root = Root::new();
     let dir = tool_skill(

@@ -8,7 +8,7 @@
 //!     description: Search the notes by keyword.
 //!     parameters:                 # the compact form ...
 //!       query: {type: string, description: Words to find, required: true}
-//!       tags: {type: array, items: {type: string}}
+//!       tags: {type: array, items: {type: string}}   # or `items: string`
 //!     run: scripts/search.py      # the entry point, inside the skill
 //!   - name: stats
 //!     description: Count the notes.
@@ -522,6 +522,12 @@ fn compact_schema(
                         ok = false;
                     }
                 },
+                // `items: string` is shorthand for `items: {type: string}`
+                // (seed 002 writes it): a bare type name, not a schema.
+                "items" if matches!(&fv.kind, NodeKind::Scalar(_)) => {
+                    let v = typed_field.cloned().unwrap_or_else(|| node_to_json(fv));
+                    prop.insert("items".to_owned(), json!({ "type": v }));
+                }
                 k if PARAM_KEYS.contains(&k) => {
                     let v = typed_field.cloned().unwrap_or_else(|| node_to_json(fv));
                     prop.insert(k.to_owned(), v);
