@@ -304,6 +304,14 @@ impl Execution {
         let resolved = tools
             .resolve(deck, full_name)
             .map_err(|e| e.to_tool_error())?;
+        let Some(run) = resolved.tool.run.clone() else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "skill tool '{full_name}' has no script: the host implements it (a handler                      registered with the host answers it), so there is nothing to run here"
+                ),
+            ));
+        };
         tools
             .check_arguments(deck, full_name, arguments)
             .map_err(|e| e.to_tool_error())?;
@@ -313,7 +321,7 @@ impl Execution {
                 format!(
                     "skill tool '{full_name}' cannot run: its script '{}' is missing from skill \
                      '{}' (removed or moved since the skill was loaded); nothing was run",
-                    resolved.tool.run, resolved.skill.name
+                    run, resolved.skill.name
                 ),
             ));
         }
@@ -322,7 +330,7 @@ impl Execution {
         Ok(PreparedRun {
             skill: resolved.skill,
             tool: full_name.to_owned(),
-            path: resolved.tool.run.clone(),
+            path: run,
             args: Vec::new(),
             stdin: Input::Bytes(stdin),
             context: CallContext {
