@@ -69,10 +69,10 @@ fn exec_section_parses_every_key_and_per_skill_grants() {
     assert_eq!((exec.concurrency, exec.queue), (2, 0));
     assert_eq!(exec.env, vec!["LANG_X".to_owned()]);
     let grant = exec.grant("web-fetch");
-    assert!(grant.network);
+    assert!(grant.network.is_all());
     assert_eq!(grant.read, vec![PathBuf::from("data")]);
     assert_eq!(grant.env, vec!["API_TOKEN".to_owned()]);
-    assert!(!exec.grant("other").network);
+    assert!(!exec.grant("other").network.is_granted());
 }
 
 #[test]
