@@ -394,24 +394,21 @@ fn head_of(req: &httparse::Request<'_, '_>, rest: Vec<u8>) -> Result<Head, Strin
     } else {
         path.to_owned()
     };
-    let mut head = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
-    let mut has_host = false;
+    // The Host header is the URL's authority, the name that was checked:
+    // a different one would ask the granted server for another site.
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\n").into_bytes();
     for h in req.headers.iter() {
         let name = h.name.to_ascii_lowercase();
         if matches!(
             name.as_str(),
-            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+            "host" | "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
         ) {
             continue;
         }
-        has_host |= name == "host";
         head.extend_from_slice(h.name.as_bytes());
         head.extend_from_slice(b": ");
         head.extend_from_slice(h.value);
         head.extend_from_slice(b"\r\n");
-    }
-    if !has_host {
-        head.extend_from_slice(format!("Host: {authority}\r\n").as_bytes());
     }
     head.extend_from_slice(b"Connection: close\r\n\r\n");
     Ok(Head {
@@ -617,8 +614,8 @@ mod tests {
     }
 
     #[test]
-    fn plain_http_is_rewritten_to_origin_form_without_proxy_headers() {
-        let raw = b"GET http://api.example.com:8080/a?b=1 HTTP/1.1\r\nHost: api.example.com:8080\r\nProxy-Authorization: x\r\nConnection: keep-alive\r\n\r\nBODY";
+    fn plain_http_is_rewritten_to_origin_form_for_the_checked_host_without_proxy_headers() {
+        let raw = b"GET http://api.example.com:8080/a?b=1 HTTP/1.1\r\nHost: evil.example\r\nProxy-Authorization: x\r\nConnection: keep-alive\r\n\r\nBODY";
         let mut headers = [httparse::EMPTY_HEADER; 16];
         let mut req = httparse::Request::new(&mut headers);
         let httparse::Status::Complete(len) = req.parse(raw).unwrap() else {
@@ -628,7 +625,11 @@ mod tests {
         assert!(!head.connect);
         assert_eq!((head.host.as_str(), head.port), ("api.example.com", 8080));
         let text = String::from_utf8(head.upstream_head).unwrap();
-        assert!(text.starts_with("GET /a?b=1 HTTP/1.1\r\n"), "{text}");
+        assert!(
+            text.starts_with("GET /a?b=1 HTTP/1.1\r\nHost: api.example.com:8080\r\n"),
+            "{text}"
+        );
+        assert!(!text.contains("evil.example"), "{text}");
         assert!(!text.to_lowercase().contains("proxy-authorization"));
         assert!(text.ends_with("Connection: close\r\n\r\n"));
         assert_eq!(head.rest, b"BODY");
