@@ -626,7 +626,19 @@ fn with_output(mut message: String, outcome: &Outcome) -> String {
             let _ = write!(message, "\n[{name} was cut at {cap} bytes]");
         }
     }
+    let _ = write!(message, "{}", refusal_note(outcome));
     message
+}
+
+/// `\n[sandbox refused: …]` when the sandbox refused a system call or a
+/// connection during the run (the caps are worded by the caller), else
+/// nothing.
+fn refusal_note(outcome: &Outcome) -> String {
+    let r = &outcome.refusals;
+    if r.syscalls_denied() == 0 && r.connections_blocked == 0 {
+        return String::new();
+    }
+    format!("\n[sandbox {}]", r.summary())
 }
 
 /// The skill of the tool `full_name` when the model may use it
@@ -705,6 +717,7 @@ fn finish(
             outcome.policy.limits.output_cap
         );
     }
+    text.push_str(&refusal_note(&outcome));
     Ok(ToolRun {
         skill: skill.name.clone(),
         tool: tool.to_owned(),
