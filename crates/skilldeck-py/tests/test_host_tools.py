@@ -5,6 +5,7 @@ registered, and reports it until then."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Dict, List
@@ -14,13 +15,15 @@ import pytest
 from skilldeck import Deck, InvalidArgumentsError, SkillInvocationError
 from skilldeck.langchain import create_tools
 
-SEED_002 = (
-    Path(__file__).resolve().parents[2]
-    / "skilldeck-testkit"
-    / "fixtures"
-    / "seeds"
-    / "002-deep-research"
+# The fixtures shared with the Rust tests (scripts/test-python.sh sets the
+# variable: the tests run from a copy outside the checkout).
+FIXTURES = Path(
+    os.environ.get(
+        "SKILLDECK_FIXTURES",
+        Path(__file__).resolve().parents[2] / "skilldeck-testkit" / "fixtures",
+    )
 )
+SEED_002 = FIXTURES / "seeds" / "002-deep-research"
 TOOL = "deep_research__initiate_research"
 
 
