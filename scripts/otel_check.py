@@ -102,6 +102,11 @@ def drive(srv):
     answers.append(r.get("result"))
     r, _ = srv.request("resources/read", {"uri": "skill://alpha/SKILL.md"})
     answers.append(r.get("result"))
+    # A tool error is logged ("tool error"): its line must carry the trace
+    # id of its exported span (no traceparent sent).
+    r, _ = srv.request("tools/call", {
+        "name": "read_skill_resource", "arguments": {"name": "alpha", "path": "missing.md"}})
+    answers.append(r.get("result"))
     return answers
 
 
@@ -125,7 +130,8 @@ def part_spans(receiver):
     })
     answers = drive(srv)
     srv.close()
-    wait_spans(receiver, {"tools/call activate_skill", "resources/read"})
+    wait_spans(receiver, {"tools/call activate_skill", "resources/read",
+                          "tools/call read_skill_resource"})
     log = open(os.path.join(base, "stderr.log"), encoding="utf-8", errors="replace").read()
     n0 = len(failures)
     with receiver.lock:
@@ -147,6 +153,7 @@ def part_spans(receiver):
           "OTEL_EXPORTER_OTLP_HEADERS sent with every export")
 
     calls = by_name.get("tools/call activate_skill", [])
+    second = None
     if check(len(calls) == 2, f"two tools/call activate_skill spans, got {len(calls)}"):
         first = next((c for c in calls if c.trace_id.hex() == TRACE_ID), None)
         if check(first is not None, "traceparent's trace id propagated to tools/call"):
@@ -188,6 +195,28 @@ def part_spans(receiver):
         failures_text = d.get("skilldeck.discovery.failures") or ""
         check(os.path.join("broken", "SKILL.md:") in failures_text,
               f"discovery failure with file:line: {failures_text!r}")
+        check(d.get("skilldeck.discovery.skills") == "alpha, beta",
+              f"discover names the skills it loaded: {d}")
+        # Start-up: the log lines and the exported trace share one trace id
+        # (no client sent a traceparent for it).
+        startup = [s for s in by_name.get("startup", []) if not s.parent_span_id]
+        if check(len(startup) == 1, f"one startup root span, got {len(startup)}"):
+            tid = startup[0].trace_id.hex()
+            check(disc[0].trace_id.hex() == tid, "discover is in the startup trace")
+            lines = [l for l in log.splitlines()
+                     if "skills loaded" in l or "skill not loaded" in l]
+            check(len(lines) >= 2 and all(f"trace_id={tid}" in l for l in lines),
+                  f"every start-up line carries the startup trace id {tid}: {lines}")
+            loaded = [l for l in lines if "skills loaded" in l]
+            check(loaded and "alpha, beta" in loaded[0], f"skills loaded names them: {loaded}")
+    # A request without traceparent: its log line carries the trace id its
+    # exported span has.
+    errs = by_name.get("tools/call read_skill_resource", [])
+    if check(len(errs) == 1, f"one tools/call read_skill_resource span, got {len(errs)}"):
+        tid = errs[0].trace_id.hex()
+        lines = [l for l in log.splitlines() if "tool error" in l]
+        check(lines and all(f"trace_id={tid}" in l for l in lines),
+              f"the log line of a request without traceparent carries its exported trace id {tid}: {lines}")
     cat = by_name.get("render_catalog", [])
     if check(cat, "render_catalog span"):
         c = attrs(cat[0])

@@ -115,6 +115,10 @@ impl skilldeck_source::Target for Engine {
     /// Discovers the deck again ([`Host::reload`]); when the catalog
     /// changed, clients are told ([`Change::Catalog`]) and `Ok(true)` is
     /// returned. Skills that could not be loaded are logged.
+    fn operation_span(&self, name: &'static str) -> tracing::Span {
+        crate::telemetry::operation_span(name)
+    }
+
     fn reload(&self) -> Result<bool, skilldeck::Error> {
         let reload = self.host.reload()?;
         for d in &reload.errors {

@@ -7,8 +7,6 @@
 //! `trace_id` (from a W3C `traceparent` in `_meta` when the client sends
 //! one, else a fresh id) and `method`, so each log line names its request.
 
-use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -336,13 +334,6 @@ fn trace_context(
     telemetry::trace_context(&[meta.map(|m| &m.0.0), Some(&ctx.meta.0.0)], headers)
 }
 
-fn fresh_trace_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let state = RandomState::new();
-    format!("{:016x}{:016x}", state.hash_one(n), state.hash_one(!n))
-}
-
 /// The span of one request. When spans are exported it is named after the
 /// method (`tools/list`; `tools/call <tool>` in [`tool_call_span`]), is a
 /// server span, and the client's trace context is its parent.
@@ -352,14 +343,11 @@ fn request_span(
     session: &str,
 ) -> tracing::Span {
     let trace = trace_context(None, ctx);
-    let trace_id = trace
-        .as_ref()
-        .map_or_else(fresh_trace_id, |t| t.trace_id().to_owned());
     let exporting = telemetry::exporting();
     let span = tracing::info_span!(
         "request",
         request_id = %ctx.id,
-        trace_id = %trace_id,
+        trace_id = tracing::field::Empty,
         method,
         session,
         otel.name = exporting.then_some(method),
@@ -367,9 +355,7 @@ fn request_span(
         mcp.method.name = exporting.then_some(method),
         skilldeck.skills.available = tracing::field::Empty,
     );
-    if let Some(trace) = &trace {
-        telemetry::set_parent(&span, trace);
-    }
+    telemetry::bind_trace_id(&span, trace.as_ref());
     span
 }
 
@@ -384,15 +370,12 @@ fn tool_call_span(
     session: &str,
 ) -> tracing::Span {
     let trace = trace_context(meta, ctx);
-    let trace_id = trace
-        .as_ref()
-        .map_or_else(fresh_trace_id, |t| t.trace_id().to_owned());
     let exporting = telemetry::exporting();
     let name = exporting.then(|| format!("tools/call {tool}"));
     let span = tracing::info_span!(
         "request",
         request_id = %ctx.id,
-        trace_id = %trace_id,
+        trace_id = tracing::field::Empty,
         method = "tools/call",
         session,
         otel.name = name,
@@ -405,9 +388,7 @@ fn tool_call_span(
         skilldeck.skills.available = tracing::field::Empty,
         error.type = tracing::field::Empty,
     );
-    if let Some(trace) = &trace {
-        telemetry::set_parent(&span, trace);
-    }
+    telemetry::bind_trace_id(&span, trace.as_ref());
     span
 }
 

@@ -232,6 +232,57 @@ pub fn set_parent(span: &tracing::Span, context: &TraceContext) {
     let _ = (span, context);
 }
 
+/// The trace id `span` is exported under (its OpenTelemetry context's,
+/// after [`set_parent`]), or `None` when nothing is exported.
+fn exported_trace_id(span: &tracing::Span) -> Option<String> {
+    #[cfg(feature = "otel")]
+    if exporting() {
+        return export::trace_id(span);
+    }
+    let _ = span;
+    None
+}
+
+/// A trace id of our own, for log lines when nothing is exported: 32 hex
+/// digits, never all zero, different per call.
+fn fresh_trace_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let state = RandomState::new();
+    format!("{:016x}{:016x}", state.hash_one(n), state.hash_one(!n) | 1)
+}
+
+/// Puts on `span` (declared with `trace_id = tracing::field::Empty`) the one
+/// trace id its log lines and its exported spans share: the client's (its
+/// `traceparent` becomes the parent), else the exported span's own, else a
+/// fresh one (nothing exported). Returns it.
+pub fn bind_trace_id(span: &tracing::Span, client: Option<&TraceContext>) -> String {
+    if let Some(trace) = client {
+        set_parent(span, trace);
+    }
+    let id = client
+        .map(|t| t.trace_id().to_owned())
+        .or_else(|| exported_trace_id(span))
+        .unwrap_or_else(fresh_trace_id);
+    span.record("trace_id", tracing::field::display(&id));
+    id
+}
+
+/// The span of one piece of the server's own work (`startup`, `reload`,
+/// `watch`): a root span with its trace id bound ([`bind_trace_id`]), so
+/// every line logged inside carries the trace id of the exported trace.
+pub fn operation_span(name: &'static str) -> tracing::Span {
+    let span = tracing::info_span!(
+        "operation",
+        operation = name,
+        trace_id = tracing::field::Empty,
+        otel.name = exporting().then_some(name),
+    );
+    bind_trace_id(&span, None);
+    span
+}
+
 /// Records `value` on `span` as the attribute `key` for export only (not on
 /// log lines); only when [`export_content`] is on.
 pub fn record_content(span: &tracing::Span, key: &'static str, value: impl FnOnce() -> String) {
@@ -285,6 +336,15 @@ pub(crate) mod export {
         // Fails only when the span is disabled or already started: then
         // it keeps its own trace.
         let _ = span.set_parent(parent);
+    }
+
+    /// The trace id of `span`'s OpenTelemetry context (32 hex digits), or
+    /// `None` when the span is not sampled into a trace.
+    pub(crate) fn trace_id(span: &tracing::Span) -> Option<String> {
+        use opentelemetry::trace::TraceContextExt as _;
+        let context = span.context();
+        let id = context.span().span_context().trace_id();
+        (id != opentelemetry::trace::TraceId::INVALID).then(|| format!("{id:032x}"))
     }
 
     /// What happened to the spans: ended, exported, failed to export, and

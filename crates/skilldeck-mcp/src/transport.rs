@@ -16,6 +16,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::engine::Engine;
 use crate::error::Error;
@@ -70,14 +71,26 @@ struct Sources {
 /// every folder again, so it runs in the background: the first answer does
 /// not wait for it. Once watching, the deck is checked once more, so an
 /// edit made in between is not missed.
-async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Error> {
+async fn start(options: ServeOptions) -> Result<(Arc<Engine>, Sources), Error> {
+    // Every line of start-up carries the trace id of the exported
+    // `startup` trace, whose `discover` span names the skills.
+    let span = crate::telemetry::operation_span("startup");
+    start_in(options, span.clone()).instrument(span).await
+}
+
+async fn start_in(
+    mut options: ServeOptions,
+    span: tracing::Span,
+) -> Result<(Arc<Engine>, Sources), Error> {
     let started = Instant::now();
     // A registry agent: its skills materialised first, the options pointed
     // at them (the registry's poll replaces the file watcher).
     let registry = match options.registry.take() {
         None => None,
         Some(settings) => {
+            let in_span = span.clone();
             let (prepared, source) = tokio::task::spawn_blocking(move || {
+                let _entered = in_span.enter();
                 RegistrySource::prepare(&settings, &mut options.host).map(|s| {
                     // The registry's poll replaces the file watcher; skill
                     // code runs under the agent's id.
@@ -93,7 +106,8 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Erro
             Some(Arc::new(source))
         }
     };
-    let engine = tokio::task::spawn_blocking(move || Engine::new(options))
+    let in_span = span.clone();
+    let engine = tokio::task::spawn_blocking(move || in_span.in_scope(|| Engine::new(options)))
         .await
         .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
     let engine = Arc::new(engine);
@@ -122,6 +136,7 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Erro
     }
     tracing::info!(
         skills = snapshot.deck.len(),
+        names = %skilldeck::deck::skill_names_capped(&snapshot.deck),
         skipped = errors,
         shadowed = snapshot.deck.shadowed().len(),
         elapsed_ms = started.elapsed().as_millis() as u64,
@@ -130,6 +145,8 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Erro
     let watcher = engine.options().reload.map(|debounce| {
         let engine = Arc::clone(&engine);
         tokio::task::spawn_blocking(move || {
+            let span = crate::telemetry::operation_span("watch");
+            let _entered = span.enter();
             let watcher = skilldeck_source::watch(Arc::clone(&engine), debounce);
             match &watcher {
                 Ok(_) => {

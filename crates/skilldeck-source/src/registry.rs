@@ -326,7 +326,8 @@ impl RegistrySource {
                     let Some(target) = target.upgrade() else {
                         return;
                     };
-                    self.refresh(&*target);
+                    let span = target.operation_span("poll");
+                    span.in_scope(|| self.refresh(&*target));
                 }
             })
             .map_err(|e| registry_error(format!("cannot start the poller: {e}")))?;

@@ -32,6 +32,14 @@ pub trait Target: Send + Sync {
     /// Files were added to or removed from skills: only the resource list
     /// changed (nothing to do for a host without clients).
     fn resources_changed(&self) {}
+
+    /// The span one piece of the source's work runs in (`watch`: a batch of
+    /// file events or a poll of the roots; `poll`: one look at the
+    /// registry), so its log lines share one trace id. A server gives it
+    /// the trace id of its exported trace; by default a plain span.
+    fn operation_span(&self, name: &'static str) -> tracing::Span {
+        tracing::info_span!("operation", operation = name)
+    }
 }
 
 /// A host alone (a binding, a one-shot command): the host's rules, no one

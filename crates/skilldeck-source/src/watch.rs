@@ -476,6 +476,15 @@ pub fn watch<T: Target + 'static>(target: Arc<T>, debounce: Duration) -> Result<
                 // folders): plan the watches again, at the latest one
                 // period later.
                 let now = target.host().discovery_generation();
+                let is_work = now != generation || message.is_some();
+                // A poll that finds nothing logs nothing: a span per
+                // period would only add noise to a trace.
+                let span = if is_work {
+                    target.operation_span("watch")
+                } else {
+                    tracing::Span::none()
+                };
+                let _entered = span.enter();
                 if now != generation {
                     generation = now;
                     handle(&*target, &state, Message::Errors);

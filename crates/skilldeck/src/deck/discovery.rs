@@ -363,6 +363,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         skilldeck.discovery.loaded = tracing::field::Empty,
         skilldeck.discovery.failed = tracing::field::Empty,
         skilldeck.discovery.failures = tracing::field::Empty,
+        skilldeck.discovery.skills = tracing::field::Empty,
     );
     let _entered = span.enter();
     let deck = discover_deck(options);
@@ -384,6 +385,10 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
             (found + options.explicit.len()) as i64,
         );
         span.record("skilldeck.discovery.loaded", deck.len() as i64);
+        span.record(
+            "skilldeck.discovery.skills",
+            skill_names_capped(&deck).as_str(),
+        );
         span.record("skilldeck.discovery.failed", failures.len() as i64);
         if !failures.is_empty() {
             let shown = failures.len().min(SPAN_FAILURES);
@@ -395,6 +400,28 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
 
 /// Most load failures listed on the `discover` span (the count is whole).
 const SPAN_FAILURES: usize = 50;
+
+/// Most skill names listed on the `discover` span and a server's "skills
+/// loaded" line (the count is whole).
+pub const MAX_LOGGED_SKILL_NAMES: usize = 100;
+
+/// The deck's skill names, comma-separated, at most
+/// [`MAX_LOGGED_SKILL_NAMES`] of them, then `... and N more`: what a load
+/// span or log line says was loaded.
+pub fn skill_names_capped(deck: &Deck) -> String {
+    let mut out = String::new();
+    for (i, skill) in deck.skills().iter().enumerate() {
+        if i == MAX_LOGGED_SKILL_NAMES {
+            out.push_str(&format!(" ... and {} more", deck.len() - i));
+            break;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&skill.name);
+    }
+    out
+}
 
 fn discover_deck(options: &DiscoveryOptions) -> Deck {
     let mut diagnostics = Vec::new();

@@ -24,8 +24,8 @@ pub use config::{
 pub use config_layers::{ConfigLayers, PATH_KEYS as CONFIG_PATH_KEYS};
 pub use deck::{Deck, RootReport, Shadowed};
 pub use discovery::{
-    DiscoveryOptions, ExplicitSkill, PROJECT_ROOT_NAMES, Root, discover, project_roots,
-    skill_folders, user_roots, user_roots_for,
+    DiscoveryOptions, ExplicitSkill, MAX_LOGGED_SKILL_NAMES, PROJECT_ROOT_NAMES, Root, discover,
+    project_roots, skill_folders, skill_names_capped, user_roots, user_roots_for,
 };
 pub use eligibility::{EligibilityContext, Ineligible, host_os};
 pub use exec_config::{
