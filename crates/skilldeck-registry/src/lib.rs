@@ -32,7 +32,8 @@ mod storage;
 pub use error::RegistryError;
 #[cfg(feature = "server")]
 pub use service::config::{
-    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TrustPolicy,
+    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TestRunLimits,
+    TrustPolicy,
 };
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
@@ -50,3 +51,5 @@ pub use service::skills::{Blob, BlobRef, SkillQuery};
 pub use service::state::Rendered;
 #[cfg(feature = "server")]
 pub use service::store::BlobStore;
+#[cfg(feature = "server")]
+pub use service::test_run::{TestRunJob, TestRunRefusal, TestRunTarget, TestRunner};
