@@ -401,7 +401,7 @@ impl Registry {
             .get_verified(&archive_key(&row.archive_sha256)?, &row.archive_sha256)
             .await?;
         let within = self.inner.staging.dir().to_path_buf();
-        let package = self.inner.limits.package.clone();
+        let package = self.inner.limits.package;
         let limits = self.inner.limits.test_run.clone();
         let job_target = target.clone();
         let ran = tokio::task::spawn_blocking(move || {
