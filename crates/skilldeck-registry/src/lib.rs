@@ -46,10 +46,10 @@ pub use service::registry::Registry;
 #[cfg(feature = "server")]
 pub use service::resolve::{CatalogPreview, Omitted, SHADOWED_BY_ASSIGNMENT};
 #[cfg(feature = "server")]
+pub use service::runner::{TestRunJob, TestRunRefusal, TestRunTarget, TestRunner};
+#[cfg(feature = "server")]
 pub use service::skills::{Blob, BlobRef, SkillQuery};
 #[cfg(feature = "server")]
 pub use service::state::Rendered;
 #[cfg(feature = "server")]
 pub use service::store::BlobStore;
-#[cfg(feature = "server")]
-pub use service::test_run::{TestRunJob, TestRunRefusal, TestRunTarget, TestRunner};

@@ -17,7 +17,7 @@
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
-//!   a [`TestRunner`](test_run::TestRunner) the binary supplies;
+//!   a [`TestRunner`](runner::TestRunner) the binary supplies;
 //!   [`rate`]: their per-principal rate limit.
 
 pub mod agents;
@@ -33,6 +33,7 @@ pub mod rate;
 pub mod registry;
 pub mod resolve;
 pub mod review;
+pub mod runner;
 pub mod signing;
 pub mod skills;
 pub mod staging;

@@ -60,7 +60,7 @@ pub(crate) struct Inner {
     /// What the risk audit refuses.
     pub trust: crate::service::config::TrustPolicy,
     /// The runner of test runs, once the binary supplied one.
-    pub test_runner: std::sync::OnceLock<Arc<dyn crate::service::test_run::TestRunner>>,
+    pub test_runner: std::sync::OnceLock<Arc<dyn crate::service::runner::TestRunner>>,
     /// Test runs per principal.
     pub test_runs: crate::service::rate::RateLimiter,
 }
