@@ -271,8 +271,11 @@ pub async fn test_run(
                 };
                 let e = UiError::from(e);
                 status = e.status();
-                if status.is_server_error() && status != axum::http::StatusCode::SERVICE_UNAVAILABLE
-                {
+                // A refusal of the run itself shows in the panel; anything
+                // else (not allowed, not found, a server failure) is the
+                // usual error page.
+                let about_the_run = matches!(status.as_u16(), 400 | 409 | 422 | 429 | 503);
+                if !about_the_run {
                     return Err(e);
                 }
                 try_state.error = Some((e.to_string(), pointer));
