@@ -19,9 +19,10 @@
 //! registry-env = ["API_TOKEN"] # serve --registry: the only names a registry grant may pass
 //! tools = "on-activate"     # "on-activate" | "always" | "never"
 //! dynamic-context = false   # run !`cmd` directives at activation
+//! network-allow-ranges = ["10.1.0.0/16"] # addresses the host-list proxy may reach anyway
 //!
 //! [exec.skills.web-fetch]   # grants for one skill, by the operator
-//! network = true
+//! network = true            # or ["api.github.com", "*.pypi.org"]: through the proxy only
 //! read = ["/srv/data"]      # relative paths: against the config's folder
 //! env = ["API_TOKEN"]
 //! ```
@@ -30,6 +31,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer};
+
+use super::network_grant::{IpRange, NetworkGrant};
 
 use crate::limits::{
     DEFAULT_EXEC_CONCURRENCY, DEFAULT_EXEC_CPU_SECS, DEFAULT_EXEC_DYNAMIC_CONTEXT,
@@ -99,6 +102,11 @@ pub struct ExecConfig {
     /// Run dynamic-context directives (`` !`cmd` ``) at activation, in the
     /// sandbox; off: they become `[shell execution disabled]`.
     pub dynamic_context: bool,
+    /// Address ranges the filtering proxy of a host-list network grant may
+    /// connect to although it refuses them by default (loopback, private,
+    /// link-local, CGNAT, metadata…): e.g. an internal API at
+    /// `10.1.0.0/16`. Names must still match the skill's grant.
+    pub network_allow_ranges: Vec<IpRange>,
     /// `[exec.skills.<name>]`: grants for one skill.
     pub skills: BTreeMap<String, SkillGrant>,
 }
@@ -122,6 +130,7 @@ impl Default for ExecConfig {
             registry_env: Vec::new(),
             tools: ToolExposure::default(),
             dynamic_context: DEFAULT_EXEC_DYNAMIC_CONTEXT,
+            network_allow_ranges: Vec::new(),
             skills: BTreeMap::new(),
         }
     }
@@ -220,8 +229,10 @@ impl ToolExposure {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct SkillGrant {
-    /// Network access (TCP/UDP, DNS).
-    pub network: bool,
+    /// Network access: `false` (none), `true` (the host's network:
+    /// TCP/UDP, DNS) or a list of host-name patterns reached only through
+    /// skilldeck's filtering proxy.
+    pub network: NetworkGrant,
     /// Extra read-only paths (relative ones against the config file's
     /// folder: use [`crate::Config::resolve`]).
     pub read: Vec<PathBuf>,
