@@ -238,6 +238,8 @@ pub struct RunView {
     pub structured: Option<String>,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+    /// What the sandbox refused inside the run, in words.
+    pub refusals: Option<String>,
 }
 
 impl RunView {
@@ -270,6 +272,7 @@ impl RunView {
                 .as_ref()
                 .and_then(|v| serde_json::to_string_pretty(v).ok()),
             duration_ms: o.duration_ms,
+            refusals: o.refusals_summary.clone(),
         }
     }
 }

@@ -822,6 +822,14 @@ pub struct TestRunOutcome {
     pub structured: Option<serde_json::Value>,
     /// Wall time in milliseconds.
     pub duration_ms: u64,
+    /// Refusals inside the run (denied system calls, blocked
+    /// connections, caps hit): an attempted escape shows here, not only
+    /// in the exit status.
+    #[serde(default)]
+    pub refusals: u64,
+    /// Those refusals in words, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusals_summary: Option<String>,
     /// The policy it ran under.
     pub policy: TestRunPolicy,
 }

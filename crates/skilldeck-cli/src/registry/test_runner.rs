@@ -93,7 +93,7 @@ impl HostTestRunner {
 fn policy_summary(effective: &skilldeck_exec::EffectivePolicy) -> TestRunPolicy {
     TestRunPolicy {
         profile: effective.profile.name().to_owned(),
-        network: effective.network,
+        network: effective.network.is_granted(),
         timeout_secs: effective.limits.timeout.as_secs(),
         output_cap_bytes: u64::try_from(effective.limits.output_cap).unwrap_or(u64::MAX),
         memory_bytes: effective.limits.memory_bytes,
@@ -144,6 +144,12 @@ fn outcome_of(outcome: &Outcome) -> TestRunOutcome {
         stderr_truncated: outcome.stderr_truncated,
         structured: serde_json::from_slice::<Value>(&outcome.stdout).ok(),
         duration_ms: u64::try_from(outcome.duration.as_millis()).unwrap_or(u64::MAX),
+        refusals: outcome.refusals.total(),
+        refusals_summary: if outcome.refusals.is_empty() {
+            None
+        } else {
+            Some(outcome.refusals.summary())
+        },
         policy: policy_summary(&outcome.policy),
     }
 }
@@ -238,7 +244,7 @@ mod tests {
         assert!(config.env.is_empty() && config.registry_env.is_empty());
         let policy = skilldeck_exec::policy_from_config(&config, "any-skill");
         if let Ok(policy) = policy {
-            assert!(!policy.grants.network);
+            assert!(!policy.grants.network.is_granted());
             assert!(policy.grants.read_paths.is_empty());
             assert!(policy.grants.env.is_empty());
             assert_eq!(

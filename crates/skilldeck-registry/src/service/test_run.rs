@@ -322,6 +322,7 @@ impl Registry {
                 detail["signal"] = json!(outcome.signal);
                 detail["timed_out"] = json!(outcome.timed_out);
                 detail["duration_ms"] = json!(outcome.duration_ms);
+                detail["refusals"] = json!(outcome.refusals);
             }
             Err(refusal) => {
                 detail["refused"] = json!(refusal.code());
