@@ -373,3 +373,84 @@ def test_move_a_label_then_edit_an_agents_settings(page: Page, published):
     assert res.value.status == 400
     expect(page.get_by_role("alert")).to_contain_text("Catalog budget")
     expect(page.get_by_label("Capabilities")).to_have_value(", ".join(stored["capabilities"]))
+
+
+WEATHER_TOOL = """tools:
+  - name: forecast
+    description: The forecast of a city.
+    parameters:
+      city: {type: string, description: The city, required: true}
+      days: {type: integer, description: How many days}
+      unit: {type: string, enum: [celsius, fahrenheit]}
+      metric: {type: boolean}
+      places: {type: array, items: {type: string}}
+    run: scripts/forecast.py
+"""
+
+FORECAST_PY = """import json, sys
+args = json.load(sys.stdin)
+print(json.dumps({"city": args["city"], "days": args.get("days", 1),
+                  "unit": args.get("unit", "celsius"), "places": args.get("places", []),
+                  "sky": "sunny"}))
+print("forecast made", file=sys.stderr)
+"""
+
+
+def test_try_it_runs_a_published_tool_from_its_generated_form_and_shows_the_output(
+        page: Page):
+    pkg = package("weather-ui", {
+        "SKILL.md": skill_md("weather-ui", "Forecasts the weather. Use when asked.",
+                             "\n# Weather\n", WEATHER_TOOL),
+        "scripts/forecast.py": FORECAST_PY,
+    })
+    publish(pkg, namespace="acme", version="1.0.0")
+    sign_in(page)
+    page.goto(URL + "/ui/skills/acme/weather-ui/versions/1.0.0")
+    panel = page.locator("#try-it")
+    expect(panel.get_by_role("heading", name="Try it")).to_be_visible()
+    expect(page.locator("#try-policy")).to_contain_text("network off")
+    # The form is generated from the tool's schema: one field per type.
+    expect(page.locator("#try-arg-city")).to_have_attribute("type", "text")
+    expect(page.locator("#try-arg-days")).to_have_attribute("type", "number")
+    assert page.locator("#try-arg-unit option").all_inner_texts() == [
+        "(not set)", "celsius", "fahrenheit"]
+    assert page.locator("#try-arg-metric option").count() == 3
+    assert page.locator("#try-arg-places").evaluate("e => e.tagName") == "TEXTAREA"
+    # Invalid arguments are refused before anything runs, naming the field.
+    page.locator("#try-arg-days").fill("2")
+    with page.expect_response(lambda r: r.url.endswith("/test-run")) as res:
+        page.locator("#try-run").click()
+    assert res.value.status == 422
+    # A missing required property is the whole object's fault (pointer /).
+    expect(page.locator("#try-error")).to_contain_text("city")
+    expect(page.locator("#try-error-pointer")).to_contain_text("(at /)")
+    expect(page.locator("#try-output")).to_have_count(0)
+    # A field of the wrong type is named by its pointer.
+    page.locator("#try-arg-city").fill("Oslo")
+    page.locator("#try-arg-metric").select_option("true")
+    page.locator("#try-arg-places").fill("harbour\npark")
+    page.locator("#try-arg-days").evaluate("e => { e.type = 'text'; e.value = 'two'; }")
+    with page.expect_response(lambda r: r.url.endswith("/test-run")) as res:
+        page.locator("#try-run").click()
+    assert res.value.status == 422
+    expect(page.locator("#try-error-pointer")).to_contain_text("/days")
+    # A valid run shows the outcome.
+    page.locator("#try-arg-days").fill("2")
+    page.locator("#try-arg-unit").select_option("fahrenheit")
+    with page.expect_response(lambda r: r.url.endswith("/test-run")) as res:
+        page.locator("#try-run").click()
+    assert res.value.status == 200
+    expect(page.locator("#try-exit")).to_have_text("exit 0")
+    structured = json.loads(page.locator("#try-structured").inner_text())
+    assert structured == {"city": "Oslo", "days": 2, "unit": "fahrenheit",
+                          "places": ["harbour", "park"], "sky": "sunny"}
+    expect(page.locator("#try-stderr")).to_contain_text("forecast made")
+    expect(page.locator("#try-duration")).to_contain_text("ms")
+    expect(page.locator("#try-arg-city")).to_have_value("Oslo")
+    screenshot(page, "try-it")
+    # The run is in the audit log.
+    status, _, audit = api("GET", "/api/v1/audit")
+    assert status == 200
+    runs = [e for e in audit["items"] if e["action"] == "test-run"
+            and e["target"] == "acme/weather-ui@1.0.0"]
+    assert any(e["detail"].get("exit_code") == 0 for e in runs), runs

@@ -103,7 +103,11 @@ pub fn registry_page(e: &RegistryError) -> RegistryPage {
     };
     match e {
         RegistryError::Unauthorized(_) => page(StatusCode::UNAUTHORIZED, "Sign in"),
-        RegistryError::TooManyAttempts { .. } => page(StatusCode::TOO_MANY_REQUESTS, "Refused"),
+        RegistryError::TooManyAttempts { .. } | RegistryError::RateLimited { .. } => {
+            page(StatusCode::TOO_MANY_REQUESTS, "Refused")
+        }
+        RegistryError::InvalidArguments { .. } => page(StatusCode::UNPROCESSABLE_ENTITY, "Refused"),
+        RegistryError::Unavailable { .. } => page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable"),
         RegistryError::Forbidden(_) => page(StatusCode::FORBIDDEN, "Not allowed"),
         RegistryError::NotFound(_) => page(StatusCode::NOT_FOUND, "Not found"),
         RegistryError::MethodNotAllowed => page(StatusCode::METHOD_NOT_ALLOWED, "Refused"),

@@ -32,6 +32,7 @@ mod secret;
 mod session;
 mod signin;
 mod state;
+mod try_it;
 mod views;
 
 use std::sync::Arc;
@@ -98,6 +99,10 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         .route(
             "/ui/skills/{namespace}/{name}/versions/{version}",
             get(skills::version),
+        )
+        .route(
+            "/ui/skills/{namespace}/{name}/versions/{version}/test-run",
+            post(skills::test_run),
         )
         .route("/ui/reviews", get(skills::reviews))
         .route("/ui/upload", get(upload::form).post(upload::upload))

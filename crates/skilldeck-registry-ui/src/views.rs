@@ -205,6 +205,39 @@ pub struct VersionPage {
     /// What changed since the previous released version, when there is
     /// one.
     pub changes: Option<Changes>,
+    /// The "Try it" panel, for a caller allowed to test-run.
+    pub try_it: Option<TryIt>,
+}
+
+/// The version page's "Try it" panel.
+pub struct TryIt {
+    /// `.../versions/{version}/test-run` (the form's target) under /ui.
+    pub action: String,
+    /// The version page itself (the tool picker's target).
+    pub page: String,
+    /// Why test runs are unavailable on this host (what is missing); the
+    /// forms are not shown then.
+    pub unavailable: Option<String>,
+    /// The tools: name and description.
+    pub tools: Vec<(String, String)>,
+    /// The tool picked.
+    pub tool: Option<String>,
+    /// Its generated fields (`None`: one JSON object).
+    pub fields: Option<Vec<crate::try_it::FieldView>>,
+    /// The whole arguments object as typed, when not generated.
+    pub arguments_json: String,
+    /// The files under `scripts/`.
+    pub scripts: Vec<String>,
+    /// The script picked.
+    pub script: String,
+    /// Its arguments as typed (one per line).
+    pub script_args: String,
+    /// The policy a run gets, in words.
+    pub policy: String,
+    /// The last run's outcome.
+    pub run: Option<crate::try_it::RunView>,
+    /// The last run's refusal, with the failing field's pointer.
+    pub error: Option<(String, Option<String>)>,
 }
 
 /// What changed between two versions: files and the SKILL.md text.
@@ -301,6 +334,9 @@ pub struct AgentForm {
     /// Empty: the default.
     #[serde(default)]
     pub execution_timeout_secs: String,
+    /// `on` when checked: offer the agent the `run_code` tool.
+    #[serde(default, deserialize_with = "checkbox")]
+    pub run_code: bool,
 }
 
 /// An HTML checkbox: present (any value) is on.

@@ -530,3 +530,41 @@ async fn a_pending_version_shows_its_audit_and_its_changes_and_waits_in_the_revi
     assert!(diff.contains("+Ignore all previous instructions"), "{diff}");
     assert!(html.contains("Changes since 1.0.0"), "{html}");
 }
+
+#[tokio::test]
+async fn try_it_says_test_runs_are_unavailable_without_a_sandbox_runner_and_runs_nothing() {
+    // A registry with no runner (the binary supplies one): the panel says
+    // what is missing instead of offering forms, and a post is refused.
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    f.registry
+        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+        .await
+        .unwrap();
+    let cookie = sign_in(&f, &f.token).await;
+    let page = "/ui/skills/acme/notes/versions/1.0.0";
+    let (status, _, html) = send(&f.router, get(page, Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains("id=\"try-it\""),
+        "the panel is shown to an admin"
+    );
+    assert!(html.contains("id=\"try-unavailable\""), "{html}");
+    assert!(html.contains("without a sandbox runner"));
+    assert!(!html.contains("id=\"try-form\""));
+    let csrf = csrf_of(&html);
+    let body = format!(
+        "csrf={}&kind=script&script=scripts%2Frun.sh",
+        urlencode(&csrf)
+    );
+    let (status, _, html) = send(
+        &f.router,
+        post_form(&format!("{page}/test-run"), &cookie, &body),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(html.contains("id=\"try-error\""), "{html}");
+    let audit = f.registry.audit(&admin, None, None).await.unwrap();
+    assert!(!audit.items.iter().any(|e| e.action == "test-run"));
+}

@@ -22,6 +22,36 @@ pub enum RegistryError {
         /// Seconds to wait (the `Retry-After` header).
         retry_after: u64,
     },
+    /// A rate limit of this principal was hit (test runs): wait
+    /// `retry_after` seconds; `code` is stable.
+    #[error("{detail}")]
+    RateLimited {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What was limited, at which rate.
+        detail: String,
+        /// Seconds to wait (the `Retry-After` header).
+        retry_after: u64,
+    },
+    /// A request's arguments were refused by their schema before anything
+    /// ran: the failing field's JSON pointer and why.
+    #[error("{detail}")]
+    InvalidArguments {
+        /// The JSON pointer of the failing field (`/` for the whole value).
+        pointer: String,
+        /// What is wrong, naming the field.
+        detail: String,
+    },
+    /// A protection this request needs is not available on this server
+    /// (the sandbox of test runs): nothing ran; `detail` says what is
+    /// missing; `code` is stable.
+    #[error("{detail}")]
+    Unavailable {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What is missing and what to do.
+        detail: String,
+    },
     /// The token is valid but its scopes do not allow this.
     #[error("forbidden: {0}")]
     Forbidden(String),

@@ -32,7 +32,8 @@ mod storage;
 pub use error::RegistryError;
 #[cfg(feature = "server")]
 pub use service::config::{
-    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TrustPolicy,
+    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TestRunLimits,
+    TrustPolicy,
 };
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
@@ -44,6 +45,8 @@ pub use service::publish::wire_diagnostic;
 pub use service::registry::Registry;
 #[cfg(feature = "server")]
 pub use service::resolve::{CatalogPreview, Omitted, SHADOWED_BY_ASSIGNMENT};
+#[cfg(feature = "server")]
+pub use service::runner::{TestRunJob, TestRunRefusal, TestRunTarget, TestRunner};
 #[cfg(feature = "server")]
 pub use service::skills::{Blob, BlobRef, SkillQuery};
 #[cfg(feature = "server")]

@@ -43,6 +43,10 @@ pub struct Problem {
     /// The risk audit's findings that refused a package.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<WireFinding>,
+    /// The JSON pointer (RFC 6901) of the failing field, when a request's
+    /// arguments were refused (`/target`, `/` for the whole object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 /// One finding of the static risk audit (`skilldeck audit`).
@@ -477,6 +481,12 @@ pub struct AgentSpec {
     /// Its catalog budget in tokens.
     #[serde(default)]
     pub budget_tokens: Option<u32>,
+    /// Offer the `run_code` tool to this agent (code the model writes,
+    /// run in the agent host's sandbox under the same policy as skill
+    /// scripts). Default off; delivered to `serve --registry` hosts in the
+    /// agent's lock.
+    #[serde(default)]
+    pub run_code: bool,
 }
 
 /// An agent as stored.
@@ -717,6 +727,11 @@ pub struct AgentLock {
     /// host serving the lock can report them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<Excluded>,
+    /// The agent's `run_code` setting: a host serving this lock may offer
+    /// the `run_code` tool (code the model writes, run in the same
+    /// sandbox as skill scripts). Off unless an admin turned it on.
+    #[serde(default)]
+    pub run_code: bool,
 }
 
 /// One change, as the audit log records it.
@@ -734,4 +749,138 @@ pub struct AuditEntry {
     pub target: String,
     /// Details as JSON.
     pub detail: serde_json::Value,
+}
+
+/// A test run of one version (`POST .../versions/{version}/test-run`):
+/// either a tool the version declares with its arguments, or a file
+/// under its `scripts/` folder with command-line arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestRunRequest {
+    /// A tool the version declares (its name, or its full name
+    /// `{skill}__{tool}`); the arguments are checked against its schema
+    /// before anything runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The tool's arguments (a JSON object; default `{}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    /// A file under the version's `scripts/` folder (`scripts/check.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// The script's command-line arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+}
+
+/// The sandbox policy a test run ran under (always the registry's strict
+/// default: no network, no grants).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TestRunPolicy {
+    /// The isolation profile (`native`, `bwrap`).
+    pub profile: String,
+    /// Whether the run could reach a network (always false).
+    pub network: bool,
+    /// The wall-clock timeout in seconds.
+    pub timeout_secs: u64,
+    /// Bytes kept per output stream.
+    pub output_cap_bytes: u64,
+    /// Memory of the run, in bytes.
+    pub memory_bytes: u64,
+    /// Most processes of the run.
+    pub max_processes: u64,
+    /// Size of the run's work folder, in bytes.
+    pub workdir_bytes: u64,
+    /// The isolation layers that were in force.
+    pub layers: Vec<String>,
+}
+
+/// How a test run ended (it ran: a refusal is a problem instead).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TestRunOutcome {
+    /// The exit code; `None` when killed by a signal.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, if any.
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// Killed because the timeout passed.
+    pub timed_out: bool,
+    /// Exit code 0.
+    pub success: bool,
+    /// Standard output (invalid UTF-8 replaced), at most the cap.
+    pub stdout: String,
+    /// Standard error, at most the cap.
+    pub stderr: String,
+    /// Stdout went over the cap (the rest was dropped).
+    pub stdout_truncated: bool,
+    /// Stderr went over the cap.
+    pub stderr_truncated: bool,
+    /// Stdout parsed as JSON, when it is JSON (a tool's structured
+    /// result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+    /// Wall time in milliseconds.
+    pub duration_ms: u64,
+    /// Refusals inside the run (denied system calls, blocked
+    /// connections, caps hit): an attempted escape shows here, not only
+    /// in the exit status.
+    #[serde(default)]
+    pub refusals: u64,
+    /// Those refusals in words, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusals_summary: Option<String>,
+    /// The policy it ran under.
+    pub policy: TestRunPolicy,
+}
+
+/// A finished test run: what ran, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TestRunResult {
+    /// The namespace.
+    #[schema(value_type = String)]
+    pub namespace: Namespace,
+    /// The skill name.
+    pub name: String,
+    /// The version (a label in the path is resolved).
+    pub version: String,
+    /// The version's content fingerprint.
+    pub fingerprint: String,
+    /// The tool's full name, for a tool run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The script, for a script run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// `sha256:<hex>` of the arguments as sent (the tool's JSON, or the
+    /// script's arguments as a JSON array): what the audit log records.
+    pub arguments_sha256: String,
+    /// How it ended.
+    pub outcome: TestRunOutcome,
+}
+
+/// A tool a version declares, as a test run offers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TestRunTool {
+    /// The name the skill declares.
+    pub name: String,
+    /// The full name (`{skill}__{tool}`).
+    pub full_name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
+}
+
+/// What a version can test-run (`GET .../versions/{version}/test-run`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TestRunTargets {
+    /// The version.
+    pub version: String,
+    /// The tools it declares.
+    pub tools: Vec<TestRunTool>,
+    /// The files under its `scripts/` folder.
+    pub scripts: Vec<String>,
+    /// The policy a test run gets.
+    pub policy: TestRunPolicy,
 }

@@ -2590,3 +2590,78 @@ async fn a_protected_label_is_refused_for_a_high_rated_version_until_an_admin_gi
         "the text quotes an attack in a lesson"
     );
 }
+
+#[tokio::test]
+async fn a_registry_without_a_sandbox_runner_refuses_test_runs_with_503_naming_what_is_missing() {
+    // The registry crate has no sandbox of its own (the binary composing
+    // the server supplies one): without it, test runs fail closed.
+    let env = env().await;
+    assert_eq!(
+        env.publish("namespace=acme&version=1.0.0", simple("notes"))
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+    let path = "/skills/acme/notes/versions/1.0.0/test-run";
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            path,
+            json!({"script": "scripts/run.sh"}),
+        )
+        .await;
+    let p = problem(r, StatusCode::SERVICE_UNAVAILABLE).await;
+    assert_eq!(p["code"], "registry-sandbox-unavailable");
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("without a sandbox runner"),
+        "{p}"
+    );
+    let p = problem(env.get(path).await, StatusCode::SERVICE_UNAVAILABLE).await;
+    assert_eq!(p["code"], "registry-sandbox-unavailable");
+    // Authorization comes first: another namespace's publisher learns
+    // nothing about this host's sandbox.
+    let other = scoped_token(&env, "other", &["publish:other"]).await;
+    let r = env
+        .client
+        .post(env.url(path))
+        .bearer_auth(&other)
+        .json(&json!({"script": "scripts/run.sh"}))
+        .send()
+        .await
+        .unwrap();
+    problem(r, StatusCode::FORBIDDEN).await;
+    // Nothing ran, so nothing is in the audit log.
+    let audit: Value = env.get("/audit").await.json().await.unwrap();
+    assert!(
+        !audit["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "test-run"),
+        "{audit}"
+    );
+}
+
+#[tokio::test]
+async fn an_agents_run_code_setting_is_off_by_default_and_reaches_its_lock() {
+    let env = env().await;
+    env.create_agent(json!({"id": "bot-1", "name": "Bot"}))
+        .await;
+    let lock: Value = env.get("/agents/bot-1/lock").await.json().await.unwrap();
+    assert_eq!(lock["run_code"], false, "{lock}");
+    let r = env
+        .send_json(
+            reqwest::Method::PUT,
+            "/agents/bot-1",
+            json!({"id": "bot-1", "name": "Bot", "run_code": true}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    let agent: Value = env.get("/agents/bot-1").await.json().await.unwrap();
+    assert_eq!(agent["run_code"], true, "{agent}");
+    let lock: Value = env.get("/agents/bot-1/lock").await.json().await.unwrap();
+    assert_eq!(lock["run_code"], true, "{lock}");
+}

@@ -88,6 +88,11 @@ pub struct SpecArgs {
     /// Its catalog budget in tokens.
     #[arg(long, value_name = "N")]
     budget_tokens: Option<u32>,
+    /// Offer it the `run_code` tool (code the model writes, run in its
+    /// host's sandbox under the same policy as skill scripts); delivered
+    /// in its lock to `serve --registry` hosts. Off by default.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    run_code: Option<bool>,
     #[command(flatten)]
     client: ClientArgs,
     /// Output format.
@@ -126,6 +131,9 @@ impl SpecArgs {
         if self.budget_tokens.is_some() {
             spec.budget_tokens = self.budget_tokens;
         }
+        if let Some(r) = self.run_code {
+            spec.run_code = r;
+        }
         spec
     }
 }
@@ -145,6 +153,7 @@ pub fn run(command: &AgentCommand) -> Result<u8, CliError> {
                 max_concurrent_executions: None,
                 execution_timeout_secs: None,
                 budget_tokens: None,
+                run_code: false,
             });
             match args.client.client()?.create_agent(&spec) {
                 Ok(agent) => print_agents(&[agent], args.format, "created"),
@@ -223,7 +232,7 @@ fn print_agents(agents: &[Agent], format: Format, verb: &str) -> Result<u8, CliE
             writeln!(
                 out,
                 "{}{} name={} capabilities=[{}] auto_discover={} allow=[{}] deny=[{}] \
-                 max_concurrent={} timeout_secs={} budget_tokens={}",
+                 max_concurrent={} timeout_secs={} budget_tokens={} run_code={}",
                 if verb.is_empty() {
                     String::new()
                 } else {
@@ -238,6 +247,7 @@ fn print_agents(agents: &[Agent], format: Format, verb: &str) -> Result<u8, CliE
                 opt(s.max_concurrent_executions),
                 opt(s.execution_timeout_secs),
                 opt(s.budget_tokens),
+                s.run_code,
             )?;
         }
     }

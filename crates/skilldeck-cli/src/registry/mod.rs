@@ -6,6 +6,7 @@ pub mod agent;
 pub mod assign;
 pub mod gc;
 pub mod serve;
+pub mod test_runner;
 pub mod token;
 
 use std::path::PathBuf;

@@ -41,7 +41,18 @@ pub struct Args {
     /// The rating at which a version may not take a protected label.
     #[arg(long, value_name = "SEVERITY", default_value = "high", value_parser = parse_severity)]
     protected_label_refuse_at: skilldeck_audit::Severity,
+    /// Test runs (`POST .../versions/{version}/test-run`) one token may
+    /// start per minute (a token bucket; 0 refuses every test run).
+    #[arg(long, value_name = "N", default_value_t = skilldeck_registry::TestRunLimits::default().per_minute)]
+    test_runs_per_minute: u32,
+    /// A test run's wall-clock timeout in seconds (1 to 60; the rest of
+    /// the test-run policy is fixed: no network, no grants, small caps).
+    #[arg(long, value_name = "SECS", default_value_t = skilldeck_registry::TestRunLimits::default().timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..=MAX_TEST_RUN_TIMEOUT_SECS))]
+    test_run_timeout_secs: u64,
 }
+
+/// Longest test-run timeout `--test-run-timeout-secs` accepts.
+pub const MAX_TEST_RUN_TIMEOUT_SECS: u64 = 60;
 
 fn parse_severity(text: &str) -> Result<skilldeck_audit::Severity, String> {
     skilldeck_audit::Severity::parse(text)
@@ -60,12 +71,18 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     if !args.protected_labels.is_empty() {
         config.trust.protected_labels = args.protected_labels.clone();
     }
+    config.limits.test_run.per_minute = args.test_runs_per_minute;
+    config.limits.test_run.timeout = std::time::Duration::from_secs(args.test_run_timeout_secs);
+    let runner = std::sync::Arc::new(crate::registry::test_runner::HostTestRunner::new(
+        &config.limits.test_run,
+    ));
     let token_file = args
         .admin_token_file
         .clone()
         .unwrap_or_else(|| data.join("admin-token"));
     runtime()?.block_on(async move {
         let registry = Registry::open(config).await.map_err(registry_error)?;
+        registry.set_test_runner(runner).map_err(registry_error)?;
         let path = registry
             .ensure_admin_token(&token_file)
             .await

@@ -91,6 +91,7 @@ pub fn spec_of(form: &AgentForm) -> Result<AgentSpec, String> {
         )?,
         execution_timeout_secs: number("Execution timeout", &form.execution_timeout_secs)?,
         budget_tokens: number("Catalog budget", &form.budget_tokens)?,
+        run_code: form.run_code,
     })
 }
 
@@ -107,6 +108,7 @@ pub fn form_of(agent: &Agent) -> AgentForm {
         budget_tokens: opt(agent.spec.budget_tokens),
         max_concurrent_executions: opt(agent.spec.max_concurrent_executions),
         execution_timeout_secs: opt(agent.spec.execution_timeout_secs),
+        run_code: agent.spec.run_code,
     }
 }
 
@@ -212,6 +214,7 @@ mod tests {
             budget_tokens: "800".into(),
             max_concurrent_executions: "".into(),
             execution_timeout_secs: " 30 ".into(),
+            run_code: true,
         };
         let spec = spec_of(&form).unwrap();
         assert_eq!(spec.capabilities, ["python", "network", "shell"]);
@@ -220,6 +223,7 @@ mod tests {
         assert_eq!(spec.budget_tokens, Some(800));
         assert_eq!(spec.max_concurrent_executions, None);
         assert_eq!(spec.execution_timeout_secs, Some(30));
+        assert!(spec.run_code);
     }
 
     #[test]

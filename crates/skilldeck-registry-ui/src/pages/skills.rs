@@ -9,14 +9,16 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{Label, SkillRef};
-use skilldeck_registry::wire::SkillDetail;
+use skilldeck_registry::wire::{SkillDetail, TestRunRequest};
+use std::collections::HashMap;
 
 use crate::error::UiError;
 use crate::limits::{MAX_DIFF_BYTES, PAGE_SIZE};
 use crate::markdown::{render_markdown, skill_body};
 use crate::state::{Signed, UiState};
+use crate::try_it::{ARGUMENTS_JSON_FIELD, RunView, arguments_of, fields_of, script_args};
 use crate::views::{
-    Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, VersionPage, VersionRow,
+    Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, TryIt, VersionPage, VersionRow,
     href_with, human_size,
 };
 
@@ -166,20 +168,213 @@ pub async fn move_label(
     }
 }
 
+/// The version page's query: the tool the "Try it" panel shows.
+#[derive(Deserialize, Default)]
+pub struct VersionQuery {
+    #[serde(default)]
+    tool: String,
+}
+
+/// What the "Try it" panel shows besides the forms: the fields as typed,
+/// and the last run's outcome or refusal.
+#[derive(Default)]
+struct TryState {
+    tool: String,
+    values: HashMap<String, String>,
+    script: String,
+    script_args: String,
+    run: Option<RunView>,
+    error: Option<(String, Option<String>)>,
+}
+
 /// `GET /ui/skills/{namespace}/{name}/versions/{version}` (a label works too).
 pub async fn version(
     State(state): State<UiState>,
     signed: Signed,
     Path((namespace, name, version)): Path<(String, String, String)>,
+    Query(query): Query<VersionQuery>,
 ) -> Result<Response, UiError> {
     let skill = skill_ref(&namespace, &name)?;
+    let page = version_page(
+        &state,
+        &signed,
+        &skill,
+        &version,
+        TryState {
+            tool: query.tool,
+            ..TryState::default()
+        },
+    )
+    .await?;
+    Ok(Html(page.render()?).into_response())
+}
+
+/// `POST /ui/skills/{namespace}/{name}/versions/{version}/test-run`: runs
+/// the tool (fields from the generated form) or the script picked, through
+/// the service's test run (its authorization, rate limit, policy and audit
+/// log), and shows the version page with the outcome.
+pub async fn test_run(
+    State(state): State<UiState>,
+    signed: Signed,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Result<Response, UiError> {
+    let skill = skill_ref(&namespace, &name)?;
+    let values: HashMap<String, String> = fields.into_iter().collect();
+    let get = |k: &str| values.get(k).cloned().unwrap_or_default();
+    let mut try_state = TryState {
+        tool: get("tool"),
+        script: get("script"),
+        script_args: get("args"),
+        ..TryState::default()
+    };
+    let request = if get("kind") == "script" {
+        Ok(TestRunRequest {
+            tool: None,
+            arguments: None,
+            script: Some(try_state.script.clone()),
+            args: script_args(&try_state.script_args),
+        })
+    } else {
+        let targets = state
+            .registry
+            .test_run_targets(&signed.principal, &skill, &version)
+            .await?;
+        match targets.tools.iter().find(|t| t.name == try_state.tool) {
+            Some(tool) => arguments_of(tool, &values).map(|arguments| TestRunRequest {
+                tool: Some(tool.name.clone()),
+                arguments: Some(arguments),
+                script: None,
+                args: Vec::new(),
+            }),
+            None => Err(format!("Pick one of the tools of {skill}@{version}.")),
+        }
+    };
+    let mut status = axum::http::StatusCode::OK;
+    match request {
+        Err(message) => {
+            status = axum::http::StatusCode::BAD_REQUEST;
+            try_state.error = Some((message, None));
+        }
+        Ok(request) => match state
+            .registry
+            .test_run(&signed.principal, &skill, &version, request)
+            .await
+        {
+            Ok(result) => try_state.run = Some(RunView::of(&result)),
+            Err(e) => {
+                let pointer = match &e {
+                    skilldeck_registry::RegistryError::InvalidArguments { pointer, .. } => {
+                        Some(pointer.clone())
+                    }
+                    _ => None,
+                };
+                let e = UiError::from(e);
+                status = e.status();
+                // A refusal of the run itself shows in the panel; anything
+                // else (not allowed, not found, a server failure) is the
+                // usual error page.
+                let about_the_run = matches!(status.as_u16(), 400 | 409 | 422 | 429 | 503);
+                if !about_the_run {
+                    return Err(e);
+                }
+                try_state.error = Some((e.to_string(), pointer));
+            }
+        },
+    }
+    try_state.values = values;
+    let page = version_page(&state, &signed, &skill, &version, try_state).await?;
+    Ok((status, Html(page.render()?)).into_response())
+}
+
+/// The "Try it" panel of `skill@version` for `signed`: `None` unless it may
+/// test-run the namespace; without the forms (and saying what is missing)
+/// when this host cannot run them.
+async fn try_it_panel(
+    state: &UiState,
+    signed: &Signed,
+    skill: &SkillRef,
+    version: &str,
+    try_state: TryState,
+) -> Result<Option<TryIt>, UiError> {
+    if !signed.principal.can_test_run(skill.namespace()) {
+        return Ok(None);
+    }
+    let base = format!("{}/versions/{version}", skill_path(skill));
+    let mut panel = TryIt {
+        action: format!("{base}/test-run"),
+        page: base,
+        unavailable: None,
+        tools: Vec::new(),
+        tool: None,
+        fields: None,
+        arguments_json: try_state
+            .values
+            .get(ARGUMENTS_JSON_FIELD)
+            .cloned()
+            .unwrap_or_else(|| "{}".to_owned()),
+        scripts: Vec::new(),
+        script: try_state.script,
+        script_args: try_state.script_args,
+        policy: String::new(),
+        run: try_state.run,
+        error: try_state.error,
+    };
+    let targets = match state
+        .registry
+        .test_run_targets(&signed.principal, skill, version)
+        .await
+    {
+        Ok(t) => t,
+        Err(e @ skilldeck_registry::RegistryError::Unavailable { .. }) => {
+            panel.unavailable = Some(e.to_string());
+            return Ok(Some(panel));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let p = &targets.policy;
+    panel.policy = format!(
+        "sandbox {} ({}); network {}; timeout {} s; output {} per stream; memory {}; {} processes",
+        p.profile,
+        p.layers.join(", "),
+        if p.network { "on" } else { "off" },
+        p.timeout_secs,
+        human_size(p.output_cap_bytes),
+        human_size(p.memory_bytes),
+        p.max_processes
+    );
+    let picked = targets
+        .tools
+        .iter()
+        .find(|t| t.name == try_state.tool)
+        .or_else(|| targets.tools.first());
+    if let Some(tool) = picked {
+        panel.tool = Some(tool.name.clone());
+        panel.fields = fields_of(tool, &try_state.values);
+    }
+    panel.tools = targets
+        .tools
+        .iter()
+        .map(|t| (t.name.clone(), t.description.clone()))
+        .collect();
+    panel.scripts = targets.scripts;
+    Ok(Some(panel))
+}
+
+async fn version_page(
+    state: &UiState,
+    signed: &Signed,
+    skill: &SkillRef,
+    version: &str,
+    try_state: TryState,
+) -> Result<VersionPage, UiError> {
     let detail = state
         .registry
-        .version(&signed.principal, &skill, &version)
+        .version(&signed.principal, skill, version)
         .await?;
     let skill_md = state
         .registry
-        .skill_md(&signed.principal, &skill, &detail.version)
+        .skill_md(&signed.principal, skill, &detail.version)
         .await?;
     let description = detail
         .frontmatter
@@ -202,19 +397,20 @@ pub async fn version(
         .iter()
         .map(|d| DiagRow::of(d, &detail.name))
         .collect();
-    let changes = changes_since_previous(&state, &signed, &skill, &detail, &skill_md).await?;
-    let page = VersionPage {
+    let changes = changes_since_previous(state, signed, skill, &detail, &skill_md).await?;
+    let try_it = try_it_panel(state, signed, skill, &detail.version, try_state).await?;
+    Ok(VersionPage {
         changes,
         chrome: signed.chrome("skills"),
-        base: skill_path(&skill),
+        base: skill_path(skill),
         description,
         body_html: render_markdown(skill_body(&skill_md)),
         size: human_size(detail.size),
         files,
         diagnostics,
+        try_it,
         v: detail,
-    };
-    Ok(Html(page.render()?).into_response())
+    })
 }
 
 /// What changed since the released version before `detail` (what a

@@ -26,7 +26,8 @@ use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
     FINGERPRINT_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page, PendingVersion, Problem,
     Published, ReasonBody, Resolved, ReviewDecision, SignerInfo, SignerKey, SkillDetail,
-    SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail,
+    SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated, TokenInfo,
+    TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;
@@ -956,6 +957,61 @@ pub async fn review(
     let skill = skill_ref(&namespace, &name)?;
     Ok(Json(
         registry.review(&p, &skill, &version, &decision).await?,
+    ))
+}
+
+/// What a version can test-run: its tools with their argument schemas,
+/// its scripts, and the strict policy a run gets here (admin or
+/// `publish:<namespace>`; 503 when this host has no sandbox).
+#[utoipa::path(get, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/test-run", tag = "test-run",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
+    responses(
+        (status = 200, body = TestRunTargets),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 503, body = Problem, content_type = "application/problem+json", description = "registry-sandbox-unavailable: what is missing"),
+    ), security(("bearer" = [])))]
+pub async fn test_run_targets(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Result<Json<TestRunTargets>> {
+    let skill = skill_ref(&namespace, &name)?;
+    Ok(Json(registry.test_run_targets(&p, &skill, &version).await?))
+}
+
+/// Runs a tool (arguments checked against its schema first) or a script
+/// (under `scripts/`) of this version in the registry host's sandbox under
+/// the strict test-run policy (no network, no grants, short timeout, small
+/// caps) and returns how it ended. Admin or `publish:<namespace>`;
+/// rate-limited per token; audited (`test-run`).
+#[utoipa::path(post, path = "/api/v1/skills/{namespace}/{name}/versions/{version}/test-run", tag = "test-run",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path, description = "a semver version or a label")),
+    request_body = TestRunRequest,
+    responses(
+        (status = 200, body = TestRunResult, description = "it ran (a non-zero exit or a timeout is an outcome)"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "registry-version-blocked"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "registry-test-run-unknown-tool, registry-test-run-unknown-script, registry-test-run-invalid-arguments (with `pointer`), registry-test-run-denied, registry-test-run-refused: nothing ran"),
+        (status = 429, body = Problem, content_type = "application/problem+json", description = "registry-test-run-rate-limited, with Retry-After"),
+        (status = 503, body = Problem, content_type = "application/problem+json", description = "registry-sandbox-unavailable (what is missing) or registry-test-run-busy: nothing ran"),
+    ), security(("bearer" = [])))]
+pub async fn test_run(
+    State(registry): State<Registry>,
+    Caller(p): Caller,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+    body: std::result::Result<Json<TestRunRequest>, JsonRejection>,
+) -> Result<Json<TestRunResult>> {
+    let skill = skill_ref(&namespace, &name)?;
+    // Authorised before the body is looked at.
+    p.require_test_run(skill.namespace())?;
+    let request = json_body(body)?;
+    Ok(Json(
+        registry.test_run(&p, &skill, &version, request).await?,
     ))
 }
 

@@ -56,6 +56,10 @@ pub fn api_router(registry: Registry) -> Router {
             "/skills/{namespace}/{name}/versions/{version}/review",
             post(handlers::review),
         )
+        .route(
+            "/skills/{namespace}/{name}/versions/{version}/test-run",
+            post(handlers::test_run).get(handlers::test_run_targets),
+        )
         .route("/reviews", get(handlers::reviews))
         .route(
             "/namespaces/{namespace}/signers",

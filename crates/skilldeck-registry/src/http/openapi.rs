@@ -99,7 +99,7 @@ impl Modify for NameRules {
         handlers::audit, openapi_json, handlers::healthz, handlers::block, handlers::unblock,
         handlers::review, handlers::reviews, handlers::namespace_policy,
         handlers::set_namespace_policy, handlers::signers, handlers::add_signer,
-        handlers::remove_signer,
+        handlers::remove_signer, handlers::test_run, handlers::test_run_targets,
     ),
     components(schemas(
         wire::Problem, wire::WireDiagnostic, wire::FileEntry, wire::Published,
@@ -109,7 +109,8 @@ impl Modify for NameRules {
         wire::TokenCreated, wire::TokenInfo, wire::ResolvedSkill, wire::Excluded, wire::Resolved,
         wire::LockedSkill, wire::AgentLock, wire::AuditEntry, wire::ReviewState, wire::Review,
         wire::ReviewDecision, wire::Decision, wire::NamespacePolicy, wire::PendingVersion,
-        wire::SignerInfo, wire::SignerKey,
+        wire::SignerInfo, wire::SignerKey, wire::TestRunRequest, wire::TestRunPolicy,
+        wire::TestRunOutcome, wire::TestRunResult, wire::TestRunTool, wire::TestRunTargets,
     )),
     modifiers(&Bearer, &NameRules),
 )]

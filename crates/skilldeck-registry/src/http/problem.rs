@@ -15,6 +15,12 @@ pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
         RegistryError::TooManyAttempts { .. } => {
             (StatusCode::TOO_MANY_REQUESTS, "registry-too-many-attempts")
         }
+        RegistryError::RateLimited { code, .. } => (StatusCode::TOO_MANY_REQUESTS, code),
+        RegistryError::InvalidArguments { .. } => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "registry-test-run-invalid-arguments",
+        ),
+        RegistryError::Unavailable { code, .. } => (StatusCode::SERVICE_UNAVAILABLE, code),
         RegistryError::Forbidden(_) => (StatusCode::FORBIDDEN, "registry-forbidden"),
         RegistryError::NotFound(_) => (StatusCode::NOT_FOUND, "registry-not-found"),
         RegistryError::MethodNotAllowed => (
@@ -76,6 +82,10 @@ pub fn problem_of(e: &RegistryError) -> Problem {
         code: code.to_owned(),
         diagnostics,
         findings,
+        pointer: match e {
+            RegistryError::InvalidArguments { pointer, .. } => Some(pointer.clone()),
+            _ => None,
+        },
     }
 }
 
@@ -94,7 +104,9 @@ impl IntoResponse for RegistryError {
         if status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
-        if let RegistryError::TooManyAttempts { retry_after } = self {
+        if let RegistryError::TooManyAttempts { retry_after }
+        | RegistryError::RateLimited { retry_after, .. } = self
+        {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         }
         response

@@ -67,6 +67,83 @@ pub const THROTTLE_TOKEN_PREFIX_CHARS: usize = 8;
 /// Every token starts with this.
 pub const TOKEN_PREFIX: &str = "sdk_";
 
+/// A test run's wall-clock timeout (`POST .../test-run`): far below a
+/// served agent's default (a test run is a quick look, not a job).
+pub const TEST_RUN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bytes kept per output stream of a test run (the rest is read and
+/// dropped; the outcome says it was truncated).
+pub const TEST_RUN_OUTPUT_CAP_BYTES: u64 = 64 * 1024;
+/// Memory of one test run (the process tree, and each process's address
+/// space).
+pub const TEST_RUN_MEMORY_BYTES: u64 = 256 * 1024 * 1024;
+/// Most processes of one test run.
+pub const TEST_RUN_MAX_PROCESSES: u64 = 16;
+/// Size of a test run's work folder (a tmpfs).
+pub const TEST_RUN_WORKDIR_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest file a test run may write.
+pub const TEST_RUN_FILE_SIZE_BYTES: u64 = 8 * 1024 * 1024;
+/// CPU seconds of one test run.
+pub const TEST_RUN_CPU_SECS: u64 = 10;
+/// Test runs running at once on one registry process; past it (and the
+/// queue) a test run is answered 503 `registry-test-run-busy`.
+pub const TEST_RUN_CONCURRENCY: usize = 2;
+/// Test runs that may wait for a slot.
+pub const TEST_RUN_QUEUE: usize = 4;
+/// Test runs one principal (token) may start per minute (a token bucket:
+/// this many at once, refilled evenly over the minute); past it: 429
+/// `registry-test-run-rate-limited` with `Retry-After`.
+pub const TEST_RUNS_PER_MINUTE: u32 = 10;
+/// Most arguments of a script test run.
+pub const MAX_TEST_RUN_ARGS: usize = 64;
+/// Most principals the test-run rate limiter remembers; past it, when no
+/// bucket is full again, new principals share one bucket (fails closed).
+pub const MAX_TEST_RUN_RATE_KEYS: usize = 10_000;
+
+/// The strict sandbox policy of a registry test run: no network, no
+/// grants, no environment passed through, short timeout, small caps. The
+/// runner maps it onto the host's `[exec]` configuration (the one mapping
+/// from a configuration to a sandbox policy lives in the host layer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRunLimits {
+    /// `TEST_RUN_TIMEOUT`.
+    pub timeout: Duration,
+    /// `TEST_RUN_OUTPUT_CAP_BYTES`.
+    pub output_cap_bytes: u64,
+    /// `TEST_RUN_MEMORY_BYTES`.
+    pub memory_bytes: u64,
+    /// `TEST_RUN_MAX_PROCESSES`.
+    pub max_processes: u64,
+    /// `TEST_RUN_WORKDIR_BYTES`.
+    pub workdir_bytes: u64,
+    /// `TEST_RUN_FILE_SIZE_BYTES`.
+    pub file_size_bytes: u64,
+    /// `TEST_RUN_CPU_SECS`.
+    pub cpu_secs: u64,
+    /// `TEST_RUN_CONCURRENCY`.
+    pub concurrency: usize,
+    /// `TEST_RUN_QUEUE`.
+    pub queue: usize,
+    /// `TEST_RUNS_PER_MINUTE` (0: test runs are refused).
+    pub per_minute: u32,
+}
+
+impl Default for TestRunLimits {
+    fn default() -> Self {
+        TestRunLimits {
+            timeout: TEST_RUN_TIMEOUT,
+            output_cap_bytes: TEST_RUN_OUTPUT_CAP_BYTES,
+            memory_bytes: TEST_RUN_MEMORY_BYTES,
+            max_processes: TEST_RUN_MAX_PROCESSES,
+            workdir_bytes: TEST_RUN_WORKDIR_BYTES,
+            file_size_bytes: TEST_RUN_FILE_SIZE_BYTES,
+            cpu_secs: TEST_RUN_CPU_SECS,
+            concurrency: TEST_RUN_CONCURRENCY,
+            queue: TEST_RUN_QUEUE,
+            per_minute: TEST_RUNS_PER_MINUTE,
+        }
+    }
+}
+
 /// The server loop's limits (see `http::server`).
 #[derive(Debug, Clone)]
 pub struct ServerLimits {
@@ -113,6 +190,8 @@ pub struct RegistryLimits {
     pub max_failed_auth: u32,
     /// `FAILED_AUTH_WINDOW`.
     pub failed_auth_window: Duration,
+    /// The strict policy and the rate of test runs.
+    pub test_run: TestRunLimits,
 }
 
 impl Default for RegistryLimits {
@@ -129,6 +208,7 @@ impl Default for RegistryLimits {
             package: PackageLimits::default(),
             max_failed_auth: MAX_FAILED_AUTH,
             failed_auth_window: FAILED_AUTH_WINDOW,
+            test_run: TestRunLimits::default(),
         }
     }
 }

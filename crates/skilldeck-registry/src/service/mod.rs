@@ -16,6 +16,9 @@
 //!   [`signing`]: the keys that may sign a namespace, signatures at publish.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
+//! - [`test_run`]: test runs of a version in this host's sandbox, through
+//!   a [`TestRunner`](runner::TestRunner) the binary supplies;
+//!   [`rate`]: their per-principal rate limit.
 
 pub mod agents;
 pub mod audit;
@@ -26,13 +29,16 @@ pub mod gc;
 pub mod glob;
 pub mod principal;
 pub mod publish;
+pub mod rate;
 pub mod registry;
 pub mod resolve;
 pub mod review;
+pub mod runner;
 pub mod signing;
 pub mod skills;
 pub mod staging;
 pub mod state;
 pub mod store;
+pub mod test_run;
 pub mod throttle;
 pub mod tokens;

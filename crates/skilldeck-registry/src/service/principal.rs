@@ -102,6 +102,23 @@ impl Principal {
         }
     }
 
+    /// May test-run `ns`'s versions in this registry's sandbox (admin, or
+    /// `publish:<ns>`: whoever may publish a version may try it).
+    pub fn can_test_run(&self, ns: &Namespace) -> bool {
+        self.can_publish(ns)
+    }
+
+    /// Test-run `ns`, or 403.
+    pub fn require_test_run(&self, ns: &Namespace) -> Result<(), RegistryError> {
+        if self.can_test_run(ns) {
+            Ok(())
+        } else {
+            Err(RegistryError::Forbidden(format!(
+                "this token may not test-run namespace '{ns}' (it needs admin or publish:{ns})"
+            )))
+        }
+    }
+
     /// May read the skill list and any version (admin, a publisher or a
     /// reviewer).
     pub fn can_read_all(&self) -> bool {

@@ -59,6 +59,10 @@ pub(crate) struct Inner {
     pub staging: Staging,
     /// What the risk audit refuses.
     pub trust: crate::service::config::TrustPolicy,
+    /// The runner of test runs, once the binary supplied one.
+    pub test_runner: std::sync::OnceLock<Arc<dyn crate::service::runner::TestRunner>>,
+    /// Test runs per principal.
+    pub test_runs: crate::service::rate::RateLimiter,
 }
 
 impl Registry {
@@ -89,6 +93,10 @@ impl Registry {
                 throttle: FailedAuthThrottle::new(
                     config.limits.max_failed_auth,
                     config.limits.failed_auth_window,
+                ),
+                test_runner: std::sync::OnceLock::new(),
+                test_runs: crate::service::rate::RateLimiter::new(
+                    config.limits.test_run.per_minute,
                 ),
                 limits: config.limits,
                 search: Mutex::new(None),

@@ -386,6 +386,7 @@ impl Registry {
             agent: id.clone(),
             max_concurrent_executions: spec.max_concurrent_executions,
             execution_timeout_secs: spec.execution_timeout_secs,
+            run_code: spec.run_code,
             skills: locked,
             shadowed: out_excluded
                 .iter()
@@ -410,7 +411,7 @@ impl Registry {
 
     /// The core `Skill` of a stored version (parsed once; versions are
     /// immutable).
-    async fn parsed_skill(
+    pub(crate) async fn parsed_skill(
         &self,
         ns: &Namespace,
         name: &str,

@@ -335,7 +335,7 @@ impl Registry {
         }
     }
 
-    async fn version_row(
+    pub(crate) async fn version_row(
         &self,
         skill: &SkillRef,
         version: &str,
