@@ -62,7 +62,10 @@ def setup(name):
     os.makedirs(roots)
     os.makedirs(home)
     write_skill(roots, "alpha", "Use when testing alpha telemetry.", f"Alpha body {BODY_SECRET}.")
-    write_skill(roots, "beta", "Use when testing beta telemetry.", "Beta body.")
+    # beta loads, without its one declared tool (parameters not a map).
+    write_skill(roots, "beta", "Use when testing beta telemetry.", "Beta body.",
+                "tools:\n  - name: go\n    description: Go.\n    parameters: [not, a, map]\n"
+                "    run: scripts/go.sh\n")
     # A skill that fails to load: its frontmatter is not YAML (line 3).
     write_skill(roots, "broken", "Use when broken.", "x")
     with open(os.path.join(roots, "broken", "SKILL.md"), "w") as f:
@@ -197,6 +200,9 @@ def part_spans(receiver):
               f"discovery failure with file:line: {failures_text!r}")
         check(d.get("skilldeck.discovery.skills") == "alpha, beta",
               f"discover names the skills it loaded: {d}")
+        dropped = d.get("skilldeck.discovery.tools_dropped") or ""
+        check(os.path.join("beta", "SKILL.md:") in dropped and "tool-schema-invalid" in dropped,
+              f"discover names the declared tool left out, with file:line: {dropped!r}")
         # Start-up: the log lines and the exported trace share one trace id
         # (no client sent a traceparent for it).
         startup = [s for s in by_name.get("startup", []) if not s.parent_span_id]
@@ -204,8 +210,9 @@ def part_spans(receiver):
             tid = startup[0].trace_id.hex()
             check(disc[0].trace_id.hex() == tid, "discover is in the startup trace")
             lines = [l for l in log.splitlines()
-                     if "skills loaded" in l or "skill not loaded" in l]
-            check(len(lines) >= 2 and all(f"trace_id={tid}" in l for l in lines),
+                     if "skills loaded" in l or "skill not loaded" in l
+                     or "skill tool not offered" in l]
+            check(len(lines) >= 3 and all(f"trace_id={tid}" in l for l in lines),
                   f"every start-up line carries the startup trace id {tid}: {lines}")
             loaded = [l for l in lines if "skills loaded" in l]
             check(loaded and "alpha, beta" in loaded[0], f"skills loaded names them: {loaded}")

@@ -364,6 +364,7 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         skilldeck.discovery.failed = tracing::field::Empty,
         skilldeck.discovery.failures = tracing::field::Empty,
         skilldeck.discovery.skills = tracing::field::Empty,
+        skilldeck.discovery.tools_dropped = tracing::field::Empty,
     );
     let _entered = span.enter();
     let deck = discover_deck(options);
@@ -393,6 +394,17 @@ pub fn discover(options: &DiscoveryOptions) -> Deck {
         if !failures.is_empty() {
             let shown = failures.len().min(SPAN_FAILURES);
             span.record("skilldeck.discovery.failures", failures[..shown].join("\n"));
+        }
+        // Declared tools left out (the skill loaded without them).
+        let dropped: Vec<String> = deck
+            .diagnostics()
+            .iter()
+            .filter(|d| d.code.is_tool_problem() && !d.is_error())
+            .take(SPAN_FAILURES)
+            .map(|d| d.to_string())
+            .collect();
+        if !dropped.is_empty() {
+            span.record("skilldeck.discovery.tools_dropped", dropped.join("\n"));
         }
     }
     deck
