@@ -93,7 +93,7 @@ if (cd "$pkg" && npm pack --pack-destination "$work" >"$work/pack.log" 2>&1); th
     if (cd "$work/app" && echo '{"name":"app","private":true}' >package.json \
             && PATH="$nocargo_path" npm install --no-audit --no-fund --offline "$tarball" >"$work/install.log" 2>&1 \
             && ! PATH="$nocargo_path" command -v cargo >/dev/null \
-            && tar -tzf "$tarball" | grep -q 'package/skilldeck.linux-x64-gnu.node' \
+            && tar -tzf "$tarball" >"$work/contents" && grep -qx 'package/skilldeck.linux-x64-gnu.node' "$work/contents" \
             && PATH="$nocargo_path" node -e "
                 const s = require('skilldeck');
                 if (typeof s.Deck.discover !== 'function' || !(new s.SkillNotFoundError('x') instanceof s.SkilldeckError)) process.exit(1);
