@@ -196,7 +196,7 @@ LAYERS = [
     ("services over the core", ["skilldeck-exec", "skilldeck-package", "skilldeck-audit"]),
     ("host and registry service", ["skilldeck-host", "skilldeck-registry"]),
     ("sources", ["skilldeck-source"]),
-    ("faces", ["skilldeck-mcp", "skilldeck-py", "skilldeck-registry-ui"]),
+    ("faces", ["skilldeck-mcp", "skilldeck-py", "skilldeck-node", "skilldeck-registry-ui"]),
     ("the binary", ["skilldeck-cli"]),
 ]
 # Shared test fixtures: any crate may use them in its tests.
@@ -204,7 +204,7 @@ FIXTURES = {"skilldeck-testkit"}
 # Lower, but still not to be reached: (crate, dependency, why).
 FORBIDDEN = [
     (face, dep, "a face reaches registries and packages through skilldeck-source")
-    for face in ("skilldeck-mcp", "skilldeck-py")
+    for face in ("skilldeck-mcp", "skilldeck-py", "skilldeck-node")
     for dep in ("skilldeck-registry", "skilldeck-package")
 ]
 

@@ -1,0 +1,3 @@
+export * from './native';
+export * from './errors';
+export * from './seed';
