@@ -531,10 +531,16 @@ impl ServerHandler for SkillServer {
                 let engine = Arc::clone(&engine);
                 let (tool, conversation) = (name.clone(), conversation.clone());
                 let snapshot = Arc::clone(&snapshot);
+                let approver = crate::approval::ElicitationApprover::new(peer.clone());
                 blocking(move || {
-                    Ok(engine
-                        .host()
-                        .call(&snapshot, &conversation, &tool, &args, context))
+                    Ok(engine.host().call_with(
+                        &snapshot,
+                        &conversation,
+                        &tool,
+                        &args,
+                        context,
+                        &approver,
+                    ))
                 })
                 .await
             } else {
