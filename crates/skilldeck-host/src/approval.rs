@@ -444,7 +444,29 @@ impl Approvals {
         skill_fingerprint: &str,
         approver: &dyn Approver,
     ) -> Result<(), ToolError> {
-        if self.mode == ApprovalMode::Never || allowed.iter().any(|a| a.covers(subject)) {
+        self.check_in(
+            self.mode,
+            conversation,
+            subject,
+            allowed,
+            skill_fingerprint,
+            approver,
+        )
+    }
+
+    /// [`Approvals::check`] under `mode` instead of the configured one (a
+    /// face whose caller chose, e.g. Python's `approve` callback turning
+    /// `never` into `ask`).
+    pub fn check_in(
+        &self,
+        mode: ApprovalMode,
+        conversation: &str,
+        subject: &ApprovalSubject<'_>,
+        allowed: &[AllowedTool],
+        skill_fingerprint: &str,
+        approver: &dyn Approver,
+    ) -> Result<(), ToolError> {
+        if mode == ApprovalMode::Never || allowed.iter().any(|a| a.covers(subject)) {
             return Ok(());
         }
         let what = describe(subject);
@@ -463,7 +485,7 @@ impl Approvals {
             }
             None => {}
         }
-        if self.mode == ApprovalMode::AlwaysDeny {
+        if mode == ApprovalMode::AlwaysDeny {
             return Err(ToolError::new(
                 ToolErrorKind::Denied,
                 format!(

@@ -555,6 +555,21 @@ impl WorkFolders {
         Ok(FolderLease { path, lock })
     }
 
+    /// Removes `conversation`'s folder (its session ended), unless a call
+    /// is using it (the idle expiry takes it later); true when removed.
+    pub fn forget(&self, conversation: &str) -> bool {
+        let mut folders = self.lock();
+        match folders.get(conversation) {
+            Some(folder) if Arc::strong_count(&folder.lock) == 1 => {
+                if let Some(folder) = folders.remove(conversation) {
+                    remove_folder(&folder.path);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Marks `conversation`'s folder used now (its idle time restarts).
     pub fn touch(&self, conversation: &str) {
         let now = self.clock.now();

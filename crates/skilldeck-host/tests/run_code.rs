@@ -402,3 +402,29 @@ fn run_code_refuses_bad_arguments_before_anything_runs() {
         "no folder is made for a refused call"
     );
 }
+
+#[test]
+fn a_conversation_that_ends_loses_its_work_folder() {
+    if !python() {
+        return;
+    }
+    let root = skilldeck_testkit::Root::new();
+    let host = host(&root, code_on(SandboxProfile::None));
+    run(
+        &host,
+        "a",
+        json!({"language": "python", "code": "open('f','w').write('x')"}),
+    )
+    .unwrap();
+    let folders = host.execution().unwrap().work_folders().unwrap();
+    assert_eq!(folders.len(), 1);
+    host.end_conversation("a");
+    assert!(folders.is_empty());
+    let again = run(
+        &host,
+        "a",
+        json!({"language": "python", "code": "import os; print(os.path.exists('f'))"}),
+    )
+    .unwrap();
+    assert_eq!(again.text.trim(), "False");
+}

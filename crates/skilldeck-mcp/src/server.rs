@@ -158,10 +158,7 @@ impl Drop for SessionEnd {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         for conversation in known {
-            self.engine
-                .host()
-                .tracker()
-                .forget_conversation(&conversation);
+            self.engine.host().end_conversation(&conversation);
         }
     }
 }

@@ -187,7 +187,19 @@ impl Host {
             context.session_id = conversation.to_owned();
         }
         let result = self
-            .check_approval(snapshot, conversation, name, arguments, approver)
+            .execution()
+            .map_or(Ok(()), |execution| {
+                let mode = execution.approvals().mode();
+                self.check_approval(
+                    execution,
+                    mode,
+                    snapshot,
+                    conversation,
+                    name,
+                    arguments,
+                    approver,
+                )
+            })
             .and_then(|()| {
                 self.run_execution_tool(snapshot, conversation, name, arguments, context)
             });
@@ -238,19 +250,19 @@ impl Host {
     /// refused anyway (bad arguments, an unknown or unserved skill, a skill
     /// the model may not use, a tool not offered) is not asked about: the
     /// run's own checks refuse it.
+    #[allow(clippy::too_many_arguments)]
     fn check_approval(
         &self,
+        execution: &crate::execution::Execution,
+        mode: ApprovalMode,
         snapshot: &Snapshot,
         conversation: &str,
         name: &str,
         arguments: &Map<String, Value>,
         approver: &dyn Approver,
     ) -> Result<(), ToolError> {
-        let Some(execution) = self.execution() else {
-            return Ok(());
-        };
         let approvals = execution.approvals();
-        if approvals.mode() == ApprovalMode::Never {
+        if mode == ApprovalMode::Never {
             return Ok(());
         }
         let usable = |skill: &str| {
@@ -316,7 +328,52 @@ impl Host {
             )
         };
         let allowed = self.active_allowed_tools(snapshot, conversation);
-        approvals.check(conversation, &subject, &allowed, &fingerprint, approver)
+        approvals.check_in(
+            mode,
+            conversation,
+            &subject,
+            &allowed,
+            &fingerprint,
+            approver,
+        )
+    }
+
+    /// `run_code` as the model calls it, through `execution` (the host's,
+    /// or an application's own service with `[exec] code` on: Python's
+    /// `Deck.run_code`), after the approval rule under `mode` (asking
+    /// `approver`): the one path every face takes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_code_with(
+        &self,
+        execution: &crate::execution::Execution,
+        mode: ApprovalMode,
+        snapshot: &Snapshot,
+        conversation: &str,
+        arguments: &Map<String, Value>,
+        mut context: CallContext,
+        approver: &dyn Approver,
+    ) -> Result<ToolRun, ToolError> {
+        if context.session_id.is_empty() {
+            context.session_id = conversation.to_owned();
+        }
+        let result = self
+            .check_approval(
+                execution,
+                mode,
+                snapshot,
+                conversation,
+                RUN_CODE,
+                arguments,
+                approver,
+            )
+            .and_then(|()| code_arguments(arguments))
+            .and_then(|args| execution.run_code(snapshot, conversation, &args, context));
+        result.map_err(|mut e| {
+            if let Cow::Owned(hidden) = self.hide_paths(&e.message) {
+                e.message = hidden;
+            }
+            e
+        })
     }
 
     /// What an approval of a call to `skill` is bound to: the sha256 of its
