@@ -353,6 +353,10 @@ def main():
     if not problems:
         print(f"crate layers: ok ({len(deps)} crates on {len(LAYERS)} layers, "
               f"{sum(len(d) for d in deps.values())} dependencies, none pointing up or sideways)")
+    # The verdict comes last, so the tail of the output never reads "ok"
+    # above a cycle reported earlier.
+    print("module graph: FAILED (see CYCLE or crate layers above)" if failed
+          else "module graph: ok (no import cycle, layers respected)")
     sys.exit(1 if failed else 0)
 
 

@@ -61,6 +61,8 @@ echo "PASS: maturin build ($(basename "$wheel"), $((SECONDS - t0)) s)"
 # test_registry.py starts the real registry (`skilldeck registry serve`).
 cargo build --quiet -p skilldeck-cli --locked
 export SKILLDECK_BIN="$CARGO_TARGET_DIR/debug/skilldeck"
+# The shared fixtures (the seeds' skills, verbatim) the Rust tests use too.
+export SKILLDECK_FIXTURES="$PWD/crates/skilldeck-testkit/fixtures"
 
 mkdir -p "$work/run"
 cp crates/skilldeck-py/tests/*.py "$work/run/"

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use skilldeck::catalog::Outcome;
 use skilldeck::{Config, Diagnostic, RootReport, Scope, SkillMode};
-use skilldeck_host::HostOptions;
+use skilldeck_host::{Host, HostOptions};
 
 use crate::context::Context;
 use crate::error::CliError;
@@ -73,6 +73,9 @@ struct Report<'a> {
     skipped: Vec<&'a Diagnostic>,
     shadowed: Vec<ShadowedRow<'a>>,
     excluded: Vec<Excluded<'a>>,
+    /// Declared tools left out (a problem in their entry) or not offered
+    /// (host-implemented, no handler here), each at its file and line.
+    tools: Vec<Diagnostic>,
     catalog: CatalogRow,
 }
 
@@ -103,6 +106,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let skipped: Vec<&Diagnostic> = deck.diagnostics().iter().filter(|d| d.is_error()).collect();
     let host_options = HostOptions::from_config(&ctx.config, ctx.discovery_options())?;
     let catalog = host_options.render_tool_catalog(deck)?;
+    // What the host does not offer of the declared tools: its rule.
+    let host = Host::with_deck(host_options.clone(), deck.clone())?;
+    let tools = host.unoffered_tools(&host.snapshot());
     let e = &catalog.explanation;
     let catalog = CatalogRow {
         size: e.size,
@@ -144,6 +150,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .iter()
             .filter_map(|s| excluded_because(s).map(|why| Excluded { name: &s.name, why }))
             .collect(),
+        tools,
         catalog,
     };
     let mut out = render::stdout_for(args.format == Format::Json);
@@ -225,6 +232,12 @@ fn write_text(out: &mut impl Write, r: &Report<'_>) -> std::io::Result<()> {
                 s.winner_scope,
                 s.winner_dir.display()
             )?;
+        }
+    }
+    if !r.tools.is_empty() {
+        writeln!(out, "\ndeclared tools left out or not offered:")?;
+        for d in &r.tools {
+            writeln!(out, "  {d}")?;
         }
     }
     if !r.excluded.is_empty() {

@@ -111,10 +111,12 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     writeln!(
         out,
         "  network:     {}",
-        if effective.network {
-            "granted"
-        } else {
-            "none (no TCP/UDP/DNS, no host Unix sockets)"
+        match &effective.network {
+            skilldeck_exec::NetworkGrant::All => "granted".to_owned(),
+            skilldeck_exec::NetworkGrant::None => {
+                "none (no TCP/UDP/DNS, no host Unix sockets)".to_owned()
+            }
+            hosts @ skilldeck_exec::NetworkGrant::Hosts(_) => hosts.describe(),
         }
     )?;
     writeln!(

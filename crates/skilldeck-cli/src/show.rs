@@ -25,7 +25,8 @@ struct ToolRow<'a> {
     name: &'a str,
     full_name: String,
     description: &'a str,
-    run: &'a str,
+    /// `None`: the host implements the tool (no script).
+    run: Option<&'a str>,
     input_schema: &'a serde_json::Value,
 }
 
@@ -62,7 +63,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             name: t.name.as_str(),
             full_name: t.full_name(&skill.name),
             description: &t.description,
-            run: &t.run,
+            run: t.run.as_deref(),
             input_schema: &t.input_schema,
         })
         .collect();
@@ -109,10 +110,16 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             if !tools.is_empty() {
                 writeln!(out, "\n## Tools\n")?;
                 for t in &tools {
+                    let how = match t.run {
+                        Some(run) => format!("runs `{run}`"),
+                        None => "implemented by the host: offered once an application \
+                                 registers its handler"
+                            .to_owned(),
+                    };
                     writeln!(
                         out,
-                        "- `{}` (`{}`, runs `{}`): {}",
-                        t.name, t.full_name, t.run, t.description
+                        "- `{}` (`{}`, {how}): {}",
+                        t.name, t.full_name, t.description
                     )?;
                 }
             }

@@ -677,3 +677,40 @@ fn commands_that_walk_report_the_walk_limit() {
         .collect();
     assert_eq!(names, ["a", "b"]);
 }
+
+#[test]
+fn doctor_and_show_say_which_declared_tools_are_not_offered_and_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    skilldeck_testkit::file(
+        tmp.path().join("mine/deep-research/SKILL.md"),
+        skilldeck_testkit::seeds::SEED_002_DEEP_RESEARCH,
+    );
+    listed_skill(&tmp.path().join("mine"), "broken-tool")
+        .frontmatter_raw(
+            "tools:\n  - name: go\n    description: Go.\n    parameters: [not, a, map]\n    run: scripts/go.sh\n",
+        )
+        .file("scripts/go.sh", "echo go\n")
+        .write();
+    let o = skilldeck(&["doctor", "--root", "mine"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("declared tools left out or not offered"),
+        "{out}"
+    );
+    assert!(
+        out.contains("deep-research/SKILL.md:7") && out.contains("tool-handler-missing"),
+        "{out}"
+    );
+    assert!(
+        out.contains("broken-tool/SKILL.md:") && out.contains("tool-schema-invalid"),
+        "{out}"
+    );
+    let o = skilldeck(&["show", "deep-research", "--root", "mine"], tmp.path());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("implemented by the host"),
+        "{}",
+        stdout(&o)
+    );
+}

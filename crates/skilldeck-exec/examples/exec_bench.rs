@@ -181,7 +181,7 @@ fn main() {
             queue: 200,
             wait: Duration::from_secs(120),
         },
-        work_root: None,
+        ..ExecutorConfig::default()
     }));
     let policy = if probe().native_ready {
         native.clone()

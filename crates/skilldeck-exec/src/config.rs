@@ -54,6 +54,7 @@ pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, Exec
         .capped(),
         grants: Grants {
             network: grant.network,
+            allow_ranges: exec.network_allow_ranges.clone(),
             read_paths: grant.read,
             write_paths: Vec::new(),
             env,
@@ -74,6 +75,7 @@ pub fn executor_config(exec: &ExecConfig) -> ExecutorConfig {
             wait: DEFAULT_QUEUE_WAIT,
         },
         work_root: None,
+        resolver: crate::proxy::Resolver::System,
     }
 }
 
@@ -107,11 +109,11 @@ mod tests {
         assert_eq!(web.limits.output_cap, 1000);
         assert_eq!(web.limits.memory_bytes, 100_000_000);
         assert_eq!(web.limits.max_processes, 9);
-        assert!(web.grants.network);
+        assert!(web.grants.network.is_all());
         assert_eq!(web.grants.read_paths, vec![dir.path().join("data")]);
         assert_eq!(web.grants.env, vec!["A_VAR".to_owned(), "TOKEN".to_owned()]);
         let other = policy_from_config(&exec, "other").unwrap();
-        assert!(!other.grants.network && other.grants.read_paths.is_empty());
+        assert!(!other.grants.network.is_granted() && other.grants.read_paths.is_empty());
         assert_eq!(other.grants.env, vec!["A_VAR".to_owned()]);
         let caps = executor_config(&exec).caps;
         assert_eq!((caps.total, caps.per_agent, caps.queue), (2, 2, 5));

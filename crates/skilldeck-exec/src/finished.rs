@@ -23,4 +23,9 @@ pub(crate) struct Finished {
     pub stderr_truncated: bool,
     /// Wall time.
     pub duration: Duration,
+    /// What the run's proxy and seccomp supervisor refused (the caps are
+    /// added by the runner).
+    pub refusals: crate::refusals::Refusals,
+    /// The work directory's quota was used up when the script ended.
+    pub workdir_full: bool,
 }

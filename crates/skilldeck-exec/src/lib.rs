@@ -21,6 +21,8 @@
 #![cfg_attr(not(target_os = "linux"), allow(dead_code, unused_imports))]
 
 mod backend;
+#[cfg(target_os = "linux")]
+mod broker;
 mod cgroup;
 mod config;
 mod error;
@@ -28,6 +30,8 @@ mod interpreter;
 mod limiter;
 mod policy;
 mod probe;
+mod proxy;
+mod refusals;
 mod request;
 mod run;
 #[cfg(target_os = "linux")]
@@ -53,5 +57,12 @@ pub use policy::{
     SANDBOX_PATH, SANDBOX_UID, TreeLimitsMode, timeout_from_secs,
 };
 pub use probe::{Probe, best_profile, probe};
+pub use proxy::{
+    MAX_PROXY_BYTES, MAX_PROXY_CONNECTIONS, MAX_REQUEST_HEAD_BYTES, MAX_REQUEST_HEADERS,
+    METADATA_ADDRESSES, PROXY_CONNECT_TIMEOUT, PROXY_IDLE_TIMEOUT, REQUEST_HEAD_TIMEOUT, Resolver,
+    address_refusal,
+};
+pub use refusals::{BlockedConnection, CapsHit, MAX_RECORDED_CONNECTIONS, Refusals};
 pub use request::{CallContext, Input, Request};
 pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};
+pub use skilldeck::deck::{HostPattern, IpRange, NetworkGrant};

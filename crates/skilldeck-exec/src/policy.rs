@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 pub use skilldeck::deck::TreeLimitsMode;
+use skilldeck::deck::{IpRange, NetworkGrant};
 use skilldeck::limits;
 
 // The limits an operator can set in `[exec]` are defined once, in the
@@ -194,8 +195,15 @@ impl Limits {
 /// never grants itself anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Grants {
-    /// IP networking (TCP/UDP/DNS). Host Unix sockets stay closed.
-    pub network: bool,
+    /// Network: none, the host's whole network (TCP/UDP/DNS), or only the
+    /// listed host names through skilldeck's filtering proxy (the sandbox
+    /// keeps an empty network namespace whose one reachable port is the
+    /// proxy's). Host Unix sockets stay closed in every case.
+    pub network: NetworkGrant,
+    /// Address ranges the proxy may reach although it refuses them by
+    /// default (the operator's `[exec] network-allow-ranges`); only with a
+    /// host-list grant.
+    pub allow_ranges: Vec<IpRange>,
     /// Extra paths readable (and executable) inside the sandbox.
     pub read_paths: Vec<PathBuf>,
     /// Extra paths writable inside the sandbox.

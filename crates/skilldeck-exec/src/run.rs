@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use skilldeck::deck::NetworkGrant;
+
 use crate::backend::{self, plan::Backend};
 use crate::cgroup::{RunCgroup, TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
 use crate::error::ExecError;
@@ -17,6 +19,8 @@ use crate::limiter::{Caps, Limiter};
 use crate::policy::{
     DEFAULT_CONCURRENCY, DEFAULT_QUEUE, DEFAULT_QUEUE_WAIT, Limits, Policy, Profile,
 };
+use crate::proxy::Resolver;
+use crate::refusals::Refusals;
 use crate::request::{Request, arguments_digest, check_input};
 use crate::spawn::{Finished, spawn_and_wait};
 use crate::sys::euid;
@@ -31,8 +35,9 @@ pub struct EffectivePolicy {
     pub layers: Vec<&'static str>,
     /// The uid the script runs as (host view).
     pub uid: u32,
-    /// Network granted.
-    pub network: bool,
+    /// Network granted: `false`, `true` or the host patterns reached
+    /// through the proxy.
+    pub network: NetworkGrant,
     /// Limits (timeout and output cap already capped).
     pub limits: Limits,
     /// Extra readable paths.
@@ -78,6 +83,9 @@ pub struct Outcome {
     /// What the run's cgroup saw (all false/`None` without tree limits).
     #[serde(flatten)]
     pub tree: TreeUsage,
+    /// Every refusal observed inside the run: denied system calls by
+    /// class, connections the proxy blocked, caps hit.
+    pub refusals: Refusals,
 }
 
 fn lossy<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
@@ -119,6 +127,10 @@ pub struct ExecutorConfig {
     /// a folder owned by the caller, not a symlink, not writable by group
     /// or others; otherwise every run is refused.
     pub work_root: Option<PathBuf>,
+    /// Where the proxy of a host-list network grant gets addresses: the
+    /// system resolver, or a fixed table (not settable from
+    /// `skilldeck.toml`; for embedding programs and the tests).
+    pub resolver: Resolver,
 }
 
 impl Default for ExecutorConfig {
@@ -131,6 +143,7 @@ impl Default for ExecutorConfig {
                 wait: DEFAULT_QUEUE_WAIT,
             },
             work_root: None,
+            resolver: Resolver::System,
         }
     }
 }
@@ -140,6 +153,7 @@ impl Default for ExecutorConfig {
 pub struct Executor {
     limiter: Limiter,
     work_root: PathBuf,
+    resolver: Resolver,
 }
 
 impl Executor {
@@ -154,6 +168,7 @@ impl Executor {
                     &std::env::temp_dir(),
                 )
             }),
+            resolver: config.resolver,
         }
     }
 
@@ -238,6 +253,7 @@ impl Executor {
             "skilldeck.exec.timed_out" = tracing::field::Empty,
             "skilldeck.exec.duration_ms" = tracing::field::Empty,
             "skilldeck.exec.truncated" = tracing::field::Empty,
+            "skilldeck.exec.refusals" = tracing::field::Empty,
             "error.type" = tracing::field::Empty,
         );
         let _entered = span.enter();
@@ -258,6 +274,8 @@ impl Executor {
                     "skilldeck.exec.truncated",
                     o.stdout_truncated || o.stderr_truncated,
                 );
+                span.record("skilldeck.exec.refusals", o.refusals.total());
+                record_refusals(&request, &tool, &o.refusals);
                 o.label()
             }
             Err(e) => {
@@ -304,6 +322,7 @@ impl Executor {
             &command,
             &workdir,
             cgroup.as_ref(),
+            &self.resolver,
         );
         // The cgroup first: nothing of the run is left to write into the
         // work directory while it is removed.
@@ -340,7 +359,17 @@ impl Executor {
             };
             p.layers.retain(|l| !l.starts_with("cgroup-"));
         }
+        let mut refusals = finished.refusals;
+        refusals.caps = crate::refusals::CapsHit {
+            timeout: finished.timed_out,
+            output_truncated: finished.stdout_truncated || finished.stderr_truncated,
+            memory: tree.memory_cap_hit,
+            processes: tree.process_cap_hit,
+            file_size: finished.signal == Some(libc::SIGXFSZ),
+            workdir_quota: finished.workdir_full,
+        };
         Outcome {
+            refusals,
             exit_code: finished.exit_code,
             signal: finished.signal,
             timed_out: finished.timed_out,
@@ -354,6 +383,50 @@ impl Executor {
             tree,
         }
     }
+}
+
+/// Records `refusals` of one run: one event per kind on the current
+/// (`execute_tool`) span, and one `warn` line on `skilldeck::audit` for
+/// the run (nothing when nothing was refused).
+fn record_refusals(request: &Request<'_>, tool: &str, refusals: &Refusals) {
+    if refusals.is_empty() {
+        return;
+    }
+    for (class, count) in &refusals.syscalls {
+        tracing::info!(
+            skilldeck.refusal.kind = "syscall",
+            skilldeck.refusal.class = *class,
+            skilldeck.refusal.count = *count,
+            "refusal"
+        );
+    }
+    for c in &refusals.connections {
+        tracing::info!(
+            skilldeck.refusal.kind = "connection",
+            server.address = %c.host,
+            server.port = c.port,
+            skilldeck.refusal.reason = c.reason,
+            "refusal"
+        );
+    }
+    for cap in refusals.caps.names() {
+        tracing::info!(
+            skilldeck.refusal.kind = "cap",
+            skilldeck.refusal.class = cap,
+            "refusal"
+        );
+    }
+    tracing::warn!(
+        target: "skilldeck::audit",
+        agent = %request.context.agent_id,
+        user = %request.context.user_id,
+        session = %request.context.session_id,
+        skill = %request.skill.name,
+        tool = %tool,
+        refusals = refusals.total(),
+        summary = %refusals.summary(),
+        "execute_tool refused inside the run"
+    );
 }
 
 /// The policy `policy` has under `backend` here: its layers, the uid the
@@ -376,7 +449,7 @@ fn effective(backend: &dyn Backend, policy: &Policy) -> EffectivePolicy {
         profile: backend.profile(),
         layers,
         uid: backend.script_uid(euid),
-        network: policy.grants.network,
+        network: policy.grants.network.clone(),
         limits: policy.limits.clone().capped(),
         read_paths: policy.grants.read_paths.clone(),
         write_paths: policy.grants.write_paths.clone(),

@@ -49,6 +49,8 @@ pub(crate) const TAG_PID: u8 = b'P';
 pub(crate) const TAG_EXIT: u8 = b'X';
 pub(crate) const TAG_SIGNAL: u8 = b'S';
 pub(crate) const TAG_ERROR: u8 = b'E';
+/// The work directory's tmpfs was full when the script ended.
+pub(crate) const TAG_WORKDIR_FULL: u8 = b'Q';
 /// Tag, step, then a little-endian `i32`.
 pub(crate) const RECORD_LEN: usize = 6;
 
@@ -69,6 +71,8 @@ pub(crate) enum Step {
     Seccomp = 11,
     Session = 12,
     WorkdirTmpfs = 13,
+    ProxyNetwork = 14,
+    SeccompNotify = 15,
 }
 
 impl Step {
@@ -88,6 +92,8 @@ impl Step {
             Seccomp,
             Session,
             WorkdirTmpfs,
+            ProxyNetwork,
+            SeccompNotify,
         ]
         .into_iter()
         .find(|s| *s as u8 == b)
@@ -111,6 +117,12 @@ impl Step {
             Step::Seccomp => "seccomp filter",
             Step::Session => "new session (setsid)",
             Step::WorkdirTmpfs => "the work directory's size-capped tmpfs",
+            Step::ProxyNetwork => {
+                "the proxy's port inside the sandbox's network namespace (loopback up, listener handed to skilldeck)"
+            }
+            Step::SeccompNotify => {
+                "the seccomp filter whose refusals skilldeck counts (user notification)"
+            }
         }
     }
 }
@@ -149,6 +161,22 @@ pub(crate) struct Plan {
     /// programs for `bwrap --add-seccomp-fd`); every other descriptor
     /// above stderr is closed at exec.
     pub inherit_fds: Vec<RawFd>,
+    /// The child's end of the channel (a Unix `SOCK_SEQPACKET` pair) on
+    /// which it hands descriptors to the parent: the proxy port's listener
+    /// and the seccomp notification descriptor. Never reaches the script.
+    pub channel_fd: Option<RawFd>,
+    /// A host-list network grant: inside the run's network namespace
+    /// (its own, empty), bring loopback up and listen on
+    /// `127.0.0.1:PORT`, handing the listener to the parent, which runs
+    /// the filtering proxy on it.
+    pub proxy_port: Option<u16>,
+    /// Not native (bwrap): the worker creates that network namespace
+    /// itself (bwrap then keeps it with `--share-net`).
+    pub proxy_own_netns: bool,
+    /// The index in `seccomp` of the program installed with a listener
+    /// (`SECCOMP_FILTER_FLAG_NEW_LISTENER`): its refusals are answered by
+    /// the parent, which counts them (see `crate::refusals`).
+    pub notify_program: Option<usize>,
 }
 
 /// `/proc/self/{setgroups,uid_map,gid_map}` contents.
@@ -183,8 +211,11 @@ pub(crate) struct FsAccess<'a> {
     pub read: Vec<&'a Path>,
     /// Readable and writable (work dir, private tmp, extra write grants).
     pub write: Vec<&'a Path>,
-    /// Network granted (also opens the resolver's `/etc` files).
+    /// The whole network granted (also opens the resolver's `/etc` files).
     pub network: bool,
+    /// A host-list grant: TCP connections are handled (so denied) but
+    /// for this port, the proxy's inside the sandbox.
+    pub proxy_port: Option<u16>,
 }
 
 fn landlock_error(e: impl std::fmt::Display) -> ExecError {
@@ -211,6 +242,11 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
             .map_err(landlock_error)?;
     }
     let mut created = ruleset.create().map_err(landlock_error)?;
+    if let Some(port) = access.proxy_port {
+        created = created
+            .add_rule(landlock::NetPort::new(port, AccessNet::ConnectTcp))
+            .map_err(landlock_error)?;
+    }
     let read_dir = AccessFs::from_read(LANDLOCK_ABI);
     let file_only = AccessFs::from_file(LANDLOCK_ABI);
     let all = AccessFs::from_all(LANDLOCK_ABI);
@@ -437,7 +473,7 @@ fn as_u64(v: libc::c_int) -> u64 {
 /// Unix sockets stay closed either way, which Landlock ABI 7 cannot do);
 /// `socketpair` only for `AF_UNIX`. (2) `ENOSYS` for `clone3`, whose flags
 /// a filter cannot read, so libc falls back to `clone`.
-pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecError> {
+pub(crate) fn seccomp_programs(ip_sockets: bool) -> Result<Vec<BpfProgram>, ExecError> {
     let arch = std::env::consts::ARCH.try_into().map_err(seccomp_error)?;
     let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
         DENIED_SYSCALLS.iter().map(|s| (*s, Vec::new())).collect();
@@ -459,7 +495,7 @@ pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecErr
             rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
         ],
     );
-    let socket_rules = if network {
+    let socket_rules = if ip_sockets {
         vec![rule(vec![
             cond(0, SeccompCmpOp::Ne, as_u64(libc::AF_INET))?,
             cond(0, SeccompCmpOp::Ne, as_u64(libc::AF_INET6))?,
@@ -497,6 +533,23 @@ pub(crate) fn seccomp_programs(network: bool) -> Result<Vec<BpfProgram>, ExecErr
         main.try_into().map_err(seccomp_error)?,
         clone3.try_into().map_err(seccomp_error)?,
     ])
+}
+
+/// Index of the main program (the refusals) in [`seccomp_programs`].
+pub(crate) const MAIN_PROGRAM: usize = 1;
+
+/// `program` with every `EPERM` return replaced by a user notification:
+/// the same rules, but each refusal is answered by the parent (which
+/// counts it and answers `EPERM`, so the script sees what it saw before);
+/// if the parent is gone the kernel answers `ENOSYS`, still a refusal.
+pub(crate) fn notifying(mut program: BpfProgram) -> BpfProgram {
+    let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM.unsigned_abs();
+    for insn in &mut program {
+        if insn.code == BPF_RET_K && insn.k == eperm {
+            insn.k = libc::SECCOMP_RET_USER_NOTIF;
+        }
+    }
+    program
 }
 
 /// The bytes of a BPF program as the kernel reads them (`struct
@@ -676,6 +729,11 @@ impl Plan {
                 flags |= UnshareFlags::NEWNET;
             }
             unshare(flags).map_err(|e| fail(fd, Step::Namespaces, e))?;
+            // Now in the run's own network namespace (still privileged in
+            // it): the proxy's port, before anything of the script exists.
+            if let (Some(port), Some(channel)) = (self.proxy_port, self.channel_fd) {
+                proxy_listener(channel, port).map_err(|e| fail(fd, Step::ProxyNetwork, e))?;
+            }
         }
         if let Some(child) = fork().map_err(|e| fail(fd, Step::Fork, e))? {
             // Supervisor: report the pid to kill on timeout, wait, exit.
@@ -701,6 +759,18 @@ impl Plan {
                 // still root, in a mount namespace of the worker's own.
                 unshare(UnshareFlags::NEWNS).map_err(|e| fail(fd, Step::Namespaces, e))?;
                 self.mount_skill().map_err(|(step, e)| fail(fd, step, e))?;
+            }
+            if self.proxy_own_netns
+                && let (Some(port), Some(channel)) = (self.proxy_port, self.channel_fd)
+            {
+                // bwrap: the run's network namespace is made here (bwrap
+                // keeps it with --share-net), as root or in a user
+                // namespace of the caller's own ids.
+                if let Some(maps) = &self.user_maps {
+                    self.enter_user_namespace(maps)?;
+                }
+                unshare(UnshareFlags::NEWNET).map_err(|e| fail(fd, Step::ProxyNetwork, e))?;
+                proxy_listener(channel, port).map_err(|e| fail(fd, Step::ProxyNetwork, e))?;
             }
         }
         self.restrict()
@@ -732,7 +802,12 @@ impl Plan {
         match fork() {
             Ok(Some(worker)) => {
                 close_all_but(fd);
-                if let Some(status) = wait_for(worker) {
+                let status = wait_for(worker);
+                // Before the status: the parent reads records to the end.
+                if self.workdir_mount.as_ref().is_some_and(|t| t.is_full()) {
+                    record(fd, TAG_WORKDIR_FULL, 0, 1);
+                }
+                if let Some(status) = status {
                     report_status(fd, status);
                 }
                 // Leaving kills whatever is left in the namespace.
@@ -816,13 +891,159 @@ impl Plan {
             }
             Err(_) => return Err(fail(fd, Step::Landlock, last_errno())),
         }
-        for program in &self.seccomp {
-            if seccompiler::apply_filter(program).is_err() {
+        for (i, program) in self.seccomp.iter().enumerate() {
+            if self.notify_program == Some(i)
+                && let Some(channel) = self.channel_fd
+            {
+                let listener =
+                    install_notifying(program).map_err(|e| fail(fd, Step::SeccompNotify, e))?;
+                // The script must never hold the listener (it could answer
+                // its own refusals): handed over, then closed here.
+                let sent = send_fd(channel, CHANNEL_TAG_NOTIFY, listener);
+                close_fd(listener);
+                sent.map_err(|e| fail(fd, Step::SeccompNotify, e))?;
+            } else if seccompiler::apply_filter(program).is_err() {
                 return Err(fail(fd, Step::Seccomp, last_errno()));
             }
         }
+        if let Some(channel) = self.channel_fd {
+            close_fd(channel);
+        }
         Ok(())
     }
+}
+
+/// Channel message tags: the proxy port's listener, the seccomp listener.
+pub(crate) const CHANNEL_TAG_PROXY: u8 = b'L';
+pub(crate) const CHANNEL_TAG_NOTIFY: u8 = b'N';
+/// Pending connections on the proxy port inside the sandbox.
+const PROXY_BACKLOG: i32 = 64;
+
+/// Closes `fd` (after the fork: a plain system call).
+fn close_fd(fd: RawFd) {
+    // SAFETY: `fd` is a descriptor this process owns and no longer uses.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::close(fd);
+    }
+}
+
+/// In the run's fresh network namespace: loopback up, a TCP listener on
+/// `127.0.0.1:port`, handed to the parent on `channel` and closed here.
+/// System calls on stack data only (after the fork).
+fn proxy_listener(channel: RawFd, port: u16) -> Result<(), i32> {
+    // SAFETY: plain socket system calls on stack-allocated, zeroed C
+    // structs of the right size; every descriptor opened here is closed
+    // here on every path.
+    #[allow(unsafe_code)]
+    unsafe {
+        let ctl = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if ctl < 0 {
+            return Err(last_errno());
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (dst, src) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *dst = *src as libc::c_char;
+        }
+        if libc::ioctl(ctl, libc::SIOCGIFFLAGS, &mut ifr) < 0 {
+            let e = last_errno();
+            libc::close(ctl);
+            return Err(e);
+        }
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        let up = libc::ioctl(ctl, libc::SIOCSIFFLAGS, &ifr);
+        let e = last_errno();
+        libc::close(ctl);
+        if up < 0 {
+            return Err(e);
+        }
+        let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if l < 0 {
+            return Err(last_errno());
+        }
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(l, (&raw const addr).cast(), len) < 0 || libc::listen(l, PROXY_BACKLOG) < 0 {
+            let e = last_errno();
+            libc::close(l);
+            return Err(e);
+        }
+        let sent = send_fd(channel, CHANNEL_TAG_PROXY, l);
+        libc::close(l);
+        sent
+    }
+}
+
+/// Sends `fd` with the one-byte `tag` on `channel` (`SCM_RIGHTS`).
+fn send_fd(channel: RawFd, tag: u8, fd: RawFd) -> Result<(), i32> {
+    // Room for one `cmsghdr` carrying one descriptor, aligned.
+    #[repr(C, align(8))]
+    struct Control([u8; 32]);
+    // SAFETY: `msghdr` and the control buffer live on the stack for the
+    // call; `CMSG_*` compute offsets inside that buffer, which is large
+    // enough for one descriptor (`CMSG_SPACE(4)` is 24 on 64-bit Linux).
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut data = [tag];
+        let mut iov = libc::iovec {
+            iov_base: data.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut control = Control([0; 32]);
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        if space > control.0.len() {
+            return Err(Errno::INVAL.raw_os_error());
+        }
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() {
+            return Err(Errno::INVAL.raw_os_error());
+        }
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
+        loop {
+            if libc::sendmsg(channel, &msg, libc::MSG_NOSIGNAL) >= 0 {
+                return Ok(());
+            }
+            let e = last_errno();
+            if e != libc::EINTR {
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Installs `program` with a new listener and returns the listener.
+fn install_notifying(program: &BpfProgram) -> Result<RawFd, i32> {
+    let len = u16::try_from(program.len()).map_err(|_| Errno::INVAL.raw_os_error())?;
+    let prog = libc::sock_fprog {
+        len,
+        filter: program.as_ptr().cast_mut().cast(),
+    };
+    // SAFETY: `prog` points at the program, alive for the call; no new
+    // privileges was set when the ABI program was applied before this one.
+    #[allow(unsafe_code)]
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &raw const prog,
+        )
+    };
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    RawFd::try_from(fd).map_err(|_| Errno::INVAL.raw_os_error())
 }
 
 /// The error number the last failed libc-level call left (the Landlock

@@ -19,13 +19,17 @@ use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::process::{Pid, Signal};
 
 use crate::backend::plan::{Backend, PlanInput};
+use crate::broker::{Broker, channel};
 use crate::cgroup::RunCgroup;
 use crate::error::ExecError;
 pub(crate) use crate::finished::Finished;
 use crate::interpreter::Command;
 use crate::policy::{Limits, Policy, SANDBOX_LANG, SANDBOX_PATH};
+use crate::proxy::{ProxyRules, Resolver, SANDBOX_PROXY_PORT};
 use crate::request::{Input, Request};
-use crate::sandbox::{RECORD_LEN, Step, TAG_ERROR, TAG_EXIT, TAG_PID, TAG_SIGNAL};
+use crate::sandbox::{
+    RECORD_LEN, Step, TAG_ERROR, TAG_EXIT, TAG_PID, TAG_SIGNAL, TAG_WORKDIR_FULL,
+};
 use crate::sys::cloexec_pipe;
 use crate::workdir::WorkDir;
 
@@ -57,6 +61,26 @@ fn environment(
     for name in &policy.grants.env {
         if let Some(value) = std::env::var_os(name) {
             env.push((name.into(), value));
+        }
+    }
+    if !policy.grants.network.hosts().is_empty() {
+        // Last, so a variable passed through by name cannot point the
+        // script's clients elsewhere (there is nowhere else to go anyway).
+        let proxy = format!("http://127.0.0.1:{SANDBOX_PROXY_PORT}");
+        for name in [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "all_proxy",
+        ] {
+            env.retain(|(k, _)| k != name);
+            env.push((name.into(), proxy.clone().into()));
+        }
+        for name in ["NO_PROXY", "no_proxy"] {
+            env.retain(|(k, _)| k != name);
+            env.push((name.into(), "".into()));
         }
     }
     env
@@ -133,6 +157,7 @@ struct Status {
     exit: Option<i32>,
     signal: Option<i32>,
     error: Option<(Option<Step>, i32)>,
+    workdir_full: bool,
 }
 
 fn parse_records(bytes: &[u8]) -> Status {
@@ -143,6 +168,7 @@ fn parse_records(bytes: &[u8]) -> Status {
             TAG_PID => st.kill_pid = Some(value),
             TAG_EXIT => st.exit = Some(value),
             TAG_SIGNAL => st.signal = Some(value),
+            TAG_WORKDIR_FULL => st.workdir_full = true,
             TAG_ERROR if st.error.is_none() => {
                 st.error = Some((Step::from_byte(rec[1]), value));
             }
@@ -188,6 +214,9 @@ fn readable(fd: &File, timeout: Option<Duration>) -> bool {
 /// Plans the run with `backend`, spawns it, waits for it under
 /// `limits.timeout` and collects its output. Errors mean the sandbox
 /// could not be set up (nothing of the script ran).
+// One call per run from `run.rs`; each argument is a separate part of the
+// run (a struct would only rename them).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_and_wait(
     backend: &dyn Backend,
     request: &Request<'_>,
@@ -196,16 +225,27 @@ pub(crate) fn spawn_and_wait(
     command: &Command,
     workdir: &WorkDir,
     cgroup: Option<&RunCgroup>,
+    resolver: &Resolver,
 ) -> Result<Finished, ExecError> {
     let (status_read, status_write) = cloexec_pipe()?;
     let mut status_read = File::from(status_read);
+    let (channel_parent, channel_child) =
+        channel().map_err(|e| ExecError::io("the sandbox's descriptor channel", e))?;
     let plan = backend.plan(&PlanInput {
         policy,
         limits,
         skill_real: request.skill.real_dir(),
         workdir,
         status_fd: status_write.as_raw_fd(),
+        channel_fd: channel_child.as_raw_fd(),
     })?;
+    let rules = (!policy.grants.network.hosts().is_empty()).then(|| ProxyRules {
+        grant: policy.grants.network.clone(),
+        allow_ranges: policy.grants.allow_ranges.clone(),
+        resolver: resolver.clone(),
+    });
+    let broker = Broker::start(channel_parent, rules)
+        .map_err(|e| ExecError::io("the sandbox's descriptor broker", e))?;
     let by_namespace = plan.kills_by_namespace();
     let script = plan.skill_dir.join(&command.relative);
     let program = if command.runs_file_itself {
@@ -256,6 +296,7 @@ pub(crate) fn spawn_and_wait(
     let started = Instant::now();
     let spawned = cmd.spawn();
     drop(status_write);
+    drop(channel_child);
     drop(keep_open);
     let mut child = match spawned {
         Ok(c) => c,
@@ -330,6 +371,7 @@ pub(crate) fn spawn_and_wait(
     if let Some(t) = in_thread {
         let _ = t.join();
     }
+    let refusals = broker.finish();
     if let Some((step, errno)) = st.error {
         return Err(setup_error(step, errno));
     }
@@ -352,5 +394,7 @@ pub(crate) fn spawn_and_wait(
         stdout_truncated,
         stderr_truncated,
         duration,
+        refusals,
+        workdir_full: st.workdir_full,
     })
 }

@@ -12,6 +12,7 @@ use crate::request::Request;
 use crate::workdir::WorkDir;
 
 /// Refuses: the backend's own refusal, naming this OS.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn spawn_and_wait(
     backend: &dyn Backend,
     _request: &Request<'_>,
@@ -20,6 +21,7 @@ pub(crate) fn spawn_and_wait(
     _command: &Command,
     _workdir: &WorkDir,
     _cgroup: Option<&RunCgroup>,
+    _resolver: &crate::proxy::Resolver,
 ) -> Result<Finished, ExecError> {
     backend.check(policy)?;
     Err(ExecError::Unavailable {

@@ -74,6 +74,12 @@ impl TmpfsMount {
     /// Landlock ruleset. Runs in the init after the fork: system calls on
     /// prepared data only (every path is a `CStr` made before the fork).
     /// Returns the errno on failure.
+    /// True when the tmpfs is full (no block left for the script: its
+    /// writes failed with `ENOSPC`). After the fork: one system call.
+    pub(crate) fn is_full(&self) -> bool {
+        rustix::fs::statvfs(self.target.as_c_str()).is_ok_and(|st| st.f_bavail == 0)
+    }
+
     pub(crate) fn mount(&self) -> Result<(), i32> {
         let err = |e: Errno| e.raw_os_error();
         rustix::mount::mount(

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skilldeck_exec::{
-    CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Profile, Request, probe,
+    CallContext, ErrorKind, ExecError, Executor, Input, NetworkGrant, Outcome, Policy, Profile,
+    Request, probe,
 };
 use skilldeck_testkit::Root;
 
@@ -797,7 +798,7 @@ fn an_operator_network_grant_opens_tcp_but_not_host_unix_sockets() {
          except OSError as e:\n    print('unix=refused', e)\n",
     )]);
     let mut policy = short_policy();
-    policy.grants.network = true;
+    policy.grants.network = NetworkGrant::All;
     let accepter = std::thread::spawn(move || {
         let (mut conn, _) = listener.accept().unwrap();
         let mut got = Vec::new();
@@ -818,7 +819,7 @@ fn an_operator_network_grant_opens_tcp_but_not_host_unix_sockets() {
         "{out}"
     );
     assert_eq!(accepter.join().unwrap(), b"hi");
-    assert!(o.policy.network);
+    assert!(o.policy.network.is_all());
     assert!(!o.policy.layers.contains(&"network-namespace"));
 }
 

@@ -237,6 +237,9 @@ fn six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported() {
         "the run's memory cap must be hit: {out} {}",
         text(&o.stderr)
     );
+    // Counted among the run's refusals too.
+    assert!(o.refusals.caps.memory, "{:?}", o.refusals);
+    assert!(o.refusals.summary().contains("memory"), "{:?}", o.refusals);
     assert_eq!(o.label(), "memory-cap");
     let peak = o.tree.memory_peak_bytes.expect("the peak is reported");
     assert!(peak <= 512 * MIB, "the run held {peak} bytes at once");
@@ -294,6 +297,7 @@ fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
     assert!(n < 16, "{n} forks under a cap of 16");
     if euid() == 0 {
         assert!(o.tree.process_cap_hit, "the cgroup stopped it: {o:?}");
+        assert!(o.refusals.caps.processes, "{:?}", o.refusals);
     }
     // The sleeping children (left by a profile without a PID namespace)
     // went with the run's cgroup.

@@ -396,6 +396,14 @@ impl Execution {
         let resolved = tools
             .resolve(deck, full_name)
             .map_err(|e| e.to_tool_error())?;
+        let Some(run) = resolved.tool.run.clone() else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "skill tool '{full_name}' has no script: the host implements it (a handler                      registered with the host answers it), so there is nothing to run here"
+                ),
+            ));
+        };
         tools
             .check_arguments(deck, full_name, arguments)
             .map_err(|e| e.to_tool_error())?;
@@ -405,7 +413,7 @@ impl Execution {
                 format!(
                     "skill tool '{full_name}' cannot run: its script '{}' is missing from skill \
                      '{}' (removed or moved since the skill was loaded); nothing was run",
-                    resolved.tool.run, resolved.skill.name
+                    run, resolved.skill.name
                 ),
             ));
         }
@@ -414,7 +422,7 @@ impl Execution {
         Ok(PreparedRun {
             skill: resolved.skill,
             tool: full_name.to_owned(),
-            path: resolved.tool.run.clone(),
+            path: run,
             args: Vec::new(),
             stdin: Input::Bytes(stdin),
             context: CallContext {
@@ -710,7 +718,19 @@ fn with_output(mut message: String, outcome: &Outcome) -> String {
             let _ = write!(message, "\n[{name} was cut at {cap} bytes]");
         }
     }
+    let _ = write!(message, "{}", refusal_note(outcome));
     message
+}
+
+/// `\n[sandbox refused: …]` when the sandbox refused a system call or a
+/// connection during the run (the caps are worded by the caller), else
+/// nothing.
+fn refusal_note(outcome: &Outcome) -> String {
+    let r = &outcome.refusals;
+    if r.syscalls_denied() == 0 && r.connections_blocked == 0 {
+        return String::new();
+    }
+    format!("\n[sandbox {}]", r.summary())
 }
 
 /// The skill of the tool `full_name` when the model may use it
@@ -789,6 +809,7 @@ fn finish(
             outcome.policy.limits.output_cap
         );
     }
+    text.push_str(&refusal_note(&outcome));
     Ok(ToolRun {
         skill: skill.to_owned(),
         tool: tool.to_owned(),

@@ -21,6 +21,7 @@ use crate::manifest::Manifest;
 use crate::options::HostOptions;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
 use crate::tool_error::ToolError;
+use crate::tool_handler::ToolHandlers;
 use crate::tracker::SharedActivationTracker;
 
 /// The agent id dynamic-context runs are made under (the concurrency cap
@@ -80,6 +81,8 @@ pub struct Host {
     client_roots: RwLock<Vec<skilldeck::Root>>,
     /// Bumped whenever [`Host::discovery`] changes (a watcher re-plans).
     discovery_generation: AtomicU64,
+    /// The handlers of host-implemented tools ([`crate::tool_handlers`]).
+    handlers: ToolHandlers,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -176,6 +179,7 @@ impl Host {
                 .then(|| Execution::new(options.exec.clone())),
             client_roots: RwLock::new(Vec::new()),
             discovery_generation: AtomicU64::new(0),
+            handlers: ToolHandlers::default(),
             options,
         })
     }
@@ -189,6 +193,11 @@ impl Host {
     /// ([`HostOptions::exec`]).
     pub fn execution(&self) -> Option<&Execution> {
         self.execution.as_ref()
+    }
+
+    /// The handlers of host-implemented tools.
+    pub(crate) fn handlers(&self) -> &ToolHandlers {
+        &self.handlers
     }
 
     /// The current snapshot.

@@ -15,6 +15,8 @@
 //!   resolution, argument checks; and, when the operator turns execution
 //!   on, running them in the sandbox ([`execution`]: the `[exec]` config
 //!   mapped to a policy, skill tools, `run_skill_script`, dynamic context);
+//!   the tools a skill declares without a script, answered by handlers the
+//!   application registers ([`ToolHandler`], [`Host::register_tool_handler`]);
 //! - the per-file `sha256:` [`Manifest`] of a skill;
 //! - what a face opens a host from ([`HostSpec`]: config files, roots,
 //!   working folder);
@@ -35,6 +37,7 @@ mod conversation;
 mod error;
 pub mod execution;
 mod host;
+mod host_tools;
 mod manifest;
 pub mod options;
 pub mod rules;
@@ -42,6 +45,7 @@ pub mod skill_tools;
 mod snapshot;
 mod spec;
 mod tool_error;
+mod tool_handler;
 pub mod tools;
 mod tracker;
 pub mod watch;
@@ -55,6 +59,7 @@ pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
 pub use error::Error;
 pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRun};
 pub use host::{Activated, DYNAMIC_CONTEXT_AGENT, Host, Reload};
+pub use host_tools::HandledCall;
 pub use manifest::{Manifest, ManifestFile};
 pub use options::HostOptions;
 pub use rules::{
@@ -66,6 +71,7 @@ pub use skilldeck::digest::{DIGEST_PREFIX, sha256_digest};
 pub use snapshot::{Snapshot, catalog_fingerprint};
 pub use spec::{HostConfig, HostSpec};
 pub use tool_error::{ToolError, ToolErrorKind};
+pub use tool_handler::{HandlerCall, ToolHandler};
 pub use tools::{Called, ExecToolSpec, FileContent, FileOutput, SearchHit, ToolOutput, ToolSpec};
 pub use tracker::{
     ActivationTracker, Seen, SharedActivationTracker, already_active_notice, content_key,

@@ -57,16 +57,20 @@ impl ResolvedTool<'_> {
     /// folder (symlinks resolved) and a regular file. The execution layer
     /// runs this path, never `run` joined by hand.
     pub fn script_path(&self) -> Result<PathBuf, Error> {
+        let run = self.tool.run.as_deref().unwrap_or_default();
         let refuse = |problem| {
             Error::Core(skilldeck::Error::Resource {
                 skill: self.skill.name.clone(),
-                path: self.tool.run.clone(),
+                path: run.to_owned(),
                 problem,
             })
         };
+        if self.tool.is_host_implemented() {
+            return Err(refuse(skilldeck::ResourceProblem::NotFound));
+        }
         let root = std::fs::canonicalize(self.skill.real_dir())
             .map_err(|_| refuse(skilldeck::ResourceProblem::NotFound))?;
-        let path = std::fs::canonicalize(root.join(&self.tool.run))
+        let path = std::fs::canonicalize(root.join(run))
             .map_err(|_| refuse(skilldeck::ResourceProblem::NotFound))?;
         if !path.starts_with(&root) {
             return Err(refuse(skilldeck::ResourceProblem::Escapes));
@@ -136,6 +140,13 @@ impl SkillTools {
             .filter(|e| e.skill == skill.name)
             .filter_map(|e| self.resolve_entry(deck, e))
             .collect())
+    }
+
+    /// The tool named `full_name` as declared, served or not (`None`: no
+    /// skill declares it).
+    pub fn declared<'d>(&'d self, deck: &'d Deck, full_name: &str) -> Option<ResolvedTool<'d>> {
+        let entry = self.by_name.get(full_name).map(|&i| &self.entries[i])?;
+        self.resolve_entry(deck, entry)
     }
 
     /// The tool named `full_name` (`{skill}__{tool}`): its skill must be

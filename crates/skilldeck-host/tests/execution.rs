@@ -299,7 +299,7 @@ fn the_exec_config_and_the_skills_grant_make_the_policy() {
         skills: [(
             "fetcher".to_owned(),
             SkillGrant {
-                network: true,
+                network: true.into(),
                 read: vec!["/srv/data".into()],
                 env: vec!["API_TOKEN".into(), "LANG_EXTRA".into()],
             },
@@ -312,12 +312,12 @@ fn the_exec_config_and_the_skills_grant_make_the_policy() {
     assert_eq!(granted.profile, Profile::None);
     assert_eq!(granted.limits.timeout.as_secs(), 7);
     assert_eq!(granted.limits.output_cap, 4096);
-    assert!(granted.grants.network);
+    assert!(granted.grants.network.is_all());
     assert_eq!(granted.grants.read_paths, [Path::new("/srv/data")]);
     assert_eq!(granted.grants.env, ["LANG_EXTRA", "API_TOKEN"]);
     let other = execution.policy("other").unwrap();
     assert!(
-        !other.grants.network,
+        !other.grants.network.is_granted(),
         "a skill without a grant has no network"
     );
     assert!(other.grants.read_paths.is_empty());
@@ -622,19 +622,19 @@ fn an_updated_policy_applies_to_later_runs_and_can_revoke_a_grant() {
     exec.skills.insert(
         "web".into(),
         SkillGrant {
-            network: true,
+            network: true.into(),
             env: vec!["API_TOKEN".into()],
             ..SkillGrant::default()
         },
     );
     let execution = Execution::new(exec.clone());
-    assert!(execution.policy("web").unwrap().grants.network);
+    assert!(execution.policy("web").unwrap().grants.network.is_all());
     let mut revoked = exec.clone();
     revoked.skills.clear();
     revoked.timeout_secs = 7;
     execution.update_policy(revoked);
     let policy = execution.policy("web").unwrap();
-    assert!(!policy.grants.network);
+    assert!(!policy.grants.network.is_granted());
     assert!(!policy.grants.env.contains(&"API_TOKEN".to_owned()));
     assert_eq!(policy.limits.timeout, std::time::Duration::from_secs(7));
     // What the service started with stays its config.

@@ -550,6 +550,9 @@ impl ServerHandler for SkillServer {
                 }
                 Ok(Ok(skilldeck_host::Called::Run(run))) => Ok(tools::exec_result(Ok(*run))),
                 Ok(Ok(skilldeck_host::Called::Tool(output))) => Ok(tools::result(Ok(output))),
+                Ok(Ok(skilldeck_host::Called::Handled(handled))) => {
+                    Ok(tools::handled_result(handled))
+                }
                 Ok(Err(e)) => {
                     if runs_code {
                         tracing::info!(kind = ?e.kind, "skill code refused or failed");

@@ -95,6 +95,15 @@ pub fn exec_result(run: Result<ToolRun, ToolError>) -> CallToolResult {
     }
 }
 
+/// A host-implemented tool's answer as an MCP tool result (a server that
+/// embeds the host and registers handlers; `skilldeck serve` registers
+/// none, so it never offers such a tool).
+pub fn handled_result(handled: skilldeck_host::HandledCall) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(handled.text)]);
+    result.structured_content = Some(handled.structured);
+    result
+}
+
 /// A tool error the model can act on.
 fn tool_error(error: ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(error.message)])

@@ -113,6 +113,13 @@ async fn start(mut options: ServeOptions) -> Result<(Arc<Engine>, Sources), Erro
             tracing::warn!(diagnostic = %d, "discovery incomplete");
         }
     }
+    // Declared tools left out (a problem in their entry) or not offered
+    // (host-implemented: `serve` registers no handler), each with its
+    // file and line.
+    let tool_problems = engine.host().unoffered_tools(&snapshot);
+    for d in tool_problems {
+        tracing::warn!(diagnostic = %d, "skill tool not offered");
+    }
     tracing::info!(
         skills = snapshot.deck.len(),
         skipped = errors,

@@ -365,7 +365,46 @@ impl Deck {
             .deck
             .diagnostics()
             .iter()
+            .chain(self.host.missing_handlers(&snapshot).iter())
             .map(Diagnostic::from)
+            .collect()
+    }
+
+    /// Registers `handler` (a callable taking the arguments dict) for the
+    /// host-implemented tool `full_name` (declared without `run`): from now
+    /// on it is offered to models and answered by `handler`, called only
+    /// with arguments that match the tool's schema.
+    fn register_tool_handler(
+        &self,
+        py: Python<'_>,
+        full_name: &str,
+        handler: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        if !handler.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "register_tool_handler: the handler must be callable (it takes the arguments dict)",
+            ));
+        }
+        let handler = std::sync::Arc::new(exec::PyToolHandler(handler.unbind()));
+        self.host
+            .register_tool_handler(full_name, handler)
+            .map_err(|e| errors::tool(py, e))
+    }
+
+    /// Removes the handler of `full_name`; True when there was one.
+    fn remove_tool_handler(&self, full_name: &str) -> bool {
+        self.host.remove_tool_handler(full_name)
+    }
+
+    /// The declared tools this deck offers models: of the skills the model
+    /// may use, the script tools while `[exec] enabled` and the
+    /// host-implemented tools that have a handler.
+    fn offerable_skill_tools(&self) -> Vec<SkillToolInfo> {
+        let snapshot = self.host.snapshot();
+        self.host
+            .offerable_skill_tools(&snapshot)
+            .into_iter()
+            .map(SkillToolInfo::from)
             .collect()
     }
 
@@ -633,10 +672,7 @@ impl Deck {
             context.session_id = String::new();
             context.tool = tool.to_owned();
             host.call(&snapshot, conversation, tool, &arguments, context)
-                .map(|called| match called {
-                    Called::Tool(out) => out.text(),
-                    Called::Run(run) => run.text,
-                })
+                .map(|called| called.text())
         })
         .map_err(|e| errors::tool(py, e))
     }
@@ -826,12 +862,16 @@ impl Deck {
             let mut context = exec::context();
             context.session_id = String::new();
             context.tool = full_name.to_owned();
+            if host.is_host_implemented_tool(&snapshot, full_name) {
+                return Err(handled_elsewhere(full_name));
+            }
             match host.call(&snapshot, conversation, full_name, &arguments, context)? {
                 Called::Run(run) => Ok(*run),
                 Called::Tool(_) => Err(ToolError::new(
                     ToolErrorKind::UnknownTool,
                     format!("'{full_name}' is one of the host's tools, not a skill tool"),
                 )),
+                Called::Handled(_) => Err(handled_elsewhere(full_name)),
             }
         })
         .map(RunResult::from)
@@ -846,6 +886,17 @@ impl Deck {
             snapshot.generation
         )
     }
+}
+
+/// A host-implemented tool asked of the script path: nothing runs.
+fn handled_elsewhere(full_name: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::UnknownTool,
+        format!(
+            "'{full_name}' is implemented by a handler, not a script: call it with \
+             call_host_tool (nothing was run)"
+        ),
+    )
 }
 
 /// Tool arguments from Python as JSON text: they must be one JSON object.

@@ -180,6 +180,12 @@ pub struct SkillToolInfo {
     pub description: String,
     /// The JSON Schema of its arguments, as JSON text.
     pub input_schema_json: String,
+    /// The script it runs (relative to the skill folder); `None` when the
+    /// host implements it (the application registers a handler).
+    pub run: Option<String>,
+    /// True when the skill names no script: a handler registered with
+    /// `Deck.register_tool_handler` answers it.
+    pub host_implemented: bool,
 }
 
 impl From<skilldeck_host::ResolvedTool<'_>> for SkillToolInfo {
@@ -190,6 +196,42 @@ impl From<skilldeck_host::ResolvedTool<'_>> for SkillToolInfo {
             name: t.tool.name.to_string(),
             description: t.tool.description.clone(),
             input_schema_json: t.tool.input_schema.to_string(),
+            run: t.tool.run.clone(),
+            host_implemented: t.tool.is_host_implemented(),
         }
+    }
+}
+
+/// A Python callable answering a host-implemented tool: called with the
+/// arguments as a dict (already checked against the tool's schema); its
+/// return value (JSON-serialisable; a `str` is the text as is) is the
+/// result, an exception the tool's error.
+pub struct PyToolHandler(pub Py<PyAny>);
+
+impl skilldeck_host::ToolHandler for PyToolHandler {
+    fn call(&self, call: &skilldeck_host::HandlerCall<'_>) -> Result<serde_json::Value, String> {
+        Python::attach(|py| {
+            let answer = || -> PyResult<serde_json::Value> {
+                let json = py.import("json")?;
+                let arguments = json.call_method1("loads", (call.arguments.to_string(),))?;
+                let result = self.0.bind(py).call1((arguments,))?;
+                if let Ok(text) = result.extract::<String>() {
+                    return Ok(serde_json::Value::String(text));
+                }
+                let text: String = json.call_method1("dumps", (result,))?.extract()?;
+                serde_json::from_str(&text).map_err(|e| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "the handler's result is not JSON: {e}"
+                    ))
+                })
+            };
+            answer().map_err(|e| {
+                let kind = e
+                    .get_type(py)
+                    .name()
+                    .map_or_else(|_| "Exception".to_owned(), |n| n.to_string());
+                format!("{kind}: {}", e.value(py))
+            })
+        })
     }
 }

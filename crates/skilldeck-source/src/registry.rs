@@ -605,7 +605,7 @@ pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
         exec.skills.insert(
             skill.name.clone(),
             SkillGrant {
-                network: skill.grants.network,
+                network: skill.grants.network.into(),
                 read,
                 env,
             },
@@ -736,7 +736,7 @@ mod tests {
         base.skills.insert(
             "web".into(),
             SkillGrant {
-                network: false,
+                network: false.into(),
                 read: vec![PathBuf::from("/srv/data")],
                 env: vec!["LOCAL_ONLY".into()],
             },
@@ -744,7 +744,7 @@ mod tests {
         base.skills.insert(
             "not-served".into(),
             SkillGrant {
-                network: true,
+                network: true.into(),
                 ..SkillGrant::default()
             },
         );
@@ -757,7 +757,7 @@ mod tests {
         assert_eq!(exec.timeout_secs, 30);
         assert_eq!(exec.concurrency, 2);
         let web = exec.grant("web");
-        assert!(web.network);
+        assert!(web.network.is_all());
         assert_eq!(web.read, [PathBuf::from("/srv/data")]);
         assert_eq!(
             web.env,
@@ -768,7 +768,7 @@ mod tests {
         // The one mapping turns it into the run's policy.
         let policy =
             skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
-        assert!(policy.grants.network);
+        assert!(policy.grants.network.is_all());
         assert_eq!(policy.limits.timeout, Duration::from_secs(30));
     }
 

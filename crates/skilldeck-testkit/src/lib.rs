@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 pub mod generate;
+pub mod seeds;
 pub mod ssh;
 
 use std::ops::Deref;

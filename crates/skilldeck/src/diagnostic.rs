@@ -175,8 +175,11 @@ codes! {
     ToolFullNameTooLong = "tool-full-name-too-long",
     /// A tool has no `description`.
     ToolDescriptionMissing = "tool-description-missing",
-    /// A tool has no `run`.
+    /// A tool's `run` is given but names nothing.
     ToolRunMissing = "tool-run-missing",
+    /// A tool without `run` (the host implements it) has no handler
+    /// registered with this host: it is not offered.
+    ToolHandlerMissing = "tool-handler-missing",
     /// A tool's `run` leads outside the skill folder.
     ToolRunEscapes = "tool-run-escapes",
     /// A tool's `run` names no regular file in the skill folder.
@@ -220,6 +223,14 @@ codes! {
     InstallLocalEdits = "install-local-edits",
     /// Lockfile: what is installed or given does not match the lock.
     LockMismatch = "lock-mismatch",
+}
+
+impl Code {
+    /// True for the problems of a declared tool (`tool-*`, `tools-*`): a
+    /// skill that has one still loads, without that tool.
+    pub fn is_tool_problem(self) -> bool {
+        self.as_str().starts_with("tool")
+    }
 }
 
 impl fmt::Display for Code {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::error::Error;
 use crate::fs::read::read_frontmatter_prefix;
 use crate::spec::fields::Frontmatter;
@@ -199,11 +200,27 @@ struct HostExt {
     /// stored in the index (it depends on the machine), not compared.
     #[serde(skip)]
     ineligible: Option<Box<str>>,
+    /// What was wrong with the declared tools when the skill was parsed (a
+    /// tool left out, and why), kept with the skill (and in the index) so
+    /// every face reports it: [`Skill::tool_diagnostics`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<ToolNote>,
+}
+
+/// One tool problem found at parse time, as the index stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct ToolNote {
+    code: String,
+    message: String,
+    line: Option<u32>,
+    column: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    help: Option<String>,
 }
 
 impl PartialEq for HostExt {
     fn eq(&self, other: &Self) -> bool {
-        self.tools == other.tools && self.requires == other.requires
+        self.tools == other.tools && self.requires == other.requires && self.notes == other.notes
     }
 }
 
@@ -279,6 +296,7 @@ impl HostFields {
                 tools: fm.tools.clone(),
                 requires: fm.requires.clone(),
                 ineligible: None,
+                notes: Vec::new(),
             })
         });
         HostFields {
@@ -287,6 +305,26 @@ impl HostFields {
             args,
             ext,
         }
+    }
+
+    /// Keeps the tool problems among `diagnostics` (a parse of this
+    /// skill's `SKILL.md`), so they outlive the parse.
+    pub(crate) fn keep_tool_problems(&mut self, diagnostics: &[Diagnostic]) {
+        let notes: Vec<ToolNote> = diagnostics
+            .iter()
+            .filter(|d| d.code.is_tool_problem())
+            .map(|d| ToolNote {
+                code: d.code.as_str().to_owned(),
+                message: d.message.clone(),
+                line: d.line,
+                column: d.column,
+                help: d.help.clone(),
+            })
+            .collect();
+        if notes.is_empty() {
+            return;
+        }
+        self.ext.get_or_insert_with(Box::default).notes = notes;
     }
 
     /// Records the eligibility verdict (`None`: eligible).
@@ -320,10 +358,18 @@ impl HostFields {
                 + e.tools.len() * std::mem::size_of::<SkillTool>()
                 + e.tools
                     .iter()
-                    .map(|t| t.description.len() + t.run.len() + t.name.as_str().len())
+                    .map(|t| {
+                        t.description.len()
+                            + t.run.as_ref().map_or(0, String::len)
+                            + t.name.as_str().len()
+                    })
                     .sum::<usize>()
                 + e.requires.len() * std::mem::size_of::<Requirements>()
                 + e.ineligible.as_ref().map_or(0, |r| r.len())
+                + e.notes
+                    .iter()
+                    .map(|n| std::mem::size_of::<ToolNote>() + n.code.len() + n.message.len())
+                    .sum::<usize>()
         })
     }
 }
@@ -413,6 +459,27 @@ impl Skill {
     /// skills. Offered only while the skill is served.
     pub fn tools(&self) -> &[SkillTool] {
         self.host.ext.as_ref().map_or(&[], |e| &e.tools)
+    }
+
+    /// What was wrong with the tools the skill declares, as warnings in
+    /// its `SKILL.md` (a tool left out and why): empty for most skills.
+    /// Discovery adds them to the deck's diagnostics, so `show`, `doctor`,
+    /// the server's log and the bindings all see them.
+    pub fn tool_diagnostics(&self) -> Vec<Diagnostic> {
+        let Some(ext) = self.host.ext.as_ref() else {
+            return Vec::new();
+        };
+        ext.notes
+            .iter()
+            .filter_map(|n| {
+                let mut d = Diagnostic::new(Code::parse(&n.code)?, Severity::Warning, &n.message)
+                    .in_file(&self.skill_md);
+                d.line = n.line;
+                d.column = n.column;
+                d.help = n.help.clone();
+                Some(d)
+            })
+            .collect()
     }
 
     /// The tool named `name`, if the skill declares it.

@@ -69,10 +69,10 @@ fn exec_section_parses_every_key_and_per_skill_grants() {
     assert_eq!((exec.concurrency, exec.queue), (2, 0));
     assert_eq!(exec.env, vec!["LANG_X".to_owned()]);
     let grant = exec.grant("web-fetch");
-    assert!(grant.network);
+    assert!(grant.network.is_all());
     assert_eq!(grant.read, vec![PathBuf::from("data")]);
     assert_eq!(grant.env, vec!["API_TOKEN".to_owned()]);
-    assert!(!exec.grant("other").network);
+    assert!(!exec.grant("other").network.is_granted());
 }
 
 #[test]
@@ -193,4 +193,50 @@ fn loader_and_interpreter_variables_are_reserved_and_ordinary_secrets_are_not() 
     ] {
         assert!(!is_reserved_env_name(name), "{name}");
     }
+}
+
+#[test]
+fn a_network_grant_is_a_boolean_or_a_list_of_host_names() {
+    let exec = parse(
+        "[exec]\nnetwork-allow-ranges = [\"10.1.0.0/16\", \"fd12:3456::/48\"]\n\
+         [exec.skills.gh]\nnetwork = [\"API.github.com\", \"*.pypi.org\", \"api.github.com\"]\n\
+         [exec.skills.all]\nnetwork = true\n[exec.skills.empty]\nnetwork = []\n",
+    )
+    .unwrap()
+    .exec;
+    let gh = exec.grant("gh").network;
+    let names: Vec<&str> = gh.hosts().iter().map(|p| p.as_str()).collect();
+    assert_eq!(
+        names,
+        ["api.github.com", "*.pypi.org"],
+        "lowercased, once each"
+    );
+    assert!(gh.allows_host("files.pypi.org") && !gh.allows_host("pypi.org"));
+    assert!(!gh.allows_host("evil.com"));
+    assert!(exec.grant("all").network.is_all());
+    assert!(!exec.grant("empty").network.is_granted());
+    assert_eq!(exec.network_allow_ranges.len(), 2);
+    assert!(ExecConfig::default().network_allow_ranges.is_empty());
+}
+
+#[test]
+fn a_bad_host_pattern_or_range_is_a_config_error_with_its_line_and_the_fix() {
+    for (bad, says) in [
+        ("\"*\"", "network = true"),
+        ("\"*.com\"", "at least two labels"),
+        ("\"10.0.0.1\"", "network-allow-ranges"),
+        ("\"bücher.de\"", "xn--"),
+        ("\"a.com:443\"", "letters, digits"),
+    ] {
+        let (line, message) =
+            config_error(&format!("[exec.skills.x]\nread = []\nnetwork = [{bad}]\n"));
+        assert_eq!(line, 3, "{bad}: {message}");
+        assert!(message.contains(says), "{bad}: {message}");
+    }
+    let (line, message) = config_error("[exec.skills.x]\nnetwork = \"yes\"\n");
+    assert_eq!(line, 2);
+    assert!(message.contains("true, false or a list"), "{message}");
+    let (line, message) = config_error("[exec]\n\nnetwork-allow-ranges = [\"10.1.2.3/16\"]\n");
+    assert_eq!(line, 3);
+    assert!(message.contains("10.1.0.0/16"), "{message}");
 }

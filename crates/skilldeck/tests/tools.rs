@@ -65,7 +65,7 @@ fn compact_parameters_become_a_closed_object_schema() {
     assert_eq!(fm.tools.len(), 1);
     let tool = &fm.tools[0];
     assert_eq!(tool.name.as_str(), "search");
-    assert_eq!(tool.run, "scripts/run.py");
+    assert_eq!(tool.run.as_deref(), Some("scripts/run.py"));
     assert_eq!(tool.full_name("notes"), "notes__search");
     assert_eq!(
         tool.input_schema,
@@ -83,6 +83,27 @@ fn compact_parameters_become_a_closed_object_schema() {
 }
 
 #[test]
+fn items_given_as_a_bare_type_name_mean_items_of_that_type() {
+    // Seed 002's `deep-research` skill writes `items: string`.
+    let root = Root::new();
+    let dir = tool_skill(
+        &root,
+        "research",
+        "tools:\n  - name: initiate\n    description: Start research.\n    parameters:\n      query:\n        type: string\n        required: true\n      sources:\n        type: array\n        items: string\n        description: Sources to search\n    run: scripts/run.py\n",
+    );
+    assert!(
+        lenient_diagnostics(&dir).is_empty(),
+        "{:#?}",
+        lenient_diagnostics(&dir)
+    );
+    let fm = frontmatter_of(&dir, Mode::Lenient);
+    assert_eq!(
+        fm.tools[0].input_schema["properties"]["sources"],
+        json!({"type": "array", "items": {"type": "string"}, "description": "Sources to search"})
+    );
+}
+
+#[test]
 fn a_full_input_schema_keeps_yaml_types() {
     let root = Root::new();
     let dir = tool_skill(
@@ -95,7 +116,7 @@ fn a_full_input_schema_keeps_yaml_types() {
     let schema = &fm.tools[0].input_schema;
     assert_eq!(schema["properties"]["n"]["minimum"], json!(3));
     assert_eq!(schema["properties"]["label"]["const"], json!("7"));
-    assert_eq!(fm.tools[0].run, "scripts/run.py");
+    assert_eq!(fm.tools[0].run.as_deref(), Some("scripts/run.py"));
 }
 
 #[test]
@@ -205,11 +226,26 @@ fn a_tool_needs_a_description() {
 }
 
 #[test]
-fn a_tool_needs_run() {
-    assert_tool_problem(
+fn a_tool_without_run_is_kept_as_host_implemented() {
+    let root = Root::new();
+    let dir = tool_skill(
+        &root,
+        "hosted",
         "tools:\n  - name: go\n    description: Go.\n",
+    );
+    assert!(lenient_diagnostics(&dir).is_empty());
+    let fm = frontmatter_of(&dir, Mode::Lenient);
+    assert_eq!(fm.tools.len(), 1);
+    assert!(fm.tools[0].is_host_implemented());
+    assert_eq!(fm.tools[0].run, None);
+}
+
+#[test]
+fn an_empty_run_is_reported() {
+    assert_tool_problem(
+        "tools:\n  - name: go\n    description: Go.\n    run: ''\n",
         Code::ToolRunMissing,
-        5,
+        7,
         5,
     );
 }
@@ -412,4 +448,37 @@ fn a_served_skill_exposes_its_tools_after_discovery() {
     assert_eq!(skill.tools().len(), 1);
     assert_eq!(skill.tools()[0].full_name(&skill.name), "pdf_tools__merge");
     assert!(skill.tool("merge").is_some() && skill.tool("split").is_none());
+}
+
+#[test]
+fn a_dropped_tool_is_reported_in_the_decks_diagnostics_from_a_fresh_parse_and_from_the_index() {
+    let root = Root::new();
+    let dir = tool_skill(
+        &root,
+        "half",
+        "tools:\n  - name: good\n    description: Fine.\n    run: scripts/run.py\n  - name: bad\n    description: Broken.\n    parameters: [not, a, map]\n    run: scripts/run.py\n",
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mut options = DiscoveryOptions::with_roots([root.path().to_path_buf()]);
+    options.validation = ValidationOptions::lenient();
+    options.index = Some(tmp.path().join("index.idx"));
+    options.index_racy_window = std::time::Duration::ZERO;
+    for pass in ["fresh", "indexed"] {
+        let deck = discover(&options);
+        let skill = deck.get("half").unwrap();
+        assert_eq!(skill.tools().len(), 1, "{pass}: the good tool stays");
+        let d = find(deck.diagnostics(), Code::ToolSchemaInvalid);
+        assert_eq!(d.severity, Severity::Warning, "{pass}");
+        assert_eq!(
+            d.file.as_deref(),
+            Some(dir.join("SKILL.md").as_path()),
+            "{pass}"
+        );
+        assert_eq!(d.line, Some(10), "{pass}: {d}");
+    }
+    assert_eq!(
+        discover(&options).index_stats().unwrap().hits,
+        1,
+        "the second pass was served by the index"
+    );
 }

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use rustix::process::{Gid, Uid};
 use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
 
-use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths};
+use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths, check_network};
 use crate::error::ExecError;
 use crate::policy::{
     NETWORK_READ_PATHS, Policy, Profile, SANDBOX_PATH, SANDBOX_UID, SYSTEM_READ_PATHS,
@@ -53,6 +53,7 @@ impl Backend for Bwrap {
                 missing: "seccomp (kernel without CONFIG_SECCOMP_FILTER)".to_owned(),
             });
         }
+        check_network(policy, true)?;
         check_granted_paths(policy)
     }
 
@@ -71,8 +72,11 @@ impl Backend for Bwrap {
             "mount-namespace",
             "ipc-namespace",
         ];
-        if !policy.grants.network {
+        if !policy.grants.network.is_all() {
             layers.push("network-namespace");
+        }
+        if !policy.grants.network.hosts().is_empty() {
+            layers.push("network-proxy");
         }
         layers.push("cap-drop");
         if root {
@@ -100,7 +104,7 @@ impl Backend for Bwrap {
         // The seccomp programs travel on pipes the child hands to bwrap;
         // they stay open until the spawn returned.
         let mut keep_open = Vec::new();
-        for program in sandbox::seccomp_programs(policy.grants.network)? {
+        for program in sandbox::seccomp_programs(policy.grants.network.is_granted())? {
             keep_open.push(pipe_with(&sandbox::program_bytes(&program))?);
         }
         let fds: Vec<i32> = keep_open.iter().map(AsRawFd::as_raw_fd).collect();
@@ -112,12 +116,24 @@ impl Backend for Bwrap {
             root,
             &fds,
         );
+        let hosts = !policy.grants.network.hosts().is_empty();
+        // Not root with a host list: the worker makes the network namespace
+        // inside a user namespace of the caller's own ids.
+        let user_maps = if hosts && !root {
+            let (u, g) = (euid(), crate::sys::egid());
+            Some(sandbox::UserMaps {
+                uid_map: c_path(Path::new(&format!("{u} {u} 1\n")))?,
+                gid_map: c_path(Path::new(&format!("{g} {g} 1\n")))?,
+            })
+        } else {
+            None
+        };
         Ok(SpawnPlan {
             wrapper: Some((bwrap_path()?, args)),
             child: Plan {
                 native: false,
                 drop_root: root,
-                user_maps: None,
+                user_maps,
                 new_netns: false,
                 bind,
                 workdir_mount: None,
@@ -126,6 +142,10 @@ impl Backend for Bwrap {
                 rlimits: sandbox::rlimits(input.limits),
                 status_fd: input.status_fd,
                 inherit_fds: fds,
+                channel_fd: Some(input.channel_fd),
+                proxy_port: hosts.then_some(crate::proxy::SANDBOX_PROXY_PORT),
+                proxy_own_netns: hosts,
+                notify_program: None,
             },
             keep_open,
             skill_dir: workdir.skill.clone(),
@@ -165,13 +185,15 @@ fn bwrap_args(
         "--cap-drop".as_ref(),
         "ALL".as_ref(),
     ]);
-    if policy.grants.network {
+    // The whole network: the host's namespace. A host list: the one the
+    // worker made (loopback and the proxy's port only).
+    if policy.grants.network.is_granted() {
         push(&["--share-net".as_ref()]);
     }
     let id = SANDBOX_UID.to_string();
     push(&["--uid".as_ref(), id.as_ref(), "--gid".as_ref(), id.as_ref()]);
     let mut system: Vec<&str> = SYSTEM_READ_PATHS.to_vec();
-    if policy.grants.network {
+    if policy.grants.network.is_all() {
         system.extend(NETWORK_READ_PATHS);
     }
     for p in system {

@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt;
 
 use rustix::thread::UnshareFlags;
 
-use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths};
+use super::plan::{Backend, Layer, PlanInput, SpawnPlan, check_granted_paths, check_network};
 use crate::error::ExecError;
 use crate::policy::{Policy, Profile, SANDBOX_UID};
 use crate::sandbox::{self, FsAccess, Plan, UserMaps};
@@ -38,6 +38,7 @@ impl Backend for Native {
                 missing: "seccomp (kernel without CONFIG_SECCOMP_FILTER)".to_owned(),
             });
         }
+        check_network(policy, true)?;
         check_granted_paths(policy)
     }
 
@@ -55,9 +56,13 @@ impl Backend for Native {
             "mount-namespace",
             "ipc-namespace",
         ];
-        if !policy.grants.network {
+        if !policy.grants.network.is_all() {
             layers.push("network-namespace");
         }
+        if !policy.grants.network.hosts().is_empty() {
+            layers.push("network-proxy");
+        }
+        layers.push("seccomp-notify");
         layers.push(if root { "uid-drop" } else { "user-namespace" });
         layers
     }
@@ -81,7 +86,8 @@ impl Backend for Native {
         let landlock = sandbox::landlock_ruleset(&FsAccess {
             read,
             write,
-            network: policy.grants.network,
+            network: policy.grants.network.is_all(),
+            proxy_port: proxy_port(policy),
         })?;
         let workdir_mount = match quota {
             Some(bytes) => {
@@ -120,7 +126,7 @@ impl Backend for Native {
                 native: true,
                 drop_root: root,
                 user_maps,
-                new_netns: !policy.grants.network,
+                new_netns: !policy.grants.network.is_all(),
                 bind: Some((
                     c_path(real)?,
                     c_path(&workdir.skill)?,
@@ -128,15 +134,34 @@ impl Backend for Native {
                 )),
                 workdir_mount,
                 landlock: Some(landlock),
-                seccomp: sandbox::seccomp_programs(policy.grants.network)?,
+                seccomp: native_programs(policy)?,
                 rlimits: sandbox::rlimits(input.limits),
                 status_fd: input.status_fd,
                 inherit_fds: Vec::new(),
+                channel_fd: Some(input.channel_fd),
+                proxy_port: proxy_port(policy),
+                proxy_own_netns: false,
+                notify_program: Some(sandbox::MAIN_PROGRAM),
             },
             keep_open: Vec::new(),
             skill_dir: workdir.skill.clone(),
         })
     }
+}
+
+/// The proxy's port inside the sandbox, with a host-list grant.
+fn proxy_port(policy: &Policy) -> Option<u16> {
+    (!policy.grants.network.hosts().is_empty()).then_some(crate::proxy::SANDBOX_PROXY_PORT)
+}
+
+/// The seccomp programs, the main one answering its refusals through the
+/// parent (which counts them).
+fn native_programs(policy: &Policy) -> Result<Vec<seccompiler::BpfProgram>, ExecError> {
+    let mut programs = sandbox::seccomp_programs(policy.grants.network.is_granted())?;
+    if let Some(main) = programs.get_mut(sandbox::MAIN_PROGRAM) {
+        *main = sandbox::notifying(std::mem::take(main));
+    }
+    Ok(programs)
 }
 
 /// The layers this backend needs, each checked for real here: a ruleset

@@ -17,10 +17,12 @@ impl Backend for Unconfined {
         Profile::None
     }
 
-    /// Nothing to enforce, nothing to refuse: the grants are moot, as
-    /// every path the caller can reach is open anyway.
-    fn check(&self, _policy: &Policy) -> Result<(), ExecError> {
-        Ok(())
+    /// Nothing to enforce for paths (every path the caller can reach is
+    /// open anyway).
+    /// A host-list network grant is refused: nothing here keeps the
+    /// script off the network, so the names could not be enforced.
+    fn check(&self, policy: &Policy) -> Result<(), ExecError> {
+        super::plan::check_network(policy, false)
     }
 
     fn isolates(&self) -> bool {
@@ -46,6 +48,10 @@ impl Backend for Unconfined {
                 rlimits: sandbox::rlimits(input.limits),
                 status_fd: input.status_fd,
                 inherit_fds: Vec::new(),
+                channel_fd: None,
+                proxy_port: None,
+                proxy_own_netns: false,
+                notify_program: None,
             },
             keep_open: Vec::new(),
             skill_dir: input.skill_real.to_path_buf(),

@@ -86,6 +86,9 @@ pub(crate) struct PlanInput<'a> {
     pub workdir: &'a WorkDir,
     /// The write end of the status pipe the child reports on.
     pub status_fd: RawFd,
+    /// The child's end of the descriptor channel (see
+    /// `sandbox::Plan::channel_fd`).
+    pub channel_fd: RawFd,
 }
 
 /// One run as a backend planned it; executed by `crate::spawn`.
@@ -130,6 +133,22 @@ pub(crate) fn check_granted_paths(policy: &Policy) -> Result<(), ExecError> {
                 path.display()
             )));
         }
+    }
+    Ok(())
+}
+
+/// Refuses a host-list network grant this backend cannot enforce, and a
+/// range allowance without one (it would mean nothing).
+pub(crate) fn check_network(policy: &Policy, enforces_hosts: bool) -> Result<(), ExecError> {
+    if let skilldeck::deck::NetworkGrant::Hosts(_) = policy.grants.network
+        && !enforces_hosts
+    {
+        return Err(ExecError::Unavailable {
+            missing: format!(
+                "a network grant by host name needs a sandbox that keeps the script off the network but for skilldeck's proxy; profile {} cannot (use profile native or bwrap, or grant network = true)",
+                policy.profile.name()
+            ),
+        });
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ use super::spec::ToolSpec;
 use super::{activate_skill, read_skill_resource, search_skills};
 use crate::execution::ToolRun;
 use crate::host::Host;
+use crate::host_tools::HandledCall;
 use crate::snapshot::Snapshot;
 use crate::tool_error::{ToolError, ToolErrorKind};
 
@@ -45,12 +46,23 @@ pub enum Called {
     Tool(ToolOutput),
     /// Skill code ran (a skill tool, `run_skill_script`): the run.
     Run(Box<ToolRun>),
+    /// A host-implemented tool's handler answered.
+    Handled(HandledCall),
 }
 
 impl Called {
     /// True when skill code ran.
     pub fn ran_code(&self) -> bool {
         matches!(self, Called::Run(_))
+    }
+
+    /// The text for the model.
+    pub fn text(&self) -> String {
+        match self {
+            Called::Tool(out) => out.text(),
+            Called::Run(run) => run.text.clone(),
+            Called::Handled(handled) => handled.text.clone(),
+        }
     }
 }
 
@@ -90,7 +102,16 @@ impl Host {
         context: CallContext,
         approver: &dyn crate::approval::Approver,
     ) -> Result<Called, ToolError> {
-        if self.is_execution_tool(name) {
+        if self.is_host_implemented_tool(snapshot, name) {
+            self.call_handled_tool(
+                snapshot,
+                conversation,
+                name,
+                &Value::Object(arguments.clone()),
+                context,
+            )
+            .map(Called::Handled)
+        } else if self.is_execution_tool(name) {
             self.call_execution_tool_with(
                 snapshot,
                 conversation,

@@ -76,14 +76,7 @@ impl Host {
     /// True when `skill`'s tools are offered to `conversation` now (see
     /// the module documentation).
     pub fn skill_tools_offered(&self, conversation: &str, skill: &str) -> bool {
-        let Some(execution) = self.execution() else {
-            return false;
-        };
-        match execution.config().tools {
-            ToolExposure::Always => true,
-            ToolExposure::Never => false,
-            ToolExposure::OnActivate => self.tracker().lock().is_active(conversation, skill),
-        }
+        self.execution().is_some() && self.exposure_offers(conversation, skill)
     }
 
     /// True when activating `skill` may change what `conversation` is
@@ -91,25 +84,32 @@ impl Host {
     /// skill declares some (a face then tells the client its tool list
     /// changed).
     pub fn activation_offers_tools(&self, snapshot: &Snapshot, skill: &str) -> bool {
-        self.execution()
-            .is_some_and(|e| e.config().tools == ToolExposure::OnActivate)
-            && snapshot.get(skill).is_some_and(|s| !s.tools().is_empty())
+        self.tool_exposure() == ToolExposure::OnActivate
+            && snapshot.get(skill).is_some_and(|s| {
+                s.tools().iter().any(|t| {
+                    if t.is_host_implemented() {
+                        self.has_tool_handler(&t.full_name(&s.name))
+                    } else {
+                        self.execution().is_some()
+                    }
+                })
+            })
     }
 
-    /// The tools that run skill code offered to `conversation` now: none
-    /// while execution is off or nothing is served; else
-    /// `run_skill_script` and the skill tools `[exec] tools` offers, of the
-    /// skills the model may use.
+    /// The skill tools offered to `conversation` now, of the skills the
+    /// model may use, as `[exec] tools` offers them: with execution on,
+    /// `run_skill_script` and the tools that run scripts; on or off, the
+    /// host-implemented tools that have a handler ([`crate::ToolHandler`]).
+    /// Nothing while nothing is served.
     pub fn execution_tool_specs(
         &self,
         snapshot: &Snapshot,
         conversation: &str,
     ) -> Vec<ExecToolSpec> {
-        let Some(execution) = self.execution() else {
-            return Vec::new();
-        };
         let mut specs = Vec::new();
-        if execution.work_folders().is_some() {
+        if let Some(execution) = self.execution()
+            && execution.work_folders().is_some()
+        {
             let languages = Language::available();
             if !languages.is_empty() {
                 specs.push(run_code_spec(&languages));
@@ -118,9 +118,11 @@ impl Host {
         if snapshot.is_empty() {
             return specs;
         }
-        specs.insert(0, run_skill_script_spec());
-        for tool in snapshot.skill_tools().model_usable(&snapshot.deck) {
-            if !self.skill_tools_offered(conversation, &tool.skill.name) {
+        if self.execution().is_some() {
+            specs.insert(0, run_skill_script_spec());
+        }
+        for tool in self.offerable_skill_tools(snapshot) {
+            if !self.exposure_offers(conversation, &tool.skill.name) {
                 continue;
             }
             specs.push(ExecToolSpec {
@@ -324,7 +326,7 @@ impl Host {
                     skill: &resolved.skill.name,
                     full_name: name,
                 },
-                self.skill_fingerprint(resolved.skill, Some(&resolved.tool.run)),
+                self.skill_fingerprint(resolved.skill, resolved.tool.run.as_deref()),
             )
         };
         let allowed = self.active_allowed_tools(snapshot, conversation);

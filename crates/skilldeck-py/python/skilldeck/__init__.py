@@ -112,6 +112,14 @@ class SkillTool:
     description: str
     input_schema: Dict[str, Any]
     """Its arguments' JSON schema."""
+    run: Optional[str] = None
+    """The script it runs; ``None`` when the host implements it (a handler
+    registered with :meth:`Deck.register_tool_handler` answers it)."""
+
+    @property
+    def host_implemented(self) -> bool:
+        """True when the skill names no script for it."""
+        return self.run is None
 
 
 class Deck:
@@ -355,8 +363,7 @@ class Deck:
         """The tools the served skills declare, in deck order: the
         application's view (``call_tool`` may call every one)."""
         return [
-            SkillTool(t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json))
-            for t in self._native.skill_tools()
+            _skill_tool(t) for t in self._native.skill_tools()
         ]
 
     def model_skill_tools(self) -> List[SkillTool]:
@@ -368,9 +375,32 @@ class Deck:
         ``"not_model_invocable"``); the application still runs them with
         ``run`` and ``call_tool``."""
         return [
-            SkillTool(t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json))
-            for t in self._native.model_skill_tools()
+            _skill_tool(t) for t in self._native.model_skill_tools()
         ]
+
+    def offerable_skill_tools(self) -> List[SkillTool]:
+        """The declared tools this deck can give a model, in deck order: of
+        the skills the model may use, the script tools while ``[exec]
+        enabled`` is on and the host-implemented tools (declared without
+        ``run``) that have a handler. ``create_tools`` offers these."""
+        return [_skill_tool(t) for t in self._native.offerable_skill_tools()]
+
+    def register_tool_handler(
+        self, full_name: str, handler: Callable[[Dict[str, Any]], Any]
+    ) -> None:
+        """Answer the host-implemented tool ``full_name`` (``{skill}__{tool}``,
+        declared without ``run``) with ``handler``: it is called with the
+        arguments as a dict, only once they match the tool's schema, and
+        returns the result (a ``str`` as is, anything else as JSON); an
+        exception it raises is the tool's error. Until a handler is
+        registered the tool is not offered, and ``diagnostics`` reports it
+        (``tool-handler-missing``). Raises ``SkillInvocationError`` for a name
+        no skill declares or a tool that runs a script."""
+        self._native.register_tool_handler(full_name, handler)
+
+    def remove_tool_handler(self, full_name: str) -> bool:
+        """Stop answering ``full_name``; True when it had a handler."""
+        return self._native.remove_tool_handler(full_name)
 
     # -- running skill code --------------------------------------------------
 
@@ -529,6 +559,12 @@ class Deck:
         self, tool: str, arguments: Dict[str, Any], conversation: str
     ) -> str:
         return await asyncio.to_thread(self._call_host_tool, tool, arguments, conversation)
+
+
+def _skill_tool(t: _native.SkillToolInfo) -> SkillTool:
+    return SkillTool(
+        t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json), t.run
+    )
 
 
 def is_skill_content(text: str) -> bool:

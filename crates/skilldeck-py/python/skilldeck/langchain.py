@@ -194,17 +194,14 @@ def _declared_tool(
     # `full_name` bound here, per tool (the closure-capture trap again).
     full_name = spec.full_name
 
+    # One entry for every declared tool, script or handler: the host's.
     def run(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-        return _guard(lambda: deck._call_execution_tool(full_name, kwargs, conv).text)
+        return _guard(lambda: deck._call_host_tool(full_name, kwargs, conv))
 
     async def arun(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-
-        async def call() -> str:
-            return (await deck._acall_execution_tool(full_name, kwargs, conv)).text
-
-        return await _aguard(call)
+        return await _aguard(lambda: deck._acall_host_tool(full_name, kwargs, conv))
 
     return StructuredTool.from_function(
         func=run,
@@ -269,8 +266,10 @@ def create_tools(
     ``style="activate"``: ``activate_skill`` + ``read_skill_resource``
     (+ ``search_skills`` when the catalog leaves skills out; none when no
     skill is served).
-    Either way, with ``[exec] enabled`` on, the declared tools of the
-    skills the model may use follow (``{skill}__{tool}``).
+    Either way, the declared tools of the skills the model may use follow
+    (``{skill}__{tool}``): those that run scripts while ``[exec] enabled``
+    is on, and those the host implements once a handler is registered
+    (``Deck.register_tool_handler``).
     ``code=True`` adds ``run_code`` (the model's own code in the sandbox,
     one work folder per thread; ``outputs/`` files as the tool message's
     artifact), when an interpreter is installed. ``approve`` (a callable
@@ -300,10 +299,11 @@ def create_tools(
         tools = [_host_tool(deck, n, conv, handle_errors) for n in wanted if n in specs]
     else:
         raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
-    if deck.execution_enabled:
-        tools.extend(
-            _declared_tool(deck, t, conv, handle_errors) for t in deck.model_skill_tools()
-        )
+    # The declared tools this deck can run: script tools with [exec] on,
+    # host-implemented tools with a handler (the host's rule).
+    tools.extend(
+        _declared_tool(deck, t, conv, handle_errors) for t in deck.offerable_skill_tools()
+    )
     if code and deck.code_languages:
         tools.append(_code_tool(deck, conv, approve, handle_errors))
     if style == "per-skill" and len(tools) > MAX_TOOLS_PER_REQUEST:

@@ -529,7 +529,10 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
                 diagnostics.extend(ds);
                 None
             }
-            (Ok(skill), Fate::Wins) => Some(skill),
+            (Ok(skill), Fate::Wins) => {
+                diagnostics.extend(skill.tool_diagnostics());
+                Some(skill)
+            }
             (Ok(skill), Fate::Shadowed) => {
                 let (winner_dir, winner_scope) = winners.next()?;
                 diagnostics.push(
@@ -692,7 +695,8 @@ fn load_candidate(
             }
             // Only what hosts act on is kept; the rest of the frontmatter
             // is read again on demand (`Skill::frontmatter`).
-            let host = HostFields::from_frontmatter(&frontmatter);
+            let mut host = HostFields::from_frontmatter(&frontmatter);
+            host.keep_tool_problems(&diagnostics);
             (frontmatter.name, frontmatter.description, host)
         }
     };

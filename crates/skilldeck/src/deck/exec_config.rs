@@ -19,13 +19,14 @@
 //! registry-env = ["API_TOKEN"] # serve --registry: the only names a registry grant may pass
 //! tools = "on-activate"     # "on-activate" | "always" | "never"
 //! dynamic-context = false   # run !`cmd` directives at activation
+//! network-allow-ranges = ["10.1.0.0/16"] # addresses the host-list proxy may reach anyway
 //! code = false              # offer run_code: the model's own code, sandboxed
 //! code-quota-bytes = 67108864 # one conversation's run_code work folder
 //! code-idle-secs = 1800     # a work folder unused this long is removed
 //! approval = "never"        # "never" | "ask" | "always-deny"
 //!
 //! [exec.skills.web-fetch]   # grants for one skill, by the operator
-//! network = true
+//! network = true            # or ["api.github.com", "*.pypi.org"]: through the proxy only
 //! read = ["/srv/data"]      # relative paths: against the config's folder
 //! env = ["API_TOKEN"]
 //! ```
@@ -34,6 +35,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Deserializer};
+
+use super::network_grant::{IpRange, NetworkGrant};
 
 use crate::limits::{
     DEFAULT_EXEC_CODE, DEFAULT_EXEC_CODE_IDLE_SECS, DEFAULT_EXEC_CODE_QUOTA_BYTES,
@@ -104,6 +107,11 @@ pub struct ExecConfig {
     /// Run dynamic-context directives (`` !`cmd` ``) at activation, in the
     /// sandbox; off: they become `[shell execution disabled]`.
     pub dynamic_context: bool,
+    /// Address ranges the filtering proxy of a host-list network grant may
+    /// connect to although it refuses them by default (loopback, private,
+    /// link-local, CGNAT, metadata…): e.g. an internal API at
+    /// `10.1.0.0/16`. Names must still match the skill's grant.
+    pub network_allow_ranges: Vec<IpRange>,
     /// Offer `run_code` (with execution enabled): the model's own code
     /// (python, bash, node where installed) in the same sandbox and under
     /// the same policy as skill scripts.
@@ -142,6 +150,7 @@ impl Default for ExecConfig {
             registry_env: Vec::new(),
             tools: ToolExposure::default(),
             dynamic_context: DEFAULT_EXEC_DYNAMIC_CONTEXT,
+            network_allow_ranges: Vec::new(),
             code: DEFAULT_EXEC_CODE,
             code_quota_bytes: DEFAULT_EXEC_CODE_QUOTA_BYTES,
             code_idle_secs: DEFAULT_EXEC_CODE_IDLE_SECS,
@@ -283,8 +292,10 @@ impl ApprovalMode {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
 pub struct SkillGrant {
-    /// Network access (TCP/UDP, DNS).
-    pub network: bool,
+    /// Network access: `false` (none), `true` (the host's network:
+    /// TCP/UDP, DNS) or a list of host-name patterns reached only through
+    /// skilldeck's filtering proxy.
+    pub network: NetworkGrant,
     /// Extra read-only paths (relative ones against the config file's
     /// folder: use [`crate::Config::resolve`]).
     pub read: Vec<PathBuf>,

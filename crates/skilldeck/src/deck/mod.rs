@@ -13,6 +13,7 @@ pub(crate) mod discovery;
 pub(crate) mod eligibility;
 pub(crate) mod exec_config;
 pub(crate) mod index;
+pub(crate) mod network_grant;
 
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
 pub use config::{AuditConfig, TelemetryConfig};
@@ -32,3 +33,7 @@ pub use exec_config::{
     SkillGrant, ToolExposure, TreeLimitsMode, is_env_name, is_reserved_env_name,
 };
 pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};
+pub use network_grant::{
+    HostPattern, IpRange, MAX_HOST_LABEL_LEN, MAX_HOST_NAME_LEN, MAX_HOST_PATTERNS, NetworkGrant,
+    normalize_host,
+};

@@ -8,7 +8,7 @@
 //!     description: Search the notes by keyword.
 //!     parameters:                 # the compact form ...
 //!       query: {type: string, description: Words to find, required: true}
-//!       tags: {type: array, items: {type: string}}
+//!       tags: {type: array, items: {type: string}}   # or `items: string`
 //!     run: scripts/search.py      # the entry point, inside the skill
 //!   - name: stats
 //!     description: Count the notes.
@@ -17,6 +17,10 @@
 //!       properties: {}
 //!     run: scripts/stats.sh
 //! ```
+//!
+//! A tool without `run` is implemented by the host (seed 002's tools: the
+//! application registers a handler for the full name); it is kept, and a
+//! host offers it only once a handler is registered.
 //!
 //! The compact `parameters` map is converted to a JSON Schema object
 //! (`type: object`, `properties`, `required`, `additionalProperties:
@@ -115,11 +119,22 @@ pub struct SkillTool {
     /// `parameters` are converted), checked to compile.
     pub input_schema: Value,
     /// The entry point: a path relative to the skill folder, normalised
-    /// (`/`-separated, no `.`), checked to stay inside the skill.
-    pub run: String,
+    /// (`/`-separated, no `.`), checked to stay inside the skill. `None`:
+    /// the host implements the tool (it registers a handler).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// The line of its entry in `SKILL.md` (1-based; 0 when unknown), so a
+    /// later report about the tool (no handler registered) points at it.
+    #[serde(default)]
+    pub line: u32,
 }
 
 impl SkillTool {
+    /// True when the skill names no script: the host implements the tool.
+    pub fn is_host_implemented(&self) -> bool {
+        self.run.is_none()
+    }
+
     /// The tool's full name for skill `skill` ([`full_tool_name`]).
     pub fn full_name(&self, skill: &str) -> String {
         full_tool_name(skill, &self.name)
@@ -273,7 +288,7 @@ fn check_tool(
             None
         }
     };
-    let run = check_run(get("run"), item.pos, real_dir, sink);
+    let run = check_run(get("run"), real_dir, sink);
     let schema = match (get("parameters"), get("input_schema")) {
         (Some((pk, _)), Some((sk, _))) => {
             let d = sink.push(
@@ -311,6 +326,7 @@ fn check_tool(
         description,
         input_schema,
         run,
+        line: item.pos.line,
     })
 }
 
@@ -385,22 +401,29 @@ fn check_tool_name(
     Some(name)
 }
 
+/// The tool's `run`: `Some(None)` when absent (host-implemented),
+/// `Some(Some(path))` when it names a file of the skill, `None` when it is
+/// wrong (reported).
 fn check_run(
     field: Option<&(Key, Node)>,
-    item_pos: Pos,
     real_dir: Option<&Path>,
     sink: &mut Sink<'_>,
-) -> Option<String> {
+) -> Option<Option<String>> {
     let value = match field {
+        // No `run`: the host implements the tool.
+        None => return Some(None),
         Some((_, v)) if matches!(&v.kind, NodeKind::Scalar(s) if !s.trim().is_empty()) => v,
-        _ => {
-            let pos = field.map_or(item_pos, |(k, _)| k.pos);
+        Some((k, _)) => {
             let d = sink.push(
                 Code::ToolRunMissing,
-                Some(pos),
-                "A tool needs 'run': the script inside the skill that implements it".to_owned(),
+                Some(k.pos),
+                "A tool's 'run' must name the script inside the skill that implements it"
+                    .to_owned(),
             );
-            help(d, "add e.g. `run: scripts/tool.py`");
+            help(
+                d,
+                "write e.g. `run: scripts/tool.py`, or leave `run` out for a tool the host implements",
+            );
             return None;
         }
     };
@@ -455,7 +478,7 @@ fn check_run(
             return None;
         }
     }
-    Some(path)
+    Some(Some(path))
 }
 
 /// The compact `parameters` map as a JSON Schema object.
@@ -522,6 +545,12 @@ fn compact_schema(
                         ok = false;
                     }
                 },
+                // `items: string` is shorthand for `items: {type: string}`
+                // (seed 002 writes it): a bare type name, not a schema.
+                "items" if matches!(&fv.kind, NodeKind::Scalar(_)) => {
+                    let v = typed_field.cloned().unwrap_or_else(|| node_to_json(fv));
+                    prop.insert("items".to_owned(), json!({ "type": v }));
+                }
                 k if PARAM_KEYS.contains(&k) => {
                     let v = typed_field.cloned().unwrap_or_else(|| node_to_json(fv));
                     prop.insert(k.to_owned(), v);

@@ -1,0 +1,290 @@
+//! [`Refusals`]: every refusal observed inside one run, so that an operator
+//! sees an attempted escape, not only an exit status. Counted while the run
+//! goes (the seccomp supervisor, the proxy) and when it ends (the caps),
+//! carried in the [`crate::Outcome`], logged once per run (one `warn` line
+//! on target `skilldeck::audit`) and recorded as events on the run's
+//! `execute_tool` span.
+//!
+//! What is observed, and how:
+//! - denied system calls, by class: the native profile's seccomp filter
+//!   hands each refusal to the parent (user notification), which counts it
+//!   and answers `EPERM` as the filter did before. bwrap installs the
+//!   filter itself (without a listener), so its refusals are enforced but
+//!   not counted (`syscalls_observed` says so);
+//! - blocked connections: the proxy of a host-list grant (host, port, why);
+//! - caps: timeout, output truncated, memory and process caps (the run's
+//!   cgroup), the file-size limit (the script killed by `SIGXFSZ`), the
+//!   work directory's quota (full at the end of the run).
+//!
+//! Not observed: writes outside the allowed paths (Landlock refuses them
+//! with `EACCES` and reports them only to the kernel's audit log; under
+//! bwrap the paths do not exist or are read-only mounts).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// Most blocked connections kept with their details per run; the count
+/// goes on past it.
+pub const MAX_RECORDED_CONNECTIONS: usize = 32;
+
+/// One connection the proxy refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockedConnection {
+    /// The host name (or address) the script asked for.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Why: `host-not-granted`, `address-refused`, `resolve-failed`,
+    /// `bad-request`, `limit`.
+    pub reason: &'static str,
+}
+
+/// Caps a run hit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CapsHit {
+    /// The wall timeout passed (the tree was killed).
+    pub timeout: bool,
+    /// Stdout or stderr went over the output cap.
+    pub output_truncated: bool,
+    /// The run's memory cap (a process was OOM-killed).
+    pub memory: bool,
+    /// The run's process cap (a fork was refused).
+    pub processes: bool,
+    /// The file-size limit (the script was killed by `SIGXFSZ`).
+    pub file_size: bool,
+    /// The work directory's quota (it was full at the end: writes failed
+    /// with `ENOSPC`).
+    pub workdir_quota: bool,
+}
+
+impl CapsHit {
+    /// The names of the caps hit.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.timeout, "timeout"),
+            (self.output_truncated, "output"),
+            (self.memory, "memory"),
+            (self.processes, "processes"),
+            (self.file_size, "file-size"),
+            (self.workdir_quota, "workdir-quota"),
+        ]
+        .into_iter()
+        .filter_map(|(hit, name)| hit.then_some(name))
+        .collect()
+    }
+}
+
+/// Every refusal observed in one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Refusals {
+    /// Denied system calls by class (`namespace`, `mount`, `ptrace`,
+    /// `socket`, `sysv-ipc`, …) and count.
+    pub syscalls: BTreeMap<&'static str, u64>,
+    /// Whether denied system calls were observed at all for this run
+    /// (profile native; false: enforced but not counted).
+    pub syscalls_observed: bool,
+    /// Connections the proxy refused (in all).
+    pub connections_blocked: u64,
+    /// The first [`MAX_RECORDED_CONNECTIONS`] of them.
+    pub connections: Vec<BlockedConnection>,
+    /// Caps hit.
+    pub caps: CapsHit,
+}
+
+impl Refusals {
+    /// Nothing was refused.
+    pub fn is_empty(&self) -> bool {
+        self.total() == 0
+    }
+
+    /// The number of refusals (each denied call, each blocked connection,
+    /// each cap hit).
+    pub fn total(&self) -> u64 {
+        let caps = u64::try_from(self.caps.names().len()).unwrap_or(u64::MAX);
+        self.syscalls
+            .values()
+            .sum::<u64>()
+            .saturating_add(self.connections_blocked)
+            .saturating_add(caps)
+    }
+
+    /// Denied system calls in all.
+    pub fn syscalls_denied(&self) -> u64 {
+        self.syscalls.values().sum()
+    }
+
+    /// Counts one denied system call of `class`.
+    pub(crate) fn syscall(&mut self, class: &'static str) {
+        let n = self.syscalls.entry(class).or_insert(0);
+        *n = n.saturating_add(1);
+    }
+
+    /// Counts one blocked connection.
+    pub(crate) fn connection(&mut self, host: &str, port: u16, reason: &'static str) {
+        self.connections_blocked = self.connections_blocked.saturating_add(1);
+        if self.connections.len() < MAX_RECORDED_CONNECTIONS {
+            self.connections.push(BlockedConnection {
+                host: host.chars().take(256).collect(),
+                port,
+                reason,
+            });
+        }
+    }
+
+    /// One line for the model and the log: `refused: 3 system calls
+    /// (namespace 2, ptrace 1); 1 connection (evil.example:443); caps:
+    /// timeout`. Empty when nothing was refused.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.syscalls.is_empty() {
+            let by: Vec<String> = self
+                .syscalls
+                .iter()
+                .map(|(class, n)| format!("{class} {n}"))
+                .collect();
+            parts.push(format!(
+                "{} system call{} ({})",
+                self.syscalls_denied(),
+                if self.syscalls_denied() == 1 { "" } else { "s" },
+                by.join(", ")
+            ));
+        }
+        if self.connections_blocked > 0 {
+            let mut hosts: Vec<String> = Vec::new();
+            for c in &self.connections {
+                let h = format!("{}:{}", c.host, c.port);
+                if !hosts.contains(&h) {
+                    hosts.push(h);
+                }
+            }
+            parts.push(format!(
+                "{} connection{} ({})",
+                self.connections_blocked,
+                if self.connections_blocked == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                hosts.join(", ")
+            ));
+        }
+        let caps = self.caps.names();
+        if !caps.is_empty() {
+            parts.push(format!("caps: {}", caps.join(", ")));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("refused: {}", parts.join("; "))
+        }
+    }
+}
+
+/// The class of the denied system call `nr` with first argument `arg0`
+/// and second `arg1` (the refusals of `crate::sandbox::seccomp_programs`).
+pub(crate) fn syscall_class(nr: i64, arg0: u64, arg1: u64) -> &'static str {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = arg0;
+        let is = |list: &[libc::c_long]| list.contains(&nr);
+        if is(&[libc::SYS_clone, libc::SYS_unshare, libc::SYS_setns]) {
+            return "namespace";
+        }
+        if is(&[
+            libc::SYS_mount,
+            libc::SYS_umount2,
+            libc::SYS_pivot_root,
+            libc::SYS_chroot,
+            libc::SYS_move_mount,
+            libc::SYS_open_tree,
+            libc::SYS_fsopen,
+            libc::SYS_fsmount,
+            libc::SYS_fspick,
+            libc::SYS_mount_setattr,
+        ]) {
+            return "mount";
+        }
+        if is(&[
+            libc::SYS_ptrace,
+            libc::SYS_process_vm_readv,
+            libc::SYS_process_vm_writev,
+            libc::SYS_kcmp,
+            libc::SYS_pidfd_getfd,
+        ]) {
+            return "ptrace";
+        }
+        if is(&[libc::SYS_socket, libc::SYS_socketpair]) {
+            return "socket";
+        }
+        if is(&[libc::SYS_ioctl]) {
+            let _ = arg1;
+            return "terminal-injection";
+        }
+        if is(&[
+            libc::SYS_shmget,
+            libc::SYS_shmat,
+            libc::SYS_shmctl,
+            libc::SYS_shmdt,
+            libc::SYS_msgget,
+            libc::SYS_msgsnd,
+            libc::SYS_msgrcv,
+            libc::SYS_msgctl,
+            libc::SYS_semget,
+            libc::SYS_semop,
+            libc::SYS_semtimedop,
+            libc::SYS_semctl,
+        ]) {
+            return "sysv-ipc";
+        }
+        if is(&[libc::SYS_keyctl, libc::SYS_add_key, libc::SYS_request_key]) {
+            return "keyring";
+        }
+        if is(&[
+            libc::SYS_io_uring_setup,
+            libc::SYS_io_uring_enter,
+            libc::SYS_io_uring_register,
+            libc::SYS_bpf,
+            libc::SYS_perf_event_open,
+            libc::SYS_userfaultfd,
+        ]) {
+            return "kernel-interface";
+        }
+        if is(&[libc::SYS_open_by_handle_at, libc::SYS_name_to_handle_at]) {
+            return "file-handle";
+        }
+        "system-admin"
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (nr, arg0, arg1);
+        "other"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_names_each_kind_of_refusal_once() {
+        let mut r = Refusals::default();
+        assert!(r.is_empty() && r.summary().is_empty());
+        r.syscall("namespace");
+        r.syscall("namespace");
+        r.syscall("ptrace");
+        r.connection("evil.example", 443, "host-not-granted");
+        r.connection("evil.example", 443, "host-not-granted");
+        r.caps.timeout = true;
+        assert_eq!(r.total(), 6);
+        assert_eq!(
+            r.summary(),
+            "refused: 3 system calls (namespace 2, ptrace 1); 2 connections (evil.example:443); caps: timeout"
+        );
+        for _ in 0..100 {
+            r.connection("x", 1, "limit");
+        }
+        assert_eq!(r.connections.len(), MAX_RECORDED_CONNECTIONS);
+        assert_eq!(r.connections_blocked, 102);
+    }
+}
