@@ -68,7 +68,7 @@ python_part() {
     # shellcheck disable=SC2086 # MCP_TEST_ARGS is word-split on purpose
     (cd tests/mcp && SKILLDECK_BIN="$bin" SKILLDECK_TEST_TMP="$work/py" PYTHONUTF8=1 \
         PYTHONDONTWRITEBYTECODE=1 exec "$work/venv/bin/python" -W ignore -m unittest \
-        ${MCP_TEST_ARGS:-test_server test_robustness}) >"$work/py.log" 2>&1 &
+        ${MCP_TEST_ARGS:-test_server test_robustness test_run_code}) >"$work/py.log" 2>&1 &
     py_pid=$!
     wait "$py_pid" || status=$?
     py_pid=""

@@ -83,6 +83,18 @@ pub struct Args {
     /// policy (same as `[exec] enabled = true`; off by default).
     #[arg(long)]
     exec: bool,
+    /// Also offer `run_code`: the model's own code (python, bash, node where
+    /// installed) in the same sandbox and policy, with a work folder per
+    /// session that keeps its files between calls (`[exec] code = true`;
+    /// needs execution on: --exec or `[exec] enabled`).
+    #[arg(long)]
+    code: bool,
+    /// Whether the user approves calls that run code which the active
+    /// skills' allowed-tools do not pre-approve: never (run them), ask (MCP
+    /// elicitation; a client without it is refused), always-deny
+    /// (default: the config's `[exec] approval`, else never).
+    #[arg(long, value_name = "MODE", value_parser = ["never", "ask", "always-deny"])]
+    approval: Option<String>,
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
@@ -108,6 +120,18 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     }
     if args.exec {
         options.exec.enabled = true;
+    }
+    if args.code {
+        if !options.exec.enabled {
+            return Err(CliError::Usage(
+                "--code needs execution on: add --exec (or set [exec] enabled = true)".into(),
+            ));
+        }
+        options.exec.code = true;
+    }
+    if let Some(mode) = &args.approval {
+        options.exec.approval = skilldeck::deck::ApprovalMode::parse(mode)
+            .ok_or_else(|| CliError::Usage(format!("--approval: unknown mode '{mode}'")))?;
     }
     if let Some(budget) = args.watch_budget {
         options.watch_budget = budget;

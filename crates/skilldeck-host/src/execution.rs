@@ -78,6 +78,10 @@ pub const MAX_DYNAMIC_NOTE_CHARS: usize = 300;
 /// end of each, where the reason usually is).
 pub const MAX_ERROR_OUTPUT_CHARS: usize = 4_000;
 
+/// Numbers the `run_code` roots of this process: each execution service
+/// owns one (and removes it whole when it ends).
+static CODE_ROOTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A finished, successful run: what the model gets.
 #[derive(Debug, Clone)]
 pub struct ToolRun {
@@ -96,6 +100,9 @@ pub struct ToolRun {
     pub structured: Option<Value>,
     /// The whole outcome (exit status, stderr, duration, policy).
     pub outcome: Outcome,
+    /// Files the run returned (`run_code`'s `outputs/`; none for a
+    /// script or a skill tool).
+    pub files: Vec<crate::code::OutputFile>,
 }
 
 /// Which files of a skill a run may start.
@@ -173,6 +180,18 @@ pub struct Execution {
     /// The policy source once [`Execution::update_policy`] was called
     /// (limits and per-skill grants of later runs).
     live: std::sync::RwLock<Option<std::sync::Arc<ExecConfig>>>,
+    /// `run_code`'s state, when `[exec] code` is on.
+    code: Option<CodeState>,
+    /// The decisions users made about calls that needed approval.
+    approvals: crate::approval::Approvals,
+}
+
+/// `run_code`'s per-conversation work folders and the empty folder that
+/// stands in for a skill.
+#[derive(Debug)]
+struct CodeState {
+    folders: crate::code::WorkFolders,
+    no_skill: std::sync::OnceLock<Result<Skill, String>>,
 }
 
 impl Execution {
@@ -187,11 +206,84 @@ impl Execution {
     /// An execution service running through `executor` (its caps and work
     /// root), under `config`'s policy.
     pub fn with_executor(config: ExecConfig, executor: Executor) -> Self {
+        Execution::with_clock(
+            config,
+            executor,
+            std::sync::Arc::new(crate::code::SystemClock),
+        )
+    }
+
+    /// [`Execution::with_executor`] with `clock` timing `run_code`'s work
+    /// folders (idle expiry).
+    pub fn with_clock(
+        config: ExecConfig,
+        executor: Executor,
+        clock: std::sync::Arc<dyn crate::code::Clock>,
+    ) -> Self {
+        let code = config.code.then(|| {
+            // A root caller's runs drop to the sandbox user, which must
+            // write its work folder.
+            let owner = profile_from_config(config.sandbox)
+                .ok()
+                .map(|profile| {
+                    executor
+                        .effective(&Policy {
+                            profile,
+                            ..Policy::default()
+                        })
+                        .uid
+                })
+                .filter(|uid| *uid == skilldeck_exec::SANDBOX_UID);
+            CodeState {
+                folders: crate::code::WorkFolders::new(
+                    executor.work_root().join(format!(
+                        "code-{}-{}",
+                        std::process::id(),
+                        CODE_ROOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    )),
+                    config.code_quota_bytes,
+                    Duration::from_secs(config.code_idle_secs),
+                    owner,
+                    clock,
+                ),
+                no_skill: std::sync::OnceLock::new(),
+            }
+        });
         Execution {
+            approvals: crate::approval::Approvals::new(config.approval),
             config,
             executor,
             live: std::sync::RwLock::new(None),
+            code,
         }
+    }
+
+    /// `run_code`'s work folders, when `[exec] code` is on.
+    pub fn work_folders(&self) -> Option<&crate::code::WorkFolders> {
+        self.code.as_ref().map(|c| &c.folders)
+    }
+
+    /// The approval decisions of every conversation ([`crate::approval`]).
+    pub fn approvals(&self) -> &crate::approval::Approvals {
+        &self.approvals
+    }
+
+    /// The stand-in skill of a `run_code` call without `skill`: an empty
+    /// folder beside the work folders.
+    pub(crate) fn no_skill(&self) -> Result<Skill, String> {
+        let Some(code) = &self.code else {
+            return Err("run_code is off".to_owned());
+        };
+        code.no_skill
+            .get_or_init(|| {
+                let folder = code.folders.root().join("no-skill");
+                code.folders
+                    .ensure_root()
+                    .and_then(|()| std::fs::create_dir_all(&folder))
+                    .map_err(|e| format!("{}: {e}", folder.display()))?;
+                Ok(crate::code::empty_skill(&folder))
+            })
+            .clone()
     }
 
     /// Replaces the configuration later runs take their policy from (the
@@ -509,7 +601,7 @@ impl Execution {
         let outcome = self
             .execute(run, overrides)
             .map_err(|e| exec_error(&what, &e))?;
-        finish(&what, skill, &tool, &path, outcome)
+        finish(&what, &skill.name, &tool, &path, outcome)
     }
 }
 
@@ -560,7 +652,7 @@ fn check_under_scripts(skill: &Skill, path: &str) -> Result<(), ToolError> {
 }
 
 /// A refusal before or while setting up a run, for the model.
-fn exec_error(what: &str, e: &ExecError) -> ToolError {
+pub(crate) fn exec_error(what: &str, e: &ExecError) -> ToolError {
     let kind = match e.kind() {
         ErrorKind::Denied => ToolErrorKind::Denied,
         ErrorKind::Unavailable => ToolErrorKind::Unavailable,
@@ -663,7 +755,7 @@ fn model_tool<'d>(snapshot: &'d Snapshot, full_name: &str) -> Result<&'d Skill, 
 /// how it ended.
 fn finish(
     what: &str,
-    skill: &Skill,
+    skill: &str,
     tool: &str,
     path: &str,
     outcome: Outcome,
@@ -719,13 +811,20 @@ fn finish(
     }
     text.push_str(&refusal_note(&outcome));
     Ok(ToolRun {
-        skill: skill.name.clone(),
+        skill: skill.to_owned(),
         tool: tool.to_owned(),
         path: path.to_owned(),
         text,
         structured,
         outcome,
+        files: Vec::new(),
     })
+}
+
+/// A finished `run_code` run as the model sees it (as for a script: see
+/// [`finish`]).
+pub(crate) fn finish_code(what: &str, skill: &str, outcome: Outcome) -> Result<ToolRun, ToolError> {
+    finish(what, skill, crate::code::RUN_CODE, "", outcome)
 }
 
 /// `stdout` as structured content: its JSON value (an object as is,

@@ -448,6 +448,19 @@ impl Host {
         lock(&self.cache).clear();
     }
 
+    /// Forgets everything of `conversation` (its session ended): its
+    /// activations, its `run_code` work folder (removed, unless a call is
+    /// using it) and its approval decisions.
+    pub fn end_conversation(&self, conversation: &str) {
+        self.tracker.forget_conversation(conversation);
+        if let Some(execution) = &self.execution {
+            if let Some(folders) = execution.work_folders() {
+                folders.forget(conversation);
+            }
+            execution.approvals().forget(conversation);
+        }
+    }
+
     /// Forgets what `conversation` received: one skill, or everything
     /// when `skill` is `None` (its context was cleared or compacted, so
     /// the next activation delivers the instructions). True when something

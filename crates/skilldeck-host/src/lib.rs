@@ -29,8 +29,10 @@
 #![deny(missing_docs)]
 
 mod activation_log;
+pub mod approval;
 mod cache;
 mod catalog;
+pub mod code;
 mod conversation;
 mod error;
 pub mod execution;
@@ -49,8 +51,10 @@ mod tracker;
 pub mod watch;
 
 pub use activation_log::{ActivationLog, Delivery, DeliveryError, deliver};
+pub use approval::{ApprovalRequest, Approver, Decision};
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use catalog::{CatalogRequest, ComposedCatalog};
+pub use code::{Language, OutputFile, RUN_CODE};
 pub use conversation::{CONVERSATIONS_DIR, ConversationStore};
 pub use error::Error;
 pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRun};

@@ -114,6 +114,9 @@ pub enum ModelUse<'a> {
         /// `{skill}__{tool}`.
         full_name: &'a str,
     },
+    /// Run the model's own code with its folder mounted (`run_code` with
+    /// `skill`).
+    Code,
 }
 
 /// [`model_access`] refused a skill: which, why, and whether the user may
@@ -148,6 +151,7 @@ impl ModelRefusal {
             ModelUse::Activate => "activate it".to_owned(),
             ModelUse::Script { path } => format!("run its script '{path}'"),
             ModelUse::Tool { full_name, .. } => format!("call its tool '{full_name}'"),
+            ModelUse::Code => "run code with its files".to_owned(),
         };
         let prompt = if self.user_invocable {
             format!("invoke it as the prompt /{name}")
@@ -158,6 +162,7 @@ impl ModelRefusal {
             ModelUse::Activate => format!("`skilldeck activate {name}`"),
             ModelUse::Script { path } => format!("`skilldeck run {name} {path}`"),
             ModelUse::Tool { tool, .. } => format!("`skilldeck call {name} {tool} --args JSON`"),
+            ModelUse::Code => format!("`skilldeck run {name} PATH`"),
         };
         let how = if prompt.is_empty() {
             format!("the user can run it on the skilldeck host with {command}")

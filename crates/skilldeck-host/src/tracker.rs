@@ -184,6 +184,24 @@ impl ActivationTracker {
             .is_some_and(|&(sent, _)| self.live(sent, now))
     }
 
+    /// The skills active in `conversation` at `now`, sorted, without
+    /// recording anything or refreshing the conversation's recency.
+    pub fn active_at(&self, conversation: &str, now: Instant) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .conversations
+            .peek(&self.key(conversation))
+            .map(|c| {
+                c.skills
+                    .iter()
+                    .filter(|(_, (sent, _))| self.live(*sent, now))
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
     /// Forgets that `conversation` activated `skill` (its context lost the
     /// body, say); true when it was remembered.
     pub fn forget(&mut self, conversation: &str, skill: &str) -> bool {

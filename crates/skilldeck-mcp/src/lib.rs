@@ -30,6 +30,7 @@
 
 #![deny(missing_docs)]
 
+mod approval;
 mod cursor;
 mod engine;
 mod error;

@@ -156,10 +156,7 @@ impl Drop for SessionEnd {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         for conversation in known {
-            self.engine
-                .host()
-                .tracker()
-                .forget_conversation(&conversation);
+            self.engine.host().end_conversation(&conversation);
         }
     }
 }
@@ -512,10 +509,16 @@ impl ServerHandler for SkillServer {
                 let engine = Arc::clone(&engine);
                 let (tool, conversation) = (name.clone(), conversation.clone());
                 let snapshot = Arc::clone(&snapshot);
+                let approver = crate::approval::ElicitationApprover::new(peer.clone());
                 blocking(move || {
-                    Ok(engine
-                        .host()
-                        .call(&snapshot, &conversation, &tool, &args, context))
+                    Ok(engine.host().call_with(
+                        &snapshot,
+                        &conversation,
+                        &tool,
+                        &args,
+                        context,
+                        &approver,
+                    ))
                 })
                 .await
             } else {

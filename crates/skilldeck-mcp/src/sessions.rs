@@ -206,7 +206,6 @@ impl SessionSlots {
     fn forget(&self, id: &str) {
         self.engine
             .host()
-            .tracker()
-            .forget_conversation(&crate::server::http_conversation(id));
+            .end_conversation(&crate::server::http_conversation(id));
     }
 }

@@ -65,12 +65,29 @@ pub fn exec_tool(spec: ExecToolSpec) -> Tool {
 }
 
 /// A run of skill code as an MCP tool result: its stdout as text, and as
-/// `structuredContent` when it is JSON; a failed, timed-out or refused run
-/// is `isError: true` with the host's account of what happened.
+/// `structuredContent` when it is JSON; the files `run_code` returned
+/// (`outputs/`) as embedded resources with their MIME types (text inline,
+/// anything else as a base64 blob); a failed, timed-out or refused run is
+/// `isError: true` with the host's account of what happened.
 pub fn exec_result(run: Result<ToolRun, ToolError>) -> CallToolResult {
     match run {
         Ok(run) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(run.text)]);
+            let mut content = vec![ContentBlock::text(run.text)];
+            for file in run.files {
+                let file_uri = uri::output_uri(&file.name);
+                let resource = match file.text() {
+                    Some(text) => ResourceContents::text(text, file_uri),
+                    None => {
+                        use base64::Engine as _;
+                        let blob = base64::engine::general_purpose::STANDARD.encode(&file.data);
+                        ResourceContents::blob(blob, file_uri)
+                    }
+                };
+                content.push(ContentBlock::resource(
+                    resource.with_mime_type(file.mime_type),
+                ));
+            }
+            let mut result = CallToolResult::success(content);
             result.structured_content = run.structured;
             result
         }

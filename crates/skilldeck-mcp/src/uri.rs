@@ -79,6 +79,16 @@ pub fn skill_uri(name: &str, path: &str) -> String {
     uri
 }
 
+/// The URI of a file `run_code` returned from its work folder's
+/// `outputs/`: `run-code:outputs/<name>` (percent-encoded). It names the
+/// file within the result; it is not a resource the server serves.
+pub fn output_uri(name: &str) -> String {
+    format!(
+        "run-code:outputs/{}",
+        skilldeck::text::percent::encode_path(name)
+    )
+}
+
 /// The URI of a skill's `SKILL.md`; `name` is a skill path ([`skill_path`]).
 pub fn skill_md_uri(name: &str) -> String {
     skill_uri(name, "SKILL.md")

@@ -77,6 +77,72 @@ impl Deck {
     fn execution(&self) -> &Execution {
         self.host.execution().unwrap_or(&self.fallback_execution)
     }
+
+    /// The service `run_code` runs through: the host's when `[exec] code`
+    /// is on there, else the deck's own (which always has it: from Python
+    /// the application turns `run_code` on by calling it, as
+    /// `create_tools(..., code=True)` does).
+    fn code_execution(&self) -> &Execution {
+        match self.host.execution() {
+            Some(execution) if execution.work_folders().is_some() => execution,
+            _ => &self.fallback_execution,
+        }
+    }
+}
+
+/// The application's own execution service: the config's `[exec]`, with
+/// `run_code` available.
+fn fallback_execution(host: &Host) -> Execution {
+    let mut config = host.options().exec.clone();
+    config.code = true;
+    Execution::new(config)
+}
+
+/// Asks a Python callable: `approve(request) -> bool`. `True` accepts,
+/// `False` declines, `None` is no answer; an exception (or any other
+/// value) refuses the call (fail closed) and says why.
+struct PyApprover {
+    callback: Py<PyAny>,
+}
+
+impl skilldeck_host::Approver for PyApprover {
+    fn approve(&self, request: &skilldeck_host::ApprovalRequest) -> skilldeck_host::Decision {
+        use skilldeck_host::Decision;
+        Python::attach(|py| {
+            let dict = pyo3::types::PyDict::new(py);
+            let filled = (|| -> PyResult<()> {
+                dict.set_item("tool", &request.tool)?;
+                dict.set_item("skill", &request.skill)?;
+                dict.set_item("message", &request.message)?;
+                dict.set_item("code", &request.code)?;
+                dict.set_item("language", &request.language)?;
+                dict.set_item("code_sha256", &request.code_sha256)?;
+                Ok(())
+            })();
+            if let Err(e) = filled {
+                return Decision::Unavailable(format!("the request cannot be built: {e}"));
+            }
+            match self.callback.call1(py, (dict,)) {
+                Err(e) => Decision::Unavailable(format!("the approve callback raised {e}")),
+                Ok(answer) => {
+                    let answer = answer.bind(py);
+                    if answer.is_none() {
+                        Decision::Cancel
+                    } else if let Ok(yes) = answer.extract::<bool>() {
+                        if yes {
+                            Decision::Accept
+                        } else {
+                            Decision::Decline
+                        }
+                    } else {
+                        Decision::Unavailable(
+                            "the approve callback must return True, False or None".to_owned(),
+                        )
+                    }
+                }
+            }
+        })
+    }
 }
 
 #[derive(Debug)]
@@ -169,7 +235,7 @@ impl Deck {
     ) -> PyResult<Deck> {
         match py.detach(|| open(roots, config, cwd)) {
             Ok(host) => Ok(Deck {
-                fallback_execution: Execution::new(host.options().exec.clone()),
+                fallback_execution: fallback_execution(&host),
                 host: Arc::new(host),
                 skills_cache: Mutex::new(None),
                 registry: None,
@@ -208,7 +274,7 @@ impl Deck {
         settings.cache = cache;
         match py.detach(|| open_registry(&settings, config)) {
             Ok((host, source)) => Ok(Deck {
-                fallback_execution: Execution::new(host.options().exec.clone()),
+                fallback_execution: fallback_execution(&host),
                 host: Arc::new(host),
                 skills_cache: Mutex::new(None),
                 registry: Some(source),
@@ -705,6 +771,76 @@ impl Deck {
         })
         .map(RunResult::from)
         .map_err(|e| errors::tool(py, e))
+    }
+
+    /// Runs `code` (`language`: python, bash, node where installed) as a
+    /// model's `run_code` call in `conversation`: the sandbox and `[exec]`
+    /// policy of skill scripts, the conversation's work folder (its files
+    /// kept between calls), `skill`'s folder mounted read-only when named.
+    /// Approval: the config's `[exec] approval`; with `approve` (a callable
+    /// `request -> bool`), `never` becomes `ask`. Files written under
+    /// `outputs/` come back in the result's `outputs`.
+    #[pyo3(signature = (arguments_json, conversation, approve = None))]
+    fn run_code(
+        &self,
+        py: Python<'_>,
+        arguments_json: &str,
+        conversation: &str,
+        approve: Option<Py<PyAny>>,
+    ) -> PyResult<RunResult> {
+        let (host, execution) = (&self.host, self.code_execution());
+        let configured = host.options().exec.approval;
+        py.detach(|| {
+            let arguments = json_object(arguments_json)?;
+            let snapshot = host.snapshot();
+            let mut context = exec::context();
+            context.session_id = String::new();
+            context.tool = skilldeck_host::RUN_CODE.to_owned();
+            let mode = match (&approve, configured) {
+                (Some(_), skilldeck::deck::ApprovalMode::Never) => {
+                    skilldeck::deck::ApprovalMode::Ask
+                }
+                (_, mode) => mode,
+            };
+            let approver: Box<dyn skilldeck_host::Approver> = match approve {
+                Some(callback) => Box::new(PyApprover { callback }),
+                None => Box::new(skilldeck_host::approval::NoApprover(
+                    "no approve callback was given".to_owned(),
+                )),
+            };
+            host.run_code_with(
+                execution,
+                mode,
+                &snapshot,
+                conversation,
+                &arguments,
+                context,
+                approver.as_ref(),
+            )
+        })
+        .map(RunResult::from)
+        .map_err(|e| errors::tool(py, e))
+    }
+
+    /// The languages `run_code` offers here (their interpreter is on the
+    /// sandbox PATH).
+    fn code_languages(&self) -> Vec<&'static str> {
+        skilldeck_host::Language::available()
+            .into_iter()
+            .map(|l| l.name())
+            .collect()
+    }
+
+    /// `run_code`'s tool spec (description and JSON Schema) for a model.
+    fn code_tool_spec(&self) -> ToolSpec {
+        let languages = skilldeck_host::Language::available();
+        ToolSpec {
+            name: skilldeck_host::RUN_CODE,
+            title: "Run code",
+            description: skilldeck_host::code::code_description(&languages),
+            input_schema_json: skilldeck_host::code::code_input_schema(&languages).to_string(),
+            read_only: false,
+        }
     }
 
     /// Calls the skill tool `full_name` for `conversation` as a model

@@ -63,6 +63,40 @@ pub struct RunResult {
     /// Stdout as JSON text when it parsed (an object; other values as
     /// `{"result": value}`), else `None`.
     pub structured_json: Option<String>,
+    /// The files `run_code` returned from its work folder's `outputs/`
+    /// (none for a script or a skill tool).
+    pub outputs: Vec<OutputFile>,
+}
+
+/// A file `run_code` wrote under `outputs/`.
+#[pyclass(frozen, module = "skilldeck._native")]
+#[derive(Debug, Clone)]
+pub struct OutputFile {
+    /// Its path under `outputs/`, e.g. `chart.png`.
+    #[pyo3(get)]
+    pub name: String,
+    /// Its MIME type (by extension).
+    #[pyo3(get)]
+    pub mime_type: String,
+    data: Vec<u8>,
+}
+
+#[pymethods]
+impl OutputFile {
+    /// Its bytes.
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &self.data)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<OutputFile {} {} {} bytes>",
+            self.name,
+            self.mime_type,
+            self.data.len()
+        )
+    }
 }
 
 impl From<ToolRun> for RunResult {
@@ -78,6 +112,15 @@ impl From<ToolRun> for RunResult {
             stderr_truncated: o.stderr_truncated,
             duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
             structured_json: run.structured.as_ref().map(|v| v.to_string()),
+            outputs: run
+                .files
+                .into_iter()
+                .map(|f| OutputFile {
+                    name: f.name,
+                    mime_type: f.mime_type.to_owned(),
+                    data: f.data,
+                })
+                .collect(),
             skill: run.skill,
             tool: run.tool,
             path: run.path,

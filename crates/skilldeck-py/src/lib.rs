@@ -45,6 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Reload>()?;
     m.add_class::<types::ToolSpec>()?;
     m.add_class::<exec::RunResult>()?;
+    m.add_class::<exec::OutputFile>()?;
     m.add_class::<exec::SkillToolInfo>()?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(is_skill_content, m)?)?;

@@ -200,3 +200,18 @@ pub const MAX_EXEC_QUEUE: usize = 4096;
 
 /// `[exec] dynamic-context`: `` !`cmd` `` directives are not run by default.
 pub const DEFAULT_EXEC_DYNAMIC_CONTEXT: bool = false;
+
+/// `[exec] code`: the `run_code` tool (the model's own code in the sandbox)
+/// is off until the operator turns it on.
+pub const DEFAULT_EXEC_CODE: bool = false;
+
+/// `[exec] code-quota-bytes`: the size of one conversation's `run_code`
+/// work folder (every file in it, checked before and after each call).
+pub const DEFAULT_EXEC_CODE_QUOTA_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `[exec] code-idle-secs`: a conversation's `run_code` work folder is
+/// removed once no call used it for this long.
+pub const DEFAULT_EXEC_CODE_IDLE_SECS: u64 = 30 * 60;
+
+/// Largest `[exec] code-idle-secs` accepted (a day).
+pub const MAX_EXEC_CODE_IDLE_SECS: u64 = 24 * 60 * 60;

@@ -81,6 +81,27 @@ impl Host {
         arguments: &Map<String, Value>,
         context: CallContext,
     ) -> Result<Called, ToolError> {
+        self.call_with(
+            snapshot,
+            conversation,
+            name,
+            arguments,
+            context,
+            &crate::approval::NoApprover("this caller offers no way to ask the user".to_owned()),
+        )
+    }
+
+    /// [`Host::call`] asking `approver` when a call that runs code needs
+    /// the user's approval ([`crate::approval`]).
+    pub fn call_with(
+        &self,
+        snapshot: &Snapshot,
+        conversation: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        context: CallContext,
+        approver: &dyn crate::approval::Approver,
+    ) -> Result<Called, ToolError> {
         if self.is_host_implemented_tool(snapshot, name) {
             self.call_handled_tool(
                 snapshot,
@@ -91,8 +112,15 @@ impl Host {
             )
             .map(Called::Handled)
         } else if self.is_execution_tool(name) {
-            self.call_execution_tool(snapshot, conversation, name, arguments, context)
-                .map(|run| Called::Run(Box::new(run)))
+            self.call_execution_tool_with(
+                snapshot,
+                conversation,
+                name,
+                arguments,
+                context,
+                approver,
+            )
+            .map(|run| Called::Run(Box::new(run)))
         } else {
             self.call_tool(snapshot, conversation, name, arguments)
                 .map(Called::Tool)

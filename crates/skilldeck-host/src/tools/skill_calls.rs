@@ -21,6 +21,8 @@ use skilldeck::deck::ToolExposure;
 use skilldeck_exec::CallContext;
 
 use super::call::TOOL_NAMES;
+use crate::approval::{AllowedTool, ApprovalMode, ApprovalSubject, Approver, NoApprover};
+use crate::code::{Language, RUN_CODE, code_arguments, code_description, code_input_schema};
 use crate::execution::{RUN_SKILL_SCRIPT, ToolRun, script_arguments, script_input_schema};
 use crate::host::Host;
 use crate::snapshot::Snapshot;
@@ -57,6 +59,19 @@ fn run_skill_script_spec() -> ExecToolSpec {
     }
 }
 
+fn run_code_spec(languages: &[Language]) -> ExecToolSpec {
+    ExecToolSpec {
+        name: RUN_CODE.to_owned(),
+        title: "Run code".to_owned(),
+        description: code_description(languages),
+        input_schema: code_input_schema(languages),
+        skill: None,
+    }
+}
+
+/// Why a face that was given no [`Approver`] cannot ask.
+const NO_APPROVER: &str = "this caller offers no way to ask the user";
+
 impl Host {
     /// True when `skill`'s tools are offered to `conversation` now (see
     /// the module documentation).
@@ -91,13 +106,20 @@ impl Host {
         snapshot: &Snapshot,
         conversation: &str,
     ) -> Vec<ExecToolSpec> {
-        if snapshot.is_empty() {
-            return Vec::new();
-        }
-        let execution = self.execution().is_some();
         let mut specs = Vec::new();
-        if execution {
-            specs.push(run_skill_script_spec());
+        if let Some(execution) = self.execution()
+            && execution.work_folders().is_some()
+        {
+            let languages = Language::available();
+            if !languages.is_empty() {
+                specs.push(run_code_spec(&languages));
+            }
+        }
+        if snapshot.is_empty() {
+            return specs;
+        }
+        if self.execution().is_some() {
+            specs.insert(0, run_skill_script_spec());
         }
         for tool in self.offerable_skill_tools(snapshot) {
             if !self.exposure_offers(conversation, &tool.skill.name) {
@@ -120,30 +142,96 @@ impl Host {
         self.execution().is_some() && !TOOL_NAMES.contains(&name)
     }
 
-    /// Calls the tool `name` (a skill tool's full name, or
-    /// `run_skill_script`) with `arguments` for `conversation`, under
-    /// `context` (its session id defaults to the conversation). An
-    /// unknown name is [`ToolErrorKind::UnknownTool`]; a skill tool not
-    /// offered to the conversation yet is [`ToolErrorKind::Denied`] and
-    /// says to activate its skill first.
+    /// [`Host::call_execution_tool_with`] by a caller that cannot ask the
+    /// user: under `[exec] approval = "ask"` a call that needs approval is
+    /// refused.
     pub fn call_execution_tool(
         &self,
         snapshot: &Snapshot,
         conversation: &str,
         name: &str,
         arguments: &Map<String, Value>,
-        mut context: CallContext,
+        context: CallContext,
     ) -> Result<ToolRun, ToolError> {
-        let Some(execution) = self.execution() else {
+        self.call_execution_tool_with(
+            snapshot,
+            conversation,
+            name,
+            arguments,
+            context,
+            &NoApprover(NO_APPROVER.to_owned()),
+        )
+    }
+
+    /// Calls the tool `name` (a skill tool's full name, `run_skill_script`
+    /// or `run_code`) with `arguments` for `conversation`, under `context`
+    /// (its session id defaults to the conversation), once the approval
+    /// rule ([`crate::approval`]) lets it run, asking `approver` when it
+    /// must. An unknown name is [`ToolErrorKind::UnknownTool`]; a skill
+    /// tool not offered to the conversation yet is
+    /// [`ToolErrorKind::Denied`] and says to activate its skill first.
+    pub fn call_execution_tool_with(
+        &self,
+        snapshot: &Snapshot,
+        conversation: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        mut context: CallContext,
+        approver: &dyn Approver,
+    ) -> Result<ToolRun, ToolError> {
+        if self.execution().is_none() {
             return Err(ToolError::new(
                 ToolErrorKind::UnknownTool,
                 format!("unknown tool '{name}': running skill code is turned off on this server"),
             ));
-        };
+        }
         if context.session_id.is_empty() {
             context.session_id = conversation.to_owned();
         }
-        let result = if name == RUN_SKILL_SCRIPT {
+        let result = self
+            .execution()
+            .map_or(Ok(()), |execution| {
+                let mode = execution.approvals().mode();
+                self.check_approval(
+                    execution,
+                    mode,
+                    snapshot,
+                    conversation,
+                    name,
+                    arguments,
+                    approver,
+                )
+            })
+            .and_then(|()| {
+                self.run_execution_tool(snapshot, conversation, name, arguments, context)
+            });
+        result.map_err(|mut e| {
+            if let Cow::Owned(hidden) = self.hide_paths(&e.message) {
+                e.message = hidden;
+            }
+            e
+        })
+    }
+
+    fn run_execution_tool(
+        &self,
+        snapshot: &Snapshot,
+        conversation: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        context: CallContext,
+    ) -> Result<ToolRun, ToolError> {
+        let Some(execution) = self.execution() else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("unknown tool '{name}'"),
+            ));
+        };
+        if name == RUN_CODE {
+            return code_arguments(arguments)
+                .and_then(|args| execution.run_code(snapshot, conversation, &args, context));
+        }
+        if name == RUN_SKILL_SCRIPT {
             script_arguments(arguments).and_then(|(skill, path, args)| {
                 execution.run_script(
                     snapshot,
@@ -156,13 +244,176 @@ impl Host {
             })
         } else {
             self.call_offered_skill_tool(snapshot, conversation, name, arguments, context)
+        }
+    }
+
+    /// The approval rule ([`crate::approval`]) for a call of `name` with
+    /// `arguments` in `conversation`: `Ok` to run. A call that will be
+    /// refused anyway (bad arguments, an unknown or unserved skill, a skill
+    /// the model may not use, a tool not offered) is not asked about: the
+    /// run's own checks refuse it.
+    #[allow(clippy::too_many_arguments)]
+    fn check_approval(
+        &self,
+        execution: &crate::execution::Execution,
+        mode: ApprovalMode,
+        snapshot: &Snapshot,
+        conversation: &str,
+        name: &str,
+        arguments: &Map<String, Value>,
+        approver: &dyn Approver,
+    ) -> Result<(), ToolError> {
+        let approvals = execution.approvals();
+        if mode == ApprovalMode::Never {
+            return Ok(());
+        }
+        let usable = |skill: &str| {
+            crate::rules::require_served(&snapshot.deck, skill)
+                .ok()
+                .filter(|s| crate::rules::model_access(s).is_ok())
         };
+        let script_args;
+        let code_args;
+        let (subject, fingerprint) = if name == RUN_SKILL_SCRIPT {
+            let Ok(parsed) = script_arguments(arguments) else {
+                return Ok(());
+            };
+            script_args = parsed;
+            let Some(skill) = usable(&script_args.0) else {
+                return Ok(());
+            };
+            (
+                ApprovalSubject::Script {
+                    skill: &skill.name,
+                    path: &script_args.1,
+                    args: &script_args.2,
+                },
+                self.skill_fingerprint(skill, Some(&script_args.1)),
+            )
+        } else if name == RUN_CODE {
+            let Ok(parsed) = code_arguments(arguments) else {
+                return Ok(());
+            };
+            code_args = parsed;
+            let skill = match &code_args.skill {
+                Some(name) => match usable(name) {
+                    Some(skill) => Some(skill),
+                    None => return Ok(()),
+                },
+                None => None,
+            };
+            (
+                ApprovalSubject::Code {
+                    language: code_args.language,
+                    code: &code_args.code,
+                    skill: skill.map(|s| s.name.as_str()),
+                },
+                skill
+                    .map(|s| self.skill_fingerprint(s, None))
+                    .unwrap_or_default(),
+            )
+        } else {
+            let Ok(resolved) = snapshot.skill_tools().resolve(&snapshot.deck, name) else {
+                return Ok(());
+            };
+            if crate::rules::model_access(resolved.skill).is_err()
+                || !self.skill_tools_offered(conversation, &resolved.skill.name)
+            {
+                return Ok(());
+            }
+            (
+                ApprovalSubject::Tool {
+                    skill: &resolved.skill.name,
+                    full_name: name,
+                },
+                self.skill_fingerprint(resolved.skill, resolved.tool.run.as_deref()),
+            )
+        };
+        let allowed = self.active_allowed_tools(snapshot, conversation);
+        approvals.check_in(
+            mode,
+            conversation,
+            &subject,
+            &allowed,
+            &fingerprint,
+            approver,
+        )
+    }
+
+    /// `run_code` as the model calls it, through `execution` (the host's,
+    /// or an application's own service with `[exec] code` on: Python's
+    /// `Deck.run_code`), after the approval rule under `mode` (asking
+    /// `approver`): the one path every face takes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_code_with(
+        &self,
+        execution: &crate::execution::Execution,
+        mode: ApprovalMode,
+        snapshot: &Snapshot,
+        conversation: &str,
+        arguments: &Map<String, Value>,
+        mut context: CallContext,
+        approver: &dyn Approver,
+    ) -> Result<ToolRun, ToolError> {
+        if context.session_id.is_empty() {
+            context.session_id = conversation.to_owned();
+        }
+        let result = self
+            .check_approval(
+                execution,
+                mode,
+                snapshot,
+                conversation,
+                RUN_CODE,
+                arguments,
+                approver,
+            )
+            .and_then(|()| code_arguments(arguments))
+            .and_then(|args| execution.run_code(snapshot, conversation, &args, context));
         result.map_err(|mut e| {
             if let Cow::Owned(hidden) = self.hide_paths(&e.message) {
                 e.message = hidden;
             }
             e
         })
+    }
+
+    /// What an approval of a call to `skill` is bound to: the sha256 of its
+    /// `SKILL.md` and of the file that runs (`file`), or a marker when one
+    /// cannot be read (a decision then never carries over to a readable
+    /// one).
+    fn skill_fingerprint(&self, skill: &skilldeck::Skill, file: Option<&str>) -> String {
+        let digest = |path: &str| {
+            self.manifest()
+                .file(skill, path)
+                .map(|f| f.digest.to_string())
+                .unwrap_or_else(|_| format!("unreadable:{path}"))
+        };
+        let mut fingerprint = digest("SKILL.md");
+        if let Some(file) = file {
+            fingerprint.push(' ');
+            fingerprint.push_str(&digest(file));
+        }
+        fingerprint
+    }
+
+    /// The `allowed-tools` entries of the skills active in `conversation`
+    /// (a `SKILL.md` that cannot be read contributes none).
+    fn active_allowed_tools(&self, snapshot: &Snapshot, conversation: &str) -> Vec<AllowedTool> {
+        let active = self
+            .tracker()
+            .lock()
+            .active_at(conversation, std::time::Instant::now());
+        let mut allowed = Vec::new();
+        for name in active {
+            let Some(skill) = snapshot.get(&name) else {
+                continue;
+            };
+            if let Ok(frontmatter) = skill.frontmatter() {
+                allowed.extend(AllowedTool::parse_all(&frontmatter.allowed_tools));
+            }
+        }
+        allowed
     }
 
     fn call_offered_skill_tool(

@@ -12,6 +12,7 @@ worker thread, so they never block the event loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from ._native import (
     Activation,
     CacheStats,
     Diagnostic,
+    OutputFile,
     Reload,
     Resource,
     RunResult,
@@ -46,6 +48,7 @@ __all__ = [
     "Deck",
     "Diagnostic",
     "InvalidArgumentsError",
+    "OutputFile",
     "RegistryError",
     "Reload",
     "Resource",
@@ -65,6 +68,14 @@ __all__ = [
 ]
 
 PathArg = Union[str, "os.PathLike[str]"]
+
+ApproveCallback = Callable[[Dict[str, Any]], Optional[bool]]
+"""``run_code``'s ``approve``: takes the request, returns ``True`` (run),
+``False`` (decline) or ``None`` (no answer)."""
+
+DEFAULT_CODE_CONVERSATION = "python"
+"""The conversation of ``Deck.run_code`` calls that name none: one work
+folder for the deck's own calls."""
 
 
 def _paths(roots: Union[PathArg, Iterable[PathArg], None]) -> Optional[List[str]]:
@@ -447,6 +458,87 @@ class Deck:
     ) -> RunResult:
         """``call_tool`` in a worker thread."""
         return await asyncio.to_thread(self.call_tool, name, tool, arguments, timeout)
+
+    # -- running the model's code --------------------------------------------
+
+    def run_code(
+        self,
+        code: str,
+        language: str = "python",
+        *,
+        skill: Optional[str] = None,
+        timeout: Optional[float] = None,
+        conversation: str = DEFAULT_CODE_CONVERSATION,
+        approve: Optional[ApproveCallback] = None,
+    ) -> RunResult:
+        """Runs ``code`` (``language``: one of ``code_languages``) as a
+        model's ``run_code`` call in ``conversation``: in the sandbox, under
+        the config's ``[exec]`` policy and caps, in the conversation's work
+        folder (files written by one call are there for the next; a size
+        quota, ``[exec] code-quota-bytes``; removed after ``[exec]
+        code-idle-secs`` unused), with ``skill``'s folder mounted read-only
+        (``$SKILLDECK_SKILL_DIR``) and its grants when named.
+
+        Files the code writes under ``outputs/`` come back in the result's
+        ``outputs`` (``OutputFile``: ``name``, ``mime_type``, ``data``
+        bytes). A non-zero exit, the timeout or a refusal raises
+        ``SkillInvocationError``.
+
+        Approval follows ``[exec] approval`` (default ``"never"``); with
+        ``approve``, a callable taking the request (a dict: ``tool``,
+        ``skill``, ``message``, ``code``, ``language``, ``code_sha256``) and
+        returning ``True`` (run), ``False`` (decline) or ``None`` (no
+        answer), ``"never"`` becomes ``"ask"``. Under ``"ask"`` without a
+        callback the call is refused; an exception in the callback refuses
+        it too. A decision is kept for the conversation, bound to the
+        code's sha256."""
+        arguments: Dict[str, Any] = {"language": language, "code": code}
+        if skill is not None:
+            arguments["skill"] = skill
+        if timeout is not None:
+            arguments["timeout"] = timeout
+        return self._native.run_code(json.dumps(arguments), conversation, approve)
+
+    async def arun_code(
+        self,
+        code: str,
+        language: str = "python",
+        *,
+        skill: Optional[str] = None,
+        timeout: Optional[float] = None,
+        conversation: str = DEFAULT_CODE_CONVERSATION,
+        approve: Optional[ApproveCallback] = None,
+    ) -> RunResult:
+        """``run_code`` in a worker thread."""
+        return await asyncio.to_thread(
+            functools.partial(
+                self.run_code,
+                code,
+                language,
+                skill=skill,
+                timeout=timeout,
+                conversation=conversation,
+                approve=approve,
+            )
+        )
+
+    @property
+    def code_languages(self) -> List[str]:
+        """The languages ``run_code`` offers here (their interpreter is on
+        the sandbox PATH)."""
+        return self._native.code_languages()
+
+    def _run_code_tool(
+        self,
+        arguments: Dict[str, Any],
+        conversation: str,
+        approve: Optional[ApproveCallback],
+    ) -> RunResult:
+        return self._native.run_code(json.dumps(arguments), conversation, approve)
+
+    def _code_tool_spec(self) -> ToolSpec:
+        t = self._native.code_tool_spec()
+        return ToolSpec(t.name, t.title, t.description, json.loads(t.input_schema_json), t.read_only)
 
     def _call_execution_tool(
         self, full_name: str, arguments: Dict[str, Any], conversation: str

@@ -1,6 +1,6 @@
 # Stub of the native module (crates/skilldeck-py/src). Private: import
 # from `skilldeck`.
-from typing import Any, Dict, List, Optional, Union, final
+from typing import Any, Callable, Dict, List, Optional, Union, final
 
 __version__: str
 
@@ -167,6 +167,17 @@ class RunResult:
     def structured_json(self) -> Optional[str]: ...
     @property
     def structured(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def outputs(self) -> List[OutputFile]: ...
+
+@final
+class OutputFile:
+    @property
+    def name(self) -> str: ...
+    @property
+    def mime_type(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
 
 @final
 class SkillToolInfo:
@@ -257,6 +268,14 @@ class Deck:
     def call_tool(
         self, full_name: str, arguments_json: str, timeout: Optional[float] = None
     ) -> RunResult: ...
+    def run_code(
+        self,
+        arguments_json: str,
+        conversation: str,
+        approve: Optional[Callable[[Dict[str, Any]], Optional[bool]]] = None,
+    ) -> RunResult: ...
+    def code_languages(self) -> List[str]: ...
+    def code_tool_spec(self) -> ToolSpec: ...
 
 def validate(path: str, mode: str = "strict") -> List[Diagnostic]: ...
 def is_skill_content(text: str) -> bool: ...

@@ -47,11 +47,12 @@ apart; a run without a ``thread_id`` uses the tool list's own id. Pass
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 import warnings
 from typing import Any, Awaitable, Callable, Dict, List, Literal, Optional, Type, TypeVar
 
-from . import Deck, SkilldeckError, SkillTool
+from . import ApproveCallback, Deck, SkilldeckError, SkillTool
 
 try:
     from langchain_core.runnables import RunnableConfig
@@ -213,12 +214,51 @@ def _declared_tool(
     )
 
 
+def _code_tool(
+    deck: Deck,
+    conversation: _Conversation,
+    approve: Optional[ApproveCallback],
+    handle_errors: bool,
+) -> StructuredTool:
+    """``run_code``: the model's own code in the sandbox, in the thread's
+    work folder; the text for the model, the ``outputs/`` files as the
+    tool message's artifact (``OutputFile`` objects)."""
+    spec = deck._code_tool_spec()
+
+    def run(*, config: RunnableConfig, **kwargs: Any) -> Any:
+        conv = conversation.of(config)
+        result = _guard(lambda: deck._run_code_tool(kwargs, conv, approve))
+        return result.text, list(result.outputs)
+
+    async def arun(*, config: RunnableConfig, **kwargs: Any) -> Any:
+        conv = conversation.of(config)
+
+        async def call() -> Any:
+            result = await asyncio.to_thread(deck._run_code_tool, kwargs, conv, approve)
+            return result.text, list(result.outputs)
+
+        return await _aguard(call)
+
+    return StructuredTool.from_function(
+        func=run,
+        coroutine=arun,
+        name=spec.name,
+        description=spec.description,
+        args_schema=dict(spec.input_schema),
+        infer_schema=False,
+        response_format="content_and_artifact",
+        handle_tool_error=handle_errors,
+    )
+
+
 def create_tools(
     deck: Deck,
     style: Style = "per-skill",
     *,
     conversation: Optional[str] = None,
     handle_errors: bool = True,
+    code: bool = False,
+    approve: Optional[ApproveCallback] = None,
 ) -> List[BaseTool]:
     """LangChain tools for ``deck``'s skills (see the module documentation).
 
@@ -230,6 +270,12 @@ def create_tools(
     (``{skill}__{tool}``): those that run scripts while ``[exec] enabled``
     is on, and those the host implements once a handler is registered
     (``Deck.register_tool_handler``).
+    ``code=True`` adds ``run_code`` (the model's own code in the sandbox,
+    one work folder per thread; ``outputs/`` files as the tool message's
+    artifact), when an interpreter is installed. ``approve`` (a callable
+    taking the request dict, returning ``True``, ``False`` or ``None``)
+    is asked before a call the active skills' ``allowed-tools`` do not
+    pre-approve (``[exec] approval``: ``never`` becomes ``ask`` with it).
     ``handle_errors=True`` (the default): a failure reaches the model as
     an error ``ToolMessage``; ``False``: it is raised as ``ToolException``."""
     conv = _Conversation(conversation)
@@ -258,6 +304,8 @@ def create_tools(
     tools.extend(
         _declared_tool(deck, t, conv, handle_errors) for t in deck.offerable_skill_tools()
     )
+    if code and deck.code_languages:
+        tools.append(_code_tool(deck, conv, approve, handle_errors))
     if style == "per-skill" and len(tools) > MAX_TOOLS_PER_REQUEST:
         warnings.warn(
             f"create_tools: {len(tools)} tools, more than the {MAX_TOOLS_PER_REQUEST} one chat "

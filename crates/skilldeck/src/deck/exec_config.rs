@@ -20,6 +20,10 @@
 //! tools = "on-activate"     # "on-activate" | "always" | "never"
 //! dynamic-context = false   # run !`cmd` directives at activation
 //! network-allow-ranges = ["10.1.0.0/16"] # addresses the host-list proxy may reach anyway
+//! code = false              # offer run_code: the model's own code, sandboxed
+//! code-quota-bytes = 67108864 # one conversation's run_code work folder
+//! code-idle-secs = 1800     # a work folder unused this long is removed
+//! approval = "never"        # "never" | "ask" | "always-deny"
 //!
 //! [exec.skills.web-fetch]   # grants for one skill, by the operator
 //! network = true            # or ["api.github.com", "*.pypi.org"]: through the proxy only
@@ -35,11 +39,12 @@ use serde::{Deserialize, Deserializer};
 use super::network_grant::{IpRange, NetworkGrant};
 
 use crate::limits::{
+    DEFAULT_EXEC_CODE, DEFAULT_EXEC_CODE_IDLE_SECS, DEFAULT_EXEC_CODE_QUOTA_BYTES,
     DEFAULT_EXEC_CONCURRENCY, DEFAULT_EXEC_CPU_SECS, DEFAULT_EXEC_DYNAMIC_CONTEXT,
     DEFAULT_EXEC_ENABLED, DEFAULT_EXEC_FILE_SIZE_BYTES, DEFAULT_EXEC_MAX_PROCESSES,
     DEFAULT_EXEC_MEMORY_BYTES, DEFAULT_EXEC_OUTPUT_CAP_BYTES, DEFAULT_EXEC_QUEUE,
-    DEFAULT_EXEC_TIMEOUT_SECS, DEFAULT_EXEC_WORKDIR_BYTES, MAX_EXEC_CONCURRENCY,
-    MAX_EXEC_OUTPUT_CAP_BYTES, MAX_EXEC_QUEUE, MAX_EXEC_TIMEOUT_SECS,
+    DEFAULT_EXEC_TIMEOUT_SECS, DEFAULT_EXEC_WORKDIR_BYTES, MAX_EXEC_CODE_IDLE_SECS,
+    MAX_EXEC_CONCURRENCY, MAX_EXEC_OUTPUT_CAP_BYTES, MAX_EXEC_QUEUE, MAX_EXEC_TIMEOUT_SECS,
 };
 
 /// `[exec]`.
@@ -107,6 +112,21 @@ pub struct ExecConfig {
     /// link-local, CGNAT, metadata…): e.g. an internal API at
     /// `10.1.0.0/16`. Names must still match the skill's grant.
     pub network_allow_ranges: Vec<IpRange>,
+    /// Offer `run_code` (with execution enabled): the model's own code
+    /// (python, bash, node where installed) in the same sandbox and under
+    /// the same policy as skill scripts.
+    pub code: bool,
+    /// Size of one conversation's `run_code` work folder, in bytes.
+    #[serde(deserialize_with = "positive_u64")]
+    pub code_quota_bytes: u64,
+    /// Seconds a conversation's `run_code` work folder is kept after its
+    /// last call (1 to [`MAX_EXEC_CODE_IDLE_SECS`]).
+    #[serde(deserialize_with = "code_idle_secs")]
+    pub code_idle_secs: u64,
+    /// Whether the user approves calls that run code (`run_skill_script`,
+    /// skill tools, `run_code`) that the active skills' `allowed-tools` do
+    /// not pre-approve.
+    pub approval: ApprovalMode,
     /// `[exec.skills.<name>]`: grants for one skill.
     pub skills: BTreeMap<String, SkillGrant>,
 }
@@ -131,6 +151,10 @@ impl Default for ExecConfig {
             tools: ToolExposure::default(),
             dynamic_context: DEFAULT_EXEC_DYNAMIC_CONTEXT,
             network_allow_ranges: Vec::new(),
+            code: DEFAULT_EXEC_CODE,
+            code_quota_bytes: DEFAULT_EXEC_CODE_QUOTA_BYTES,
+            code_idle_secs: DEFAULT_EXEC_CODE_IDLE_SECS,
+            approval: ApprovalMode::default(),
             skills: BTreeMap::new(),
         }
     }
@@ -224,6 +248,45 @@ impl ToolExposure {
     }
 }
 
+/// `[exec] approval`: what happens to a call that runs code (a skill
+/// script, a skill tool, `run_code`) which the active skills'
+/// `allowed-tools` do not pre-approve. The rule is the host's
+/// (`skilldeck_host::approval`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Run it without asking (the default: execution is already the
+    /// operator's explicit choice).
+    #[default]
+    Never,
+    /// Ask the user (MCP elicitation, a Python callback) and run it only
+    /// when they accept; a face that cannot ask refuses.
+    Ask,
+    /// Refuse it; only what `allowed-tools` pre-approves runs.
+    AlwaysDeny,
+}
+
+impl ApprovalMode {
+    /// The config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Never => "never",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::AlwaysDeny => "always-deny",
+        }
+    }
+
+    /// The mode spelled `name` (`never`, `ask`, `always-deny`).
+    pub fn parse(name: &str) -> Option<ApprovalMode> {
+        match name {
+            "never" => Some(ApprovalMode::Never),
+            "ask" => Some(ApprovalMode::Ask),
+            "always-deny" => Some(ApprovalMode::AlwaysDeny),
+            _ => None,
+        }
+    }
+}
+
 /// `[exec.skills.<name>]`: what the operator grants one skill beyond the
 /// default policy. A skill never grants itself anything.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
@@ -261,6 +324,10 @@ fn output_cap_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
 
 fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     bounded_u64(d, "the limit", u64::MAX)
+}
+
+fn code_idle_secs<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    bounded_u64(d, "code-idle-secs", MAX_EXEC_CODE_IDLE_SECS)
 }
 
 fn concurrency<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {

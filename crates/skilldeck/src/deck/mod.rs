@@ -29,8 +29,8 @@ pub use discovery::{
 };
 pub use eligibility::{EligibilityContext, Ineligible, host_os};
 pub use exec_config::{
-    ExecConfig, RESERVED_ENV_NAMES, RESERVED_ENV_PREFIXES, SandboxProfile, SkillGrant,
-    ToolExposure, TreeLimitsMode, is_env_name, is_reserved_env_name,
+    ApprovalMode, ExecConfig, RESERVED_ENV_NAMES, RESERVED_ENV_PREFIXES, SandboxProfile,
+    SkillGrant, ToolExposure, TreeLimitsMode, is_env_name, is_reserved_env_name,
 };
 pub use index::{IndexStats, MetadataIndex, default_path as default_index_path};
 pub use network_grant::{
