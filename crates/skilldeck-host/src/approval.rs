@@ -39,8 +39,8 @@ use lru::LruCache;
 pub use skilldeck::deck::ApprovalMode;
 
 use crate::code::{Language, RUN_CODE};
-use crate::execution::RUN_SKILL_SCRIPT;
 use crate::tool_error::{ToolError, ToolErrorKind};
+use crate::tool_names::RUN_SKILL_SCRIPT;
 
 /// Most conversations whose decisions are kept.
 pub const MAX_APPROVAL_CONVERSATIONS: usize = 4_096;

@@ -58,8 +58,7 @@ use crate::skill_tools::SkillTools;
 use crate::snapshot::Snapshot;
 use crate::tool_error::{ToolError, ToolErrorKind};
 
-/// The tool that runs any file under a skill's `scripts/` folder.
-pub const RUN_SKILL_SCRIPT: &str = "run_skill_script";
+pub use crate::tool_names::RUN_SKILL_SCRIPT;
 
 /// The folder of a skill `run_skill_script` may run files from.
 pub const SCRIPTS_DIR: &str = "scripts";

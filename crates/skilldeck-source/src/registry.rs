@@ -134,6 +134,9 @@ struct State {
     served: BTreeMap<String, String>,
     /// The limits in force at start (concurrency cannot change later).
     concurrency: Option<u32>,
+    /// The agent's `run_code` setting at start (the tool's work folders
+    /// are set up once: a change applies after a restart).
+    run_code: bool,
     /// Folders verified by this process (not hashed again).
     verified: BTreeSet<PathBuf>,
     /// Set during an outage (so it is reported once).
@@ -224,6 +227,7 @@ impl RegistrySource {
             state.etag = etag;
             state.served = served_of(&lock);
             state.concurrency = lock.max_concurrent_executions;
+            state.run_code = lock.run_code;
         }
         options.discovery.roots = vec![Root {
             path: root,
@@ -234,6 +238,13 @@ impl RegistrySource {
         options.discovery.index = None;
         report_clashes(&source.agent, &lock);
         report_verdicts(&source.agent, &lock);
+        if options.exec.code && !lock.run_code {
+            tracing::warn!(
+                agent = %source.agent,
+                "run_code is off for this agent in the registry (its run_code setting); the \
+                 local --code / [exec] code does not apply to a registry agent"
+            );
+        }
         options.exec = source.exec_config(&lock);
         tracing::info!(
             agent = %source.agent,
@@ -347,12 +358,20 @@ impl RegistrySource {
                 .map(|(name, _)| name.clone())
                 .collect();
             state.served = served;
-            (changed, state.concurrency)
+            (changed, (state.concurrency, state.run_code))
         };
+        let (concurrency, run_code) = concurrency;
         report_clashes(&self.agent, lock);
         report_verdicts(&self.agent, lock);
         if let Some(execution) = target.host().execution() {
             execution.update_policy(self.exec_config(lock));
+        }
+        if lock.run_code != run_code {
+            tracing::warn!(
+                agent = %self.agent,
+                run_code = lock.run_code,
+                "the agent's run_code setting changed; it applies after a restart"
+            );
         }
         if lock.max_concurrent_executions != concurrency {
             tracing::warn!(
@@ -569,7 +588,7 @@ fn check_signature(
 }
 
 /// The `[exec]` config of `lock`: the local config with the lock's
-/// limits, and per served skill the registry's network grant and the part
+/// limits and its `run_code` setting (`[exec] code`), and per served skill the registry's network grant and the part
 /// of its env grant the operator allows (read paths stay the local
 /// config's). A registry env grant passes a variable only when the local
 /// `[exec] registry-env` names it and it is not reserved
@@ -579,6 +598,9 @@ fn check_signature(
 /// to allow it.
 pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
     let mut exec = base.clone();
+    // The registry decides whether this agent's models may run their own
+    // code (the agent's run_code setting), as it decides their grants.
+    exec.code = lock.run_code;
     if let Some(t) = lock.execution_timeout_secs {
         exec.timeout_secs = u64::from(t).clamp(1, skilldeck::limits::MAX_EXEC_TIMEOUT_SECS);
     }
@@ -771,6 +793,23 @@ mod tests {
             skilldeck_exec::policy_from_config(&exec, "web").unwrap_or_else(|e| panic!("{e}"));
         assert!(policy.grants.network.is_all());
         assert_eq!(policy.limits.timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn the_agents_run_code_setting_decides_whether_run_code_is_offered() {
+        let local_on = ExecConfig {
+            code: true,
+            ..ExecConfig::default()
+        };
+        let off = lock_with(skilldeck_registry::wire::Grants::default());
+        assert!(!off.run_code, "off by default");
+        assert!(
+            !exec_config_of(&local_on, &off).code,
+            "a local --code does not override the registry's setting"
+        );
+        let mut on = off.clone();
+        on.run_code = true;
+        assert!(exec_config_of(&ExecConfig::default(), &on).code);
     }
 
     #[test]
