@@ -2,7 +2,6 @@
 //! snapshot once and use it throughout, so a reload never mixes two decks
 //! in one answer.
 
-use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -142,7 +141,11 @@ impl Snapshot {
 /// modes, invocation flags, argument hints and files. Bodies are not in it,
 /// so an edit to a body keeps the fingerprint (and clients' caches).
 pub fn catalog_fingerprint(deck: &Deck) -> u64 {
-    let mut h = DefaultHasher::new();
+    // A fixed-seed quality hash: the same on every run (compared across
+    // reloads), about four times cheaper than SipHash over 10,000 skills'
+    // texts. Like SipHash with fixed keys it is no defence against crafted
+    // collisions; a collision only delays a client's list refresh.
+    let mut h = std::hash::BuildHasher::build_hasher(&foldhash::quality::FixedState::default());
     for s in rules::served(deck) {
         s.name.hash(&mut h);
         s.description.hash(&mut h);
