@@ -4,7 +4,7 @@
 //!
 //! A thin mapping: every rule is the host's ([`skilldeck_host::Host`]);
 //! this crate converts values and runs every call that reads files or runs
-//! code on libuv's thread pool ([`job::Job`]), so it answers a Promise and
+//! code on libuv's thread pool (`job::Job`), so it answers a Promise and
 //! never blocks the JavaScript thread.
 
 mod deck;
