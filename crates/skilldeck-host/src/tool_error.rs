@@ -33,6 +33,42 @@ pub enum ToolErrorKind {
     Busy,
 }
 
+impl ToolErrorKind {
+    /// The kind's stable snake_case name (`"timed_out"`): the `kind` a
+    /// language binding's exception carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolErrorKind::InvalidArguments => "invalid_arguments",
+            ToolErrorKind::UnknownSkill => "unknown_skill",
+            ToolErrorKind::NotModelInvocable => "not_model_invocable",
+            ToolErrorKind::Failed => "failed",
+            ToolErrorKind::UnknownTool => "unknown_tool",
+            ToolErrorKind::Denied => "denied",
+            ToolErrorKind::ExecutionFailed => "execution_failed",
+            ToolErrorKind::TimedOut => "timed_out",
+            ToolErrorKind::Unavailable => "unavailable",
+            ToolErrorKind::Busy => "busy",
+        }
+    }
+
+    /// The exception class a language binding raises for this kind (the
+    /// same hierarchy in Python and Node): `SkillNotFoundError`,
+    /// `InvalidArgumentsError` or `SkillInvocationError`.
+    pub fn binding_class(self) -> &'static str {
+        match self {
+            ToolErrorKind::UnknownSkill => "SkillNotFoundError",
+            ToolErrorKind::InvalidArguments | ToolErrorKind::UnknownTool => "InvalidArgumentsError",
+            ToolErrorKind::NotModelInvocable
+            | ToolErrorKind::Failed
+            | ToolErrorKind::Denied
+            | ToolErrorKind::ExecutionFailed
+            | ToolErrorKind::TimedOut
+            | ToolErrorKind::Unavailable
+            | ToolErrorKind::Busy => "SkillInvocationError",
+        }
+    }
+}
+
 /// Why a tool call failed: a message the model can act on, and, when the
 /// failure is the core's (an unknown skill, a file refused, a `SKILL.md`
 /// that does not parse), the core's error itself, so a face can keep its

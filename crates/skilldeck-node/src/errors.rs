@@ -88,23 +88,13 @@ pub fn tool(error: &ToolError) -> napi::Error {
     if let Some(e) = error.core() {
         return core(e);
     }
-    let (class, kind) = match error.kind {
-        ToolErrorKind::UnknownSkill => {
-            return fail(
-                "SkillNotFoundError",
-                &error.message,
-                json!({"skillName": null, "suggestions": []}),
-            );
-        }
-        ToolErrorKind::NotModelInvocable => ("SkillInvocationError", "not_model_invocable"),
-        ToolErrorKind::Failed => ("SkillInvocationError", "failed"),
-        ToolErrorKind::Denied => ("SkillInvocationError", "denied"),
-        ToolErrorKind::ExecutionFailed => ("SkillInvocationError", "execution_failed"),
-        ToolErrorKind::TimedOut => ("SkillInvocationError", "timed_out"),
-        ToolErrorKind::Unavailable => ("SkillInvocationError", "unavailable"),
-        ToolErrorKind::Busy => ("SkillInvocationError", "busy"),
-        ToolErrorKind::InvalidArguments => ("InvalidArgumentsError", "invalid_arguments"),
-        ToolErrorKind::UnknownTool => ("InvalidArgumentsError", "unknown_tool"),
-    };
+    if error.kind == ToolErrorKind::UnknownSkill {
+        return fail(
+            error.kind.binding_class(),
+            &error.message,
+            json!({"skillName": null, "suggestions": []}),
+        );
+    }
+    let (class, kind) = (error.kind.binding_class(), error.kind.name());
     fail(class, &error.message, json!({"kind": kind}))
 }

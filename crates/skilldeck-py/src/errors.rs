@@ -140,18 +140,10 @@ pub(crate) fn tool(py: Python<'_>, error: ToolError) -> PyErr {
     if let Some(e) = error.core() {
         return core_ref(py, e);
     }
-    let (class, kind) = match error.kind {
-        ToolErrorKind::UnknownSkill => return raise(py, "SkillNotFoundError", &error.message, &[]),
-        ToolErrorKind::NotModelInvocable => ("SkillInvocationError", "not_model_invocable"),
-        ToolErrorKind::Failed => ("SkillInvocationError", "failed"),
-        ToolErrorKind::Denied => ("SkillInvocationError", "denied"),
-        ToolErrorKind::ExecutionFailed => ("SkillInvocationError", "execution_failed"),
-        ToolErrorKind::TimedOut => ("SkillInvocationError", "timed_out"),
-        ToolErrorKind::Unavailable => ("SkillInvocationError", "unavailable"),
-        ToolErrorKind::Busy => ("SkillInvocationError", "busy"),
-        ToolErrorKind::InvalidArguments => ("InvalidArgumentsError", "invalid_arguments"),
-        ToolErrorKind::UnknownTool => ("InvalidArgumentsError", "unknown_tool"),
-    };
+    if error.kind == ToolErrorKind::UnknownSkill {
+        return raise(py, error.kind.binding_class(), &error.message, &[]);
+    }
+    let (class, kind) = (error.kind.binding_class(), error.kind.name());
     let kind = kind
         .into_pyobject(py)
         .map_or_else(|_| py.None(), |k| k.into_any().unbind());
