@@ -19,7 +19,6 @@ use skilldeck_exec::{
     CallContext, ErrorKind, ExecError, Executor, ExecutorConfig, Input, Outcome, Policy, Profile,
     Request, TreeLimitsKind, TreeLimitsMode, probe, tree_limits_state,
 };
-use skilldeck_testkit::Root;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -27,29 +26,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-struct Fixture {
-    _root: Root,
-    deck: skilldeck::Deck,
-}
-
-fn fixture(files: &[(&str, &str)]) -> Fixture {
-    let root = Root::new();
-    let mut skill = root
-        .skill("limits")
-        .description("Limit probes. Use in tests.")
-        .body("# Limits\n");
-    for (path, text) in files {
-        skill = skill.file(path, text);
-    }
-    skill.write();
-    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root
-        .path()
-        .to_path_buf()]));
-    Fixture { _root: root, deck }
-}
+mod common;
+use common::{Fixture, fixture};
 
 impl Fixture {
-    fn run(
+    fn run_with(
         &self,
         executor: &Executor,
         path: &str,
@@ -58,7 +39,7 @@ impl Fixture {
     ) -> Result<Outcome, ExecError> {
         executor.run(
             Request {
-                skill: self.deck.get("limits").expect("the skill loads"),
+                skill: self.skill(),
                 path,
                 args: args.iter().map(|s| (*s).to_owned()).collect(),
                 stdin: Input::Null,
@@ -222,11 +203,11 @@ print('ready', ready, 'survived', survived, 'killed', killed, flush=True)
 #[test]
 fn six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported() {
     let _serial = serial();
-    let fx = fixture(&[("scripts/hogs.py", MEMORY_HOGS)]);
+    let fx = fixture("limits", &[("scripts/hogs.py", MEMORY_HOGS)]);
     let mut policy = best_policy();
     policy.limits.memory_bytes = 512 * MIB;
     policy.tree_limits = TreeLimitsMode::Require;
-    let result = fx.run(&Executor::default(), "scripts/hogs.py", &[], &policy);
+    let result = fx.run_with(&Executor::default(), "scripts/hogs.py", &[], &policy);
     if refused_without_tree_limits(&result) {
         return;
     }
@@ -264,9 +245,11 @@ fn six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported() {
 #[test]
 fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
     let _serial = serial();
-    let fx = fixture(&[(
-        "scripts/storm.py",
-        "import os, time\n\
+    let fx = fixture(
+        "limits",
+        &[(
+            "scripts/storm.py",
+            "import os, time\n\
          n = 0\n\
          try:\n\
          \x20   while n < 3000:\n\
@@ -275,14 +258,15 @@ fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
          \x20       n += 1\n\
          except OSError as e:\n\
          \x20   print('stopped after', n, 'forks:', e, flush=True)\n",
-    )]);
+        )],
+    );
     // Profile none: as root, RLIMIT_NPROC does not bind at all, so only
     // the run's cgroup can stop the storm.
     let mut policy = best_policy();
     policy.profile = Profile::None;
     policy.limits.max_processes = 16;
     policy.tree_limits = TreeLimitsMode::Require;
-    let result = fx.run(&Executor::default(), "scripts/storm.py", &[], &policy);
+    let result = fx.run_with(&Executor::default(), "scripts/storm.py", &[], &policy);
     if refused_without_tree_limits(&result) {
         return;
     }
@@ -308,15 +292,18 @@ fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
 fn the_run_cgroup_is_gone_after_a_timeout_and_takes_a_setsid_daemon_with_it() {
     let _serial = serial();
     let marker = format!("{}", 700_000 + std::process::id() % 90_000);
-    let fx = fixture(&[(
-        "scripts/daemon.sh",
-        "( setsid sleep $1 & ) \necho started\nsleep $1\n",
-    )]);
+    let fx = fixture(
+        "limits",
+        &[(
+            "scripts/daemon.sh",
+            "( setsid sleep $1 & ) \necho started\nsleep $1\n",
+        )],
+    );
     let mut policy = best_policy();
     policy.profile = Profile::None;
     policy.limits.timeout = Duration::from_secs(2);
     policy.tree_limits = TreeLimitsMode::Require;
-    let result = fx.run(
+    let result = fx.run_with(
         &Executor::default(),
         "scripts/daemon.sh",
         &[&marker],
@@ -338,11 +325,11 @@ fn the_run_cgroup_is_gone_after_a_timeout_and_takes_a_setsid_daemon_with_it() {
 #[test]
 fn auto_tree_limits_never_claim_a_cap_that_is_not_applied() {
     let _serial = serial();
-    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let fx = fixture("limits", &[("scripts/ok.sh", "echo ok\n")]);
     let mut policy = best_policy();
     policy.tree_limits = TreeLimitsMode::Auto;
     let o = fx
-        .run(&Executor::default(), "scripts/ok.sh", &[], &policy)
+        .run_with(&Executor::default(), "scripts/ok.sh", &[], &policy)
         .unwrap();
     assert_eq!(o.exit_code, Some(0), "{}", text(&o.stderr));
     let state = tree_limits_state();
@@ -361,13 +348,16 @@ fn auto_tree_limits_never_claim_a_cap_that_is_not_applied() {
 fn writing_twice_the_work_dir_quota_gets_enospc_and_the_host_disk_stays_flat() {
     let _serial = serial();
     let marker = format!("{}", 600_000 + std::process::id() % 90_000);
-    let fx = fixture(&[(
-        "scripts/fill.sh",
-        "head -c 67108864 /dev/zero > big; echo \"rc=$?\"\n\
+    let fx = fixture(
+        "limits",
+        &[(
+            "scripts/fill.sh",
+            "head -c 67108864 /dev/zero > big; echo \"rc=$?\"\n\
          echo \"size=$(wc -c < big)\"\n\
          head -c 4096 /dev/zero > \"$TMPDIR/more\"; echo \"tmp_rc=$?\"\n\
          sleep $1\n",
-    )]);
+        )],
+    );
     let base = tempfile::tempdir().unwrap();
     let work_root = base.path().join("runs");
     let executor = Executor::new(ExecutorConfig {
@@ -379,7 +369,7 @@ fn writing_twice_the_work_dir_quota_gets_enospc_and_the_host_disk_stays_flat() {
     policy.limits.workdir_bytes = 32 * MIB;
     policy.limits.file_size_bytes = 1024 * MIB;
     std::thread::scope(|s| {
-        let run = s.spawn(|| fx.run(&executor, "scripts/fill.sh", &[&marker], &policy));
+        let run = s.spawn(|| fx.run_with(&executor, "scripts/fill.sh", &[&marker], &policy));
         if !probe().native_ready {
             let err = run.join().unwrap().expect_err("native must refuse here");
             assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
@@ -446,15 +436,18 @@ fn set_nofile(n: u64) -> u64 {
 #[test]
 fn a_2000_level_tree_is_cleaned_up_under_an_open_file_limit_of_1024() {
     let _serial = serial();
-    let fx = fixture(&[(
-        "scripts/deep.py",
-        "import os\n\
+    let fx = fixture(
+        "limits",
+        &[(
+            "scripts/deep.py",
+            "import os\n\
          for _ in range(2000):\n\
          \x20   os.mkdir('d'); os.chdir('d')\n\
          open('leaf', 'w').write('x')\n\
          os.chmod('.', 0)\n\
          print('depth 2000', flush=True)\n",
-    )]);
+        )],
+    );
     let base = tempfile::tempdir().unwrap();
     let work_root = base.path().join("runs");
     let executor = Executor::new(ExecutorConfig {
@@ -466,13 +459,13 @@ fn a_2000_level_tree_is_cleaned_up_under_an_open_file_limit_of_1024() {
     // recursive cleanup holding one descriptor per level cannot remove.
     let mut none = best_policy();
     none.profile = Profile::None;
-    let result = fx.run(&executor, "scripts/deep.py", &[], &none);
+    let result = fx.run_with(&executor, "scripts/deep.py", &[], &none);
     let left = std::fs::read_dir(&work_root)
         .map(|d| d.count())
         .unwrap_or(0);
     let native = probe()
         .native_ready
-        .then(|| fx.run(&executor, "scripts/deep.py", &[], &best_policy()));
+        .then(|| fx.run_with(&executor, "scripts/deep.py", &[], &best_policy()));
     set_nofile(old);
     let o = result.unwrap();
     assert!(
@@ -493,7 +486,7 @@ fn a_2000_level_tree_is_cleaned_up_under_an_open_file_limit_of_1024() {
 }
 
 fn refused_root(root: &Path, problem: &str) {
-    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let fx = fixture("limits", &[("scripts/ok.sh", "echo ok\n")]);
     let executor = Executor::new(ExecutorConfig {
         work_root: Some(root.to_path_buf()),
         ..ExecutorConfig::default()
@@ -501,7 +494,7 @@ fn refused_root(root: &Path, problem: &str) {
     let mut policy = best_policy();
     policy.profile = Profile::None;
     let err = fx
-        .run(&executor, "scripts/ok.sh", &[], &policy)
+        .run_with(&executor, "scripts/ok.sh", &[], &policy)
         .expect_err("a work root that is not private must refuse");
     let msg = err.to_string();
     assert!(msg.contains(&root.display().to_string()), "{msg}");
@@ -537,14 +530,14 @@ fn a_work_root_planted_by_someone_else_is_refused_naming_it_and_what_to_do() {
         refused_root(Path::new("/usr"), "owned by uid 0");
     }
     // The normal case: created private, and runs work.
-    let fx = fixture(&[("scripts/ok.sh", "echo ok\n")]);
+    let fx = fixture("limits", &[("scripts/ok.sh", "echo ok\n")]);
     let fresh = base.path().join("fresh");
     let executor = Executor::new(ExecutorConfig {
         work_root: Some(fresh.clone()),
         ..ExecutorConfig::default()
     });
     let o = fx
-        .run(&executor, "scripts/ok.sh", &[], &best_policy())
+        .run_with(&executor, "scripts/ok.sh", &[], &best_policy())
         .unwrap();
     assert_eq!(text(&o.stdout), "ok\n", "{}", text(&o.stderr));
     let meta = std::fs::symlink_metadata(&fresh).unwrap();

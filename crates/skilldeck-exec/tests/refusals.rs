@@ -11,94 +11,19 @@
 
 use std::time::Duration;
 
-use skilldeck_exec::{
-    CallContext, Executor, Input, Outcome, Policy, Profile, Refusals, Request, probe,
-};
-use skilldeck_testkit::Root;
+use skilldeck_exec::{Policy, Profile, Refusals, probe};
 
-struct Fixture {
-    _root: Root,
-    deck: skilldeck::Deck,
-}
-
-fn fixture(files: &[(&str, &str)]) -> Fixture {
-    let root = Root::new();
-    let mut skill = root
-        .skill("loud")
-        .description("Refusal probes. Use in tests.")
-        .body("# Loud\n");
-    for (path, text) in files {
-        skill = skill.file(path, text);
-    }
-    skill.write();
-    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root
-        .path()
-        .to_path_buf()]));
-    Fixture { _root: root, deck }
-}
-
-impl Fixture {
-    fn run(&self, path: &str, args: &[String], policy: &Policy) -> Outcome {
-        Executor::default()
-            .run(
-                Request {
-                    skill: self.deck.get("loud").unwrap(),
-                    path,
-                    args: args.to_vec(),
-                    stdin: Input::Null,
-                    context: CallContext::local("refusals-test"),
-                },
-                policy,
-            )
-            .unwrap_or_else(|e| panic!("{}: {e}", policy.profile.name()))
-    }
-}
+mod common;
+use common::{DENIED_CALLS, denied_call_args, fixture, native};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The native profile, or `None` (saying why) where this machine lacks it.
-fn native() -> Option<Policy> {
-    let p = probe();
-    if !p.native_ready {
-        eprintln!(
-            "SKIPPED: native profile unavailable: {}",
-            p.missing().join("; ")
-        );
-        return None;
-    }
-    let mut policy = Policy::default();
-    policy.limits.timeout = Duration::from_secs(30);
-    Some(policy)
-}
-
-/// Calls three denied system calls by number (given as arguments, so the
-/// script is the same on every architecture) and prints each errno.
-const DENIED_CALLS: &str = r#"#!/usr/bin/python3
-import ctypes, sys
-libc = ctypes.CDLL(None, use_errno=True)
-ptrace, unshare, mount = (int(a) for a in sys.argv[1:4])
-def call(name, nr, *args):
-    ctypes.set_errno(0)
-    r = libc.syscall(nr, *args)
-    print(name, r, ctypes.get_errno())
-call('ptrace', ptrace, 16, 1, 0, 0)
-call('unshare', unshare, 0x40000000)
-call('mount', mount, b'none', b'/tmp', b'tmpfs', 0, 0)
-"#;
-
-fn denied_call_args() -> Vec<String> {
-    [libc::SYS_ptrace, libc::SYS_unshare, libc::SYS_mount]
-        .iter()
-        .map(ToString::to_string)
-        .collect()
-}
-
 #[test]
 fn denied_system_calls_are_counted_by_class_and_still_fail_with_eperm() {
     let Some(policy) = native() else { return };
-    let f = fixture(&[("scripts/denied.py", DENIED_CALLS)]);
+    let f = fixture("loud", &[("scripts/denied.py", DENIED_CALLS)]);
     let o = f.run("scripts/denied.py", &denied_call_args(), &policy);
     let out = text(&o.stdout);
     // The script sees what it saw before the refusals were counted: -1,
@@ -128,7 +53,10 @@ fn denied_system_calls_are_counted_by_class_and_still_fail_with_eperm() {
 #[test]
 fn a_harmless_run_counts_no_refusal() {
     let Some(policy) = native() else { return };
-    let f = fixture(&[("scripts/ok.sh", "echo fine > out.txt && cat out.txt\n")]);
+    let f = fixture(
+        "loud",
+        &[("scripts/ok.sh", "echo fine > out.txt && cat out.txt\n")],
+    );
     let o = f.run("scripts/ok.sh", &[], &policy);
     assert_eq!(text(&o.stdout), "fine\n");
     assert!(o.refusals.syscalls_observed);
@@ -148,7 +76,7 @@ fn bwrap_enforces_the_same_refusals_but_says_it_does_not_count_them() {
         eprintln!("SKIPPED: bwrap unavailable: {}", p.bwrap_layer.detail);
         return;
     }
-    let f = fixture(&[("scripts/denied.py", DENIED_CALLS)]);
+    let f = fixture("loud", &[("scripts/denied.py", DENIED_CALLS)]);
     let policy = Policy {
         profile: Profile::Bwrap,
         ..Policy::default()
@@ -163,18 +91,21 @@ fn bwrap_enforces_the_same_refusals_but_says_it_does_not_count_them() {
 #[test]
 fn the_timeout_the_output_cap_the_file_size_limit_and_the_work_dir_quota_are_counted() {
     let Some(base) = native() else { return };
-    let f = fixture(&[
-        ("scripts/sleep.sh", "echo started\nexec sleep 600\n"),
-        ("scripts/flood.sh", "head -c 100000 /dev/zero\n"),
-        (
-            "scripts/big.sh",
-            "exec head -c 3000000 /dev/zero > big.bin\n",
-        ),
-        (
-            "scripts/fill.sh",
-            "head -c 16000000 /dev/zero > fill.bin 2>/dev/null; echo \"exit $?\"\n",
-        ),
-    ]);
+    let f = fixture(
+        "loud",
+        &[
+            ("scripts/sleep.sh", "echo started\nexec sleep 600\n"),
+            ("scripts/flood.sh", "head -c 100000 /dev/zero\n"),
+            (
+                "scripts/big.sh",
+                "exec head -c 3000000 /dev/zero > big.bin\n",
+            ),
+            (
+                "scripts/fill.sh",
+                "head -c 16000000 /dev/zero > fill.bin 2>/dev/null; echo \"exit $?\"\n",
+            ),
+        ],
+    );
     let mut timeout = base.clone();
     timeout.limits.timeout = Duration::from_secs(1);
     let o = f.run("scripts/sleep.sh", &[], &timeout);
