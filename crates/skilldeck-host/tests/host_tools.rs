@@ -34,6 +34,18 @@ fn counting(calls: &Arc<AtomicUsize>) -> Arc<dyn skilldeck_host::ToolHandler> {
     })
 }
 
+/// The model's call of [`TOOL`] in conversation `c1`.
+fn call_as_model(host: &Host, arguments: &Value) -> Result<Called, skilldeck_host::ToolError> {
+    let snapshot = host.snapshot();
+    host.call(
+        &snapshot,
+        "c1",
+        TOOL,
+        arguments.as_object().unwrap(),
+        CallContext::default(),
+    )
+}
+
 fn offered(host: &Host, conversation: &str) -> Vec<String> {
     let snapshot = host.snapshot();
     host.execution_tool_specs(&snapshot, conversation)
@@ -89,15 +101,7 @@ fn a_tool_without_a_handler_is_reported_at_its_line_and_refused() {
     assert_eq!(d.code, Code::ToolHandlerMissing);
     assert_eq!(d.line, Some(7), "the `- name: initiate_research` line");
     assert!(d.file.as_ref().unwrap().ends_with("deep-research/SKILL.md"));
-    let err = host
-        .call(
-            &snapshot,
-            "c1",
-            TOOL,
-            json!({"query": "q"}).as_object().unwrap(),
-            CallContext::default(),
-        )
-        .unwrap_err();
+    let err = call_as_model(&host, &json!({"query": "q"})).unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::UnknownTool, "{}", err.message);
     assert!(err.message.contains("no handler"), "{}", err.message);
 
@@ -112,7 +116,6 @@ fn a_handler_only_ever_sees_arguments_that_match_the_schema() {
     let host = seed_host(tmp.path(), ToolExposure::Always);
     let calls = Arc::new(AtomicUsize::new(0));
     host.register_tool_handler(TOOL, counting(&calls)).unwrap();
-    let snapshot = host.snapshot();
     for bad in [
         json!({}),
         json!({"query": 3}),
@@ -120,15 +123,7 @@ fn a_handler_only_ever_sees_arguments_that_match_the_schema() {
         json!({"query": "q", "sources": [1]}),
         json!({"query": "q", "extra": true}),
     ] {
-        let err = host
-            .call(
-                &snapshot,
-                "c1",
-                TOOL,
-                bad.as_object().unwrap(),
-                CallContext::default(),
-            )
-            .unwrap_err();
+        let err = call_as_model(&host, &bad).unwrap_err();
         assert_eq!(
             err.kind,
             ToolErrorKind::InvalidArguments,
@@ -142,15 +137,7 @@ fn a_handler_only_ever_sees_arguments_that_match_the_schema() {
         "never called with bad arguments"
     );
     let args = json!({"query": "rust sandboxes", "sources": ["web", "slack"]});
-    let called = host
-        .call(
-            &snapshot,
-            "c1",
-            TOOL,
-            args.as_object().unwrap(),
-            CallContext::default(),
-        )
-        .unwrap();
+    let called = call_as_model(&host, &args).unwrap();
     let Called::Handled(handled) = called else {
         panic!("expected the handler's answer");
     };
@@ -165,16 +152,7 @@ fn a_handlers_error_is_the_tools_error() {
     let host = seed_host(tmp.path(), ToolExposure::Always);
     let failing = |_: &HandlerCall<'_>| -> Result<Value, String> { Err("quota spent".to_owned()) };
     host.register_tool_handler(TOOL, Arc::new(failing)).unwrap();
-    let snapshot = host.snapshot();
-    let err = host
-        .call(
-            &snapshot,
-            "c1",
-            TOOL,
-            json!({"query": "q"}).as_object().unwrap(),
-            CallContext::default(),
-        )
-        .unwrap_err();
+    let err = call_as_model(&host, &json!({"query": "q"})).unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::Failed);
     assert!(err.message.contains("quota spent"), "{}", err.message);
 }
@@ -187,15 +165,7 @@ fn a_host_implemented_tool_follows_the_exposure_on_activation() {
     host.register_tool_handler(TOOL, counting(&calls)).unwrap();
     let snapshot = host.snapshot();
     assert!(offered(&host, "c1").is_empty());
-    let err = host
-        .call(
-            &snapshot,
-            "c1",
-            TOOL,
-            json!({"query": "q"}).as_object().unwrap(),
-            CallContext::default(),
-        )
-        .unwrap_err();
+    let err = call_as_model(&host, &json!({"query": "q"})).unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::Denied, "{}", err.message);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     host.activate(&snapshot, "c1", "deep-research", "", false)
@@ -220,15 +190,7 @@ fn the_model_access_rule_applies_to_host_implemented_tools() {
     host.register_tool_handler(TOOL, counting(&calls)).unwrap();
     let snapshot = host.snapshot();
     assert!(offered(&host, "c1").is_empty(), "never listed to a model");
-    let err = host
-        .call(
-            &snapshot,
-            "c1",
-            TOOL,
-            json!({"query": "q"}).as_object().unwrap(),
-            CallContext::default(),
-        )
-        .unwrap_err();
+    let err = call_as_model(&host, &json!({"query": "q"})).unwrap_err();
     assert_eq!(
         err.kind,
         ToolErrorKind::NotModelInvocable,
