@@ -15,57 +15,24 @@
 // again answers a short "already active" notice. A failure throws the
 // package's error class with the host's message; the AI SDK hands it to the
 // model as a tool error.
-import { randomUUID } from 'node:crypto';
 import { jsonSchema, tool } from 'ai';
-import {
-  ACTIVATE_TOOL,
-  MAX_TOOLS_PER_REQUEST,
-  READ_TOOL,
-  SEARCH_TOOL,
-  activateStyleSpecs,
-  argumentsSchema,
-  checkStyle,
-  modelSkills,
-  warnIfTooMany,
-} from './tools-common.mjs';
+import { ACTIVATE_TOOL, MAX_TOOLS_PER_REQUEST, READ_TOOL, SEARCH_TOOL, conversationId, toolEntries } from './tools-common.mjs';
 
 export { ACTIVATE_TOOL, MAX_TOOLS_PER_REQUEST, READ_TOOL, SEARCH_TOOL };
 
 export function createTools(deck, options = {}) {
-  const style = options.style ?? 'per-skill';
-  checkStyle(style);
-  const conversation = options.conversation ?? `ai-sdk-${randomUUID()}`;
-  const traceId = options.traceId;
+  const entries = toolEntries(deck, options);
+  const conversation = conversationId('ai-sdk', options.conversation);
+  const schemas = new Map();
   const tools = {};
-  if (style === 'per-skill') {
-    const schema = jsonSchema(argumentsSchema(deck));
-    for (const skill of modelSkills(deck)) {
-      const name = skill.name;
-      tools[name] = tool({
-        description: skill.description,
-        inputSchema: schema,
-        execute: async (input) =>
-          (await deck.activate(name, { arguments: input?.arguments ?? '', conversation, traceId })).text,
-      });
-    }
-  } else {
-    for (const spec of activateStyleSpecs(deck)) {
-      const name = spec.name;
-      tools[name] = tool({
-        description: spec.description,
-        inputSchema: jsonSchema(spec.inputSchema),
-        execute: async (input) => (await deck.callHostTool(name, input ?? {}, conversation, { traceId })).text,
-      });
-    }
-  }
-  for (const declared of deck.offerableSkillTools()) {
-    const fullName = declared.fullName;
-    tools[fullName] = tool({
-      description: declared.description,
-      inputSchema: jsonSchema(declared.inputSchema),
-      execute: async (input) => (await deck.callHostTool(fullName, input ?? {}, conversation, { traceId })).text,
+  for (const entry of entries) {
+    // One AI SDK schema per distinct JSON schema (the per-skill tools share one).
+    if (!schemas.has(entry.inputSchema)) schemas.set(entry.inputSchema, jsonSchema(entry.inputSchema));
+    tools[entry.name] = tool({
+      description: entry.description,
+      inputSchema: schemas.get(entry.inputSchema),
+      execute: (input) => entry.call(input, conversation),
     });
   }
-  warnIfTooMany(Object.keys(tools).length, style, 'createTools');
   return tools;
 }
