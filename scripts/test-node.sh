@@ -2,7 +2,8 @@
 # The Node.js package (crates/skilldeck-node) as a user installs it:
 #
 # - installs the package's dev dependencies (npm: @napi-rs/cli 3.10.12,
-#   ai 7.0.173, @langchain/core 1.4.0, typescript, @types/node) into
+#   ai 7.0.173, @langchain/core 1.4.0, @openai/agents-core 0.20.0,
+#   @mastra/core 1.71.0, zod, typescript, @types/node) into
 #   crates/skilldeck-node/npm/node_modules (git-ignored, never committed);
 # - builds the addon with the napi CLI (release, into the package folder:
 #   skilldeck.linux-x64-gnu.node) and regenerates its TypeScript
@@ -10,9 +11,12 @@
 # - runs `node --test` over npm/test/*.test.mjs (seed 003's $ARGUMENTS
 #   cases, the error classes, conversations, overlapping async calls, seed
 #   002's deep-research as written with a JavaScript handler, seed 002's
-#   API, an AI SDK tool loop with the `ai` mock model, LangChain.js tools);
-# - runs `tsc --strict` over npm/examples/agent.ts against the package's
-#   declarations;
+#   API, an AI SDK tool loop with the `ai` mock model, LangChain.js tools,
+#   an OpenAI Agents SDK run with the SDK's ScriptedModel, a Mastra agent
+#   loop with the `ai` mock model);
+# - runs `tsc --strict` over npm/examples/*.ts against the package's
+#   declarations (tsconfig.json; the Mastra example with tsconfig.mastra.json,
+#   which skips checking Mastra's own declarations: they do not type-check);
 # - `npm pack`s the package, installs the tarball into a fresh folder with
 #   cargo off PATH and loads it with require() and import().
 #
@@ -77,8 +81,8 @@ else
     failed=1
 fi
 
-if (cd "$pkg" && ./node_modules/.bin/tsc -p tsconfig.json) >"$work/tsc.log" 2>&1; then
-    echo "PASS: tsc --strict (examples/agent.ts)"
+if (cd "$pkg" && ./node_modules/.bin/tsc -p tsconfig.json && ./node_modules/.bin/tsc -p tsconfig.mastra.json) >"$work/tsc.log" 2>&1; then
+    echo "PASS: tsc --strict (examples/agent.ts, openai-agents.ts, mastra.ts)"
 else
     echo "FAIL: tsc --strict"
     sed 's/^/  /' "$work/tsc.log"
