@@ -61,10 +61,16 @@ pub fn parse_profile(s: &str) -> Result<Profile, String> {
 /// The exit status of a run: the script's code, 124 on timeout, 128 + the
 /// signal when killed.
 pub fn exit_status(outcome: &Outcome) -> u8 {
-    if outcome.timed_out {
+    exit_status_of(outcome.timed_out, outcome.exit_code, outcome.signal)
+}
+
+/// [`exit_status`] from its parts (a run reported by a registry's test
+/// run has no [`Outcome`]).
+pub fn exit_status_of(timed_out: bool, exit_code: Option<i32>, signal: Option<i32>) -> u8 {
+    if timed_out {
         return exit::TIMED_OUT;
     }
-    match (outcome.exit_code, outcome.signal) {
+    match (exit_code, signal) {
         (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(exit::EXEC_REFUSED),
         (None, Some(sig)) => u8::try_from((128 + sig).min(255)).unwrap_or(255),
         (None, None) => exit::EXEC_REFUSED,

@@ -494,3 +494,88 @@ fn the_run_code_setting_of_an_agent_reaches_its_lock_and_is_off_by_default() {
     run(&["update", "bot-1", "--run-code=false"]);
     assert!(!lock(&client).run_code);
 }
+
+#[test]
+fn the_cli_test_runs_a_tool_or_a_script_and_exits_with_the_runs_status() {
+    let server = server_with_weather(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, server.token("ci", &["publish:acme"])).unwrap();
+    let url = format!("http://{}", server.addr);
+    let cli = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+            .args(["registry", "test-run", "--registry"])
+            .arg(&url)
+            .arg("--token-file")
+            .arg(&token_file)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+
+    let out = cli(&[
+        "acme/weather@1.0.0",
+        "--tool",
+        "forecast",
+        "--arguments",
+        r#"{"city": "Oslo", "days": 2}"#,
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let answer: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(answer, json!({"city": "Oslo", "days": 2, "sky": "sunny"}));
+    assert!(stderr.contains("forecast made"), "{stderr}");
+    assert!(
+        stderr.contains("test run of acme/weather@1.0.0 forecast: exit 0"),
+        "{stderr}"
+    );
+
+    // A script with arguments after `--`: its own exit status (3: the
+    // connection was refused, the sandbox has no network).
+    let out = cli(&[
+        "acme/weather",
+        "--script",
+        "scripts/connect.py",
+        "--",
+        &server.addr,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("refused"));
+
+    // --list as JSON: what the UI's form is generated from.
+    let out = cli(&["acme/weather@1.0.0", "--list", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let targets: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(targets["tools"][0]["full_name"], "weather__forecast");
+
+    // Arguments the schema refuses: the registry's refusal, nothing ran.
+    let out = cli(&[
+        "acme/weather@1.0.0",
+        "--tool",
+        "forecast",
+        "--arguments",
+        r#"{"days": "three"}"#,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("/days") || stderr.contains("city"),
+        "{stderr}"
+    );
+
+    // Nothing named to run, or arguments that are not an object: usage.
+    let out = cli(&["acme/weather@1.0.0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--list"));
+    let out = cli(&["acme/weather", "--tool", "forecast", "--arguments", "[1]"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("JSON object"));
+}

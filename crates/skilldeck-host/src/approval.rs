@@ -359,6 +359,33 @@ pub enum Decision {
 pub trait Approver {
     /// Asks about `request`.
     fn approve(&self, request: &ApprovalRequest) -> Decision;
+
+    /// The mode a call asking this approver runs under, given the
+    /// configured one: the configured mode, except for a
+    /// [`CallerApprover`].
+    fn mode(&self, configured: ApprovalMode) -> ApprovalMode {
+        configured
+    }
+}
+
+/// An approver the application hands to its calls (Python's and Node's
+/// `approve` callback): it is asked even where `[exec] approval =
+/// "never"` (an application that passes a callback wants to be asked);
+/// `always-deny` stays, and `allowed-tools` still pre-approves.
+#[derive(Debug, Clone)]
+pub struct CallerApprover<A>(pub A);
+
+impl<A: Approver> Approver for CallerApprover<A> {
+    fn approve(&self, request: &ApprovalRequest) -> Decision {
+        self.0.approve(request)
+    }
+
+    fn mode(&self, configured: ApprovalMode) -> ApprovalMode {
+        match configured {
+            ApprovalMode::Never => ApprovalMode::Ask,
+            other => other,
+        }
+    }
 }
 
 /// A face that cannot ask anyone: every question is

@@ -53,7 +53,7 @@ mod tracker;
 pub mod watch;
 
 pub use activation_log::{ActivationLog, Delivery, DeliveryError, deliver};
-pub use approval::{ApprovalRequest, Approver, Decision};
+pub use approval::{ApprovalRequest, Approver, CallerApprover, Decision};
 pub use cache::{CacheStats, CachedActivation, ContentCache, ContentCacheOptions};
 pub use catalog::{CatalogRequest, ComposedCatalog};
 pub use code::{Language, OutputFile, RUN_CODE};

@@ -391,3 +391,44 @@ fn an_active_skills_allowed_tools_pre_approve_its_tool_without_asking() {
         .unwrap_err();
     assert_eq!(err.kind, ToolErrorKind::Denied);
 }
+
+#[test]
+fn an_approver_the_application_hands_in_is_asked_even_where_the_config_says_never() {
+    let root = skilldeck_testkit::Root::new();
+    let marker = marker_skill(&root, "marks", "");
+    let host = host(&root, ApprovalMode::Never);
+    let snapshot = host.snapshot();
+    let call = args(json!({"name": "marks", "path": "scripts/mark.sh"}));
+    let no = |_: &ApprovalRequest| Decision::Decline;
+    // A face's approver (MCP elicitation) under `never`: not asked, runs.
+    // The application's own callback (CallerApprover): asked, declined,
+    // nothing ran.
+    let err = host
+        .call_with(
+            &snapshot,
+            "conv",
+            "run_skill_script",
+            &call,
+            CallContext::default(),
+            &skilldeck_host::CallerApprover(no),
+        )
+        .unwrap_err();
+    assert_eq!(err.kind, ToolErrorKind::Denied, "{err}");
+    assert!(
+        !marker.exists(),
+        "a script the application's callback declined ran"
+    );
+    host.call_with(
+        &snapshot,
+        "conv2",
+        "run_skill_script",
+        &call,
+        CallContext::default(),
+        &no,
+    )
+    .unwrap();
+    assert!(
+        marker.exists(),
+        "under never, a face's approver is not asked"
+    );
+}

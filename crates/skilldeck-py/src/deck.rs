@@ -145,6 +145,20 @@ impl skilldeck_host::Approver for PyApprover {
     }
 }
 
+/// Who answers approval requests for a call: the application's `approve`
+/// callback (asked even under `[exec] approval = "never"`), or nobody (a
+/// call that needs approval is refused and says why).
+fn approver(approve: Option<Py<PyAny>>) -> Box<dyn skilldeck_host::Approver> {
+    match approve {
+        Some(callback) => Box::new(skilldeck_host::CallerApprover(PyApprover { callback })),
+        None => Box::new(skilldeck_host::approval::NoApprover(
+            "no approve callback was given: pass approve= to create_tools (or to the call) \
+             to be asked"
+                .to_owned(),
+        )),
+    }
+}
+
 #[derive(Debug)]
 enum OpenError {
     Core(skilldeck::Error),
@@ -657,12 +671,14 @@ impl Deck {
     /// Calls one of the host's agent tools ([`Deck::tool_specs`]) with its
     /// JSON arguments for `conversation`: the text for the model. The
     /// host checks the arguments and words every answer and error.
+    #[pyo3(signature = (tool, arguments_json, conversation, approve = None))]
     fn call_host_tool(
         &self,
         py: Python<'_>,
         tool: &str,
         arguments_json: &str,
         conversation: &str,
+        approve: Option<Py<PyAny>>,
     ) -> PyResult<String> {
         let host = &self.host;
         py.detach(|| {
@@ -671,8 +687,15 @@ impl Deck {
             let mut context = exec::context();
             context.session_id = String::new();
             context.tool = tool.to_owned();
-            host.call(&snapshot, conversation, tool, &arguments, context)
-                .map(|called| called.text())
+            host.call_with(
+                &snapshot,
+                conversation,
+                tool,
+                &arguments,
+                context,
+                approver(approve).as_ref(),
+            )
+            .map(|called| called.text())
         })
         .map_err(|e| errors::tool(py, e))
     }
@@ -778,7 +801,8 @@ impl Deck {
     /// policy of skill scripts, the conversation's work folder (its files
     /// kept between calls), `skill`'s folder mounted read-only when named.
     /// Approval: the config's `[exec] approval`; with `approve` (a callable
-    /// `request -> bool`), `never` becomes `ask`. Files written under
+    /// `request -> bool`), `never` becomes `ask` (the host's
+    /// `CallerApprover`). Files written under
     /// `outputs/` come back in the result's `outputs`.
     #[pyo3(signature = (arguments_json, conversation, approve = None))]
     fn run_code(
@@ -789,33 +813,19 @@ impl Deck {
         approve: Option<Py<PyAny>>,
     ) -> PyResult<RunResult> {
         let (host, execution) = (&self.host, self.code_execution());
-        let configured = host.options().exec.approval;
         py.detach(|| {
             let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
             let mut context = exec::context();
             context.session_id = String::new();
             context.tool = skilldeck_host::RUN_CODE.to_owned();
-            let mode = match (&approve, configured) {
-                (Some(_), skilldeck::deck::ApprovalMode::Never) => {
-                    skilldeck::deck::ApprovalMode::Ask
-                }
-                (_, mode) => mode,
-            };
-            let approver: Box<dyn skilldeck_host::Approver> = match approve {
-                Some(callback) => Box::new(PyApprover { callback }),
-                None => Box::new(skilldeck_host::approval::NoApprover(
-                    "no approve callback was given".to_owned(),
-                )),
-            };
             host.run_code_with(
                 execution,
-                mode,
                 &snapshot,
                 conversation,
                 &arguments,
                 context,
-                approver.as_ref(),
+                approver(approve).as_ref(),
             )
         })
         .map(RunResult::from)

@@ -13,7 +13,7 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -256,6 +256,71 @@ def test_langchain_declared_tools_call_their_own_skill(deck: Deck) -> None:
         assert "was not run" in str(e) and "sandbox" in str(e).lower()
         return
     assert '"tool": "alpha"' in a and '"tool": "beta"' in b
+
+
+def test_langchain_declared_tools_ask_the_approve_callback_before_running(
+    skills_root: Path, tmp_path: Path
+) -> None:
+    """``create_tools(approve=...)`` asks before a declared skill tool runs,
+    as it does before ``run_code``: declined, the script never runs (the
+    model gets the refusal); accepted, it runs, and the decision is kept
+    for the conversation. Under ``[exec] approval = "ask"`` without a
+    callback the call is refused, never run silently."""
+    from langchain_core.tools import ToolException
+
+    from skilldeck.langchain import create_tools
+
+    make_skill(skills_root, "alpha")
+    deck = Deck.discover(roots=[skills_root], config=write_config(tmp_path / "s.toml"))
+    asked: List[Dict[str, Any]] = []
+
+    def decline(request: Dict[str, Any]) -> bool:
+        asked.append(request)
+        return False
+
+    tools = {
+        t.name: t
+        for t in create_tools(deck, conversation="ask-1", handle_errors=False, approve=decline)
+    }
+    tools["alpha"].invoke({"arguments": ""})
+    with pytest.raises(ToolException, match="declined") as e:
+        tools["alpha__lookup"].invoke({"word": "w"})
+    assert "RAN" not in str(e.value) and '"tool"' not in str(e.value)
+    assert [(r["tool"], r["skill"]) for r in asked] == [("alpha__lookup", "alpha")]
+    # Declined once: not asked again in this conversation, still refused.
+    with pytest.raises(ToolException, match="declined it earlier"):
+        tools["alpha__lookup"].invoke({"word": "w"})
+    assert len(asked) == 1
+
+    accepted: List[Dict[str, Any]] = []
+
+    def accept(request: Dict[str, Any]) -> bool:
+        accepted.append(request)
+        return True
+
+    tools = {
+        t.name: t
+        for t in create_tools(deck, conversation="ask-2", handle_errors=False, approve=accept)
+    }
+    tools["alpha"].invoke({"arguments": ""})
+    for _ in range(2):
+        try:
+            out = tools["alpha__lookup"].invoke({"word": "w"})
+        except ToolException as e:
+            assert "was not run" in str(e) and "sandbox" in str(e).lower()
+            break
+        assert '"tool": "alpha"' in out
+    assert len(accepted) == 1
+
+    # approval = "ask" and no callback: refused, saying how to be asked.
+    ask = Deck.discover(
+        roots=[skills_root],
+        config=write_config(tmp_path / "ask.toml", extra='approval = "ask"\n'),
+    )
+    tools = {t.name: t for t in create_tools(ask, conversation="ask-3", handle_errors=False)}
+    tools["alpha"].invoke({"arguments": ""})
+    with pytest.raises(ToolException, match="approve"):
+        tools["alpha__lookup"].invoke({"word": "w"})
 
 
 def test_langchain_declared_tools_need_exec_enabled_application_calls_do_not(skills_root: Path, tmp_path: Path) -> None:

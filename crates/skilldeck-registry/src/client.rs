@@ -26,7 +26,8 @@ use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
     LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, Resolved, SkillDetail,
-    SkillSummary, TokenCreated, TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
+    SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated, TokenInfo,
+    TokenRequest, VersionDetail, WireDiagnostic,
 };
 
 /// Longest wait for a connection to the registry.
@@ -544,11 +545,40 @@ impl Client {
     /// `GET /skills/{namespace}/{name}/versions/{version}` (`version` may
     /// be a label).
     pub fn version(&self, skill: &SkillRef, version: &str) -> Result<VersionDetail, ClientError> {
+        self.get(&Client::version_path(skill, version))
+    }
+
+    fn version_path(skill: &SkillRef, version: &str) -> String {
+        format!("{}/versions/{}", Client::skill_path(skill), encode(version))
+    }
+
+    /// `GET .../versions/{version}/test-run`: the tools and scripts a
+    /// test run of that version (or label) can run, and its policy.
+    pub fn test_run_targets(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+    ) -> Result<TestRunTargets, ClientError> {
         self.get(&format!(
-            "{}/versions/{}",
-            Client::skill_path(skill),
-            encode(version)
+            "{}/test-run",
+            Client::version_path(skill, version)
         ))
+    }
+
+    /// `POST .../versions/{version}/test-run`: runs one tool or script of
+    /// that version in the registry host's sandbox (admin, or publish
+    /// scope on the namespace) and returns how it ended.
+    pub fn test_run(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+        request: &TestRunRequest,
+    ) -> Result<TestRunResult, ClientError> {
+        self.with_body(
+            reqwest::Method::POST,
+            &format!("{}/test-run", Client::version_path(skill, version)),
+            request,
+        )
     }
 
     /// `GET .../versions/{version}/archive` of the version `detail`

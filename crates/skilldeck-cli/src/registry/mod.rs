@@ -6,6 +6,7 @@ pub mod agent;
 pub mod assign;
 pub mod gc;
 pub mod serve;
+pub mod test_run;
 pub mod test_runner;
 pub mod token;
 
@@ -46,6 +47,14 @@ pub enum RegistryCommand {
     /// expiry), list, revoke.
     #[command(subcommand)]
     Token(token::TokenCommand),
+    /// Run one tool or script of a published version in the registry
+    /// host's sandbox (its strict test-run policy), or list what can run.
+    #[command(
+        after_help = "Examples:\n  skilldeck registry test-run acme/pdf@1.2.0 --list --registry http://127.0.0.1:7878 --token-file admin-token\n  \
+                      skilldeck registry test-run acme/pdf@1.2.0 --tool extract --arguments '{\"page\": 1}'\n  \
+                      skilldeck registry test-run acme/pdf --script scripts/check.py -- --verbose"
+    )]
+    TestRun(test_run::Args),
 }
 
 /// Runs a registry subcommand.
@@ -57,6 +66,7 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
         RegistryCommand::Assign(args) => assign::run_assign(args),
         RegistryCommand::Unassign(args) => assign::run_unassign(args),
         RegistryCommand::Token(c) => token::run(c),
+        RegistryCommand::TestRun(args) => test_run::run(args),
     }
 }
 

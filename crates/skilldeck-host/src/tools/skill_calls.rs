@@ -191,7 +191,7 @@ impl Host {
         let result = self
             .execution()
             .map_or(Ok(()), |execution| {
-                let mode = execution.approvals().mode();
+                let mode = approver.mode(execution.approvals().mode());
                 self.check_approval(
                     execution,
                     mode,
@@ -342,13 +342,12 @@ impl Host {
 
     /// `run_code` as the model calls it, through `execution` (the host's,
     /// or an application's own service with `[exec] code` on: Python's
-    /// `Deck.run_code`), after the approval rule under `mode` (asking
-    /// `approver`): the one path every face takes.
-    #[allow(clippy::too_many_arguments)]
+    /// `Deck.run_code`), after the approval rule (asking `approver`, under
+    /// the mode it runs with: [`Approver::mode`]): the one path every face
+    /// takes.
     pub fn run_code_with(
         &self,
         execution: &crate::execution::Execution,
-        mode: ApprovalMode,
         snapshot: &Snapshot,
         conversation: &str,
         arguments: &Map<String, Value>,
@@ -358,6 +357,7 @@ impl Host {
         if context.session_id.is_empty() {
             context.session_id = conversation.to_owned();
         }
+        let mode = approver.mode(execution.approvals().mode());
         let result = self
             .check_approval(
                 execution,

@@ -552,13 +552,25 @@ class Deck:
             self._call_execution_tool, full_name, arguments, conversation
         )
 
-    def _call_host_tool(self, tool: str, arguments: Dict[str, Any], conversation: str) -> str:
-        return self._native.call_host_tool(tool, json.dumps(arguments), conversation)
+    def _call_host_tool(
+        self,
+        tool: str,
+        arguments: Dict[str, Any],
+        conversation: str,
+        approve: Optional[ApproveCallback] = None,
+    ) -> str:
+        return self._native.call_host_tool(tool, json.dumps(arguments), conversation, approve)
 
     async def _acall_host_tool(
-        self, tool: str, arguments: Dict[str, Any], conversation: str
+        self,
+        tool: str,
+        arguments: Dict[str, Any],
+        conversation: str,
+        approve: Optional[ApproveCallback] = None,
     ) -> str:
-        return await asyncio.to_thread(self._call_host_tool, tool, arguments, conversation)
+        return await asyncio.to_thread(
+            self._call_host_tool, tool, arguments, conversation, approve
+        )
 
 
 def _skill_tool(t: _native.SkillToolInfo) -> SkillTool:

@@ -164,17 +164,21 @@ def _skill_tool(
 
 
 def _host_tool(
-    deck: Deck, spec_name: str, conversation: _Conversation, handle_errors: bool
+    deck: Deck,
+    spec_name: str,
+    conversation: _Conversation,
+    approve: Optional[ApproveCallback],
+    handle_errors: bool,
 ) -> StructuredTool:
     spec = next(s for s in deck.tool_specs() if s.name == spec_name)
 
     def run(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-        return _guard(lambda: deck._call_host_tool(spec_name, kwargs, conv))
+        return _guard(lambda: deck._call_host_tool(spec_name, kwargs, conv, approve))
 
     async def arun(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-        return await _aguard(lambda: deck._acall_host_tool(spec_name, kwargs, conv))
+        return await _aguard(lambda: deck._acall_host_tool(spec_name, kwargs, conv, approve))
 
     schema: Dict[str, Any] = dict(spec.input_schema)
     return StructuredTool.from_function(
@@ -189,19 +193,24 @@ def _host_tool(
 
 
 def _declared_tool(
-    deck: Deck, spec: SkillTool, conversation: _Conversation, handle_errors: bool
+    deck: Deck,
+    spec: SkillTool,
+    conversation: _Conversation,
+    approve: Optional[ApproveCallback],
+    handle_errors: bool,
 ) -> StructuredTool:
     # `full_name` bound here, per tool (the closure-capture trap again).
     full_name = spec.full_name
 
-    # One entry for every declared tool, script or handler: the host's.
+    # One entry for every declared tool, script or handler: the host's,
+    # under the same approval rule as run_code (asking `approve`).
     def run(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-        return _guard(lambda: deck._call_host_tool(full_name, kwargs, conv))
+        return _guard(lambda: deck._call_host_tool(full_name, kwargs, conv, approve))
 
     async def arun(*, config: RunnableConfig, **kwargs: Any) -> str:
         conv = conversation.of(config)
-        return await _aguard(lambda: deck._acall_host_tool(full_name, kwargs, conv))
+        return await _aguard(lambda: deck._acall_host_tool(full_name, kwargs, conv, approve))
 
     return StructuredTool.from_function(
         func=run,
@@ -274,8 +283,10 @@ def create_tools(
     one work folder per thread; ``outputs/`` files as the tool message's
     artifact), when an interpreter is installed. ``approve`` (a callable
     taking the request dict, returning ``True``, ``False`` or ``None``)
-    is asked before a call the active skills' ``allowed-tools`` do not
-    pre-approve (``[exec] approval``: ``never`` becomes ``ask`` with it).
+    is asked before a declared skill tool or ``run_code`` call that the
+    active skills' ``allowed-tools`` do not pre-approve (``[exec]
+    approval``: ``never`` becomes ``ask`` with it; without it, ``ask``
+    refuses such calls and says so).
     ``handle_errors=True`` (the default): a failure reaches the model as
     an error ``ToolMessage``; ``False``: it is raised as ``ToolException``."""
     conv = _Conversation(conversation)
@@ -296,13 +307,16 @@ def create_tools(
         activate = specs.get(ACTIVATE_TOOL)
         if activate is not None and SEARCH_TOOL in activate.description:
             wanted.append(SEARCH_TOOL)
-        tools = [_host_tool(deck, n, conv, handle_errors) for n in wanted if n in specs]
+        tools = [
+            _host_tool(deck, n, conv, approve, handle_errors) for n in wanted if n in specs
+        ]
     else:
         raise ValueError(f"unknown style {style!r} (expected 'per-skill' or 'activate')")
     # The declared tools this deck can run: script tools with [exec] on,
     # host-implemented tools with a handler (the host's rule).
     tools.extend(
-        _declared_tool(deck, t, conv, handle_errors) for t in deck.offerable_skill_tools()
+        _declared_tool(deck, t, conv, approve, handle_errors)
+        for t in deck.offerable_skill_tools()
     )
     if code and deck.code_languages:
         tools.append(_code_tool(deck, conv, approve, handle_errors))
