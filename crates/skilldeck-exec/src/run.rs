@@ -84,7 +84,8 @@ pub struct Outcome {
     #[serde(flatten)]
     pub tree: TreeUsage,
     /// Every refusal observed inside the run: denied system calls by
-    /// class, connections the proxy blocked, caps hit.
+    /// class, connections the proxy blocked, writes outside the allowed
+    /// paths, caps hit.
     pub refusals: Refusals,
 }
 
