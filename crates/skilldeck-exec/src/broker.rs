@@ -235,7 +235,9 @@ fn supervise(
         let nr = i64::from(req.data.nr);
         let error = if is_write_call(nr) {
             let verdict = match judge.as_mut() {
-                Some(j) => j.judge(req.pid, nr, req.data.args, || notification_valid(notify, req.id)),
+                Some(j) => j.judge(req.pid, nr, req.data.args, || {
+                    notification_valid(notify, req.id)
+                }),
                 None => Verdict::Continue,
             };
             match verdict {

@@ -44,9 +44,9 @@ mod spawn;
 mod sys;
 #[cfg(target_os = "linux")]
 mod tmpfs;
+mod workdir;
 #[cfg(target_os = "linux")]
 mod writes;
-mod workdir;
 
 pub use backend::plan::Layer;
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
@@ -65,8 +65,8 @@ pub use proxy::{
     address_refusal,
 };
 pub use refusals::{
-    BlockedConnection, CapsHit, MAX_RECORDED_CONNECTIONS, MAX_RECORDED_PATH_CHARS, MAX_RECORDED_WRITES,
-    RefusedWrite, Refusals,
+    BlockedConnection, CapsHit, MAX_RECORDED_CONNECTIONS, MAX_RECORDED_PATH_CHARS,
+    MAX_RECORDED_WRITES, Refusals, RefusedWrite,
 };
 pub use request::{CallContext, Input, Request};
 pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};

@@ -139,6 +139,14 @@ impl Refusals {
             .saturating_add(caps)
     }
 
+    /// The refusals of what the script attempted (each denied call, each
+    /// blocked connection, each write outside), the caps aside.
+    pub fn attempts_refused(&self) -> u64 {
+        self.syscalls_denied()
+            .saturating_add(self.connections_blocked)
+            .saturating_add(self.writes_outside)
+    }
+
     /// Denied system calls in all.
     pub fn syscalls_denied(&self) -> u64 {
         self.syscalls.values().sum()
@@ -337,8 +345,10 @@ mod tests {
             r.summary(),
             "refused: 3 system calls (namespace 2, ptrace 1); 2 connections (evil.example:443); caps: timeout"
         );
+        assert_eq!(r.attempts_refused(), 5);
         r.write_outside("/etc/passwd", "openat");
         assert_eq!(r.total(), 7);
+        assert_eq!(r.attempts_refused(), 6);
         assert_eq!(
             r.summary(),
             "refused: 3 system calls (namespace 2, ptrace 1); 2 connections (evil.example:443); 1 write outside (/etc/passwd); caps: timeout"

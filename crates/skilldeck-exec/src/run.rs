@@ -410,6 +410,21 @@ fn record_refusals(request: &Request<'_>, tool: &str, refusals: &Refusals) {
             "refusal"
         );
     }
+    for w in &refusals.writes {
+        tracing::info!(
+            skilldeck.refusal.kind = "write",
+            skilldeck.refusal.class = w.call,
+            file.path = %w.path,
+            "refusal"
+        );
+    }
+    if refusals.writes_outside > u64::try_from(refusals.writes.len()).unwrap_or(u64::MAX) {
+        tracing::info!(
+            skilldeck.refusal.kind = "write",
+            skilldeck.refusal.count = refusals.writes_outside,
+            "refusal"
+        );
+    }
     for cap in refusals.caps.names() {
         tracing::info!(
             skilldeck.refusal.kind = "cap",

@@ -224,10 +224,7 @@ enum Call {
         how: Option<u64>,
     },
     /// `mkdir`, `mknod`, `symlink`: a new object of `right` in a folder.
-    Make {
-        path: PathArg,
-        right: AccessFs,
-    },
+    Make { path: PathArg, right: AccessFs },
     /// `unlink`, `rmdir`, `unlinkat`.
     Remove { path: PathArg, dir: bool },
     /// `rename*` and `link*`.
@@ -289,7 +286,9 @@ fn decode(nr: i64, a: [u64; 6]) -> Option<Call> {
             }),
             libc::SYS_creat => Some(Call::Open {
                 path: cwd(a[0]),
-                flags: (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC).unsigned_abs().into(),
+                flags: (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC)
+                    .unsigned_abs()
+                    .into(),
                 how: None,
             }),
             libc::SYS_mkdir => Some(Call::Make {
@@ -495,7 +494,11 @@ fn split(path: &[u8]) -> Option<(&[u8], &[u8])> {
     if name.is_empty() || name == b"." || name == b".." {
         return None;
     }
-    let dir = if slash == 0 { &path[..1] } else { &path[..slash] };
+    let dir = if slash == 0 {
+        &path[..1]
+    } else {
+        &path[..slash]
+    };
     Some((dir, name))
 }
 
@@ -729,9 +732,7 @@ impl Judge {
                     Located::Existing { .. } => None,
                     Located::New { parent, name } => {
                         let have = self.rights_in(&parent)?;
-                        self.refuse_unless(have, right.into(), &parent, || {
-                            joined(&parent, &name)
-                        })
+                        self.refuse_unless(have, right.into(), &parent, || joined(&parent, &name))
                     }
                 }
             }
@@ -746,9 +747,7 @@ impl Judge {
                             return None;
                         }
                         let have = self.rights_in(&parent)?;
-                        self.refuse_unless(have, remove_right(k).into(), &parent, || {
-                            shown(&object)
-                        })
+                        self.refuse_unless(have, remove_right(k).into(), &parent, || shown(&object))
                     }
                 }
             }
@@ -801,7 +800,13 @@ impl Judge {
         })
     }
 
-    fn open(&self, caller: &Caller, path: PathArg, flags: u64, how: Option<u64>) -> Option<Verdict> {
+    fn open(
+        &self,
+        caller: &Caller,
+        path: PathArg,
+        flags: u64,
+        how: Option<u64>,
+    ) -> Option<Verdict> {
         let flags = match how {
             // `struct open_how` starts with the 64-bit flags.
             Some(addr) => {
@@ -810,7 +815,8 @@ impl Judge {
             }
             None => flags,
         };
-        let has = |f: libc::c_int| flags & u64::from(f.unsigned_abs()) == u64::from(f.unsigned_abs());
+        let has =
+            |f: libc::c_int| flags & u64::from(f.unsigned_abs()) == u64::from(f.unsigned_abs());
         let mode = flags & u64::from(libc::O_ACCMODE.unsigned_abs());
         let write = mode == u64::from(libc::O_WRONLY.unsigned_abs())
             || mode == u64::from(libc::O_RDWR.unsigned_abs());
