@@ -12,13 +12,22 @@
 //!   filter itself (without a listener), so its refusals are enforced but
 //!   not counted (`syscalls_observed` says so);
 //! - blocked connections: the proxy of a host-list grant (host, port, why);
+//! - writes outside the allowed paths (native profile): the same notifying
+//!   filter hands the parent every call that may write to the file system;
+//!   the parent resolves its path in the sandbox and checks it against the
+//!   rules the run's Landlock ruleset is built from (`crate::writes`). A
+//!   write outside is counted with its resolved path and failed as
+//!   Landlock fails it (`EACCES`, or `EROFS` on the read-only skill mount);
+//!   anything else goes on to Landlock, which stays the enforcement (a
+//!   script racing the check can spoil the count, never write). Under
+//!   bwrap the paths do not exist or are read-only mounts: refused, not
+//!   counted (`writes_observed` says so);
 //! - caps: timeout, output truncated, memory and process caps (the run's
 //!   cgroup), the file-size limit (the script killed by `SIGXFSZ`), the
 //!   work directory's quota (full at the end of the run).
 //!
-//! Not observed: writes outside the allowed paths (Landlock refuses them
-//! with `EACCES` and reports them only to the kernel's audit log; under
-//! bwrap the paths do not exist or are read-only mounts).
+//! Not counted: the shells' probe of a controlling terminal (`/dev/tty`,
+//! refused by Landlock; the sandbox has none: `crate::writes`).
 
 use std::collections::BTreeMap;
 

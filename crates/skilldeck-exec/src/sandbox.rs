@@ -257,15 +257,16 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
     Ok(created)
 }
 
+/// One filesystem rule: the path, its metadata, the rights granted.
+type FsRule<'a> = (&'a Path, std::fs::Metadata, BitFlags<AccessFs>);
+
 /// The filesystem rules of the Landlock ruleset for `access`: each path
 /// that exists (following symlinks, as Landlock opens it), its metadata
 /// and the rights granted beneath it (on the file itself for a file).
 /// Missing system paths are skipped, a missing granted path refused.
 /// [`landlock_ruleset`] enforces these rules and [`write_rules`] counts
 /// what they refuse: one list for both.
-fn fs_rules<'a>(
-    access: &FsAccess<'a>,
-) -> Result<Vec<(&'a Path, std::fs::Metadata, BitFlags<AccessFs>)>, ExecError> {
+fn fs_rules<'a>(access: &FsAccess<'a>) -> Result<Vec<FsRule<'a>>, ExecError> {
     let read_dir = AccessFs::from_read(LANDLOCK_ABI);
     let file_only = AccessFs::from_file(LANDLOCK_ABI);
     let all = AccessFs::from_all(LANDLOCK_ABI);
