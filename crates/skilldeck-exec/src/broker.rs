@@ -235,9 +235,19 @@ fn supervise(
         let nr = i64::from(req.data.nr);
         let error = if is_write_call(nr) {
             let verdict = match judge.as_mut() {
-                Some(j) => j.judge(req.pid, nr, req.data.args, || {
-                    notification_valid(notify, req.id)
-                }),
+                Some(j) => {
+                    let v = j.judge(req.pid, nr, req.data.args, || {
+                        notification_valid(notify, req.id)
+                    });
+                    if j.blind() {
+                        // Counting failed for a live caller: say so.
+                        refusals
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .writes_observed = false;
+                    }
+                    v
+                }
                 None => Verdict::Continue,
             };
             match verdict {

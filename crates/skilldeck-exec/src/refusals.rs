@@ -124,7 +124,8 @@ pub struct Refusals {
     pub writes: Vec<RefusedWrite>,
     /// Whether writes outside were observed at all for this run (profile
     /// native; false: enforced but not counted, as under bwrap, whose
-    /// mounts refuse them).
+    /// mounts refuse them, or where this kernel kept skilldeck from
+    /// reading a caller's memory).
     pub writes_observed: bool,
     /// Caps hit.
     pub caps: CapsHit,

@@ -73,6 +73,10 @@ const MAX_SYMLINKS: usize = 40;
 /// Most folders walked up from a path to the root looking for rules.
 const MAX_DEPTH: usize = 4096;
 
+/// Most folders whose rights a run's judge remembers (then it forgets
+/// them all and starts again).
+const MAX_CACHED_FOLDERS: usize = 4096;
+
 /// The write-intent calls the notifying program hands to the parent:
 /// `(number, Some(argument))` for an open whose flags are that argument
 /// (matched only with one of [`OPEN_WRITE_FLAGS`]), `(number, None)` for
@@ -638,19 +642,52 @@ fn shown(object: &OwnedFd) -> String {
 /// Judges a run's write-intent calls against its [`WriteRules`].
 pub(crate) struct Judge {
     rules: WriteRules,
+    blind: bool,
+    /// The rights found for folders already walked, by identity: a
+    /// folder moves into or out of a writable tree only by a rename that
+    /// tree's rules allow, so its rights hold for the run (and a stale
+    /// entry could only spoil the count, never a refusal: see the module
+    /// doc).
+    folders: std::collections::HashMap<(u64, u64), BitFlags<AccessFs>>,
 }
 
 impl Judge {
     pub(crate) fn new(rules: WriteRules) -> Judge {
-        Judge { rules }
+        Judge {
+            rules,
+            blind: false,
+            folders: std::collections::HashMap::new(),
+        }
+    }
+
+    /// True once a live caller's memory or root could not be opened (a
+    /// kernel or a security module forbidding it): its writes outside
+    /// were refused by Landlock but not counted, so the run must not
+    /// claim they were observed.
+    pub(crate) fn blind(&self) -> bool {
+        self.blind
     }
 
     /// The rights Landlock grants on the folder `dir` (and so on what is
     /// made or removed in it): those of every rule met walking up from it
     /// to the root, through mount points, as Landlock walks.
-    fn rights_in(&self, dir: &OwnedFd) -> Option<BitFlags<AccessFs>> {
+    fn rights_in(&mut self, dir: &OwnedFd) -> Option<BitFlags<AccessFs>> {
+        let start = identity(dir)?;
+        if let Some(rights) = self.folders.get(&start) {
+            return Some(*rights);
+        }
+        let rights = self.walk_up(dir, start)?;
+        if self.folders.len() >= MAX_CACHED_FOLDERS {
+            self.folders.clear();
+        }
+        self.folders.insert(start, rights);
+        Some(rights)
+    }
+
+    /// The walk of [`Judge::rights_in`] from `dir` (identity `start`).
+    fn walk_up(&self, dir: &OwnedFd, start: (u64, u64)) -> Option<BitFlags<AccessFs>> {
         let mut acc = BitFlags::empty();
-        let mut here = identity(dir)?;
+        let mut here = start;
         let mut owned: Option<OwnedFd> = None;
         for _ in 0..MAX_DEPTH {
             acc |= self.rules.on(here.0, here.1);
@@ -674,7 +711,7 @@ impl Judge {
 
     /// The rights on the existing `object` in `parent`: its own rule's and
     /// its folders'.
-    fn rights_on(&self, object: &OwnedFd, parent: &OwnedFd) -> Option<BitFlags<AccessFs>> {
+    fn rights_on(&mut self, object: &OwnedFd, parent: &OwnedFd) -> Option<BitFlags<AccessFs>> {
         let (dev, ino) = identity(object)?;
         Some(self.rules.on(dev, ino) | self.rights_in(parent)?)
     }
@@ -688,7 +725,11 @@ impl Judge {
                 .ok()
                 .and_then(|fd| identity(&fd))
             {
-                Some((dev, ino)) => self.rules.rules.push(Rule { dev, ino, access }),
+                Some((dev, ino)) => {
+                    self.rules.rules.push(Rule { dev, ino, access });
+                    // Rights found before this rule existed are stale.
+                    self.folders.clear();
+                }
                 None => self.rules.deferred.push((path, access)),
             }
         }
@@ -708,6 +749,9 @@ impl Judge {
             return Verdict::Continue;
         };
         let Some(caller) = Caller::open(pid) else {
+            if valid() {
+                self.blind = true;
+            }
             return Verdict::Continue;
         };
         if !self.rules.deferred.is_empty() {
@@ -722,7 +766,7 @@ impl Judge {
         verdict.unwrap_or(Verdict::Continue)
     }
 
-    fn judge_call(&self, caller: &Caller, call: Call) -> Option<Verdict> {
+    fn judge_call(&mut self, caller: &Caller, call: Call) -> Option<Verdict> {
         match call {
             Call::Open { path, flags, how } => self.open(caller, path, flags, how),
             Call::Make { path, right } => {
@@ -801,7 +845,7 @@ impl Judge {
     }
 
     fn open(
-        &self,
+        &mut self,
         caller: &Caller,
         path: PathArg,
         flags: u64,
@@ -875,7 +919,7 @@ impl Judge {
 
     #[allow(clippy::too_many_arguments)]
     fn moved(
-        &self,
+        &mut self,
         caller: &Caller,
         old: PathArg,
         new: PathArg,
