@@ -49,6 +49,17 @@ elif what == "symlink":
     attempt(lambda: open("link", "w").close())
     os.symlink(os.path.join(outside, "victim.txt"), "link2")
     attempt(lambda: open("link2", "a").close())
+elif what == "openat2":
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    # struct open_how { u64 flags, mode, resolve }: O_WRONLY|O_CREAT, 0644.
+    how = (ctypes.c_uint64 * 3)(os.O_WRONLY | os.O_CREAT, 0o644, 0)
+    def openat2():
+        fd = libc.syscall(437, -100, os.path.join(outside, "o2.txt").encode(), ctypes.byref(how), 24)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "openat2")
+        os.close(fd)
+    attempt(openat2)
 elif what == "remove":
     attempt(lambda: os.unlink(os.path.join(outside, "victim.txt")))
     attempt(lambda: os.truncate(os.path.join(outside, "victim.txt"), 0))
@@ -290,6 +301,17 @@ fn removing_or_truncating_a_file_outside_is_refused_and_counted() {
     // `unlink` or `unlinkat`, as the architecture's libc calls it.
     assert!(calls[0].starts_with("unlink"), "{calls:?}");
     assert_eq!(calls[1], "truncate");
+}
+
+#[test]
+fn openat2_whose_flags_are_in_memory_is_refused_and_counted() {
+    let Some(policy) = native() else { return };
+    let f = skill_fixture();
+    let (_keep, dir) = outside();
+    let o = attack(&f, &policy, "openat2", &dir);
+    assert!(!dir.join("o2.txt").exists());
+    assert_counted(&o, &["EACCES"], &[dir.join("o2.txt").display().to_string()]);
+    assert_eq!(o.refusals.writes[0].call, "openat2");
 }
 
 #[test]
