@@ -14,6 +14,7 @@ use rustix::event::{PollFd, PollFlags};
 use crate::proxy::{self, ProxyRules};
 use crate::refusals::{Refusals, syscall_class};
 use crate::sandbox::{CHANNEL_TAG_NOTIFY, CHANNEL_TAG_PROXY};
+use crate::writes::{Judge, Verdict, WriteRules, call_name, is_write_call};
 
 /// A connected `SOCK_SEQPACKET` pair, close-on-exec: `(parent, child)`.
 pub(crate) fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -115,14 +116,19 @@ pub(crate) struct Broker {
 
 impl Broker {
     /// Starts serving `channel` (the parent's end); `rules`: the proxy's,
-    /// with a host-list grant.
-    pub(crate) fn start(channel: OwnedFd, rules: Option<ProxyRules>) -> io::Result<Broker> {
+    /// with a host-list grant; `writes`: what the run may write, when its
+    /// write-intent calls come with the seccomp notifications (native).
+    pub(crate) fn start(
+        channel: OwnedFd,
+        rules: Option<ProxyRules>,
+        writes: Option<WriteRules>,
+    ) -> io::Result<Broker> {
         let (stop_read, stop_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
         let refusals = Arc::new(Mutex::new(Refusals::default()));
         let shared = refusals.clone();
         let thread = std::thread::Builder::new()
             .name("skilldeck-exec-broker".to_owned())
-            .spawn(move || broker(&channel, &stop_read, rules, &shared))?;
+            .spawn(move || broker(&channel, &stop_read, rules, writes, &shared))?;
         Ok(Broker {
             stop: Some(stop_write),
             thread: Some(thread),
@@ -157,9 +163,11 @@ fn broker(
     channel: &OwnedFd,
     stop: &OwnedFd,
     rules: Option<ProxyRules>,
+    writes: Option<WriteRules>,
     refusals: &Arc<Mutex<Refusals>>,
 ) {
     let mut rules = rules;
+    let mut writes = writes;
     std::thread::scope(|scope| {
         while wait_readable(channel, stop) {
             match recv_fd(channel) {
@@ -170,12 +178,14 @@ fn broker(
                     }
                 }
                 Ok(Some((CHANNEL_TAG_NOTIFY, Some(notify)))) => {
-                    refusals
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .syscalls_observed = true;
+                    let judge = writes.take().map(Judge::new);
+                    {
+                        let mut r = refusals.lock().unwrap_or_else(|e| e.into_inner());
+                        r.syscalls_observed = true;
+                        r.writes_observed = judge.is_some();
+                    }
                     let refusals = refusals.clone();
-                    scope.spawn(move || supervise(&notify, stop, &refusals));
+                    scope.spawn(move || supervise(&notify, stop, judge, &refusals));
                 }
                 Ok(Some(_)) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -188,10 +198,17 @@ fn broker(
     });
 }
 
-/// Answers the run's seccomp notifications: each is a refused system
-/// call, counted by class and answered `EPERM`, as the filter did
-/// before it notified.
-fn supervise(notify: &OwnedFd, stop: &OwnedFd, refusals: &Mutex<Refusals>) {
+/// Answers the run's seccomp notifications: a write-intent call is
+/// judged (`crate::writes`): a write outside the allowed paths is counted
+/// and failed as Landlock would fail it, anything else goes on to
+/// Landlock; any other notification is a refused system call, counted by
+/// class and answered `EPERM`, as the filter did before it notified.
+fn supervise(
+    notify: &OwnedFd,
+    stop: &OwnedFd,
+    mut judge: Option<Judge>,
+    refusals: &Mutex<Refusals>,
+) {
     // Readable: a notification waits. Hung up without one: no process of
     // the run is left under the filter.
     while wait_events(notify, stop).is_some_and(|e| e.contains(PollFlags::IN)) {
@@ -215,18 +232,60 @@ fn supervise(notify: &OwnedFd, stop: &OwnedFd, refusals: &Mutex<Refusals>) {
                 _ => return,
             }
         }
-        let class = syscall_class(i64::from(req.data.nr), req.data.args[0], req.data.args[1]);
-        // Counted before the answer: once the script sees its EPERM, the
-        // count holds it.
-        refusals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .syscall(class);
-        let resp = libc::seccomp_notif_resp {
-            id: req.id,
-            val: 0,
-            error: -libc::EPERM,
-            flags: 0,
+        let nr = i64::from(req.data.nr);
+        let error = if is_write_call(nr) {
+            let verdict = match judge.as_mut() {
+                Some(j) => {
+                    let v = j.judge(req.pid, nr, req.data.args, || {
+                        notification_valid(notify, req.id)
+                    });
+                    if j.blind() {
+                        // Counting failed for a live caller: say so.
+                        refusals
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .writes_observed = false;
+                    }
+                    v
+                }
+                None => Verdict::Continue,
+            };
+            match verdict {
+                Verdict::Continue => None,
+                Verdict::Refuse { path, errno } => {
+                    // Counted before the answer, as below.
+                    refusals
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .write_outside(&path, call_name(nr));
+                    Some(errno)
+                }
+            }
+        } else {
+            let class = syscall_class(nr, req.data.args[0], req.data.args[1]);
+            // Counted before the answer: once the script sees its EPERM,
+            // the count holds it.
+            refusals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .syscall(class);
+            Some(libc::EPERM)
+        };
+        let resp = match error {
+            Some(errno) => libc::seccomp_notif_resp {
+                id: req.id,
+                val: 0,
+                error: -errno,
+                flags: 0,
+            },
+            // The call goes on as if never notified: Landlock and the
+            // rest of the kernel decide.
+            None => libc::seccomp_notif_resp {
+                id: req.id,
+                val: 0,
+                error: 0,
+                flags: u32::try_from(libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE).unwrap_or(1),
+            },
         };
         // SAFETY: the ioctl reads one `seccomp_notif_resp`; ENOENT (the
         // caller is gone) needs no answer.
@@ -239,4 +298,19 @@ fn supervise(notify: &OwnedFd, stop: &OwnedFd, refusals: &Mutex<Refusals>) {
             );
         }
     }
+}
+
+/// True while notification `id` still stands (its caller alive, blocked
+/// in the call): what was read of its `/proc` files was that process's.
+fn notification_valid(notify: &OwnedFd, id: u64) -> bool {
+    // SAFETY: the ioctl reads one `u64`, alive for the call.
+    #[allow(unsafe_code)]
+    let rc = unsafe {
+        libc::ioctl(
+            notify.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &raw const id,
+        )
+    };
+    rc == 0
 }

@@ -45,6 +45,8 @@ mod sys;
 #[cfg(target_os = "linux")]
 mod tmpfs;
 mod workdir;
+#[cfg(target_os = "linux")]
+mod writes;
 
 pub use backend::plan::Layer;
 pub use cgroup::{TreeLimitsKind, TreeLimitsState, TreeUsage, tree_limits_state};
@@ -62,7 +64,10 @@ pub use proxy::{
     METADATA_ADDRESSES, PROXY_CONNECT_TIMEOUT, PROXY_IDLE_TIMEOUT, REQUEST_HEAD_TIMEOUT, Resolver,
     address_refusal,
 };
-pub use refusals::{BlockedConnection, CapsHit, MAX_RECORDED_CONNECTIONS, Refusals};
+pub use refusals::{
+    BlockedConnection, CapsHit, MAX_RECORDED_CONNECTIONS, MAX_RECORDED_PATH_CHARS,
+    MAX_RECORDED_WRITES, Refusals, RefusedWrite,
+};
 pub use request::{CallContext, Input, Request};
 pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};
 pub use skilldeck::deck::{HostPattern, IpRange, NetworkGrant};

@@ -12,13 +12,22 @@
 //!   filter itself (without a listener), so its refusals are enforced but
 //!   not counted (`syscalls_observed` says so);
 //! - blocked connections: the proxy of a host-list grant (host, port, why);
+//! - writes outside the allowed paths (native profile): the same notifying
+//!   filter hands the parent every call that may write to the file system;
+//!   the parent resolves its path in the sandbox and checks it against the
+//!   rules the run's Landlock ruleset is built from (`crate::writes`). A
+//!   write outside is counted with its resolved path and failed as
+//!   Landlock fails it (`EACCES`, or `EROFS` on the read-only skill mount);
+//!   anything else goes on to Landlock, which stays the enforcement (a
+//!   script racing the check can spoil the count, never write). Under
+//!   bwrap the paths do not exist or are read-only mounts: refused, not
+//!   counted (`writes_observed` says so);
 //! - caps: timeout, output truncated, memory and process caps (the run's
 //!   cgroup), the file-size limit (the script killed by `SIGXFSZ`), the
 //!   work directory's quota (full at the end of the run).
 //!
-//! Not observed: writes outside the allowed paths (Landlock refuses them
-//! with `EACCES` and reports them only to the kernel's audit log; under
-//! bwrap the paths do not exist or are read-only mounts).
+//! Not counted: the shells' probe of a controlling terminal (`/dev/tty`,
+//! refused by Landlock; the sandbox has none: `crate::writes`).
 
 use std::collections::BTreeMap;
 
@@ -27,6 +36,25 @@ use serde::Serialize;
 /// Most blocked connections kept with their details per run; the count
 /// goes on past it.
 pub const MAX_RECORDED_CONNECTIONS: usize = 32;
+
+/// Most refused writes kept with their paths per run; the count goes on
+/// past it.
+pub const MAX_RECORDED_WRITES: usize = 32;
+
+/// Longest path kept for one refused write (characters; a longer one is
+/// cut).
+pub const MAX_RECORDED_PATH_CHARS: usize = 1024;
+
+/// One write outside the allowed paths that the sandbox refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RefusedWrite {
+    /// Where the write would have landed, as the script's mount namespace
+    /// names it, symlinks and relative paths resolved (for a new file:
+    /// its folder and its name).
+    pub path: String,
+    /// The system call (`openat`, `mkdir`, `renameat2`, …).
+    pub call: &'static str,
+}
 
 /// One connection the proxy refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -88,6 +116,17 @@ pub struct Refusals {
     pub connections_blocked: u64,
     /// The first [`MAX_RECORDED_CONNECTIONS`] of them.
     pub connections: Vec<BlockedConnection>,
+    /// Writes outside the allowed paths refused (in all): a file
+    /// created, opened for writing or truncated, a folder made, anything
+    /// removed, renamed or linked where the run may not write.
+    pub writes_outside: u64,
+    /// The first [`MAX_RECORDED_WRITES`] of them.
+    pub writes: Vec<RefusedWrite>,
+    /// Whether writes outside were observed at all for this run (profile
+    /// native; false: enforced but not counted, as under bwrap, whose
+    /// mounts refuse them, or where this kernel kept skilldeck from
+    /// reading a caller's memory).
+    pub writes_observed: bool,
     /// Caps hit.
     pub caps: CapsHit,
 }
@@ -99,14 +138,23 @@ impl Refusals {
     }
 
     /// The number of refusals (each denied call, each blocked connection,
-    /// each cap hit).
+    /// each write outside, each cap hit).
     pub fn total(&self) -> u64 {
         let caps = u64::try_from(self.caps.names().len()).unwrap_or(u64::MAX);
         self.syscalls
             .values()
             .sum::<u64>()
             .saturating_add(self.connections_blocked)
+            .saturating_add(self.writes_outside)
             .saturating_add(caps)
+    }
+
+    /// The refusals of what the script attempted (each denied call, each
+    /// blocked connection, each write outside), the caps aside.
+    pub fn attempts_refused(&self) -> u64 {
+        self.syscalls_denied()
+            .saturating_add(self.connections_blocked)
+            .saturating_add(self.writes_outside)
     }
 
     /// Denied system calls in all.
@@ -132,9 +180,21 @@ impl Refusals {
         }
     }
 
+    /// Counts one write outside the allowed paths, refused by `call`.
+    pub(crate) fn write_outside(&mut self, path: &str, call: &'static str) {
+        self.writes_outside = self.writes_outside.saturating_add(1);
+        if self.writes.len() < MAX_RECORDED_WRITES {
+            self.writes.push(RefusedWrite {
+                path: path.chars().take(MAX_RECORDED_PATH_CHARS).collect(),
+                call,
+            });
+        }
+    }
+
     /// One line for the model and the log: `refused: 3 system calls
-    /// (namespace 2, ptrace 1); 1 connection (evil.example:443); caps:
-    /// timeout`. Empty when nothing was refused.
+    /// (namespace 2, ptrace 1); 1 connection (evil.example:443); 1 write
+    /// outside (/etc/passwd); caps: timeout`. Empty when nothing was
+    /// refused.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
         if !self.syscalls.is_empty() {
@@ -167,6 +227,20 @@ impl Refusals {
                     "s"
                 },
                 hosts.join(", ")
+            ));
+        }
+        if self.writes_outside > 0 {
+            let mut paths: Vec<&str> = Vec::new();
+            for w in &self.writes {
+                if !paths.contains(&w.path.as_str()) {
+                    paths.push(&w.path);
+                }
+            }
+            parts.push(format!(
+                "{} write{} outside ({})",
+                self.writes_outside,
+                if self.writes_outside == 1 { "" } else { "s" },
+                paths.join(", ")
             ));
         }
         let caps = self.caps.names();
@@ -281,6 +355,27 @@ mod tests {
             r.summary(),
             "refused: 3 system calls (namespace 2, ptrace 1); 2 connections (evil.example:443); caps: timeout"
         );
+        assert_eq!(r.attempts_refused(), 5);
+        r.write_outside("/etc/passwd", "openat");
+        assert_eq!(r.total(), 7);
+        assert_eq!(r.attempts_refused(), 6);
+        assert_eq!(
+            r.summary(),
+            "refused: 3 system calls (namespace 2, ptrace 1); 2 connections (evil.example:443); 1 write outside (/etc/passwd); caps: timeout"
+        );
+        r.write_outside("/etc/passwd", "truncate");
+        r.write_outside("/home/x", "mkdir");
+        assert!(
+            r.summary()
+                .contains("; 3 writes outside (/etc/passwd, /home/x);"),
+            "{}",
+            r.summary()
+        );
+        for _ in 0..100 {
+            r.write_outside("/x", "openat");
+        }
+        assert_eq!(r.writes.len(), MAX_RECORDED_WRITES);
+        assert_eq!(r.writes_outside, 103);
         for _ in 0..100 {
             r.connection("x", 1, "limit");
         }

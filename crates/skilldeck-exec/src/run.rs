@@ -84,7 +84,8 @@ pub struct Outcome {
     #[serde(flatten)]
     pub tree: TreeUsage,
     /// Every refusal observed inside the run: denied system calls by
-    /// class, connections the proxy blocked, caps hit.
+    /// class, connections the proxy blocked, writes outside the allowed
+    /// paths, caps hit.
     pub refusals: Refusals,
 }
 
@@ -406,6 +407,21 @@ fn record_refusals(request: &Request<'_>, tool: &str, refusals: &Refusals) {
             server.address = %c.host,
             server.port = c.port,
             skilldeck.refusal.reason = c.reason,
+            "refusal"
+        );
+    }
+    for w in &refusals.writes {
+        tracing::info!(
+            skilldeck.refusal.kind = "write",
+            skilldeck.refusal.class = w.call,
+            file.path = %w.path,
+            "refusal"
+        );
+    }
+    if refusals.writes_outside > u64::try_from(refusals.writes.len()).unwrap_or(u64::MAX) {
+        tracing::info!(
+            skilldeck.refusal.kind = "write",
+            skilldeck.refusal.count = refusals.writes_outside,
             "refusal"
         );
     }

@@ -40,6 +40,7 @@ use seccompiler::{
 
 use crate::error::ExecError;
 use crate::policy::{Limits, NETWORK_READ_PATHS, SANDBOX_UID, SYSTEM_DEVICES, SYSTEM_READ_PATHS};
+use crate::writes::WriteRules;
 
 /// The Landlock ABI this crate was written and tested against.
 pub(crate) const LANDLOCK_ABI: ABI = ABI::V7;
@@ -247,6 +248,25 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
             .add_rule(landlock::NetPort::new(port, AccessNet::ConnectTcp))
             .map_err(landlock_error)?;
     }
+    for (path, _, access) in fs_rules(access)? {
+        let fd = PathFd::new(path).map_err(landlock_error)?;
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(landlock_error)?;
+    }
+    Ok(created)
+}
+
+/// One filesystem rule: the path, its metadata, the rights granted.
+type FsRule<'a> = (&'a Path, std::fs::Metadata, BitFlags<AccessFs>);
+
+/// The filesystem rules of the Landlock ruleset for `access`: each path
+/// that exists (following symlinks, as Landlock opens it), its metadata
+/// and the rights granted beneath it (on the file itself for a file).
+/// Missing system paths are skipped, a missing granted path refused.
+/// [`landlock_ruleset`] enforces these rules and [`write_rules`] counts
+/// what they refuse: one list for both.
+fn fs_rules<'a>(access: &FsAccess<'a>) -> Result<Vec<FsRule<'a>>, ExecError> {
     let read_dir = AccessFs::from_read(LANDLOCK_ABI);
     let file_only = AccessFs::from_file(LANDLOCK_ABI);
     let all = AccessFs::from_all(LANDLOCK_ABI);
@@ -272,6 +292,7 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
     );
     wanted.extend(access.read.iter().map(|p| (*p, read_dir, true)));
     wanted.extend(access.write.iter().map(|p| (*p, all, true)));
+    let mut rules = Vec::with_capacity(wanted.len());
     for (path, dir_access, required) in wanted {
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
@@ -283,17 +304,27 @@ pub(crate) fn landlock_ruleset(access: &FsAccess<'_>) -> Result<RulesetCreated, 
                 )));
             }
         };
-        let fd = PathFd::new(path).map_err(landlock_error)?;
         let access = if meta.is_dir() {
             dir_access
         } else {
             dir_access & file_only
         };
-        created = created
-            .add_rule(PathBeneath::new(fd, access))
-            .map_err(landlock_error)?;
+        rules.push((path, meta, access));
     }
-    Ok(created)
+    Ok(rules)
+}
+
+/// What the ruleset of `access` lets a run write, for counting the writes
+/// it refuses (`crate::writes`): the same rules ([`fs_rules`]), each as
+/// the identity of its file and the rights granted there. The work
+/// directory's tmpfs, which the init adds to the ruleset inside the
+/// sandbox, is added by the caller ([`WriteRules::defer`]).
+pub(crate) fn write_rules(access: &FsAccess<'_>) -> Result<WriteRules, ExecError> {
+    let mut rules = WriteRules::default();
+    for (_, meta, access) in fs_rules(access)? {
+        rules.add(&meta, access);
+    }
+    Ok(rules)
 }
 
 /// Every ABI-7 filesystem right, as the kernel's bit mask: what a
@@ -474,6 +505,34 @@ fn as_u64(v: libc::c_int) -> u64 {
 /// `socketpair` only for `AF_UNIX`. (2) `ENOSYS` for `clone3`, whose flags
 /// a filter cannot read, so libc falls back to `clone`.
 pub(crate) fn seccomp_programs(ip_sockets: bool) -> Result<Vec<BpfProgram>, ExecError> {
+    build_programs(ip_sockets, false)
+}
+
+/// The native profile's programs: those of [`seccomp_programs`], with
+/// the main one ([`MAIN_PROGRAM`], installed with a listener) handing
+/// each refusal to the parent, which counts it and answers `EPERM` as
+/// the filter did before, and also every call that may write to the
+/// file system ([`crate::writes::write_call_rules`]), which the parent
+/// judges: outside the allowed paths it counts the write and answers as
+/// Landlock would; otherwise it lets the call go on, to Landlock (the
+/// enforcement stays Landlock's). If the parent is gone the kernel
+/// answers `ENOSYS`: still a refusal.
+pub(crate) fn notifying_programs(ip_sockets: bool) -> Result<Vec<BpfProgram>, ExecError> {
+    let mut programs = build_programs(ip_sockets, true)?;
+    if let Some(main) = programs.get_mut(MAIN_PROGRAM) {
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM.unsigned_abs();
+        for insn in main.iter_mut() {
+            if insn.code == BPF_RET_K && insn.k == eperm {
+                insn.k = libc::SECCOMP_RET_USER_NOTIF;
+            }
+        }
+    }
+    Ok(programs)
+}
+
+/// The programs; `write_calls`: the main program also matches the calls
+/// that may write (only ever with a listener: [`notifying_programs`]).
+fn build_programs(ip_sockets: bool, write_calls: bool) -> Result<Vec<BpfProgram>, ExecError> {
     let arch = std::env::consts::ARCH.try_into().map_err(seccomp_error)?;
     let mut rules: std::collections::BTreeMap<i64, Vec<SeccompRule>> =
         DENIED_SYSCALLS.iter().map(|s| (*s, Vec::new())).collect();
@@ -512,6 +571,20 @@ pub(crate) fn seccomp_programs(ip_sockets: bool) -> Result<Vec<BpfProgram>, Exec
             as_u64(libc::AF_UNIX),
         )?])?],
     );
+    if write_calls {
+        for (nr, flags) in crate::writes::write_call_rules() {
+            let call_rules = match flags {
+                // Unconditional: every call of this number.
+                None => Vec::new(),
+                // Only with a flag that may write in argument `arg`.
+                Some(arg) => crate::writes::OPEN_WRITE_FLAGS
+                    .iter()
+                    .map(|f| rule(vec![cond(arg, SeccompCmpOp::MaskedEq(*f), *f)?]))
+                    .collect::<Result<Vec<_>, _>>()?,
+            };
+            rules.insert(nr, call_rules);
+        }
+    }
     let eperm = u32::try_from(libc::EPERM).unwrap_or(1);
     let enosys = u32::try_from(libc::ENOSYS).unwrap_or(38);
     let main = SeccompFilter::new(
@@ -537,20 +610,6 @@ pub(crate) fn seccomp_programs(ip_sockets: bool) -> Result<Vec<BpfProgram>, Exec
 
 /// Index of the main program (the refusals) in [`seccomp_programs`].
 pub(crate) const MAIN_PROGRAM: usize = 1;
-
-/// `program` with every `EPERM` return replaced by a user notification:
-/// the same rules, but each refusal is answered by the parent (which
-/// counts it and answers `EPERM`, so the script sees what it saw before);
-/// if the parent is gone the kernel answers `ENOSYS`, still a refusal.
-pub(crate) fn notifying(mut program: BpfProgram) -> BpfProgram {
-    let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM.unsigned_abs();
-    for insn in &mut program {
-        if insn.code == BPF_RET_K && insn.k == eperm {
-            insn.k = libc::SECCOMP_RET_USER_NOTIF;
-        }
-    }
-    program
-}
 
 /// The bytes of a BPF program as the kernel reads them (`struct
 /// sock_filter` array), for `bwrap --add-seccomp-fd`.

@@ -244,7 +244,7 @@ pub(crate) fn spawn_and_wait(
         allow_ranges: policy.grants.allow_ranges.clone(),
         resolver: resolver.clone(),
     });
-    let broker = Broker::start(channel_parent, rules)
+    let broker = Broker::start(channel_parent, rules, plan.write_rules.clone())
         .map_err(|e| ExecError::io("the sandbox's descriptor broker", e))?;
     let by_namespace = plan.kills_by_namespace();
     let script = plan.skill_dir.join(&command.relative);

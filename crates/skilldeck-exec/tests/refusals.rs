@@ -64,6 +64,7 @@ fn a_harmless_run_counts_no_refusal() {
         o.refusals,
         Refusals {
             syscalls_observed: true,
+            writes_observed: true,
             ..Refusals::default()
         }
     );

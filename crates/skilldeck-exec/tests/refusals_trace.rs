@@ -68,3 +68,43 @@ fn refusals_are_logged_once_per_run_and_recorded_as_span_events() {
         );
     }
 }
+
+#[test]
+fn a_write_outside_is_logged_with_its_path_and_recorded_as_a_span_event() {
+    let Some(policy) = native() else { return };
+    let f = fixture(
+        "loud",
+        &[(
+            "scripts/etc.py",
+            "try:\n    open('/etc/skilldeck-trace', 'w')\nexcept OSError as e:\n    print(e.errno)\n",
+        )],
+    );
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let o = tracing::subscriber::with_default(subscriber, || f.run("scripts/etc.py", &[], &policy));
+    assert_eq!(o.refusals.writes_outside, 1, "{:?}", o.refusals);
+    let log = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+    let warn: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("execute_tool refused inside the run"))
+        .collect();
+    assert_eq!(warn.len(), 1, "{log}");
+    assert!(
+        warn[0].contains("1 write outside (/etc/skilldeck-trace)"),
+        "{}",
+        warn[0]
+    );
+    let events: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("refusal") && l.contains("skilldeck.refusal.kind=\"write\""))
+        .collect();
+    assert_eq!(events.len(), 1, "{log}");
+    assert!(
+        events[0].contains("execute_tool") && events[0].contains("/etc/skilldeck-trace"),
+        "{log}"
+    );
+}

@@ -721,12 +721,12 @@ fn with_output(mut message: String, outcome: &Outcome) -> String {
     message
 }
 
-/// `\n[sandbox refused: …]` when the sandbox refused a system call or a
-/// connection during the run (the caps are worded by the caller), else
-/// nothing.
+/// `\n[sandbox refused: …]` when the sandbox refused a system call, a
+/// connection or a write outside the allowed paths during the run (the
+/// caps are worded by the caller), else nothing.
 fn refusal_note(outcome: &Outcome) -> String {
     let r = &outcome.refusals;
-    if r.syscalls_denied() == 0 && r.connections_blocked == 0 {
+    if r.attempts_refused() == 0 {
         return String::new();
     }
     format!("\n[sandbox {}]", r.summary())

@@ -356,8 +356,21 @@ fn run_code_in_the_sandbox_computes_and_cannot_write_outside() {
         }
         other => other.unwrap(),
     };
-    assert_eq!(run.text.lines().collect::<Vec<_>>(), vec!["42", "refused"]);
+    let lines: Vec<&str> = run.text.lines().collect();
+    assert_eq!(lines[..2], ["42", "refused"], "{}", run.text);
     assert!(!target.exists(), "the code wrote outside its folders");
+    // Fail loudly: where the write was counted (the native profile,
+    // which `auto` picks when the machine has it), the model reads it.
+    let note = format!("[sandbox refused: 1 write outside ({})]", target.display());
+    if matches!(
+        skilldeck_exec::best_profile(),
+        Ok(skilldeck_exec::Profile::Native)
+    ) {
+        assert_eq!(lines[2..], ["", note.as_str()], "{}", run.text);
+    } else {
+        // bwrap refuses the write but does not count it.
+        assert_eq!(lines.len(), 2, "{}", run.text);
+    }
 }
 
 #[test]

@@ -149,6 +149,7 @@ impl Backend for Bwrap {
             },
             keep_open,
             skill_dir: workdir.skill.clone(),
+            write_rules: None,
         })
     }
 }

@@ -83,12 +83,16 @@ impl Backend for Native {
             write.push(&workdir.data);
         }
         write.extend(policy.grants.write_paths.iter().map(PathBuf::as_path));
-        let landlock = sandbox::landlock_ruleset(&FsAccess {
+        let access = FsAccess {
             read,
             write,
             network: policy.grants.network.is_all(),
             proxy_port: proxy_port(policy),
-        })?;
+        };
+        let landlock = sandbox::landlock_ruleset(&access)?;
+        // What Landlock lets the run write, from the same rules: the
+        // parent counts the writes refused outside it.
+        let mut write_rules = sandbox::write_rules(&access)?;
         let workdir_mount = match quota {
             Some(bytes) => {
                 let ruleset: Option<OwnedFd> = landlock
@@ -100,6 +104,9 @@ impl Backend for Native {
                 } else {
                     (euid(), egid())
                 };
+                // The tmpfs's rule (every right beneath it) exists only in
+                // the sandbox: the counting resolves it there.
+                write_rules.defer(&workdir.data, sandbox::landlock_write_access());
                 Some(TmpfsMount::new(
                     workdir,
                     bytes,
@@ -145,6 +152,7 @@ impl Backend for Native {
             },
             keep_open: Vec::new(),
             skill_dir: workdir.skill.clone(),
+            write_rules: Some(write_rules),
         })
     }
 }
@@ -154,14 +162,10 @@ fn proxy_port(policy: &Policy) -> Option<u16> {
     (!policy.grants.network.hosts().is_empty()).then_some(crate::proxy::SANDBOX_PROXY_PORT)
 }
 
-/// The seccomp programs, the main one answering its refusals through the
-/// parent (which counts them).
+/// The seccomp programs, the main one answering its refusals and the
+/// calls that may write through the parent (which counts them).
 fn native_programs(policy: &Policy) -> Result<Vec<seccompiler::BpfProgram>, ExecError> {
-    let mut programs = sandbox::seccomp_programs(policy.grants.network.is_granted())?;
-    if let Some(main) = programs.get_mut(sandbox::MAIN_PROGRAM) {
-        *main = sandbox::notifying(std::mem::take(main));
-    }
-    Ok(programs)
+    sandbox::notifying_programs(policy.grants.network.is_granted())
 }
 
 /// The layers this backend needs, each checked for real here: a ruleset

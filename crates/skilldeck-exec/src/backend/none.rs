@@ -55,6 +55,7 @@ impl Backend for Unconfined {
             },
             keep_open: Vec::new(),
             skill_dir: input.skill_real.to_path_buf(),
+            write_rules: None,
         })
     }
 }

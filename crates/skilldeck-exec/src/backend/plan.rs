@@ -105,6 +105,11 @@ pub(crate) struct SpawnPlan {
     pub keep_open: Vec<File>,
     /// The skill folder as the script sees it.
     pub skill_dir: PathBuf,
+    /// What the run may write, for counting the writes refused outside it
+    /// (native profile: its seccomp listener hands them to the parent);
+    /// `None`: writes outside are enforced but not counted.
+    #[cfg(target_os = "linux")]
+    pub write_rules: Option<crate::writes::WriteRules>,
 }
 
 #[cfg(target_os = "linux")]
