@@ -127,9 +127,26 @@ pub struct Refusals {
     /// mounts refuse them, or where this kernel kept skilldeck from
     /// reading a caller's memory).
     pub writes_observed: bool,
+    /// glibc's name-service lookups refused (the Unix socket of `nscd`,
+    /// which glibc tries on every user or group lookup, e.g. each `bash`
+    /// start): refused like every socket, reported here apart from
+    /// [`Refusals::syscalls`] so that ordinary scripts do not read as
+    /// attempted escapes. Recognised by the exact call glibc makes
+    /// ([`NAME_SERVICE_PROBE_TYPE`]); any other Unix socket counts under
+    /// `socket`.
+    pub name_service_probes: u64,
     /// Caps hit.
     pub caps: CapsHit,
 }
+
+/// The socket type glibc's `nscd` client asks for
+/// (`socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)`).
+#[cfg(target_os = "linux")]
+pub const NAME_SERVICE_PROBE_TYPE: libc::c_int =
+    libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+
+/// The class [`syscall_class`] gives glibc's name-service lookup.
+pub(crate) const NAME_SERVICE_PROBE: &str = "name-service-probe";
 
 impl Refusals {
     /// Nothing was refused.
@@ -164,6 +181,10 @@ impl Refusals {
 
     /// Counts one denied system call of `class`.
     pub(crate) fn syscall(&mut self, class: &'static str) {
+        if class == NAME_SERVICE_PROBE {
+            self.name_service_probes = self.name_service_probes.saturating_add(1);
+            return;
+        }
         let n = self.syscalls.entry(class).or_insert(0);
         *n = n.saturating_add(1);
     }
@@ -260,7 +281,6 @@ impl Refusals {
 pub(crate) fn syscall_class(nr: i64, arg0: u64, arg1: u64) -> &'static str {
     #[cfg(target_os = "linux")]
     {
-        let _ = arg0;
         let is = |list: &[libc::c_long]| list.contains(&nr);
         if is(&[libc::SYS_clone, libc::SYS_unshare, libc::SYS_setns]) {
             return "namespace";
@@ -287,6 +307,14 @@ pub(crate) fn syscall_class(nr: i64, arg0: u64, arg1: u64) -> &'static str {
             libc::SYS_pidfd_getfd,
         ]) {
             return "ptrace";
+        }
+        // `int` arguments: their low 32 bits.
+        let int = |arg: u64| arg & u64::from(u32::MAX);
+        if nr == libc::SYS_socket
+            && int(arg0) == u64::from(libc::AF_UNIX.unsigned_abs())
+            && int(arg1) == u64::from(NAME_SERVICE_PROBE_TYPE.unsigned_abs())
+        {
+            return NAME_SERVICE_PROBE;
         }
         if is(&[libc::SYS_socket, libc::SYS_socketpair]) {
             return "socket";

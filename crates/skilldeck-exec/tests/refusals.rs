@@ -137,3 +137,31 @@ fn the_timeout_the_output_cap_the_file_size_limit_and_the_work_dir_quota_are_cou
         o.refusals
     );
 }
+
+#[test]
+fn glibcs_name_service_lookup_is_reported_apart_and_any_other_unix_socket_counts() {
+    let Some(policy) = native() else { return };
+    let f = fixture(
+        "loud",
+        &[
+            // bash looks its user up at start: glibc tries nscd's socket.
+            ("scripts/user.sh", "bash -c 'echo ~'\n"),
+            (
+                "scripts/unix.py",
+                "import socket\ntry:\n    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n    print('made')\nexcept OSError:\n    print('refused')\n",
+            ),
+        ],
+    );
+    let o = f.run("scripts/user.sh", &[], &policy);
+    assert!(o.refusals.syscalls.is_empty(), "{:?}", o.refusals);
+    assert!(o.refusals.is_empty(), "{:?}", o.refusals);
+    let o = f.run("scripts/unix.py", &[], &policy);
+    assert_eq!(text(&o.stdout), "refused\n");
+    assert_eq!(
+        o.refusals.syscalls.get("socket"),
+        Some(&1),
+        "{:?}",
+        o.refusals
+    );
+    assert_eq!(o.refusals.name_service_probes, 0);
+}
