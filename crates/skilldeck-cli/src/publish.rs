@@ -66,6 +66,16 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         };
         match skilldeck_package::pack(&args.path, &options) {
             Ok(p) => {
+                // The packing's own warnings (a link inside the skill
+                // packed as content); validation's are the registry's to
+                // report.
+                for w in p
+                    .warnings
+                    .iter()
+                    .filter(|w| w.code == skilldeck::Code::PackageLink)
+                {
+                    eprintln!("{}", crate::render::safe(&w.to_string()));
+                }
                 let fingerprint = p.manifest.fingerprint();
                 (p.bytes, Some(fingerprint))
             }
