@@ -548,7 +548,7 @@ fn a_link_to_a_file_inside_the_skill_is_packed_as_that_files_content_with_a_warn
             .files()
             .iter()
             .find(|f| f.path == path)
-            .map(|f| f.sha256.clone())
+            .map(|f| f.sha256)
             .unwrap_or_else(|| panic!("{path} not packed"))
     };
     assert_eq!(digest("references/alias.md"), digest("references/guide.md"));
