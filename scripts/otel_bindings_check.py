@@ -112,9 +112,8 @@ def threads():
 
 def part_python_trace_ids(receiver):
     base, roots, home = setup("py-ids")
-    script = textwrap.dedent(f"""
+    script = THREADS + textwrap.dedent(f"""
         import asyncio, json, os, skilldeck
-        {THREADS}
         deck = skilldeck.Deck.discover(roots=[{roots!r}], trace_id={TRACE_ID!r})
         deck.activate("alpha", trace_id={UUID!r})
         deck.search("beta", trace_id={TRACEPARENT!r})
@@ -168,9 +167,8 @@ def part_python_trace_ids(receiver):
 def part_python_off(receiver):
     base, roots, home = setup("py-off")
     receiver.clear()
-    script = textwrap.dedent(f"""
+    script = THREADS + textwrap.dedent(f"""
         import json, os, skilldeck
-        {THREADS}
         deck = skilldeck.Deck.discover(roots=[{roots!r}], trace_id={TRACE_ID!r})
         deck.activate("alpha", trace_id={TRACE_ID!r})
         flushed = skilldeck.flush_telemetry()
