@@ -135,12 +135,9 @@ impl Exporter {
     /// Exports what is queued now, waiting for the collector's answers
     /// (each export bounded by [`EXPORT_TIMEOUT`]).
     pub fn flush(&self) -> Result<(), Error> {
-        self.provider.force_flush().map_err(|e| {
-            Error::Flush(format!(
-                "telemetry: cannot flush spans to {}: {e}",
-                self.endpoint
-            ))
-        })
+        self.provider
+            .force_flush()
+            .map_err(|e| Error::Flush(format!("cannot flush spans to {}: {e}", self.endpoint)))
     }
 
     /// Builds the exporter and its tracer. Call outside an async
