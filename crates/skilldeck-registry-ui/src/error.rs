@@ -139,8 +139,10 @@ pub fn registry_page(e: &RegistryError) -> RegistryPage {
 
 /// An HTML error page with `status`.
 pub fn error_page(status: StatusCode, title: &str, detail: &str) -> Response {
+    // The main navigation stays on an error page (its links lead to sign-in
+    // when the session is gone): the one way on from a page not found.
     let page = ErrorPage {
-        chrome: Chrome::new(String::new(), None, "", None),
+        chrome: Chrome::new(String::new(), None, "error", None),
         title: title.to_owned(),
         detail: detail.to_owned(),
     };

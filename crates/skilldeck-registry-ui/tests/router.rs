@@ -569,3 +569,23 @@ async fn try_it_says_test_runs_are_unavailable_without_a_sandbox_runner_and_runs
     let audit = f.registry.audit(&admin, None, None).await.unwrap();
     assert!(!audit.items.iter().any(|e| e.action == "test-run"));
 }
+
+#[tokio::test]
+async fn a_page_not_found_keeps_the_main_navigation() {
+    let f = fixture().await;
+    let cookie = sign_in(&f, &f.token).await;
+    for path in ["/ui/no-such-page", "/ui/skills/acme/missing"] {
+        let (status, _, html) = send(&f.router, get(path, Some(&cookie))).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert!(
+            html.contains(r#"<nav aria-label="Main">"#),
+            "{path}: {html}"
+        );
+        for link in ["/ui/skills", "/ui/upload", "/ui/agents", "/ui/reviews"] {
+            assert!(
+                html.contains(&format!(r#"href="{link}""#)),
+                "{path}: {link}"
+            );
+        }
+    }
+}
