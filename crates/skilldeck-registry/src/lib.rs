@@ -38,7 +38,7 @@ pub use service::config::{
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
 #[cfg(feature = "server")]
-pub use service::principal::{Principal, Scope};
+pub use service::principal::{Principal, PrincipalKind, Scope};
 #[cfg(feature = "server")]
 pub use service::publish::wire_diagnostic;
 #[cfg(feature = "server")]

@@ -1,6 +1,9 @@
 //! `skilldeck registry serve`: the registry's HTTP API on one address,
 //! with one line on stdout when it is ready and a graceful stop on
-//! SIGTERM/SIGINT.
+//! SIGTERM/SIGINT. Logs (one line per request) go to stderr; spans are
+//! exported over OTLP as `skilldeck serve` exports them (`[telemetry]`,
+//! `OTEL_*`); `/metrics` is served to admin tokens, and without one on
+//! `--metrics-listen`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -22,6 +25,20 @@ pub struct Args {
     /// ready line shows it).
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
+    /// Also serve `/metrics` on this address without a token (for a
+    /// private scrape network: never a public address). The public
+    /// listener serves `/metrics` to admin tokens only.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<SocketAddr>,
+    /// Config file for the `[telemetry]` section (OTLP export of the
+    /// request spans; the `OTEL_*` variables win) [default:
+    /// ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Log line format on stderr: one line per request and the server's
+    /// own lines (RUST_LOG filters; default info).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// The admin token file: read, or created (mode 0600) with a fresh
     /// token [default: DATA/admin-token].
     #[arg(long, value_name = "FILE")]
@@ -74,6 +91,20 @@ fn parse_severity(text: &str) -> Result<skilldeck_audit::Severity, String> {
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
+    let format: skilldeck_mcp::logging::LogFormat =
+        args.log_format.parse().map_err(CliError::Usage)?;
+    let ctx = crate::context::Context::new(&crate::context::DeckArgs {
+        config: args.config.clone(),
+        ..crate::context::DeckArgs::default()
+    })?;
+    // Logging and OTLP export as `skilldeck serve` installs them, before
+    // the runtime starts (the exporter's HTTP client owns one); the last
+    // spans are flushed when `_telemetry` drops, after the server stopped.
+    let telemetry = skilldeck_telemetry::Settings::resolve(&ctx.config.telemetry, |name| {
+        std::env::var(name).ok()
+    })
+    .map_err(skilldeck_mcp::Error::from)?;
+    let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let data = args.backend.data_dir()?;
     std::fs::create_dir_all(&data).map_err(|e| CliError::Io {
         path: data.clone(),
@@ -115,13 +146,42 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             .await
             .map_err(|e| CliError::Usage(format!("cannot listen on {}: {e}", args.listen)))?;
         let addr = listener.local_addr().map_err(CliError::Output)?;
+        let metrics = match args.metrics_listen {
+            Some(at) => {
+                let l = tokio::net::TcpListener::bind(at)
+                    .await
+                    .map_err(|e| CliError::Usage(format!("cannot listen on {at}: {e}")))?;
+                let shown = l.local_addr().map_err(CliError::Output)?;
+                Some((l, shown))
+            }
+            None => None,
+        };
         let app = skilldeck_registry::http::api_router(registry.clone());
         let app = app.merge(skilldeck_registry_ui::ui_router(registry));
         // Handlers in place before the address is announced.
         let stop = skilldeck_mcp::shutdown::on_signal();
+        let (stopped, _) = tokio::sync::watch::channel(());
+        let metrics_task = metrics.map(|(l, shown)| {
+            let mut stopped = stopped.subscribe();
+            let task = tokio::spawn(skilldeck_registry::http::serve(
+                l,
+                skilldeck_registry::http::metrics_router(),
+                skilldeck_registry::ServerLimits::default(),
+                async move {
+                    let _ = stopped.changed().await;
+                },
+            ));
+            (task, shown)
+        });
         {
             let mut out = std::io::stdout().lock();
             writeln!(out, "skilldeck registry listening on http://{addr}")?;
+            if let Some((_, shown)) = &metrics_task {
+                writeln!(
+                    out,
+                    "skilldeck registry metrics (no token) on http://{shown}/metrics"
+                )?;
+            }
             out.flush()?;
         }
         skilldeck_registry::http::serve(
@@ -132,6 +192,11 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         )
         .await
         .map_err(CliError::Output)?;
+        // The metrics listener stops with the public one.
+        drop(stopped);
+        if let Some((task, _)) = metrics_task {
+            let _ = task.await;
+        }
         eprintln!("skilldeck registry: stopped");
         Ok(crate::exit::OK)
     })

@@ -870,6 +870,41 @@ pub async fn audit(
     ))
 }
 
+/// The registry's metrics in the Prometheus text format (requests and
+/// latencies by method, route and status class; publishes and test runs by
+/// outcome; cache hits and misses; blob store errors). An admin token on
+/// the public listener; a private listener (`--metrics-listen`) serves
+/// them without one.
+#[utoipa::path(get, path = "/metrics", tag = "meta",
+    responses(
+        (status = 200, description = "the Prometheus text format 0.0.4", content_type = "text/plain", body = String),
+        (status = 401, body = Problem, content_type = "application/problem+json"),
+        (status = 403, body = Problem, content_type = "application/problem+json"),
+    ), security(("bearer" = [])))]
+pub async fn metrics(Caller(p): Caller) -> Result<Response> {
+    p.require_admin()?;
+    metrics_text()
+}
+
+/// `/metrics` of the private metrics listener: no token.
+pub async fn open_metrics() -> Result<Response> {
+    metrics_text()
+}
+
+fn metrics_text() -> Result<Response> {
+    use crate::service::metrics::{CONTENT_TYPE, metrics};
+    let text = metrics().encode()?;
+    Ok((
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE)),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+        ],
+        text,
+    )
+        .into_response())
+}
+
 /// Liveness: the process answers (no auth).
 #[utoipa::path(get, path = "/healthz", tag = "meta",
     responses((status = 200, description = "ok", content_type = "text/plain", body = String)))]

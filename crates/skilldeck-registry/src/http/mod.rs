@@ -3,10 +3,12 @@
 //! become `application/problem+json` in one place (`problem`).
 
 mod handlers;
+mod observe;
 mod openapi;
 mod problem;
 mod server;
 
+pub use observe::{REQUEST_TARGET, trace_context};
 pub use server::{peer_of, serve};
 
 use axum::Router;
@@ -110,5 +112,17 @@ pub fn api_router(registry: Registry) -> Router {
     Router::new()
         .nest(API_PREFIX, api)
         .route("/healthz", get(handlers::healthz))
+        .route("/metrics", get(handlers::metrics))
         .with_state(registry)
+}
+
+/// The router of a private metrics listener (`registry serve
+/// --metrics-listen`): `/metrics` without a token, for a scrape network
+/// the public cannot reach, and `/healthz`. Serve it with
+/// [`serve`]. The public listener serves `/metrics` to admin tokens only
+/// ([`api_router`]).
+pub fn metrics_router() -> Router {
+    Router::new()
+        .route("/metrics", get(handlers::open_metrics))
+        .route("/healthz", get(handlers::healthz))
 }

@@ -14,6 +14,9 @@
 //! - the peer address in each request's extensions (`ConnectInfo`), for
 //!   the failed-authentication throttle.
 //!
+//! and what every request leaves behind (`observe`): its log line, its
+//! span (exported over OTLP when telemetry is on) and its metrics.
+//!
 //! Every face (the CLI's `registry serve`, the tests) serves through
 //! [`serve`], so the limits are the same everywhere.
 
@@ -49,7 +52,11 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send,
 {
-    let app = app.layer(RequestBodyTimeoutLayer::new(limits.body_read_timeout));
+    let app = app
+        .layer(RequestBodyTimeoutLayer::new(limits.body_read_timeout))
+        // Outermost: the log line, the span and the metrics see the
+        // response of every layer inside, timeouts included.
+        .layer(axum::middleware::from_fn(crate::http::observe::observe));
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();

@@ -19,6 +19,7 @@
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
 //!   a [`TestRunner`](runner::TestRunner) the binary supplies;
 //!   [`rate`]: their per-principal rate limit.
+//! - [`metrics`]: the Prometheus metrics `/metrics` serves.
 
 pub mod agents;
 pub mod audit;
@@ -27,6 +28,7 @@ pub mod config;
 pub mod cursor;
 pub mod gc;
 pub mod glob;
+pub mod metrics;
 pub mod principal;
 pub mod publish;
 pub mod rate;

@@ -1,6 +1,10 @@
-//! [`Principal`]: who is calling, and the [`Scope`]s of its token.
+//! [`Principal`]: who is calling, and the [`Scope`]s of its token; its
+//! [`PrincipalKind`], which the request log line and `/metrics` name
+//! (never the token): authentication reports it ([`report_caller`]) into
+//! the slot the HTTP layer opened for the request ([`with_caller_slot`]).
 
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::RegistryError;
 use crate::names::{AgentId, Namespace};
@@ -174,5 +178,133 @@ impl Principal {
     /// The audit actor: the token's name and id.
     pub fn actor(&self) -> String {
         format!("{} ({})", self.name, self.token_id)
+    }
+}
+
+/// What kind of caller made a request, for the request log line and the
+/// request span (never the token, its id or its name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PrincipalKind {
+    /// No token was checked (none sent, or a route that needs none).
+    #[default]
+    Anonymous,
+    /// A token was sent and refused (unknown, expired, revoked,
+    /// malformed, or throttled).
+    Invalid,
+    /// An admin token.
+    Admin,
+    /// A token that may publish into a namespace.
+    Publisher,
+    /// A token that may review a namespace.
+    Reviewer,
+    /// An agent's token.
+    Agent,
+}
+
+impl PrincipalKind {
+    /// `anonymous`, `invalid`, `admin`, `publisher`, `reviewer` or `agent`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrincipalKind::Anonymous => "anonymous",
+            PrincipalKind::Invalid => "invalid",
+            PrincipalKind::Admin => "admin",
+            PrincipalKind::Publisher => "publisher",
+            PrincipalKind::Reviewer => "reviewer",
+            PrincipalKind::Agent => "agent",
+        }
+    }
+
+    /// The rank of a kind among a token's scopes: a token with several is
+    /// named after its most powerful one.
+    fn rank(self) -> u8 {
+        match self {
+            PrincipalKind::Anonymous | PrincipalKind::Invalid => 0,
+            PrincipalKind::Agent => 1,
+            PrincipalKind::Reviewer => 2,
+            PrincipalKind::Publisher => 3,
+            PrincipalKind::Admin => 4,
+        }
+    }
+}
+
+impl fmt::Display for PrincipalKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Principal {
+    /// The kind of this caller: admin, else publisher, else reviewer,
+    /// else agent (a token with several scopes is named after its most
+    /// powerful one).
+    pub fn kind(&self) -> PrincipalKind {
+        self.scopes
+            .iter()
+            .map(|s| match s {
+                Scope::Admin => PrincipalKind::Admin,
+                Scope::Publish(_) => PrincipalKind::Publisher,
+                Scope::Review(_) => PrincipalKind::Reviewer,
+                Scope::Agent(_) => PrincipalKind::Agent,
+            })
+            .max_by_key(|k| k.rank())
+            .unwrap_or(PrincipalKind::Invalid)
+    }
+}
+
+/// Where authentication reports the caller's kind for one request.
+#[derive(Debug, Clone, Default)]
+pub struct CallerSlot(Arc<Mutex<PrincipalKind>>);
+
+impl CallerSlot {
+    /// The kind reported so far (anonymous when none was).
+    pub fn kind(&self) -> PrincipalKind {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+tokio::task_local! {
+    static CALLER: CallerSlot;
+}
+
+/// Runs `work` (one request) with `slot` open: every authentication
+/// inside it ([`Registry::authenticate`](crate::Registry::authenticate),
+/// [`Registry::still_valid`](crate::Registry::still_valid)), whichever
+/// face calls it, reports the caller's kind there.
+pub async fn with_caller_slot<F: std::future::Future>(slot: CallerSlot, work: F) -> F::Output {
+    CALLER.scope(slot, work).await
+}
+
+/// Reports the kind of the caller of the request being served (nothing
+/// outside [`with_caller_slot`]).
+pub(crate) fn report_caller(kind: PrincipalKind) {
+    let _ = CALLER.try_with(|slot| {
+        *slot.0.lock().unwrap_or_else(PoisonError::into_inner) = kind;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn principal(scopes: &[&str]) -> Principal {
+        Principal {
+            token_id: "t".into(),
+            name: "n".into(),
+            scopes: scopes.iter().map(|s| Scope::parse(s).unwrap()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_token_is_named_after_its_most_powerful_scope() {
+        assert_eq!(principal(&["admin"]).kind(), PrincipalKind::Admin);
+        assert_eq!(
+            principal(&["agent:bot", "publish:acme"]).kind(),
+            PrincipalKind::Publisher
+        );
+        assert_eq!(
+            principal(&["review:acme", "agent:bot"]).kind(),
+            PrincipalKind::Reviewer
+        );
+        assert_eq!(principal(&["agent:bot"]).kind(), PrincipalKind::Agent);
     }
 }

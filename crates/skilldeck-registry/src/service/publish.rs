@@ -17,6 +17,7 @@ use bytes::Bytes;
 use skilldeck::{Diagnostic, FileDigest, Mode, SkillManifest, ValidationOptions};
 use skilldeck_package::{ArchiveFormat, PackageLimits, UnpackOptions};
 
+use crate::service::metrics::{failure_outcome, metrics};
 use crate::error::RegistryError;
 use crate::names::{LATEST, Namespace, SkillRef};
 use crate::service::principal::Principal;
@@ -332,8 +333,26 @@ impl Registry {
     /// Publishes a package (tar.gz or zip) into `ns`, with its SSH
     /// signature when given (checked against the namespace's registered keys). The same content
     /// again is a no-op (`created: false`); other content under an
-    /// existing version is 409 `registry-version-exists`.
+    /// existing version is 409 `registry-version-exists`. Counted in
+    /// `/metrics` by outcome (created, unchanged, refused, failed).
     pub async fn publish(
+        &self,
+        p: &Principal,
+        ns: &Namespace,
+        version: Option<&str>,
+        body: Bytes,
+        signature: Option<&[u8]>,
+    ) -> Result<Published, RegistryError> {
+        let result = self.publish_package(p, ns, version, body, signature).await;
+        metrics().publish(match &result {
+            Ok(published) if published.created => "created",
+            Ok(_) => "unchanged",
+            Err(e) => failure_outcome(e),
+        });
+        result
+    }
+
+    async fn publish_package(
         &self,
         p: &Principal,
         ns: &Namespace,

@@ -89,9 +89,9 @@ impl Registry {
             inner: Arc::new(Inner {
                 db,
                 store,
-                agents: TtlCache::new(ttl, MAX_CACHE_ENTRIES),
-                catalogs: TtlCache::new(ttl, MAX_CACHE_ENTRIES),
-                auth: TtlCache::new(auth_ttl, MAX_CACHE_ENTRIES),
+                agents: TtlCache::new("agents", ttl, MAX_CACHE_ENTRIES),
+                catalogs: TtlCache::new("catalogs", ttl, MAX_CACHE_ENTRIES),
+                auth: TtlCache::new("auth", auth_ttl, MAX_CACHE_ENTRIES),
                 throttle: FailedAuthThrottle::new(
                     config.limits.max_failed_auth,
                     config.limits.failed_auth_window,

@@ -16,6 +16,7 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use skilldeck::Digest;
 
 use crate::error::RegistryError;
+use crate::service::metrics::metrics;
 
 /// The key prefix of file blobs.
 pub const FILES_PREFIX: &str = "files/sha256";
@@ -60,6 +61,13 @@ pub fn archive_key(digest: &str) -> Result<String, RegistryError> {
 /// The key of the archive blob of `digest`.
 pub fn archive_key_of(digest: &Digest) -> String {
     format!("{ARCHIVES_PREFIX}/{}", digest.hex())
+}
+
+/// `e` as a [`RegistryError`], counted in the store errors of
+/// `/metrics` under `operation`.
+fn counted(operation: &'static str, e: object_store::Error) -> RegistryError {
+    metrics().store_error(operation);
+    e.into()
 }
 
 impl BlobStore {
@@ -114,7 +122,8 @@ impl BlobStore {
     pub async fn put(&self, key: &str, bytes: Bytes) -> Result<(), RegistryError> {
         self.store
             .put(&StorePath::from(key), PutPayload::from_bytes(bytes))
-            .await?;
+            .await
+            .map_err(|e| counted("put", e))?;
         Ok(())
     }
 
@@ -126,9 +135,9 @@ impl BlobStore {
             Err(object_store::Error::NotFound { .. }) => {
                 return Err(RegistryError::BlobMissing(key.to_owned()));
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(counted("get", e)),
         };
-        let bytes = got.bytes().await?;
+        let bytes = got.bytes().await.map_err(|e| counted("get", e))?;
         if Digest::of(&bytes) != digest {
             return Err(RegistryError::BlobCorrupt(key.to_owned()));
         }
@@ -141,14 +150,15 @@ impl BlobStore {
             .store
             .list(Some(&StorePath::from(prefix)))
             .try_collect()
-            .await?)
+            .await
+            .map_err(|e| counted("list", e))?)
     }
 
     /// Deletes `key` (missing is fine).
     pub async fn delete(&self, key: &str) -> Result<(), RegistryError> {
         match self.store.delete(&StorePath::from(key)).await {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(counted("delete", e)),
         }
     }
 }

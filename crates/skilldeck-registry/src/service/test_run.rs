@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use crate::service::metrics::{failure_outcome, metrics};
 use crate::error::RegistryError;
 use crate::names::SkillRef;
 use crate::service::config::{MAX_TEST_RUN_ARGS, TestRunLimits};
@@ -226,7 +227,24 @@ impl Registry {
     /// the runner was asked for is in the audit log (action `test-run`:
     /// the version, the tool or script, the arguments' sha256, the exit
     /// or the refusal).
+    ///
+    /// Counted in `/metrics` by outcome (completed, refused, failed).
     pub async fn test_run(
+        &self,
+        p: &Principal,
+        skill: &SkillRef,
+        v: &str,
+        request: TestRunRequest,
+    ) -> Result<TestRunResult, RegistryError> {
+        let result = self.run_test(p, skill, v, request).await;
+        metrics().test_run(match &result {
+            Ok(_) => "completed",
+            Err(e) => failure_outcome(e),
+        });
+        result
+    }
+
+    async fn run_test(
         &self,
         p: &Principal,
         skill: &SkillRef,

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use crate::service::principal::{PrincipalKind, report_caller};
 use crate::error::RegistryError;
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
@@ -136,6 +137,19 @@ impl Registry {
         bearer: &str,
         client: Option<std::net::IpAddr>,
     ) -> Result<Principal, RegistryError> {
+        let result = self.authenticate_token(bearer, client).await;
+        report_caller(match &result {
+            Ok(p) => p.kind(),
+            Err(_) => PrincipalKind::Invalid,
+        });
+        result
+    }
+
+    async fn authenticate_token(
+        &self,
+        bearer: &str,
+        client: Option<std::net::IpAddr>,
+    ) -> Result<Principal, RegistryError> {
         match self.verify(bearer).await {
             Err(RegistryError::Unauthorized(why)) => {
                 let keys = ThrottleKey::of(client, bearer);
@@ -208,6 +222,15 @@ impl Registry {
     /// (the web UI's sessions). Answers from the database at most once per
     /// token-cache TTL per token; a local revocation is seen at once.
     pub async fn still_valid(&self, p: &Principal) -> Result<(), RegistryError> {
+        let result = self.check_still_valid(p).await;
+        report_caller(match &result {
+            Err(RegistryError::Unauthorized(_)) => PrincipalKind::Invalid,
+            _ => p.kind(),
+        });
+        result
+    }
+
+    async fn check_still_valid(&self, p: &Principal) -> Result<(), RegistryError> {
         let key = format!("id:{}", p.token_id);
         let now = chrono::Utc::now();
         if let Some(entry) = self.inner.auth.get(&key) {
