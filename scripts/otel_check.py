@@ -25,6 +25,14 @@ Parts (each prints PASS or FAIL; exit status 1 on any FAIL):
     the drop counts are logged, and so is the failure: for the collector
     that never answers, the export's own timeout (5 s) or shutdown giving
     up on it (3 s), whichever comes first, logs `export failed`.
+ 5. registry serve: with OTEL_EXPORTER_OTLP_ENDPOINT at the receiver, a few
+    requests (one with a `traceparent`, one without a token, one no route
+    matches); after SIGTERM the receiver holds one server span per request
+    named `METHOD /route` (`GET /api/v1/skills/{namespace}/{name}`) with
+    the HTTP server attributes and the principal kind, each in a trace of
+    its own, the client's `traceparent` as the parent of its request; the
+    request log lines carry the same trace ids; the admin token is in
+    neither.
 """
 import json
 import os
@@ -331,6 +339,105 @@ def part_http(receiver):
     report("serve --http: the traceparent header is the parent; spans flushed on SIGTERM", n0)
 
 
+def part_registry(receiver):
+    import signal
+    import subprocess
+    import urllib.error
+    import urllib.request
+    base = os.path.join(WORK, "registry")
+    home = os.path.join(base, "home")
+    data = os.path.join(base, "data")
+    os.makedirs(home)
+    receiver.clear()
+    env = clean_env(home, {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint,
+                           "OTEL_SERVICE_NAME": "skilldeck-registry-check"})
+    out_path = os.path.join(base, "stdout.log")
+    err_path = os.path.join(base, "stderr.log")
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen([BIN, "registry", "serve", "--data", data, "--listen", "127.0.0.1:0"],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=base)
+    n0 = len(failures)
+    admin = None
+    statuses = {}
+
+    def get(path, headers):
+        req = urllib.request.Request(url + path, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            for line in open(out_path, encoding="utf-8", errors="replace"):
+                if "listening on " in line:
+                    url = line.split("listening on ", 1)[1].strip()
+            time.sleep(0.1)
+        if not check(url, "registry serve started"):
+            return
+        admin = open(os.path.join(data, "admin-token")).read().strip()
+        bearer = {"Authorization": f"Bearer {admin}"}
+        statuses["skill"] = get("/api/v1/skills/acme/missing", {**bearer, "traceparent": TRACEPARENT})
+        statuses["list"] = get("/api/v1/skills", bearer)
+        statuses["anonymous"] = get("/api/v1/agents", {})
+        statuses["unmatched"] = get("/no/such/page", {})
+        check(statuses == {"skill": 404, "list": 200, "anonymous": 401, "unmatched": 404},
+              f"the registry answered {statuses}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    skill_name = "GET /api/v1/skills/{namespace}/{name}"
+    names = {skill_name, "GET /api/v1/skills", "GET /api/v1/agents", "GET unmatched"}
+    wait_spans(receiver, names)
+    with receiver.lock:
+        spans = [(res, s) for res, s in receiver.spans]
+        bodies = b"".join(receiver.bodies)
+    by_name = {}
+    for res, s in spans:
+        by_name.setdefault(s.name, []).append((res, s))
+    for n in names:
+        check(len(by_name.get(n, [])) == 1, f"one span {n!r}, got {len(by_name.get(n, []))} "
+              f"(all: {sorted(by_name)})")
+    if any(len(by_name.get(n, [])) != 1 for n in names):
+        report("registry serve: a server span per request, the traceparent honoured", n0)
+        return
+    res, skill = by_name[skill_name][0]
+    a = attrs(skill)
+    check(res.get("service.name") == "skilldeck-registry-check", f"service.name: {res}")
+    check(skill.kind == SPAN_KIND_SERVER, f"{skill_name} is a server span: {skill.kind}")
+    check(skill.trace_id.hex() == TRACE_ID and skill.parent_span_id.hex() == PARENT_ID,
+          "the client's traceparent is the parent of its request's span")
+    for key, want in [("http.request.method", "GET"),
+                      ("http.route", "/api/v1/skills/{namespace}/{name}"),
+                      ("http.response.status_code", 404), ("url.scheme", "http"),
+                      ("skilldeck.principal.kind", "admin")]:
+        check(a.get(key) == want, f"{skill_name}: {key} = {a.get(key)!r}, want {want!r}")
+    anon = attrs(by_name["GET /api/v1/agents"][0][1])
+    check(anon.get("http.response.status_code") == 401
+          and anon.get("skilldeck.principal.kind") == "anonymous", f"the 401's span: {anon}")
+    listed = attrs(by_name["GET /api/v1/skills"][0][1])
+    check(listed.get("http.response.status_code") == 200, f"the list's span: {listed}")
+    traces = [by_name[n][0][1].trace_id.hex() for n in sorted(names)]
+    check(len(set(traces)) == len(traces), f"one trace per request: {traces}")
+    roots = [by_name[n][0][1] for n in names if n != skill_name]
+    check(all(not s.parent_span_id for s in roots), "a request without traceparent is a root span")
+    log = open(err_path, encoding="utf-8", errors="replace").read()
+    lines = [l for l in log.splitlines() if "route=" in l]
+    check(len(lines) == 4, f"one request log line per request: {lines}")
+    for t in traces:
+        check(any(f"trace_id={t}" in l for l in lines), f"a log line with trace_id={t}: {lines}")
+    check(admin and admin.encode() not in bodies, "the admin token is not exported")
+    check(admin and admin not in log, "the admin token is not logged")
+    report("registry serve: a server span per request, the traceparent honoured", n0)
+
+
 def round_trip(srv, i):
     """The i-th activate_skill call, in a fresh conversation (body from the
     activation cache); returns (answer, seconds)."""
@@ -426,6 +533,7 @@ def main():
         part_spans(receiver)
         part_content(receiver)
         part_http(receiver)
+        part_registry(receiver)
     finally:
         receiver.close()
     part_unreachable()

@@ -94,7 +94,8 @@ pub async fn observe(request: Request, next: Next) -> Response {
     let status = response.status().as_u16();
     let principal = slot.kind();
     if exporting {
-        span.record("http.response.status_code", status);
+        // An i64: the OpenTelemetry layer exports a u64 as text.
+        span.record("http.response.status_code", i64::from(status));
         span.record("skilldeck.principal.kind", principal.as_str());
         if status >= 500 {
             span.record("otel.status_code", "ERROR");
