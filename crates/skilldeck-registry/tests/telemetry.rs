@@ -204,7 +204,10 @@ async fn each_request_logs_one_line_with_route_status_duration_and_principal_kin
     for secret in [&publisher, &env.admin] {
         assert!(!all.contains(secret.as_str()), "a token in the log:\n{all}");
     }
-    assert!(!all.contains("secret-skill-name"), "a path in the log:\n{all}");
+    assert!(
+        !all.contains("secret-skill-name"),
+        "a path in the log:\n{all}"
+    );
 }
 
 /// Checks `text` line by line against the Prometheus text format 0.0.4:
@@ -213,9 +216,10 @@ async fn each_request_logs_one_line_with_route_status_duration_and_principal_kin
 fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
     let name = r"[a-zA-Z_:][a-zA-Z0-9_:]*";
     let help = regex::Regex::new(&format!(r"^# HELP ({name}) \S.*$")).unwrap();
-    let kind =
-        regex::Regex::new(&format!(r"^# TYPE ({name}) (counter|gauge|histogram|summary|untyped)$"))
-            .unwrap();
+    let kind = regex::Regex::new(&format!(
+        r"^# TYPE ({name}) (counter|gauge|histogram|summary|untyped)$"
+    ))
+    .unwrap();
     let label = r#"[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*""#;
     let sample = regex::Regex::new(&format!(
         r"^({name})(\{{(?:{label})(?:,{label})*\}})? (\S+)$"
@@ -241,11 +245,10 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
             };
             let declared = families.iter().any(|(f, k)| {
                 let rest = metric.strip_prefix(f.as_str());
-                match (k.as_str(), rest) {
-                    (_, Some("")) => true,
-                    ("histogram", Some("_bucket" | "_sum" | "_count")) => true,
-                    _ => false,
-                }
+                matches!(
+                    (k.as_str(), rest),
+                    (_, Some("")) | ("histogram", Some("_bucket" | "_sum" | "_count"))
+                )
             });
             assert!(declared, "{line:?}: a sample of no declared family");
             samples.push((
@@ -273,7 +276,10 @@ async fn metrics_parse_as_prometheus_text_and_count_publishes_requests_and_cache
     let env = env().await;
     let r = env
         .client
-        .post(format!("{}/api/v1/skills?namespace=acme&version=1.0.0", env.base))
+        .post(format!(
+            "{}/api/v1/skills?namespace=acme&version=1.0.0",
+            env.base
+        ))
         .bearer_auth(&env.admin)
         .header("content-type", "application/gzip")
         .body(package("counted"))
@@ -373,11 +379,15 @@ async fn the_private_metrics_router_serves_them_without_a_token() {
         ServerLimits::default(),
         std::future::pending(),
     ));
-    let r = reqwest::get(format!("http://{addr}/metrics")).await.unwrap();
+    let r = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let samples = parse_prometheus(&r.text().await.unwrap());
     // Its own first request is counted once the next scrape comes.
-    let r = reqwest::get(format!("http://{addr}/metrics")).await.unwrap();
+    let r = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .unwrap();
     let samples_after = parse_prometheus(&r.text().await.unwrap());
     assert!(
         value(

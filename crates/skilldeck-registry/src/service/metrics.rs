@@ -197,7 +197,9 @@ impl Metrics {
     /// Counts a cache lookup.
     pub fn cache_lookup(&self, cache: &'static str, hit: bool) {
         let result = if hit { "hit" } else { "miss" };
-        self.cache.get_or_create(&CacheLabels { cache, result }).inc();
+        self.cache
+            .get_or_create(&CacheLabels { cache, result })
+            .inc();
     }
 
     /// Counts a failed blob store operation.

@@ -17,9 +17,9 @@ use bytes::Bytes;
 use skilldeck::{Diagnostic, FileDigest, Mode, SkillManifest, ValidationOptions};
 use skilldeck_package::{ArchiveFormat, PackageLimits, UnpackOptions};
 
-use crate::service::metrics::{failure_outcome, metrics};
 use crate::error::RegistryError;
 use crate::names::{LATEST, Namespace, SkillRef};
+use crate::service::metrics::{failure_outcome, metrics};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
 use crate::service::signing;

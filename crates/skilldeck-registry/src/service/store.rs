@@ -146,12 +146,11 @@ impl BlobStore {
 
     /// Every blob under `prefix`.
     pub async fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, RegistryError> {
-        Ok(self
-            .store
+        self.store
             .list(Some(&StorePath::from(prefix)))
             .try_collect()
             .await
-            .map_err(|e| counted("list", e))?)
+            .map_err(|e| counted("list", e))
     }
 
     /// Deletes `key` (missing is fine).

@@ -27,10 +27,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::service::metrics::{failure_outcome, metrics};
 use crate::error::RegistryError;
 use crate::names::SkillRef;
 use crate::service::config::{MAX_TEST_RUN_ARGS, TestRunLimits};
+use crate::service::metrics::{failure_outcome, metrics};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
 use crate::service::runner::{TestRunJob, TestRunRefusal, TestRunTarget, TestRunner};

@@ -16,12 +16,12 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::service::principal::{PrincipalKind, report_caller};
 use crate::error::RegistryError;
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
 use crate::service::cursor;
 use crate::service::principal::{Principal, Scope};
+use crate::service::principal::{PrincipalKind, report_caller};
 use crate::service::registry::Registry;
 use crate::service::state::AuthEntry;
 use crate::service::throttle::ThrottleKey;
