@@ -157,3 +157,88 @@ fn a_killed_registrys_publish_staging_folder_is_removed_at_the_next_start() {
     assert!(exit.success(), "{exit:?}: {stderr}");
     assert!(process_folders(&staging).is_empty());
 }
+
+#[test]
+fn metrics_listen_serves_metrics_without_a_token_while_the_public_listener_needs_the_admin_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
+        .args([
+            "registry",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(&data)
+        .env_remove("SKILLDECK_REGISTRY_DATABASE_URL")
+        .env_remove("SKILLDECK_REGISTRY_STORE")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("skilldeck registry listening on http://")
+        .unwrap_or_else(|| panic!("unexpected ready line {line:?}"))
+        .to_owned();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let metrics = line
+        .trim()
+        .strip_prefix("skilldeck registry metrics (no token) on http://")
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("unexpected metrics line {line:?}"))
+        .to_owned();
+    let token = std::fs::read_to_string(data.join("admin-token"))
+        .unwrap()
+        .trim()
+        .to_owned();
+
+    let public = http_get(&addr, "/metrics", None);
+    assert!(public.starts_with("HTTP/1.1 401"), "{public}");
+    let admin = http_get(&addr, "/metrics", Some(&token));
+    assert!(admin.starts_with("HTTP/1.1 200"), "{admin}");
+    let private = http_get(&metrics, "/metrics", None);
+    assert!(private.starts_with("HTTP/1.1 200"), "{private}");
+    assert!(
+        private.contains(
+            "skilldeck_registry_http_requests_total{method=\"GET\",route=\"/metrics\",status_class=\"4xx\"} 1"
+        ),
+        "{private}"
+    );
+    // Only the metrics there: not the API.
+    let api = http_get(&metrics, "/api/v1/skills", Some(&token));
+    assert!(api.starts_with("HTTP/1.1 404"), "{api}");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    // One request line each, with the principal's kind, never the token.
+    assert!(
+        stderr.contains(r#"route="/metrics" status=401"#)
+            && stderr.contains(r#"principal="anonymous""#),
+        "{stderr}"
+    );
+    assert!(stderr.contains(r#"principal="admin""#), "{stderr}");
+    assert!(!stderr.contains(&token), "the token reached stderr");
+}
