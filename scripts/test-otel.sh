@@ -12,6 +12,10 @@
 # logged: for the silent collector, whichever comes first, the export's own
 # timeout or shutdown giving up on it (an abandoned export is logged as an
 # export failure), so the check does not depend on the machine's speed.
+# Part 5 starts `skilldeck registry serve` with the same variables: one
+# server span per HTTP request (`GET /api/v1/skills/{namespace}/{name}`,
+# the HTTP attributes and the principal kind), a trace per request, the
+# client's `traceparent` as its parent, the log lines' trace ids, no token.
 #
 # Then the bindings (scripts/otel_bindings_check.py): the Python wheel is
 # built with maturin 1.16.0 (PyPI, a second throwaway venv) and installed
