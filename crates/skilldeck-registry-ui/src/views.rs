@@ -454,14 +454,32 @@ pub struct SelectionPage {
     pub chrome: Chrome,
     /// The agent.
     pub agent: Agent,
-    /// Every skill.
+    /// The agent's assignments (matching the filters), listed first.
+    pub assigned_rows: Vec<SkillRow>,
+    /// One page of the other skills (matching the filters).
     pub rows: Vec<SkillRow>,
-    /// More skills exist than are listed.
-    pub truncated: bool,
+    /// The filters in force.
+    pub filters: SelectionFilters,
+    /// The next page's link, when there is one.
+    pub next_page: Option<String>,
+    /// The first page's link, when this is not the first page.
+    pub first_page: Option<String>,
     /// The preview.
     pub preview: PreviewView,
     /// Always false here (the preview is in place).
     pub oob: bool,
+}
+
+/// The selection page's filters, as the form shows them.
+pub struct SelectionFilters {
+    /// Free text (the registry's search: name and description).
+    pub q: String,
+    /// Only this namespace (empty: all).
+    pub namespace: String,
+    /// `all`, `assigned` or `unassigned`.
+    pub show: &'static str,
+    /// A budget to try instead of the agent's (kept across filters).
+    pub budget: String,
 }
 
 /// The htmx answer to a row change: the row, and the preview swapped

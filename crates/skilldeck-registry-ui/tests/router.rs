@@ -589,3 +589,93 @@ async fn a_page_not_found_keeps_the_main_navigation() {
         }
     }
 }
+
+/// `count` skills `skill-000`.. in `acme`, plus `zz-last` (sorting last),
+/// and an agent `bot` with `zz-last` assigned: the selection page's fixture.
+async fn many_skills(f: &Fixture, count: usize) {
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    let mut names: Vec<String> = (0..count).map(|i| format!("skill-{i:03}")).collect();
+    names.push("zz-last".to_owned());
+    for name in &names {
+        f.registry
+            .publish(&admin, &ns, Some("1.0.0"), package(name), None)
+            .await
+            .unwrap();
+    }
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    f.registry
+        .assign(
+            &admin,
+            &skilldeck_registry::names::AgentId::new("bot").unwrap(),
+            &skilldeck_registry::names::SkillRef::parse("acme/zz-last").unwrap(),
+            serde_json::from_value(serde_json::json!({})).unwrap(),
+        )
+        .await
+        .unwrap();
+}
+
+fn rows_in(html: &str) -> Vec<String> {
+    html.split(r#"class="skill-row "#)
+        .skip(1)
+        .filter_map(|r| r.split(r#"id="row-"#).nth(1))
+        .filter_map(|r| r.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_selection_page_lists_assignments_first_then_one_page_searched_by_the_server() {
+    let f = fixture().await;
+    many_skills(&f, 120).await;
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    let rows = rows_in(&html);
+    // The assignment that sorts last comes first; then one page.
+    assert_eq!(rows[0], "acme--zz-last", "{rows:?}");
+    assert_eq!(rows.len(), 1 + 50, "{rows:?}");
+    assert_eq!(rows[1], "acme--skill-000");
+    assert!(html.contains(r#"id="sel-next""#));
+    // The next page: the following skills, the assignment still first.
+    let next = html
+        .split(r#"href=""#)
+        .find(|h| h.contains("cursor=") && h.contains("/ui/agents/bot/skills"))
+        .and_then(|h| h.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let (status, _, page2) = send(&f.router, get(&next, Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    let rows2 = rows_in(&page2);
+    assert_eq!(rows2[0], "acme--zz-last");
+    assert_eq!(rows2[1], "acme--skill-050", "{rows2:?}");
+    assert!(page2.contains(r#"id="sel-first""#));
+    // Searching finds a skill on any page; filters are the server's.
+    let (_, _, found) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?q=skill-117", Some(&cookie)),
+    )
+    .await;
+    // Ranked by the registry's BM25: the exact name first.
+    assert_eq!(rows_in(&found)[0], "acme--skill-117");
+    let (_, _, unassigned) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?show=unassigned", Some(&cookie)),
+    )
+    .await;
+    assert!(!rows_in(&unassigned).contains(&"acme--zz-last".to_owned()));
+    let (_, _, assigned) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?show=assigned", Some(&cookie)),
+    )
+    .await;
+    assert_eq!(rows_in(&assigned), vec!["acme--zz-last".to_owned()]);
+    let (_, _, other_ns) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?namespace=nobody", Some(&cookie)),
+    )
+    .await;
+    assert!(rows_in(&other_ns).is_empty());
+}
