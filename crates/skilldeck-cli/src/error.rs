@@ -36,12 +36,29 @@ pub enum CliError {
     /// The sandbox refused to run a skill file (nothing ran).
     #[error(transparent)]
     Exec(#[from] skilldeck_exec::ExecError),
-    /// A registry call failed (unreachable, refused, a bad answer).
-    #[error(transparent)]
+    /// A registry call failed (unreachable, refused, a bad answer); a
+    /// 401 says how to pass a token ([`token_help`]).
+    #[error("{0}{help}", help = token_help(.0))]
     RegistryClient(#[from] skilldeck_registry::client::ClientError),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+}
+
+/// What to do about a 401 from a registry (empty for any other error):
+/// every command that talks to a registry takes `--token-file FILE`, else
+/// the token in `SKILLDECK_TOKEN`.
+pub fn token_help(e: &skilldeck_registry::client::ClientError) -> String {
+    if e.status() != Some(401) {
+        return String::new();
+    }
+    format!(
+        "\nhelp: the registry needs a valid token: pass --token-file FILE (a file whose first \
+         line is the token) or set {}; an admin makes one with `skilldeck registry token create \
+         --scope read:NAMESPACE` (install), `--scope publish:NAMESPACE` (publish) or `--agent ID` \
+         (serve --registry)",
+        skilldeck_registry::client::TOKEN_ENV
+    )
 }
 
 impl CliError {

@@ -335,6 +335,7 @@ pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
             network: form.network,
             env,
         },
+        allow_pending: false,
     })
 }
 
