@@ -13,7 +13,8 @@ use crate::registry_client::{ClientArgs, failed};
 #[derive(Debug, clap::Args)]
 pub struct DeprecateArgs {
     /// The version: [NS/]NAME@VERSION (no NS/: the default namespace).
-    version: String,
+    #[arg(value_name = "[NS/]NAME@VERSION")]
+    target: String,
     /// What users should do instead (shown with the version).
     #[arg(long, value_name = "TEXT")]
     message: Option<String>,
@@ -28,7 +29,8 @@ pub struct DeprecateArgs {
 #[derive(Debug, clap::Args)]
 pub struct UndeprecateArgs {
     /// The version: [NS/]NAME@VERSION.
-    version: String,
+    #[arg(value_name = "[NS/]NAME@VERSION")]
+    target: String,
     #[command(flatten)]
     client: ClientArgs,
     /// Output format.
@@ -42,7 +44,7 @@ fn target(text: &str) -> Result<(SkillRef, String), CliError> {
 
 /// Runs `deprecate`.
 pub fn run_deprecate(args: &DeprecateArgs) -> Result<u8, CliError> {
-    let (skill, version) = target(&args.version)?;
+    let (skill, version) = target(&args.target)?;
     let message = args.message.as_deref().unwrap_or(NO_REASON);
     match args.client.client()?.deprecate(&skill, &version, message) {
         Ok(detail) => print(&detail, args.format, "deprecated"),
@@ -52,7 +54,7 @@ pub fn run_deprecate(args: &DeprecateArgs) -> Result<u8, CliError> {
 
 /// Runs `undeprecate`.
 pub fn run_undeprecate(args: &UndeprecateArgs) -> Result<u8, CliError> {
-    let (skill, version) = target(&args.version)?;
+    let (skill, version) = target(&args.target)?;
     match args.client.client()?.undeprecate(&skill, &version) {
         Ok(detail) => print(&detail, args.format, "undeprecated"),
         Err(e) => failed(e),

@@ -39,7 +39,8 @@ pub struct SetArgs {
     label: String,
     /// The version it points to (released: not yanked, blocked or
     /// waiting for review).
-    version: String,
+    #[arg(value_name = "VERSION")]
+    to: String,
     /// Why a protected label may point to a version the risk audit rated
     /// at or above the registry's threshold (recorded in the audit log).
     #[arg(long, value_name = "TEXT")]
@@ -77,7 +78,7 @@ pub fn run(command: &LabelCommand) -> Result<u8, CliError> {
             let moved = match args.client.client()?.move_label_overriding(
                 &skill,
                 &label,
-                &args.version,
+                &args.to,
                 args.override_reason.as_deref(),
             ) {
                 Ok(m) => m,

@@ -20,7 +20,8 @@ pub const NO_REASON: &str = "no reason given";
 #[derive(Debug, clap::Args)]
 pub struct YankArgs {
     /// The version: [NS/]NAME@VERSION (no NS/: the default namespace).
-    version: String,
+    #[arg(value_name = "[NS/]NAME@VERSION")]
+    target: String,
     /// Why (shown with the version and recorded in the audit log).
     #[arg(long, value_name = "TEXT")]
     reason: Option<String>,
@@ -35,7 +36,8 @@ pub struct YankArgs {
 #[derive(Debug, clap::Args)]
 pub struct UnyankArgs {
     /// The version: [NS/]NAME@VERSION.
-    version: String,
+    #[arg(value_name = "[NS/]NAME@VERSION")]
+    target: String,
     #[command(flatten)]
     client: ClientArgs,
     /// Output format.
@@ -56,7 +58,7 @@ pub fn version_arg(text: &str) -> Result<(SkillRef, String), CliError> {
 
 /// Runs `yank`.
 pub fn run_yank(args: &YankArgs) -> Result<u8, CliError> {
-    let (skill, version) = version_arg(&args.version)?;
+    let (skill, version) = version_arg(&args.target)?;
     let reason = args.reason.as_deref().unwrap_or(NO_REASON);
     match args.client.client()?.yank(&skill, &version, reason) {
         Ok(detail) => print(&detail, args.format, "yanked"),
@@ -66,7 +68,7 @@ pub fn run_yank(args: &YankArgs) -> Result<u8, CliError> {
 
 /// Runs `unyank`.
 pub fn run_unyank(args: &UnyankArgs) -> Result<u8, CliError> {
-    let (skill, version) = version_arg(&args.version)?;
+    let (skill, version) = version_arg(&args.target)?;
     match args.client.client()?.unyank(&skill, &version) {
         Ok(detail) => print(&detail, args.format, "unyanked"),
         Err(e) => failed(e),
