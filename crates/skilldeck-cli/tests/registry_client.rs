@@ -1091,6 +1091,12 @@ fn install_name_at_version_resolves_default_name_as_publish_does_with_a_read_tok
         &admin_args(&server, &["publish", dir.to_str().unwrap()]),
     ));
     assert!(published.contains("default/foo@1.0.0"), "{published}");
+    // install NAME@VERSION: the same default namespace.
+    let installed = ok(&sd(
+        home,
+        &admin_args(&server, &["install", "foo@1.0.0", "--dir", "a/skills"]),
+    ));
+    assert!(installed.contains("installed foo 1.0.0"), "{installed}");
     // A developer's read-only token for the default namespace.
     let token = ok(&sd(
         home,
@@ -1119,10 +1125,10 @@ fn install_name_at_version_resolves_default_name_as_publish_does_with_a_read_tok
         ]);
         sd(home, &all)
     };
-    let installed = ok(&read(&["install", "foo@1.0.0", "--dir", "skills"]));
+    let installed = ok(&read(&["install", "foo@1.0.0", "--dir", "b/skills"]));
     assert!(installed.contains("installed foo 1.0.0"), "{installed}");
-    assert!(home.join("skills/foo/SKILL.md").is_file());
-    let lock = std::fs::read_to_string(home.join("skilldeck.lock")).unwrap();
+    assert!(home.join("b/skills/foo/SKILL.md").is_file());
+    let lock = std::fs::read_to_string(home.join("b/skilldeck.lock")).unwrap();
     assert!(lock.contains("#default/foo@1.0.0"), "{lock}");
     // It lists its namespace, and may not publish (403).
     let listed = ok(&read(&["registry", "skills"]));
@@ -1379,39 +1385,34 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
     let server = Server::start(&home.join("data"));
-    publish(
-        home,
-        &server,
-        &skill(&home.join("a"), "pdf", "1.0.0", "# PDF\n"),
-    );
-    publish(
-        home,
-        &server,
-        &skill(&home.join("b"), "charts", "1.0.0", "# Charts\n"),
-    );
-    ok(&sd(
-        home,
-        &admin_args(&server, &["registry", "agent", "create", "bot-1"]),
-    ));
-    ok(&sd(
-        home,
-        &admin_args(&server, &["registry", "assign", "bot-1", "acme/charts"]),
-    ));
+    for name in ["pdf", "charts", "secret"] {
+        publish(
+            home,
+            &server,
+            &skill(&home.join(name), name, "1.0.0", "# Skill\n"),
+        );
+    }
     ok(&sd(
         home,
         &admin_args(
             &server,
             &[
                 "registry",
-                "assign",
+                "agent",
+                "create",
                 "bot-1",
-                "acme/pdf",
-                "--label",
-                "canary",
-                "--allow-pending",
+                "--deny",
+                "acme/sec*",
             ],
         ),
     ));
+    for args in [
+        &["registry", "assign", "bot-1", "acme/charts"][..],
+        &["registry", "assign", "bot-1", "acme/pdf", "--disabled"][..],
+        &["registry", "assign", "bot-1", "acme/secret"][..],
+    ] {
+        ok(&sd(home, &admin_args(&server, args)));
+    }
     let token = ok(&sd(
         home,
         &admin_args(
@@ -1434,7 +1435,8 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
         ],
     );
     assert_eq!(mcp.skill_names(), ["charts"]);
-    let line = mcp.wait_for_log(&["not serving acme/pdf", "pending-label"]);
-    assert!(line.contains("WARN"), "{line}");
-    assert!(line.contains("label set acme/pdf canary"), "{line}");
+    let disabled = mcp.wait_for_log(&["not serving acme/pdf", "disabled"]);
+    assert!(disabled.contains("WARN"), "{disabled}");
+    let denied = mcp.wait_for_log(&["not serving acme/secret", "denied"]);
+    assert!(denied.contains("acme/sec*"), "{denied}");
 }
