@@ -17,7 +17,7 @@ use serde::Deserialize;
 use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
 use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
-use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved};
+use skilldeck_registry::wire::{ASSIGNMENT_PENDING, Assignment, AssignmentView, Grants, Resolved};
 
 use crate::error::UiError;
 use crate::limits::MAX_SELECTION_SKILLS;
@@ -80,6 +80,11 @@ fn build_row(
             "ok",
             format!("serves {} ({})", s.version, s.via.replace(':', " ")),
         ),
+        // Waiting for its label to be set or its version's review: the
+        // same `pending` the API's assignment view and `agent show` say.
+        (None, Some(e)) if assignment.is_some_and(|a| a.status == ASSIGNMENT_PENDING) => {
+            (ASSIGNMENT_PENDING.to_owned(), "warn", e.detail.clone())
+        }
         (None, Some(e)) => (format!("left out: {}", e.reason), "warn", e.detail.clone()),
         (None, None) => ("not selected".to_owned(), "plain", String::new()),
     };
