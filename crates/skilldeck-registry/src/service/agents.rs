@@ -250,11 +250,10 @@ impl Registry {
             status: String::new(),
             status_detail: None,
         };
-        Ok(self
-            .with_status(id, vec![view])
+        self.with_status(id, vec![view])
             .await?
             .pop()
-            .ok_or_else(|| RegistryError::Internal("an assignment view went missing".into()))?)
+            .ok_or_else(|| RegistryError::Internal("an assignment view went missing".into()))
     }
 
     /// Refuses an assignment that could never serve anything, so a typo
