@@ -30,8 +30,9 @@ pub enum CliError {
     /// A value the argument parser could not check (`--log-format`).
     #[error("{0}")]
     Usage(String),
-    /// The MCP server could not start or stopped.
-    #[error(transparent)]
+    /// The MCP server could not start or stopped (a 401 from its
+    /// registry says how to pass the token).
+    #[error("{0}{help}", help = serve_token_help(.0))]
     Serve(#[from] skilldeck_mcp::Error),
     /// The sandbox refused to run a skill file (nothing ran).
     #[error(transparent)]
@@ -59,6 +60,22 @@ pub fn token_help(e: &skilldeck_registry::client::ClientError) -> String {
          (serve --registry)",
         skilldeck_registry::client::TOKEN_ENV
     )
+}
+
+/// [`token_help`] for `serve --registry`, whose registry token comes from
+/// `--token-file` (or `--registry-token-file` with `--http`).
+fn serve_token_help(e: &skilldeck_mcp::Error) -> String {
+    match e {
+        skilldeck_mcp::Error::Source(skilldeck_source::Error::Client(c))
+            if c.status() == Some(401) =>
+        {
+            format!(
+                "{}; with --http, the registry's token is --registry-token-file FILE",
+                token_help(c)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 impl CliError {

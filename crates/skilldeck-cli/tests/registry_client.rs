@@ -1066,6 +1066,25 @@ fn a_401_from_the_registry_says_to_pass_token_file_or_skilldeck_token() {
             "{args:?}: {err}"
         );
     }
+    // serve --registry too (its registry token).
+    let out = sd(
+        home,
+        &[
+            "serve",
+            "--registry",
+            server.url.as_str(),
+            "--agent",
+            "bot-1",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("401")
+            && err.contains("--token-file FILE")
+            && err.contains("--registry-token-file"),
+        "{err}"
+    );
     // Another refusal (404) carries no token help.
     let out = sd(
         home,
