@@ -2763,6 +2763,35 @@ async fn assigning_an_unknown_version_or_label_is_refused_and_the_working_skill_
     );
     let audit_after: Value = env.get("/audit").await.json().await.unwrap();
     assert_eq!(audit_before, audit_after);
+
+    // Enabling is checked; a disabled assignment (it only keeps the skill
+    // out) is not, and says it is excluded.
+    let r = put_json(
+        &env,
+        "/agents/bot/skills/acme/pdf",
+        json!({"label": "production", "enabled": false}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let view: Value = r.json().await.unwrap();
+    assert_eq!(view["status"], "excluded", "{view}");
+    assert!(
+        view["status_detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("disabled"),
+        "{view}"
+    );
+    problem(
+        put_json(
+            &env,
+            "/agents/bot/skills/acme/pdf",
+            json!({"label": "production"}),
+        )
+        .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
 }
 
 #[tokio::test]

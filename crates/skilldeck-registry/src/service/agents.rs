@@ -263,12 +263,17 @@ impl Registry {
     /// for review is accepted: it is served once approved), a label that
     /// points to no version (`registry-unknown-label`) unless
     /// `allow_pending` says it will be set later. Each detail says what
-    /// exists and what to do.
+    /// exists and what to do. A disabled assignment serves nothing
+    /// whatever it names (it only keeps the skill out, even of
+    /// auto-discovery), so it is not checked; enabling it is.
     async fn check_target(
         &self,
         skill: &SkillRef,
         assignment: &Assignment,
     ) -> Result<(), RegistryError> {
+        if !assignment.enabled {
+            return Ok(());
+        }
         let db = &self.inner.db;
         let known = labels::of_skill(db, skill).await?;
         let labels_text = if known.is_empty() {
