@@ -193,7 +193,7 @@ def cycles(graph):
 # The crates, bottom up. A crate depends only on crates of lower layers.
 LAYERS = [
     ("core", ["skilldeck"]),
-    ("services over the core", ["skilldeck-exec", "skilldeck-package", "skilldeck-audit"]),
+    ("services over the core", ["skilldeck-exec", "skilldeck-package", "skilldeck-audit", "skilldeck-telemetry"]),
     ("host and registry service", ["skilldeck-host", "skilldeck-registry"]),
     ("sources", ["skilldeck-source"]),
     ("faces", ["skilldeck-mcp", "skilldeck-py", "skilldeck-node", "skilldeck-registry-ui"]),

@@ -13,6 +13,16 @@
 # timeout or shutdown giving up on it (an abandoned export is logged as an
 # export failure), so the check does not depend on the machine's speed.
 #
+# Then the bindings (scripts/otel_bindings_check.py): the Python wheel is
+# built with maturin 1.16.0 (PyPI, a second throwaway venv) and installed
+# next to opentelemetry-proto; a discovery given a trace id exports the
+# `discover` span naming the skills under exactly that trace id (UUIDs,
+# traceparents, opaque ids, the async twin, the exit hook's flush and
+# deck.close() too), and without an endpoint nothing is exported and no
+# exporter thread starts. The Node.js part runs when the package's addon
+# (crates/skilldeck-node/npm/skilldeck.*.node, built by scripts/test-node.sh)
+# is newer than the binding's and the telemetry crate's sources.
+#
 # Everything lives in a temporary folder removed on exit. Prints PASS or
 # FAIL per part and exits non-zero on a failure; prints SKIP (exit 0) when
 # the venv or PyPI is unavailable.
@@ -58,4 +68,37 @@ PYTHONDONTWRITEBYTECODE=1 "$work/venv/bin/python" scripts/otel_check.py "$bin" "
 py_pid=$!
 wait "$py_pid" || status=$?
 py_pid=""
+
+# The bindings: the wheel, built as a user's pip would (maturin).
+if ! python3 -m venv "$work/build" >>"$work/pip.log" 2>&1 \
+    || ! "$work/build/bin/pip" install -q --disable-pip-version-check --timeout 20 --retries 1 \
+        maturin==1.16.0 >>"$work/pip.log" 2>&1; then
+    echo "SKIP: could not install maturin==1.16.0 from PyPI (offline?); the bindings' export test did not run"
+    exit "$status"
+fi
+echo "building the Python wheel (maturin, debug)"
+if ! "$work/build/bin/maturin" build --quiet --manifest-path crates/skilldeck-py/Cargo.toml \
+    --interpreter "$work/venv/bin/python" --out "$work/wheels" >"$work/build.log" 2>&1; then
+    echo "FAIL: maturin build"
+    sed 's/^/  /' "$work/build.log"
+    exit 1
+fi
+"$work/venv/bin/pip" install -q --disable-pip-version-check --no-index "$work"/wheels/skilldeck-*.whl
+node_pkg=""
+addon="$(ls crates/skilldeck-node/npm/skilldeck.*.node 2>/dev/null | head -n 1 || true)"
+if [[ -n "$addon" ]] && command -v node >/dev/null \
+    && [[ -z "$(find crates/skilldeck-node/src crates/skilldeck-telemetry/src -newer "$addon" -name '*.rs')" ]]; then
+    node_pkg="$PWD/crates/skilldeck-node/npm"
+fi
+mkdir -p "$work/bindings"
+bindings=0
+repo="$PWD"
+(cd "$work/bindings" && PYTHONDONTWRITEBYTECODE=1 "$work/venv/bin/python" \
+    "$repo/scripts/otel_bindings_check.py" "$work/bindings" ${node_pkg:+"$node_pkg"}) || bindings=$?
+if [[ -z "$node_pkg" ]]; then
+    echo "  (node: run scripts/test-node.sh first to build the addon from these sources)"
+fi
+if [[ $bindings -ne 0 ]]; then
+    status=$bindings
+fi
 exit "$status"

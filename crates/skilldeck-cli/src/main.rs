@@ -15,6 +15,7 @@ mod new;
 mod pack;
 mod prompt;
 mod publish;
+mod publish_tree;
 mod read;
 mod registry;
 mod registry_client;
@@ -223,7 +224,8 @@ enum Command {
     #[command(
         disable_version_flag = true,
         after_help = "Examples:\n  skilldeck publish .agents/skills/pdf-tools --namespace acme --registry http://127.0.0.1:7878 --token-file admin-token\n  \
-                            skilldeck publish dist/pdf-tools-1.2.0.tar.gz --version 1.2.0 --registry https://skills.example"
+                            skilldeck publish dist/pdf-tools-1.2.0.tar.gz --version 1.2.0 --registry https://skills.example\n  \
+                            skilldeck publish -r ./skills --namespace acme --version 0.1.0 --registry http://127.0.0.1:7878 --token-file admin-token"
     )]
     Publish(publish::Args),
     /// Print static shell completions (for completions with skill names,

@@ -19,11 +19,18 @@ use crate::render;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A skill folder (packed as tar.gz first) or a package (.tar.gz, .zip).
+    /// A skill folder (packed as tar.gz first) or a package (.tar.gz, .zip);
+    /// with -r, a folder holding skill folders.
     path: PathBuf,
-    /// The version (else the SKILL.md's `metadata.version`).
+    /// The version (else the SKILL.md's `metadata.version`); with -r, the
+    /// version of the skills that have no `metadata.version`.
     #[arg(long, value_name = "SEMVER")]
     version: Option<String>,
+    /// Publish every skill folder under PATH, one line each; a skill whose
+    /// content is already published (same fingerprint) is not uploaded
+    /// again. One skill's refusal does not stop the others.
+    #[arg(short, long)]
+    recursive: bool,
     /// The namespace to publish into [default: default].
     #[arg(long, value_name = "NS")]
     namespace: Option<String>,
@@ -44,6 +51,34 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<u8, CliError> {
     let namespace = namespace_or_default(args.namespace.as_deref())
         .map_err(|e| CliError::Usage(e.to_string()))?;
+    if args.recursive {
+        if !args.path.is_dir() {
+            return Err(CliError::Usage(format!(
+                "-r: {} is not a folder (pass the folder holding the skill folders)",
+                args.path.display()
+            )));
+        }
+        let key = match args
+            .sign
+            .as_deref()
+            .map(crate::signing::load_key)
+            .transpose()
+        {
+            Ok(key) => key,
+            Err(e) => return refused(e),
+        };
+        return crate::publish_tree::run(
+            &args.path,
+            &crate::publish_tree::TreeArgs {
+                namespace: &namespace,
+                version: args.version.as_deref(),
+                key: key.as_ref(),
+                audit: &args.audit,
+                client: args.client.client()?,
+                format: args.format,
+            },
+        );
+    }
     if let Some(code) = args.audit.check(&[args.path.as_path()], "publish")? {
         return Ok(code);
     }
@@ -67,6 +102,16 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         };
         match skilldeck_package::pack(&args.path, &options) {
             Ok(p) => {
+                // The packing's own warnings (a link inside the skill
+                // packed as content); validation's are the registry's to
+                // report.
+                for w in p
+                    .warnings
+                    .iter()
+                    .filter(|w| w.code == skilldeck::Code::PackageLink)
+                {
+                    eprintln!("{}", crate::render::safe(&w.to_string()));
+                }
                 let fingerprint = p.manifest.fingerprint();
                 (p.bytes, Some(fingerprint))
             }

@@ -46,36 +46,43 @@ pub fn client_for(url: &str, token_file: Option<&Path>) -> Result<Client, CliErr
 /// `file:line:col: code message`) and exits [`exit::INVALID`]; any other
 /// error is a [`CliError`].
 pub fn failed(e: ClientError) -> Result<u8, CliError> {
-    match e.problem() {
-        Some(p) if p.status == 422 || !p.diagnostics.is_empty() => {
+    match refusal_lines(&e) {
+        Some(lines) => {
             let mut err = std::io::stderr().lock();
-            writeln!(
-                err,
-                "error: {} refused it ({} {}): {}",
-                e_url(&e),
-                p.status,
-                p.code,
-                render::safe(&p.detail)
-            )?;
-            for d in &p.diagnostics {
-                writeln!(err, "{}", render::safe(&diagnostic_line(d)))?;
-            }
-            for f in &p.findings {
-                let at = match (f.line, f.column) {
-                    (Some(l), Some(c)) => format!("{}:{l}:{c}", f.file),
-                    (Some(l), None) => format!("{}:{l}", f.file),
-                    _ => f.file.clone(),
-                };
-                writeln!(
-                    err,
-                    "{}",
-                    render::safe(&format!("{at}: {} {} {}", f.severity, f.code, f.message))
-                )?;
+            for line in lines {
+                writeln!(err, "{}", render::safe(&line))?;
             }
             Ok(exit::INVALID)
         }
-        _ => Err(e.into()),
+        None => Err(e.into()),
     }
+}
+
+/// A refusal of the content, in lines: `error: URL refused it (STATUS
+/// CODE): detail`, then each diagnostic and finding as `file:line:col:
+/// code message` (not yet made safe for a terminal). `None` for any other
+/// error.
+pub fn refusal_lines(e: &ClientError) -> Option<Vec<String>> {
+    let p = e
+        .problem()
+        .filter(|p| p.status == 422 || !p.diagnostics.is_empty())?;
+    let mut lines = vec![format!(
+        "error: {} refused it ({} {}): {}",
+        e_url(e),
+        p.status,
+        p.code,
+        p.detail
+    )];
+    lines.extend(p.diagnostics.iter().map(diagnostic_line));
+    lines.extend(p.findings.iter().map(|f| {
+        let at = match (f.line, f.column) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", f.file),
+            (Some(l), None) => format!("{}:{l}", f.file),
+            _ => f.file.clone(),
+        };
+        format!("{at}: {} {} {}", f.severity, f.code, f.message)
+    }));
+    Some(lines)
 }
 
 fn e_url(e: &ClientError) -> &str {

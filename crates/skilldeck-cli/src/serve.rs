@@ -100,9 +100,10 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let format: LogFormat = args.log_format.parse().map_err(CliError::Usage)?;
     // Telemetry: OTLP span export when configured; flushed when `_telemetry` drops.
-    let telemetry = skilldeck_mcp::telemetry::Settings::resolve(&ctx.config.telemetry, |name| {
+    let telemetry = skilldeck_telemetry::Settings::resolve(&ctx.config.telemetry, |name| {
         std::env::var(name).ok()
-    })?;
+    })
+    .map_err(skilldeck_mcp::Error::from)?;
     let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let mut options = ServeOptions::from_config(&ctx.config, ctx.discovery_options())?;
     options.tool_catalog.override_budget(BudgetOverride {

@@ -1459,3 +1459,106 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
     let denied = mcp.wait_for_log(&["not serving acme/secret", "denied"]);
     assert!(denied.contains("acme/sec*"), "{denied}");
 }
+
+#[test]
+fn publish_r_publishes_every_skill_under_a_root_skips_unchanged_ones_and_reports_each_refusal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    let root = home.join("tree");
+    skill(&root.join("team-a"), "alpha", "1.0.0", "# Alpha\n");
+    // No metadata.version: takes --version.
+    skilldeck_testkit::skill(root.join("team-b"), "beta")
+        .description("Does beta things. Use when testing the registry.")
+        .body("# Beta\n")
+        .write();
+    // Refused by validation (its frontmatter is not YAML).
+    let bad = root.join("team-b/gamma");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: gamma\ndescription: [unclosed\nmetadata:\n  version: \"1.0.0\"\n---\n# G\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "publish",
+            "-r",
+            root.to_str().unwrap(),
+            "--namespace",
+            "acme",
+        ];
+        args.extend_from_slice(extra);
+        sd(home, &admin_args(&server, &args))
+    };
+
+    let out = run(&["--version", "0.1.0"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("published acme/alpha@1.0.0 sha256:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("published acme/beta@0.1.0 sha256:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("refused ") && stdout.contains("gamma"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("2 published, 0 unchanged, 1 refused"),
+        "{stderr}"
+    );
+
+    // Again, as JSON: nothing uploaded twice; the refusal stays.
+    let out = run(&["--version", "0.1.0", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let results: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let statuses: Vec<(&str, &str)> = results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap(),
+                r["skill"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert!(
+        statuses.contains(&("unchanged", "acme/alpha")),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&("unchanged", "acme/beta")),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.iter().any(|(s, _)| *s == "refused"),
+        "{statuses:?}"
+    );
+
+    // A changed skill under an existing version: that skill is refused
+    // (versions are immutable), the others go on.
+    std::fs::write(
+        root.join("team-b/beta/SKILL.md"),
+        "---\nname: beta\ndescription: Does beta things, changed. Use when testing.\n---\n# Beta 2\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&bad).unwrap();
+    let out = run(&["--version", "0.1.0"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("unchanged acme/alpha@1.0.0"), "{stdout}");
+    assert!(stdout.contains("registry-version-exists"), "{stdout}");
+
+    // Without a version for beta, it is refused and says what to do.
+    let out = run(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("metadata.version"), "{stdout}");
+}

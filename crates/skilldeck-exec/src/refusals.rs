@@ -132,7 +132,7 @@ pub struct Refusals {
     /// start): refused like every socket, reported here apart from
     /// [`Refusals::syscalls`] so that ordinary scripts do not read as
     /// attempted escapes. Recognised by the exact call glibc makes
-    /// ([`NAME_SERVICE_PROBE_TYPE`]); any other Unix socket counts under
+    /// (`socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)`); any other Unix socket counts under
     /// `socket`.
     pub name_service_probes: u64,
     /// Caps hit.

@@ -62,3 +62,9 @@ pub enum Error {
     #[error("telemetry: {0}")]
     Telemetry(String),
 }
+
+impl From<skilldeck_telemetry::Error> for Error {
+    fn from(e: skilldeck_telemetry::Error) -> Self {
+        Error::Telemetry(e.to_string())
+    }
+}

@@ -80,14 +80,14 @@ pub fn init_with_telemetry(
 #[derive(Debug, Default)]
 pub struct TelemetryGuard {
     #[cfg(feature = "otel")]
-    exporter: Option<crate::telemetry::export::Exporter>,
+    exporter: Option<skilldeck_telemetry::export::Exporter>,
 }
 
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
         #[cfg(feature = "otel")]
         if let Some(exporter) = self.exporter.take() {
-            crate::telemetry::set_exporting(false, false);
+            skilldeck_telemetry::export::set_inactive();
             exporter.shutdown();
         }
     }
@@ -110,7 +110,7 @@ fn export_init(format: LogFormat, settings: &Settings) -> Result<TelemetryGuard,
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
 
-    let (exporter, tracer) = crate::telemetry::export::Exporter::new(settings)?;
+    let (exporter, tracer) = skilldeck_telemetry::export::Exporter::new(settings)?;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
     let fmt = tracing_subscriber::fmt::layer()
@@ -126,21 +126,13 @@ fn export_init(format: LogFormat, settings: &Settings) -> Result<TelemetryGuard,
             .with_filter(filter)
             .boxed(),
     };
-    let otel = tracing_opentelemetry::layer()
-        .with_tracer(tracer)
-        .with_tracked_inactivity(false)
-        .with_threads(false)
-        .with_location(false)
-        .with_target(false)
-        .with_filter(tracing_subscriber::filter::filter_fn(|meta| {
-            meta.target().starts_with("skilldeck") && *meta.level() <= tracing::Level::INFO
-        }));
+    let otel = skilldeck_telemetry::export::layer(tracer);
     tracing_subscriber::registry()
         .with(fmt)
         .with(otel)
         .try_init()
         .map_err(|e| Error::Logging(e.to_string()))?;
-    crate::telemetry::set_exporting(true, settings.export_content);
+    skilldeck_telemetry::export::set_active(settings);
     tracing::info!(
         endpoint = %settings.traces_endpoint,
         service = %settings.service_name,

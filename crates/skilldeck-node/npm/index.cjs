@@ -12,6 +12,7 @@ const { convert } = errors;
 const ASYNC = new Set([
   'discover', 'catalog', 'activate', 'read', 'search', 'reload',
   'callHostTool', 'run', 'callTool', 'callExecutionTool', 'validate',
+  'close', 'flushTelemetry',
 ]);
 
 /** `method` whose throws and rejections are the package's error classes. */
@@ -98,11 +99,21 @@ Object.defineProperty(Deck.prototype, 'registerToolHandler', {
   },
 });
 
+// Short scripts must not lose their last spans: at exit the exporter
+// flushes (bounded: 3 s) and stops. Nothing runs when none was started
+// (no endpoint was given), and the hook keeps nothing alive.
+process.once('exit', () => {
+  native.shutdownTelemetry();
+});
+
 const seed = require('./seed.cjs');
 
 module.exports = {
   Deck,
   validate: converting(native.validate, 'validate'),
+  flushTelemetry: converting(native.flushTelemetry, 'flushTelemetry'),
+  shutdownTelemetry: native.shutdownTelemetry,
+  telemetryEnabled: native.telemetryEnabled,
   ...errors,
   ...seed,
 };

@@ -5,6 +5,9 @@ import skilldeck from './index.cjs';
 export const {
   Deck,
   validate,
+  flushTelemetry,
+  shutdownTelemetry,
+  telemetryEnabled,
   SkilldeckError,
   SkillNotFoundError,
   SkillParsingError,

@@ -80,7 +80,7 @@ export declare class Deck {
    * The file `path` (relative to the skill folder) of skill `name`;
    * paths that leave the skill folder are refused (`ResourceError`).
    */
-  read(name: string, path: string): Promise<Resource>
+  read(name: string, path: string, options?: TraceOptions | undefined | null): Promise<Resource>
   /**
    * Served skills matching `query` (BM25 over names and descriptions),
    * best first.
@@ -90,7 +90,13 @@ export declare class Deck {
    * Discovers the skills again; when the catalog changed the new deck
    * replaces the old one (and cached activations are dropped).
    */
-  reload(): Promise<Reload>
+  reload(options?: TraceOptions | undefined | null): Promise<Reload>
+  /**
+   * Exports the spans still queued (when telemetry is on), waiting for
+   * the collector: call it at the end of a short script. The deck stays
+   * usable. False when nothing is exported.
+   */
+  close(): Promise<boolean>
   /** The activation cache's counters and sizes. */
   cacheStats(): CacheStats
   /** Empties the activation cache. */
@@ -210,7 +216,8 @@ export interface CallOptions {
   timeout?: number
   /**
    * The caller's trace id: recorded as the call id (the audit line, the
-   * `SKILLDECK_CALL_ID` of a script, `call.traceId` of a handler).
+   * `SKILLDECK_CALL_ID` of a script, `call.traceId` of a handler), and
+   * the trace of the call's spans (see [`DiscoverOptions::trace_id`]).
    */
   traceId?: string
 }
@@ -267,11 +274,26 @@ export interface DiscoverOptions {
   /** Where project roots are looked for (default: the working folder). */
   cwd?: string
   /**
-   * The caller's trace id. Accepted for every call; the host's discovery
-   * takes none yet, so it reaches only the package's log records.
+   * The caller's trace id: the discovery's spans are exported in that
+   * trace (a W3C trace id of 32 hex digits, or a UUID, is used as the
+   * trace id; a `traceparent` is the parent; another id is recorded as
+   * `skilldeck.caller.trace_id` in a new trace). Every call takes one.
    */
   traceId?: string
+  /**
+   * Export spans to this OTLP/HTTP collector (a base URL; `/v1/traces`
+   * is appended), else `OTEL_EXPORTER_OTLP_ENDPOINT` or the config's
+   * `[telemetry] endpoint`; without any, nothing is exported. The first
+   * settings win for the process.
+   */
+  otlpEndpoint?: string
 }
+
+/**
+ * Exports the spans still queued, waiting for the collector (each export
+ * bounded by 5 s). False when nothing is exported in this process.
+ */
+export declare function flushTelemetry(): Promise<boolean>
 
 /**
  * The answer of `deck.callHostTool`: the text for the model, and for a
@@ -322,7 +344,10 @@ export interface RunOptions {
   stdin?: string | Buffer
   /** Seconds, replacing `[exec] timeout-secs`. */
   timeout?: number
-  /** The caller's trace id: recorded as the call id of the run. */
+  /**
+   * The caller's trace id: recorded as the call id of the run, and the
+   * trace of its spans (see [`DiscoverOptions::trace_id`]).
+   */
   traceId?: string
 }
 
@@ -383,7 +408,15 @@ export interface SearchOptions {
   pattern?: string
   /** Only skills holding every one of these words. */
   keywords?: Array<string>
+  /** The caller's trace id (see [`DiscoverOptions::trace_id`]). */
+  traceId?: string
 }
+
+/**
+ * Flushes and stops the exporter (the package calls it at process exit;
+ * bounded: 3 s). Spans are no longer exported. False when none ran.
+ */
+export declare function shutdownTelemetry(): boolean
 
 /** A served skill's metadata (the body is read by `activate`). */
 export interface Skill {
@@ -431,6 +464,9 @@ export interface SkillToolInfo {
   hostImplemented: boolean
 }
 
+/** True while spans are exported. */
+export declare function telemetryEnabled(): boolean
+
 /**
  * What a host-implemented tool's handler sees of its call (its second
  * argument).
@@ -458,6 +494,12 @@ export interface ToolSpec {
   inputSchema: any
   /** True when it changes nothing. */
   readOnly: boolean
+}
+
+/** Options of `deck.read` and `deck.reload`. */
+export interface TraceOptions {
+  /** The caller's trace id (see [`DiscoverOptions::trace_id`]). */
+  traceId?: string
 }
 
 /**

@@ -32,11 +32,12 @@ function Deck() {
 }
 
 /** The deck options of the seed's call: `roots` (default: the seed's
- * `.skills/` folder under `cwd`, only that root) and `config`. */
+ * `.skills/` folder under `cwd`, only that root), `config` and
+ * `otlpEndpoint` (span export, opt-in). */
 function discoverOptions(options) {
   const cwd = options.cwd ?? process.cwd();
   const roots = options.roots ?? [resolve(cwd, SKILLS_DIR)];
-  return { roots, config: options.config, cwd, traceId: options.traceId };
+  return { roots, config: options.config, cwd, traceId: options.traceId, otlpEndpoint: options.otlpEndpoint };
 }
 
 /** Problems that kept a skill or a tool out, as the seed's failures. */

@@ -20,6 +20,9 @@ export interface LoadSkillsOptions {
   logger?: SkillLogger;
   /** An existing deck to load from instead of discovering one. */
   deck?: Deck;
+  /** Export the host's spans to this OTLP/HTTP collector (base URL); the
+   * load's spans carry the call's `traceId` (see `DiscoverOptions`). */
+  otlpEndpoint?: string;
 }
 
 /** A declared tool of a skill, as seed 002's `SkillTool`. */

@@ -20,6 +20,7 @@ use skilldeck_host::{
 use crate::errors;
 use crate::handler::JsToolHandler;
 use crate::job::{Job, spawn};
+use crate::telemetry::{self, enter};
 use crate::types::{
     Activation, CacheStats, Diagnostic, HostToolAnswer, Reload, Resource, RunResult, SearchHit,
     Skill, SkillToolInfo, ToolSpec,
@@ -51,9 +52,16 @@ pub struct DiscoverOptions {
     pub config: Option<String>,
     /// Where project roots are looked for (default: the working folder).
     pub cwd: Option<String>,
-    /// The caller's trace id. Accepted for every call; the host's discovery
-    /// takes none yet, so it reaches only the package's log records.
+    /// The caller's trace id: the discovery's spans are exported in that
+    /// trace (a W3C trace id of 32 hex digits, or a UUID, is used as the
+    /// trace id; a `traceparent` is the parent; another id is recorded as
+    /// `skilldeck.caller.trace_id` in a new trace). Every call takes one.
     pub trace_id: Option<String>,
+    /// Export spans to this OTLP/HTTP collector (a base URL; `/v1/traces`
+    /// is appended), else `OTEL_EXPORTER_OTLP_ENDPOINT` or the config's
+    /// `[telemetry] endpoint`; without any, nothing is exported. The first
+    /// settings win for the process.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// The catalog's options (`deck.catalog`).
@@ -107,6 +115,16 @@ pub struct SearchOptions {
     pub pattern: Option<String>,
     /// Only skills holding every one of these words.
     pub keywords: Option<Vec<String>>,
+    /// The caller's trace id (see [`DiscoverOptions::trace_id`]).
+    pub trace_id: Option<String>,
+}
+
+/// Options of `deck.read` and `deck.reload`.
+#[napi(object)]
+#[derive(Debug, Clone, Default)]
+pub struct TraceOptions {
+    /// The caller's trace id (see [`DiscoverOptions::trace_id`]).
+    pub trace_id: Option<String>,
 }
 
 /// `deck.run`'s options.
@@ -119,7 +137,8 @@ pub struct RunOptions {
     pub stdin: Option<Either<String, Buffer>>,
     /// Seconds, replacing `[exec] timeout-secs`.
     pub timeout: Option<f64>,
-    /// The caller's trace id: recorded as the call id of the run.
+    /// The caller's trace id: recorded as the call id of the run, and the
+    /// trace of its spans (see [`DiscoverOptions::trace_id`]).
     pub trace_id: Option<String>,
 }
 
@@ -131,7 +150,8 @@ pub struct CallOptions {
     /// Seconds, replacing `[exec] timeout-secs` (`callTool`).
     pub timeout: Option<f64>,
     /// The caller's trace id: recorded as the call id (the audit line, the
-    /// `SKILLDECK_CALL_ID` of a script, `call.traceId` of a handler).
+    /// `SKILLDECK_CALL_ID` of a script, `call.traceId` of a handler), and
+    /// the trace of the call's spans (see [`DiscoverOptions::trace_id`]).
     pub trace_id: Option<String>,
 }
 
@@ -164,9 +184,11 @@ fn parse<T: std::str::FromStr<Err = skilldeck::Error>>(text: &str) -> napi::Resu
 
 /// The host's options for `spec` (the host's one rule: [`HostSpec`]). A
 /// library shares the host's files with its caller: answers may name the
-/// skill folders.
-fn options_of(spec: &HostSpec) -> napi::Result<HostOptions> {
+/// skill folders. Starts span export when the config, the `OTEL_*`
+/// variables or `otlp_endpoint` name a collector.
+fn options_of(spec: &HostSpec, otlp_endpoint: Option<&str>) -> napi::Result<HostOptions> {
     let resolved = spec.load().map_err(|e| errors::host(&e))?;
+    telemetry::start(&resolved.config.telemetry, otlp_endpoint)?;
     let mut options = resolved.host_options().map_err(|e| errors::core(&e))?;
     options.expose_paths = true;
     Ok(options)
@@ -198,14 +220,18 @@ impl Deck {
     pub fn discover(options: Option<DiscoverOptions>) -> AsyncTask<Job<Deck>> {
         let options = options.unwrap_or_default();
         spawn(move || {
-            let host_options = options_of(&HostSpec {
-                config: options.config.map(PathBuf::from),
-                roots: options
-                    .roots
-                    .map(|r| r.into_iter().map(PathBuf::from).collect()),
-                cwd: options.cwd.map(PathBuf::from),
-                index: false,
-            })?;
+            let host_options = options_of(
+                &HostSpec {
+                    config: options.config.map(PathBuf::from),
+                    roots: options
+                        .roots
+                        .map(|r| r.into_iter().map(PathBuf::from).collect()),
+                    cwd: options.cwd.map(PathBuf::from),
+                    index: false,
+                },
+                options.otlp_endpoint.as_deref(),
+            )?;
+            let _call = enter("deck.discover", options.trace_id.as_deref());
             let host = Host::new(host_options).map_err(|e| errors::core(&e))?;
             Ok(Deck {
                 inner: Arc::new(Inner {
@@ -376,7 +402,9 @@ impl Deck {
             ..CatalogRequest::default()
         };
         let inner = Arc::clone(&self.inner);
+        let trace_id = o.trace_id;
         Ok(spawn(move || {
+            let _call = enter("deck.catalog", trace_id.as_deref());
             inner
                 .host
                 .catalog(&request)
@@ -411,6 +439,7 @@ impl Deck {
         };
         let inner = Arc::clone(&self.inner);
         Ok(spawn(move || {
+            let _call = enter("deck.activate", o.trace_id.as_deref());
             let host = &inner.host;
             let arguments = o.arguments.unwrap_or_default();
             let snapshot = host.snapshot();
@@ -459,9 +488,16 @@ impl Deck {
     /// The file `path` (relative to the skill folder) of skill `name`;
     /// paths that leave the skill folder are refused (`ResourceError`).
     #[napi(ts_return_type = "Promise<Resource>")]
-    pub fn read(&self, name: String, path: String) -> AsyncTask<Job<Resource>> {
+    pub fn read(
+        &self,
+        name: String,
+        path: String,
+        options: Option<TraceOptions>,
+    ) -> AsyncTask<Job<Resource>> {
         let inner = Arc::clone(&self.inner);
+        let trace_id = options.and_then(|o| o.trace_id);
         spawn(move || {
+            let _call = enter("deck.read", trace_id.as_deref());
             let snapshot = inner.host.snapshot();
             let skill = snapshot.require(&name).map_err(|e| errors::core(&e))?;
             let resource = skilldeck::read_resource(skill, &path).map_err(|e| errors::core(&e))?;
@@ -496,7 +532,9 @@ impl Deck {
             q = q.require(k);
         }
         let inner = Arc::clone(&self.inner);
+        let trace_id = o.trace_id;
         Ok(spawn(move || {
+            let _call = enter("deck.search", trace_id.as_deref());
             let snapshot = inner.host.snapshot();
             Ok(snapshot
                 .search_index()
@@ -519,15 +557,25 @@ impl Deck {
     /// Discovers the skills again; when the catalog changed the new deck
     /// replaces the old one (and cached activations are dropped).
     #[napi(ts_return_type = "Promise<Reload>")]
-    pub fn reload(&self) -> AsyncTask<Job<Reload>> {
+    pub fn reload(&self, options: Option<TraceOptions>) -> AsyncTask<Job<Reload>> {
         let inner = Arc::clone(&self.inner);
+        let trace_id = options.and_then(|o| o.trace_id);
         spawn(move || {
+            let _call = enter("deck.reload", trace_id.as_deref());
             inner
                 .host
                 .reload()
                 .map(Reload::from)
                 .map_err(|e| errors::core(&e))
         })
+    }
+
+    /// Exports the spans still queued (when telemetry is on), waiting for
+    /// the collector: call it at the end of a short script. The deck stays
+    /// usable. False when nothing is exported.
+    #[napi(ts_return_type = "Promise<boolean>")]
+    pub fn close(&self) -> AsyncTask<Job<bool>> {
+        telemetry::flush_job()
     }
 
     /// The activation cache's counters and sizes.
@@ -592,6 +640,7 @@ impl Deck {
         let trace_id = options.and_then(|o| o.trace_id);
         let inner = Arc::clone(&self.inner);
         spawn(move || {
+            let _call = enter("deck.call_host_tool", trace_id.as_deref());
             let run = || {
                 let arguments = object(arguments)?;
                 let host = &inner.host;
@@ -633,6 +682,7 @@ impl Deck {
         let inner = Arc::clone(&self.inner);
         let (args, timeout, trace_id) = (o.args.unwrap_or_default(), o.timeout, o.trace_id);
         spawn(move || {
+            let _call = enter("deck.run", trace_id.as_deref());
             let snapshot = inner.host.snapshot();
             overrides(timeout)
                 .and_then(|overrides| {
@@ -666,6 +716,7 @@ impl Deck {
         let o = options.unwrap_or_default();
         let inner = Arc::clone(&self.inner);
         spawn(move || {
+            let _call = enter("deck.call_tool", o.trace_id.as_deref());
             let run = || -> Result<RunResult, ToolError> {
                 let snapshot = inner.host.snapshot();
                 let overrides = overrides(o.timeout)?;
@@ -703,6 +754,7 @@ impl Deck {
         let trace_id = options.and_then(|o| o.trace_id);
         let inner = Arc::clone(&self.inner);
         spawn(move || {
+            let _call = enter("deck.call_execution_tool", trace_id.as_deref());
             let run = || -> Result<RunResult, ToolError> {
                 let arguments = object(arguments)?;
                 let host = &inner.host;

@@ -11,13 +11,15 @@ mod deck;
 mod errors;
 mod handler;
 mod job;
+mod telemetry;
 mod types;
 
 pub use deck::{
     ActivateOptions, CallOptions, CatalogOptions, Deck, DiscoverOptions, RunOptions, SearchOptions,
-    validate,
+    TraceOptions, validate,
 };
 pub use errors::PREFIX as ERROR_PREFIX;
+pub use telemetry::{flush_telemetry, shutdown_telemetry, telemetry_enabled};
 pub use types::{
     Activation, CacheStats, Diagnostic, HostToolAnswer, Reload, Resource, RunResult, SearchHit,
     Skill, SkillToolInfo, ToolCall, ToolSpec,

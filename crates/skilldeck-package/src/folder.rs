@@ -1,6 +1,14 @@
 //! The files of a skill folder, under the package rules: every regular file
-//! below the folder (hidden ones too), no symlinks or special files, safe
-//! and non-colliding names, within the limits. Empty folders carry nothing.
+//! below the folder (hidden ones too), no special files, safe and
+//! non-colliding names, within the limits. Empty folders carry nothing.
+//!
+//! Symlinks: a link to a regular file inside the same skill is taken as
+//! that file's content (the listing says so in [`FolderFile::link_to`], and
+//! packing warns), so a folder, its package and its fingerprint agree with
+//! what a host serving the folder reads. A link leaving the skill, a
+//! dangling link and a link to a folder are refused with a help line. The
+//! rule is here once: `pack`, `publish`, `install` of a folder and `verify`
+//! all list files through [`folder_files`].
 
 use std::fs;
 use std::io::Read;
@@ -23,6 +31,9 @@ pub struct FolderFile {
     pub size: u64,
     /// Any `x` bit set.
     pub executable: bool,
+    /// For a symlink inside the skill: the file it points to (relative to
+    /// the skill folder, `/`-separated); its content is this entry's.
+    pub link_to: Option<String>,
 }
 
 /// Every regular file of the skill folder `dir`, sorted by path, or the
@@ -57,16 +68,16 @@ fn walk(
         let shown = String::from_utf8_lossy(&rel_raw).into_owned();
         let rel = check_entry_path(&rel_raw)
             .map_err(|why| Error::refused(refusal(Code::PackageUnsafePath, skill, &shown, why)))?;
-        let meta = fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            return Err(Error::refused(refusal(
-                Code::PackageLink,
-                skill,
-                &rel,
-                "a symlink (packages hold regular files only)",
-            )));
+        let mut meta = fs::symlink_metadata(&full).map_err(|e| Error::io(&full, e))?;
+        let mut full = full;
+        let mut link_to = None;
+        if meta.file_type().is_symlink() {
+            let (target, target_meta, inside) = link_inside(skill, &full, &rel)?;
+            full = target;
+            meta = target_meta;
+            link_to = Some(inside);
         }
+        let kind = meta.file_type();
         if kind.is_dir() {
             if depth + 1 >= MAX_ENTRY_DEPTH {
                 return Err(Error::refused(refusal(
@@ -124,9 +135,64 @@ fn walk(
             full,
             size: meta.len(),
             executable: is_executable(&meta),
+            link_to,
         });
     }
     Ok(())
+}
+
+/// Where the symlink `full` (entry `rel` of the skill folder `skill`)
+/// leads, when that is a regular file inside the skill: its real path,
+/// metadata and path relative to the skill. Otherwise the refusal, with
+/// what to do.
+fn link_inside(
+    skill: &Path,
+    full: &Path,
+    rel: &str,
+) -> Result<(PathBuf, fs::Metadata, String), Error> {
+    let refuse = |why: &str, help: &str| {
+        Error::refused(refusal(Code::PackageLink, skill, rel, why).with_help(help.to_owned()))
+    };
+    let shown = fs::read_link(full)
+        .map(|t| t.display().to_string())
+        .unwrap_or_default();
+    let root = fs::canonicalize(skill).map_err(|e| Error::io(skill, e))?;
+    let Ok(target) = fs::canonicalize(full) else {
+        return Err(refuse(
+            &format!(
+                "a symlink to \"{}\", which does not exist",
+                shown.escape_debug()
+            ),
+            "remove the link, or put the file it should point to inside the skill",
+        ));
+    };
+    let Ok(inside) = target.strip_prefix(&root) else {
+        return Err(refuse(
+            &format!(
+                "a symlink to \"{}\", outside the skill (packages hold the skill's own files)",
+                shown.escape_debug()
+            ),
+            &format!(
+                "copy the file into the skill in place of the link (cp --remove-destination \"$(readlink -f {rel})\" {rel}), or remove it"
+            ),
+        ));
+    };
+    let meta = fs::metadata(&target).map_err(|e| Error::io(&target, e))?;
+    if !meta.is_file() {
+        return Err(refuse(
+            &format!(
+                "a symlink to \"{}\", which is not a regular file",
+                shown.escape_debug()
+            ),
+            "links inside a skill may point to files only: replace the link with a copy of what it points to",
+        ));
+    }
+    let inside = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    Ok((target, meta, inside))
 }
 
 #[cfg(unix)]

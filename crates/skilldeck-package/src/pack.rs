@@ -129,6 +129,22 @@ pub fn pack(dir: &Path, options: &PackOptions) -> Result<Packed, Error> {
     }
     let version = fm.and_then(metadata_version);
     let files = folder_files(dir, &options.limits)?;
+    let mut warnings = warnings;
+    warnings.extend(files.iter().filter_map(|f| {
+        f.link_to.as_ref().map(|target| {
+            Diagnostic::new(
+                Code::PackageLink,
+                skilldeck::Severity::Warning,
+                format!(
+                    "entry \"{}\": a symlink to \"{}\" inside the skill, packed as that file's content",
+                    f.path.escape_debug(),
+                    target.escape_debug()
+                ),
+            )
+            .in_file(dir.join(&f.path))
+            .with_help("replace the link with a copy of the file to keep the folder as it is packed")
+        })
+    }));
     let mut contents = Vec::with_capacity(files.len());
     let mut digests = Vec::with_capacity(files.len());
     for file in &files {

@@ -13,6 +13,11 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+/// The help line of a link inside an archive.
+const LINK_IN_ARCHIVE_HELP: &str = "make the package from the skill folder with `skilldeck pack DIR` \
+     or `skilldeck publish DIR`: a link to a file inside the skill becomes that file's content, \
+     a link leaving the skill is refused";
+
 use skilldeck::{
     Code, Diagnostic, DigestWriter, FileDigest, Frontmatter, SkillManifest, ValidationOptions,
 };
@@ -235,6 +240,14 @@ impl Sink {
         Error::refused(refusal(code, &self.package, entry, why))
     }
 
+    /// A link inside an archive: refused (an archive's link is never
+    /// followed), saying how to make a package of the folder instead.
+    fn refuse_link(&self, entry: &str, why: &str) -> Error {
+        Error::refused(
+            refusal(Code::PackageLink, &self.package, entry, why).with_help(LINK_IN_ARCHIVE_HELP),
+        )
+    }
+
     fn count_entry(&mut self, shown: &str) -> Result<(), Error> {
         self.entries += 1;
         if self.entries > self.limits.max_entries {
@@ -448,8 +461,7 @@ fn unpack_tar_gz(source: impl Read, sink: &mut Sink) -> Result<(), Error> {
                         .link_name_bytes()
                         .map(|t| String::from_utf8_lossy(&t).into_owned())
                         .unwrap_or_default();
-                    return Err(sink.refuse(
-                        Code::PackageLink,
+                    return Err(sink.refuse_link(
                         &last,
                         &format!(
                             "a {} to \"{}\" (packages hold regular files only)",
@@ -519,11 +531,7 @@ fn unpack_zip(source: impl Read + io::Seek, sink: &mut Sink) -> Result<(), Error
         let unix = entry.unix_mode();
         let file_type = unix.map(|m| m & 0o170000);
         if entry.is_symlink() || file_type == Some(0o120000) {
-            return Err(sink.refuse(
-                Code::PackageLink,
-                &shown,
-                "a symlink (packages hold regular files only)",
-            ));
+            return Err(sink.refuse_link(&shown, "a symlink (packages hold regular files only)"));
         }
         if entry.is_dir() {
             sink.dir(&raw)?;

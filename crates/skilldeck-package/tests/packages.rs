@@ -526,3 +526,84 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
     let report = verify(&root, None, &PackageLimits::default()).unwrap();
     assert_eq!(report.skills[0].status, Status::Ok);
 }
+
+#[test]
+fn a_link_to_a_file_inside_the_skill_is_packed_as_that_files_content_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = demo(tmp.path(), "# Demo\n");
+    std::os::unix::fs::symlink("guide.md", dir.join("references/alias.md")).unwrap();
+    std::os::unix::fs::symlink("../references/guide.md", dir.join("scripts/guide.md")).unwrap();
+    let packed = pack(&dir, &PackOptions::default()).unwrap();
+    let linked: Vec<_> = packed
+        .warnings
+        .iter()
+        .filter(|d| d.code == Code::PackageLink)
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(linked.len(), 2, "{linked:?}");
+    assert!(linked[0].contains("references/guide.md"), "{linked:?}");
+    let digest = |path: &str| {
+        packed
+            .manifest
+            .files()
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.sha256)
+            .unwrap_or_else(|| panic!("{path} not packed"))
+    };
+    assert_eq!(digest("references/alias.md"), digest("references/guide.md"));
+    assert_eq!(digest("scripts/guide.md"), digest("references/guide.md"));
+    // The folder's fingerprint is the package's (one rule for both).
+    let folder =
+        skilldeck_package::folder_manifest(&dir, &skilldeck_package::PackageLimits::default())
+            .unwrap();
+    assert_eq!(folder.fingerprint(), packed.fingerprint());
+    // Installed from the folder: a regular file with the content.
+    let root = tmp.path().join("r/skills");
+    install(
+        &root,
+        &[Source::Folder(dir.clone())],
+        &InstallOptions::default(),
+    )
+    .unwrap();
+    let alias = root.join("demo/references/alias.md");
+    assert!(
+        !std::fs::symlink_metadata(&alias)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(alias).unwrap(), "# Guide\n");
+}
+
+#[test]
+fn a_link_leaving_the_skill_dangling_or_to_a_folder_is_refused_with_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("outside.md"), "secret\n").unwrap();
+    for (name, target, says, help) in [
+        (
+            "out.md",
+            "../../outside.md",
+            "outside the skill",
+            "cp --remove-destination",
+        ),
+        (
+            "abs.md",
+            "/etc/passwd",
+            "outside the skill",
+            "cp --remove-destination",
+        ),
+        ("gone.md", "nowhere.md", "does not exist", "remove the link"),
+        ("dir.md", "references", "not a regular file", "copy"),
+    ] {
+        let dir = demo(&tmp.path().join(name), "# Demo\n");
+        std::os::unix::fs::symlink(target, dir.join(name)).unwrap();
+        let err = pack(&dir, &PackOptions::default()).unwrap_err();
+        let d = &err.diagnostics()[0];
+        assert_eq!(d.code, Code::PackageLink, "{name}: {err}");
+        assert!(d.message.contains(says), "{name}: {}", d.message);
+        assert!(d.message.contains(name), "{name}: {}", d.message);
+        let h = d.help.as_deref().unwrap_or_default();
+        assert!(h.contains(help), "{name}: {h}");
+    }
+}

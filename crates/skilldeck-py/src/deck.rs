@@ -21,6 +21,7 @@ use skilldeck_source::{RegistryOptions, RegistrySource, Target};
 use crate::diagnostic::Diagnostic;
 use crate::errors;
 use crate::exec::{self, RunResult, SkillToolInfo};
+use crate::telemetry::{self, enter, traced};
 use crate::types::{Activation, CacheStats, Reload, Resource, SearchHit, Skill, ToolSpec};
 
 /// The deck of skills and the host serving them (the private half of
@@ -162,6 +163,7 @@ fn approver(approve: Option<Py<PyAny>>) -> Box<dyn skilldeck_host::Approver> {
 #[derive(Debug)]
 enum OpenError {
     Core(skilldeck::Error),
+    Telemetry(skilldeck_telemetry::Error),
     Host(skilldeck_host::Error),
     Source(skilldeck_source::Error),
 }
@@ -175,32 +177,46 @@ impl OpenError {
             OpenError::Host(skilldeck_host::Error::Io { source, .. }) => source.into(),
             OpenError::Host(e) => PyValueError::new_err(e.to_string()),
             OpenError::Source(e) => errors::source(py, e),
+            OpenError::Telemetry(e) => telemetry::error(&e),
         }
     }
 }
 
 /// The host's options for `spec` (the host's one rule: [`HostSpec`]). A
 /// library shares the host's files with its caller, like the CLI and
-/// stdio: answers may name the skill folders.
-fn options_of(spec: &HostSpec) -> Result<HostOptions, OpenError> {
+/// stdio: answers may name the skill folders. Starts span export when the
+/// config, the `OTEL_*` variables or `otlp_endpoint` name a collector.
+fn options_of(spec: &HostSpec, otlp_endpoint: Option<&str>) -> Result<HostOptions, OpenError> {
     let resolved = spec.load().map_err(OpenError::Host)?;
+    telemetry::start(&resolved.config.telemetry, otlp_endpoint).map_err(OpenError::Telemetry)?;
     let mut options = resolved.host_options().map_err(OpenError::Core)?;
     options.expose_paths = true;
     Ok(options)
+}
+
+/// Where `Deck.discover` and `Deck.from_registry` send spans, and the
+/// caller's trace id of the discovery.
+struct Tracing<'a> {
+    trace_id: Option<&'a str>,
+    otlp_endpoint: Option<&'a str>,
 }
 
 fn open(
     roots: Option<Vec<PathBuf>>,
     config: Option<PathBuf>,
     cwd: Option<PathBuf>,
+    tracing: &Tracing<'_>,
 ) -> Result<Host, OpenError> {
-    let options = options_of(&HostSpec {
-        config,
-        roots,
-        cwd,
-        index: false,
-    })?;
-    Host::new(options).map_err(OpenError::Core)
+    let options = options_of(
+        &HostSpec {
+            config,
+            roots,
+            cwd,
+            index: false,
+        },
+        tracing.otlp_endpoint,
+    )?;
+    traced("deck.discover", tracing.trace_id, || Host::new(options)).map_err(OpenError::Core)
 }
 
 /// Why `activate(conversation=...)` failed: the host refused the call, or
@@ -216,17 +232,23 @@ enum ActivateError {
 fn open_registry(
     settings: &RegistryOptions,
     config: Option<PathBuf>,
+    tracing: &Tracing<'_>,
 ) -> Result<(Host, RegistrySource), OpenError> {
     // Only the agent's skills: no default root.
-    let mut options = options_of(&HostSpec {
-        config,
-        roots: Some(Vec::new()),
-        cwd: None,
-        index: false,
-    })?;
-    let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
-    let host = Host::new(options).map_err(OpenError::Core)?;
-    Ok((host, source))
+    let mut options = options_of(
+        &HostSpec {
+            config,
+            roots: Some(Vec::new()),
+            cwd: None,
+            index: false,
+        },
+        tracing.otlp_endpoint,
+    )?;
+    traced("deck.discover", tracing.trace_id, || {
+        let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
+        let host = Host::new(options).map_err(OpenError::Core)?;
+        Ok((host, source))
+    })
 }
 
 fn parse<T: std::str::FromStr<Err = skilldeck::Error>>(py: Python<'_>, text: &str) -> PyResult<T> {
@@ -239,15 +261,24 @@ impl Deck {
     /// user, bundled) as `--root` does; `config` is a `skilldeck.toml`
     /// (default: the one the `skilldeck` command finds); `cwd` is where
     /// project roots are looked for (default: the working folder).
+    /// `trace_id`: the caller's trace id for the discovery's spans;
+    /// `otlp_endpoint`: export spans to this OTLP/HTTP collector (base
+    /// URL; else `OTEL_EXPORTER_OTLP_ENDPOINT` or `[telemetry] endpoint`).
     #[staticmethod]
-    #[pyo3(signature = (roots = None, config = None, cwd = None))]
+    #[pyo3(signature = (roots = None, config = None, cwd = None, trace_id = None, otlp_endpoint = None))]
     fn discover(
         py: Python<'_>,
         roots: Option<Vec<PathBuf>>,
         config: Option<PathBuf>,
         cwd: Option<PathBuf>,
+        trace_id: Option<&str>,
+        otlp_endpoint: Option<&str>,
     ) -> PyResult<Deck> {
-        match py.detach(|| open(roots, config, cwd)) {
+        let tracing = Tracing {
+            trace_id,
+            otlp_endpoint,
+        };
+        match py.detach(|| open(roots, config, cwd, &tracing)) {
             Ok(host) => Ok(Deck {
                 fallback_execution: fallback_execution(&host),
                 host: Arc::new(host),
@@ -265,7 +296,8 @@ impl Deck {
     /// `token` (scope `agent:<id>`, or admin), else `token_file`, else
     /// `SKILLDECK_TOKEN`; `cache` defaults to the user's cache folder.
     #[staticmethod]
-    #[pyo3(signature = (url, agent, token = None, token_file = None, config = None, cache = None))]
+    #[pyo3(signature = (url, agent, token = None, token_file = None, config = None, cache = None, trace_id = None, otlp_endpoint = None))]
+    #[allow(clippy::too_many_arguments)]
     fn from_registry(
         py: Python<'_>,
         url: String,
@@ -274,6 +306,8 @@ impl Deck {
         token_file: Option<PathBuf>,
         config: Option<PathBuf>,
         cache: Option<PathBuf>,
+        trace_id: Option<&str>,
+        otlp_endpoint: Option<&str>,
     ) -> PyResult<Deck> {
         let agent = skilldeck_source::AgentId::new(&agent)
             .map_err(|e| PyValueError::new_err(format!("agent '{agent}': {e}")))?;
@@ -286,7 +320,11 @@ impl Deck {
         };
         let mut settings = RegistryOptions::new(&url, agent, token);
         settings.cache = cache;
-        match py.detach(|| open_registry(&settings, config)) {
+        let tracing = Tracing {
+            trace_id,
+            otlp_endpoint,
+        };
+        match py.detach(|| open_registry(&settings, config, &tracing)) {
             Ok((host, source)) => Ok(Deck {
                 fallback_execution: fallback_execution(&host),
                 host: Arc::new(host),
@@ -423,7 +461,7 @@ impl Deck {
     }
 
     /// The catalog for a system prompt.
-    #[pyo3(signature = (format = None, budget_tokens = None, budget_chars = None, query = None, encoding = None, locations = true))]
+    #[pyo3(signature = (format = None, budget_tokens = None, budget_chars = None, query = None, encoding = None, locations = true, trace_id = None))]
     #[allow(clippy::too_many_arguments)]
     fn catalog(
         &self,
@@ -434,6 +472,7 @@ impl Deck {
         query: Option<&str>,
         encoding: Option<&str>,
         locations: bool,
+        trace_id: Option<&str>,
     ) -> PyResult<String> {
         let format = format.map(|f| parse::<CatalogFormat>(py, f)).transpose()?;
         let encoding = encoding.map(|e| parse::<Encoding>(py, e)).transpose()?;
@@ -449,8 +488,12 @@ impl Deck {
             ..CatalogRequest::default()
         };
         let host = &self.host;
-        py.detach(|| host.catalog(&request).map(|c| c.text))
-            .map_err(|e| errors::core(py, e))
+        py.detach(|| {
+            traced("deck.catalog", trace_id, || {
+                host.catalog(&request).map(|c| c.text)
+            })
+        })
+        .map_err(|e| errors::core(py, e))
     }
 
     /// Activates `name` with `arguments`. Without `conversation`: the
@@ -459,7 +502,7 @@ impl Deck {
     /// conversation (the host's model rules apply; the same arguments again
     /// answer the short "already active" notice, other arguments the
     /// instructions; `reload=True` sends them again after compaction).
-    #[pyo3(signature = (name, arguments = "", conversation = None, reload = false))]
+    #[pyo3(signature = (name, arguments = "", conversation = None, reload = false, trace_id = None))]
     fn activate(
         &self,
         py: Python<'_>,
@@ -467,17 +510,20 @@ impl Deck {
         arguments: &str,
         conversation: Option<&str>,
         reload: bool,
+        trace_id: Option<&str>,
     ) -> PyResult<Activation> {
         let host = &self.host;
         match conversation {
             None => {
                 let result = py.detach(|| {
-                    let snapshot = host.snapshot();
-                    let skill = snapshot.require(name)?;
-                    Ok::<_, skilldeck::Error>((
-                        skill.name.clone(),
-                        host.activation(skill, arguments)?,
-                    ))
+                    traced("deck.activate", trace_id, || {
+                        let snapshot = host.snapshot();
+                        let skill = snapshot.require(name)?;
+                        Ok::<_, skilldeck::Error>((
+                            skill.name.clone(),
+                            host.activation(skill, arguments)?,
+                        ))
+                    })
                 });
                 match result {
                     Ok((name, cached)) => Ok(Activation::content(name, cached)),
@@ -486,6 +532,7 @@ impl Deck {
             }
             Some(conversation) => {
                 let result = py.detach(|| {
+                    let _call = enter("deck.activate", trace_id);
                     let snapshot = host.snapshot();
                     match host.activate(&snapshot, conversation, name, arguments, reload) {
                         Ok(Activated::AlreadyActive(notice)) => {
@@ -519,9 +566,17 @@ impl Deck {
 
     /// The file `path` (relative to the skill folder) of the skill `name`;
     /// paths that leave the skill folder are refused (`ResourceError`).
-    fn read(&self, py: Python<'_>, name: &str, path: &str) -> PyResult<Resource> {
+    #[pyo3(signature = (name, path, trace_id = None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        trace_id: Option<&str>,
+    ) -> PyResult<Resource> {
         let host = &self.host;
         py.detach(|| {
+            let _call = enter("deck.read", trace_id);
             let snapshot = host.snapshot();
             let skill = snapshot.require(name)?;
             let resource = skilldeck::read_resource(skill, path)?;
@@ -534,7 +589,8 @@ impl Deck {
     /// best first: at most `limit`, from the scopes in `source`, whose
     /// names match the regular expression `pattern`, holding every word of
     /// `keywords`.
-    #[pyo3(signature = (query, limit = 10, source = None, pattern = None, keywords = None))]
+    #[pyo3(signature = (query, limit = 10, source = None, pattern = None, keywords = None, trace_id = None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
@@ -543,6 +599,7 @@ impl Deck {
         source: Option<Vec<String>>,
         pattern: Option<&str>,
         keywords: Option<Vec<String>>,
+        trace_id: Option<&str>,
     ) -> PyResult<Vec<SearchHit>> {
         let mut q = skilldeck::SearchQuery::new(query).limit(limit);
         if let Some(scopes) = source {
@@ -563,6 +620,7 @@ impl Deck {
         }
         let snapshot = self.host.snapshot();
         Ok(py.detach(|| {
+            let _call = enter("deck.search", trace_id);
             snapshot
                 .search_index()
                 .search(&q)
@@ -584,11 +642,13 @@ impl Deck {
 
     /// Discovers the skills again; when the catalog changed the new deck
     /// replaces the old one (and cached activations are dropped).
-    fn reload(&self, py: Python<'_>) -> PyResult<Reload> {
+    #[pyo3(signature = (trace_id = None))]
+    fn reload(&self, py: Python<'_>, trace_id: Option<&str>) -> PyResult<Reload> {
         let host = &self.host;
         let registry = self.registry.as_ref();
         let reload = py
             .detach(|| -> Result<skilldeck_host::Reload, OpenError> {
+                let _call = enter("deck.reload", trace_id);
                 if let Some(source) = registry {
                     // A new lock is materialised and the host reloaded;
                     // an unchanged one leaves discovery to run below.
@@ -671,7 +731,7 @@ impl Deck {
     /// Calls one of the host's agent tools ([`Deck::tool_specs`]) with its
     /// JSON arguments for `conversation`: the text for the model. The
     /// host checks the arguments and words every answer and error.
-    #[pyo3(signature = (tool, arguments_json, conversation, approve = None))]
+    #[pyo3(signature = (tool, arguments_json, conversation, approve = None, trace_id = None))]
     fn call_host_tool(
         &self,
         py: Python<'_>,
@@ -679,12 +739,14 @@ impl Deck {
         arguments_json: &str,
         conversation: &str,
         approve: Option<Py<PyAny>>,
+        trace_id: Option<&str>,
     ) -> PyResult<String> {
         let host = &self.host;
         py.detach(|| {
+            let _call = enter("deck.call_host_tool", trace_id);
             let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
-            let mut context = exec::context();
+            let mut context = exec::context(trace_id);
             context.session_id = String::new();
             context.tool = tool.to_owned();
             host.call_with(
@@ -735,7 +797,8 @@ impl Deck {
     /// (`timeout` in seconds replaces `[exec] timeout-secs`). A non-zero
     /// exit, a signal, the timeout or a refusal raises
     /// `SkillInvocationError` with the host's message.
-    #[pyo3(signature = (name, path, args = None, stdin = None, timeout = None))]
+    #[pyo3(signature = (name, path, args = None, stdin = None, timeout = None, trace_id = None))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
@@ -744,10 +807,12 @@ impl Deck {
         args: Option<Vec<String>>,
         stdin: Option<Bound<'_, PyAny>>,
         timeout: Option<f64>,
+        trace_id: Option<&str>,
     ) -> PyResult<RunResult> {
         let input = exec::stdin(stdin.as_ref())?;
         let (host, execution) = (&self.host, self.execution());
         py.detach(|| {
+            let _call = enter("deck.run", trace_id);
             let snapshot = host.snapshot();
             let overrides = exec::overrides(timeout)?;
             Execution::prepare_script(
@@ -757,7 +822,7 @@ impl Deck {
                 ScriptScope::Scripts,
                 args.unwrap_or_default(),
                 input,
-                exec::context(),
+                exec::context(trace_id),
             )
             .and_then(|run| execution.run_prepared(run, &overrides))
         })
@@ -769,19 +834,21 @@ impl Deck {
     /// object `arguments_json`: the host checks the arguments against the
     /// tool's schema before anything runs, then runs its skill's `run`
     /// script with them on stdin.
-    #[pyo3(signature = (full_name, arguments_json, timeout = None))]
+    #[pyo3(signature = (full_name, arguments_json, timeout = None, trace_id = None))]
     fn call_tool(
         &self,
         py: Python<'_>,
         full_name: &str,
         arguments_json: &str,
         timeout: Option<f64>,
+        trace_id: Option<&str>,
     ) -> PyResult<RunResult> {
         let (host, execution) = (&self.host, self.execution());
         py.detach(|| {
+            let _call = enter("deck.call_tool", trace_id);
             let snapshot = host.snapshot();
             let overrides = exec::overrides(timeout)?;
-            let mut context = exec::context();
+            let mut context = exec::context(trace_id);
             context.tool = full_name.to_owned();
             let run = Execution::prepare_tool_json(
                 &snapshot.deck,
@@ -804,19 +871,21 @@ impl Deck {
     /// `request -> bool`), `never` becomes `ask` (the host's
     /// `CallerApprover`). Files written under
     /// `outputs/` come back in the result's `outputs`.
-    #[pyo3(signature = (arguments_json, conversation, approve = None))]
+    #[pyo3(signature = (arguments_json, conversation, approve = None, trace_id = None))]
     fn run_code(
         &self,
         py: Python<'_>,
         arguments_json: &str,
         conversation: &str,
         approve: Option<Py<PyAny>>,
+        trace_id: Option<&str>,
     ) -> PyResult<RunResult> {
         let (host, execution) = (&self.host, self.code_execution());
         py.detach(|| {
+            let _call = enter("deck.run_code", trace_id);
             let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
-            let mut context = exec::context();
+            let mut context = exec::context(trace_id);
             context.session_id = String::new();
             context.tool = skilldeck_host::RUN_CODE.to_owned();
             host.run_code_with(
@@ -858,18 +927,21 @@ impl Deck {
     /// for a skill the model may use (the host's model-access rule), and
     /// only when `[exec] tools` offers the skill's tools to that
     /// conversation (`on-activate`: once the skill was activated in it).
+    #[pyo3(signature = (full_name, arguments_json, conversation, trace_id = None))]
     fn call_execution_tool(
         &self,
         py: Python<'_>,
         full_name: &str,
         arguments_json: &str,
         conversation: &str,
+        trace_id: Option<&str>,
     ) -> PyResult<RunResult> {
         let host = &self.host;
         py.detach(|| {
+            let _call = enter("deck.call_execution_tool", trace_id);
             let arguments = json_object(arguments_json)?;
             let snapshot = host.snapshot();
-            let mut context = exec::context();
+            let mut context = exec::context(trace_id);
             context.session_id = String::new();
             context.tool = full_name.to_owned();
             if host.is_host_implemented_tool(&snapshot, full_name) {

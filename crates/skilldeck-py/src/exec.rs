@@ -11,9 +11,14 @@ use skilldeck_host::execution::Overrides;
 use skilldeck_host::{ToolError, ToolErrorKind, ToolRun};
 
 /// Who asks, as the script sees it (`SKILLDECK_*` variables) and the audit
-/// line records it: the Python process.
-pub(crate) fn context() -> CallContext {
-    CallContext::local("python")
+/// line records it: the Python process, with the caller's trace id as the
+/// call id when given.
+pub(crate) fn context(trace_id: Option<&str>) -> CallContext {
+    let mut context = CallContext::local("python");
+    if let Some(id) = trace_id {
+        id.clone_into(&mut context.call_id);
+    }
+    context
 }
 
 /// The overrides of one run from Python: `timeout` (seconds) replaces

@@ -20,6 +20,7 @@ mod deck;
 mod diagnostic;
 mod errors;
 mod exec;
+mod telemetry;
 mod types;
 mod validate;
 
@@ -49,6 +50,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::SkillToolInfo>()?;
     m.add_function(wrap_pyfunction!(validate::validate, m)?)?;
     m.add_function(wrap_pyfunction!(is_skill_content, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::flush_telemetry, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::shutdown_telemetry, m)?)?;
+    m.add_function(wrap_pyfunction!(telemetry::telemetry_enabled, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

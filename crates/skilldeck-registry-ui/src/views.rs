@@ -202,6 +202,9 @@ pub struct VersionPage {
     pub files: Vec<FileRow>,
     /// The validation report.
     pub diagnostics: Vec<DiagRow>,
+    /// What made it, for people: `skilldeck validate --lenient`, or the
+    /// acceptance check of an older version.
+    pub report_by: &'static str,
     /// What changed since the previous released version, when there is
     /// one.
     pub changes: Option<Changes>,

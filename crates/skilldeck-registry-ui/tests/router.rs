@@ -31,6 +31,7 @@ async fn fixture_with(limits: RegistryLimits) -> Fixture {
         staging_dir: dir.path().join("staging"),
         limits,
         trust: Default::default(),
+        report: Default::default(),
     })
     .await
     .unwrap();

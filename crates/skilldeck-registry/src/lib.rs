@@ -32,8 +32,8 @@ mod storage;
 pub use error::RegistryError;
 #[cfg(feature = "server")]
 pub use service::config::{
-    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ServerLimits, TestRunLimits,
-    TrustPolicy,
+    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
+    TestRunLimits, TrustPolicy,
 };
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;

@@ -84,6 +84,45 @@ pub struct WireAudit {
     pub findings: Vec<WireFinding>,
 }
 
+/// A version's report made as `skilldeck validate --lenient` makes it (a
+/// host's rules and the advisory lints).
+pub const REPORT_LENIENT: &str = "lenient";
+/// A version's report made as `skilldeck validate --strict` makes it (the
+/// specification exactly, and the advisory lints).
+pub const REPORT_STRICT: &str = "strict";
+/// A version published before the report was the validator's: the
+/// acceptance check's warnings only (no advisory lints).
+pub const REPORT_ACCEPT_CHECK: &str = "accept-check";
+
+/// A version's report as stored: how it was made and what it says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredReport {
+    /// [`REPORT_LENIENT`], [`REPORT_STRICT`] or [`REPORT_ACCEPT_CHECK`].
+    pub mode: String,
+    /// The diagnostics, positions relative to the skill folder.
+    pub diagnostics: Vec<WireDiagnostic>,
+}
+
+impl StoredReport {
+    /// Reads a stored report: the object this registry writes, or the
+    /// bare list older versions hold ([`REPORT_ACCEPT_CHECK`]).
+    pub fn parse(text: &str) -> Result<StoredReport, serde_json::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Any {
+            Report(StoredReport),
+            Legacy(Vec<WireDiagnostic>),
+        }
+        Ok(match serde_json::from_str(text)? {
+            Any::Report(r) => r,
+            Any::Legacy(diagnostics) => StoredReport {
+                mode: REPORT_ACCEPT_CHECK.to_owned(),
+                diagnostics,
+            },
+        })
+    }
+}
+
 /// A diagnostic of the core, with its file and position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct WireDiagnostic {
@@ -147,9 +186,16 @@ pub struct Published {
     /// Where `latest` points after the publish.
     #[serde(default)]
     pub latest: Option<String>,
-    /// The warnings validation found (errors refuse the package).
+    /// What `skilldeck validate` says for this package under the
+    /// registry's report mode ([`Published::report_mode`]); errors of the
+    /// host's lenient check refuse the package instead.
     #[serde(default)]
     pub report: Vec<WireDiagnostic>,
+    /// How `report` was made ([`REPORT_LENIENT`], [`REPORT_STRICT`], or
+    /// [`REPORT_ACCEPT_CHECK`] for versions published before the report
+    /// was the validator's).
+    #[serde(default)]
+    pub report_mode: String,
     /// `released`, or `pending` when the namespace requires review (then
     /// no agent resolves it until a reviewer approves it).
     #[serde(default)]
@@ -386,8 +432,16 @@ pub struct VersionDetail {
     pub frontmatter: serde_json::Value,
     /// Capabilities it requires (`metadata.capabilities`).
     pub capabilities: Vec<String>,
-    /// Validation warnings recorded at publish.
+    /// What `skilldeck validate` said for this package at publish, under
+    /// [`VersionDetail::report_mode`].
     pub report: Vec<WireDiagnostic>,
+    /// How `report` was made: [`REPORT_LENIENT`] (`skilldeck validate
+    /// --lenient`), [`REPORT_STRICT`] (`skilldeck validate --strict`), or
+    /// [`REPORT_ACCEPT_CHECK`] (published before the report was the
+    /// validator's: the acceptance check only, without the advisory
+    /// lints).
+    #[serde(default)]
+    pub report_mode: String,
     /// Who published it.
     pub published_by: String,
     /// When.

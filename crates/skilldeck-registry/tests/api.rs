@@ -125,6 +125,7 @@ async fn env_with(limits: RegistryLimits) -> Env {
         staging_dir: tmp.path().join("staging"),
         limits,
         trust: Default::default(),
+        report: Default::default(),
     })
     .await
     .unwrap_or_else(|e| panic!("cannot open the registry: {e}"));
@@ -457,6 +458,75 @@ async fn a_version_report_names_files_inside_the_skill_never_the_servers_temp_fo
         .await
         .unwrap();
     assert_eq!(again["report"], published["report"]);
+}
+
+#[tokio::test]
+async fn the_stored_report_is_what_skilldeck_validate_says_for_the_same_package() {
+    let env = env().await;
+    // A broken link and a long body: advisory lints `skilldeck validate`
+    // reports, which the acceptance check alone does not.
+    let tmp = tempfile::tempdir().unwrap();
+    let long = "word ".repeat(30_000);
+    let dir = skilldeck_testkit::skill(tmp.path(), "lint-demo")
+        .description("Lints. Use when testing the report.")
+        .body(format!(
+            "# Lint\n\nSee [the guide](references/missing.md).\n\n{long}\n"
+        ))
+        .write();
+    let body = skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+        .unwrap()
+        .bytes;
+    let r = env.publish("version=1.0.0", body).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let published: Value = r.json().await.unwrap();
+    assert_eq!(published["report_mode"], "lenient");
+    // `skilldeck validate --lenient --format json` of the same folder.
+    let options = skilldeck::ValidationOptions {
+        mode: skilldeck::Mode::Lenient,
+        ..skilldeck::ValidationOptions::default()
+    };
+    let expected: Vec<Value> = skilldeck::validate_dir(&dir, &options)
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let mut w = skilldeck_registry::wire_diagnostic(d);
+            w.file = w.file.map(|f| {
+                std::path::Path::new(&f)
+                    .strip_prefix(&dir)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or(f)
+            });
+            serde_json::to_value(w).unwrap()
+        })
+        .collect();
+    let codes: Vec<&str> = expected.iter().filter_map(|d| d["code"].as_str()).collect();
+    assert!(codes.contains(&"broken-link"), "{codes:?}");
+    assert!(codes.iter().any(|c| c.contains("body")), "{codes:?}");
+    assert_eq!(published["report"], Value::Array(expected.clone()));
+    let detail: Value = env
+        .get(&format!(
+            "/skills/{}/lint-demo/versions/1.0.0",
+            published["namespace"].as_str().unwrap()
+        ))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["report"], Value::Array(expected));
+    assert_eq!(detail["report_mode"], "lenient");
+}
+
+#[test]
+fn a_report_stored_before_the_mode_existed_reads_as_the_acceptance_check() {
+    let legacy = r#"[{"code":"unknown-field","severity":"warning","message":"m"}]"#;
+    let r = skilldeck_registry::wire::StoredReport::parse(legacy).unwrap();
+    assert_eq!(r.mode, skilldeck_registry::wire::REPORT_ACCEPT_CHECK);
+    assert_eq!(r.diagnostics.len(), 1);
+    let new = serde_json::to_string(&r).unwrap();
+    assert_eq!(
+        skilldeck_registry::wire::StoredReport::parse(&new).unwrap(),
+        r
+    );
 }
 
 #[tokio::test]
@@ -1707,6 +1777,7 @@ async fn open_local(dir: &std::path::Path, staging: &std::path::Path) -> Registr
         staging_dir: staging.to_path_buf(),
         limits: RegistryLimits::default(),
         trust: Default::default(),
+        report: Default::default(),
     })
     .await
     .unwrap()

@@ -82,6 +82,7 @@ async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
         staging_dir: tmp.path().join("staging"),
         limits,
         trust: Default::default(),
+        report: Default::default(),
     };
     let registry = Registry::open(config.clone()).await.unwrap();
     let token_file = tmp.path().join("admin-token");

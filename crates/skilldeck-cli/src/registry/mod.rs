@@ -178,6 +178,7 @@ impl Backend {
             staging_dir: data.join("staging"),
             limits: RegistryLimits::default(),
             trust: skilldeck_registry::TrustPolicy::default(),
+            report: skilldeck_registry::ReportPolicy::default(),
         }
     }
 }

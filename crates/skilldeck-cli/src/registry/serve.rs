@@ -49,6 +49,20 @@ pub struct Args {
     /// the test-run policy is fixed: no network, no grants, small caps).
     #[arg(long, value_name = "SECS", default_value_t = skilldeck_registry::TestRunLimits::default().timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..=MAX_TEST_RUN_TIMEOUT_SECS))]
     test_run_timeout_secs: u64,
+    /// How a version's stored report is made: what `skilldeck validate
+    /// --lenient` (hosts' rules) or `--strict` (the specification
+    /// exactly) says for the package, advisory lints included. What is
+    /// accepted does not change.
+    #[arg(long, value_name = "MODE", default_value = "lenient", value_parser = parse_report_mode)]
+    report_mode: skilldeck::Mode,
+}
+
+fn parse_report_mode(text: &str) -> Result<skilldeck::Mode, String> {
+    match text {
+        "lenient" => Ok(skilldeck::Mode::Lenient),
+        "strict" => Ok(skilldeck::Mode::Strict),
+        _ => Err(format!("'{text}': expected lenient or strict")),
+    }
 }
 
 /// Longest test-run timeout `--test-run-timeout-secs` accepts.
@@ -71,6 +85,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     if !args.protected_labels.is_empty() {
         config.trust.protected_labels = args.protected_labels.clone();
     }
+    config.report.mode = args.report_mode;
     config.limits.test_run.per_minute = args.test_runs_per_minute;
     config.limits.test_run.timeout = std::time::Duration::from_secs(args.test_run_timeout_secs);
     let runner = std::sync::Arc::new(crate::registry::test_runner::HostTestRunner::new(

@@ -17,7 +17,7 @@ use crate::render;
 /// `test-run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The version: NS/NAME[@VERSION|@LABEL] (default: latest).
+    /// The version: `NS/NAME[@VERSION|@LABEL]` (default: latest).
     skill: String,
     /// Run this tool the version declares (its name or full name).
     #[arg(long, value_name = "NAME", conflicts_with_all = ["script", "list"])]

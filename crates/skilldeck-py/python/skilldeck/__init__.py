@@ -12,6 +12,7 @@ worker thread, so they never block the event loop.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import functools
 import json
 import os
@@ -63,6 +64,7 @@ __all__ = [
     "SkilldeckError",
     "ToolSpec",
     "avalidate",
+    "flush_telemetry",
     "is_skill_content",
     "validate",
 ]
@@ -140,12 +142,31 @@ class Deck:
         roots: Union[PathArg, Iterable[PathArg], None] = None,
         config: Optional[PathArg] = None,
         cwd: Optional[PathArg] = None,
+        *,
+        trace_id: Optional[str] = None,
+        otlp_endpoint: Optional[str] = None,
     ) -> "Deck":
         """Finds the skills. ``roots`` replace the default roots (project,
         user, bundled), as the command's ``--root`` does; ``config`` is a
         ``skilldeck.toml`` (default: the one the ``skilldeck`` command
-        finds); ``cwd`` is where project roots are looked for."""
-        return cls(_native.Deck.discover(_paths(roots), _opt_path(config), _opt_path(cwd)))
+        finds); ``cwd`` is where project roots are looked for.
+
+        Telemetry (opt-in): with ``otlp_endpoint`` (an OTLP/HTTP base URL,
+        e.g. ``http://localhost:4318`` or Langfuse's
+        ``https://cloud.langfuse.com/api/public/otel``), else
+        ``OTEL_EXPORTER_OTLP_ENDPOINT`` or the config's ``[telemetry]
+        endpoint``, the host's spans are exported from then on (the first
+        settings win for the process; flushed by ``close()``,
+        ``flush_telemetry()`` and at exit). ``trace_id`` (every method
+        takes one) puts the call's spans in that trace: a W3C trace id (32
+        hex digits), a UUID (its 32 hex digits), or a ``traceparent``;
+        another id is recorded as ``skilldeck.caller.trace_id`` in a new
+        trace."""
+        return cls(
+            _native.Deck.discover(
+                _paths(roots), _opt_path(config), _opt_path(cwd), trace_id, otlp_endpoint
+            )
+        )
 
     @classmethod
     async def adiscover(
@@ -153,10 +174,18 @@ class Deck:
         roots: Union[PathArg, Iterable[PathArg], None] = None,
         config: Optional[PathArg] = None,
         cwd: Optional[PathArg] = None,
+        *,
+        trace_id: Optional[str] = None,
+        otlp_endpoint: Optional[str] = None,
     ) -> "Deck":
         """``discover`` in a worker thread."""
         native = await asyncio.to_thread(
-            _native.Deck.discover, _paths(roots), _opt_path(config), _opt_path(cwd)
+            _native.Deck.discover,
+            _paths(roots),
+            _opt_path(config),
+            _opt_path(cwd),
+            trace_id,
+            otlp_endpoint,
         )
         return cls(native)
 
@@ -170,6 +199,8 @@ class Deck:
         token_file: Optional[PathArg] = None,
         config: Optional[PathArg] = None,
         cache: Optional[PathArg] = None,
+        trace_id: Optional[str] = None,
+        otlp_endpoint: Optional[str] = None,
     ) -> "Deck":
         """Serves one registry agent's skills, exactly its assignments, as
         ``skilldeck serve --registry URL --agent ID`` does: the agent's lock
@@ -180,7 +211,8 @@ class Deck:
         ``agent:<id>``, or admin) is ``token``, else the first line of
         ``token_file``, else ``SKILLDECK_TOKEN``. Raises ``RegistryError``
         when the registry refuses or cannot be reached (and no lock saved
-        by an earlier run can be served)."""
+        by an earlier run can be served). ``trace_id`` and
+        ``otlp_endpoint``: as ``discover``'s."""
         return cls(
             _native.Deck.from_registry(
                 url,
@@ -189,18 +221,32 @@ class Deck:
                 _opt_path(token_file),
                 _opt_path(config),
                 _opt_path(cache),
+                trace_id,
+                otlp_endpoint,
             )
         )
 
-    def reload(self) -> Reload:
+    def reload(self, *, trace_id: Optional[str] = None) -> Reload:
         """Discovers again (a deck from ``from_registry`` first fetches the
         agent's lock again); when the catalog changed the new deck replaces
         the old one and cached activations are dropped."""
-        return self._native.reload()
+        return self._native.reload(trace_id)
 
-    async def areload(self) -> Reload:
+    def close(self) -> None:
+        """Exports the spans still queued (when telemetry is on), waiting
+        for the collector: call it at the end of a short script. The deck
+        stays usable; ``with Deck.discover(...) as deck:`` calls it."""
+        flush_telemetry()
+
+    def __enter__(self) -> "Deck":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def areload(self, *, trace_id: Optional[str] = None) -> Reload:
         """``reload`` in a worker thread."""
-        return await asyncio.to_thread(self._native.reload)
+        return await asyncio.to_thread(self._native.reload, trace_id)
 
     # -- metadata ------------------------------------------------------------
 
@@ -245,12 +291,15 @@ class Deck:
         budget_chars: Optional[int] = None,
         encoding: Optional[str] = None,
         locations: bool = True,
+        trace_id: Optional[str] = None,
     ) -> str:
         """The catalog for a system prompt: ``xml`` (the default, unless
         the config says otherwise), ``skills-ref``, ``markdown`` or
         ``json``; fitted in ``budget_tokens`` (or ``budget_chars``);
         ranked by relevance to ``query`` first."""
-        return self._native.catalog(format, budget_tokens, budget_chars, query, encoding, locations)
+        return self._native.catalog(
+            format, budget_tokens, budget_chars, query, encoding, locations, trace_id
+        )
 
     def search(
         self,
@@ -259,6 +308,8 @@ class Deck:
         source: Union[str, Sequence[str], None] = None,
         pattern: Optional[str] = None,
         keywords: Optional[Sequence[str]] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> List[SearchHit]:
         """Served skills matching ``query`` (BM25 over names and
         descriptions), best first; ``source`` keeps these scopes
@@ -266,7 +317,7 @@ class Deck:
         the name must match, ``keywords`` must all appear."""
         scopes = [source] if isinstance(source, str) else (None if source is None else list(source))
         words = None if keywords is None else list(keywords)
-        return self._native.search(query, limit, scopes, pattern, words)
+        return self._native.search(query, limit, scopes, pattern, words, trace_id)
 
     async def asearch(
         self,
@@ -275,9 +326,15 @@ class Deck:
         source: Union[str, Sequence[str], None] = None,
         pattern: Optional[str] = None,
         keywords: Optional[Sequence[str]] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> List[SearchHit]:
         """``search`` in a worker thread."""
-        return await asyncio.to_thread(self.search, query, limit, source, pattern, keywords)
+        return await asyncio.to_thread(
+            functools.partial(
+                self.search, query, limit, source, pattern, keywords, trace_id=trace_id
+            )
+        )
 
     # -- activation and files ------------------------------------------------
 
@@ -287,6 +344,8 @@ class Deck:
         arguments: str = "",
         conversation: Optional[str] = None,
         reload: bool = False,
+        *,
+        trace_id: Optional[str] = None,
     ) -> Activation:
         """The skill's instructions with ``arguments`` substituted
         (``$ARGUMENTS``, ``$0``, ``$name``, ``${SKILL_DIR}``).
@@ -298,7 +357,7 @@ class Deck:
         short "already active" notice (``already_active`` is True), other
         arguments the instructions; ``reload=True`` sends them again (the
         conversation was compacted)."""
-        return self._native.activate(name, arguments, conversation, reload)
+        return self._native.activate(name, arguments, conversation, reload, trace_id)
 
     async def aactivate(
         self,
@@ -306,20 +365,22 @@ class Deck:
         arguments: str = "",
         conversation: Optional[str] = None,
         reload: bool = False,
+        *,
+        trace_id: Optional[str] = None,
     ) -> Activation:
         """``activate`` in a worker thread."""
         return await asyncio.to_thread(
-            self._native.activate, name, arguments, conversation, reload
+            self._native.activate, name, arguments, conversation, reload, trace_id
         )
 
-    def read(self, name: str, path: str) -> Resource:
+    def read(self, name: str, path: str, *, trace_id: Optional[str] = None) -> Resource:
         """The file ``path`` (relative to the skill folder) of skill
         ``name``; paths that leave the folder raise ``ResourceError``."""
-        return self._native.read(name, path)
+        return self._native.read(name, path, trace_id)
 
-    async def aread(self, name: str, path: str) -> Resource:
+    async def aread(self, name: str, path: str, *, trace_id: Optional[str] = None) -> Resource:
         """``read`` in a worker thread."""
-        return await asyncio.to_thread(self._native.read, name, path)
+        return await asyncio.to_thread(self._native.read, name, path, trace_id)
 
     # -- host ----------------------------------------------------------------
 
@@ -411,6 +472,8 @@ class Deck:
         args: Optional[Sequence[str]] = None,
         stdin: Union[str, bytes, None] = None,
         timeout: Optional[float] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """Runs the file ``path`` (under the skill's ``scripts/`` folder)
         of skill ``name`` in the sandbox, under the config's ``[exec]``
@@ -419,7 +482,9 @@ class Deck:
         shared by every run of the deck). A non-zero exit, a signal, the
         timeout or a refusal raises ``SkillInvocationError`` (its ``kind``
         says which) with the host's message."""
-        return self._native.run(name, path, None if args is None else list(args), stdin, timeout)
+        return self._native.run(
+            name, path, None if args is None else list(args), stdin, timeout, trace_id
+        )
 
     async def arun(
         self,
@@ -428,9 +493,13 @@ class Deck:
         args: Optional[Sequence[str]] = None,
         stdin: Union[str, bytes, None] = None,
         timeout: Optional[float] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """``run`` in a worker thread."""
-        return await asyncio.to_thread(self.run, name, path, args, stdin, timeout)
+        return await asyncio.to_thread(
+            functools.partial(self.run, name, path, args, stdin, timeout, trace_id=trace_id)
+        )
 
     def call_tool(
         self,
@@ -438,6 +507,8 @@ class Deck:
         tool: Optional[str] = None,
         arguments: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """Calls a skill's tool: ``call_tool("skill", "tool", {...})`` or
         ``call_tool("skill__tool", arguments={...})``. The host checks
@@ -447,7 +518,7 @@ class Deck:
         ``structured`` result is stdout parsed as JSON."""
         full_name = name if tool is None else f"{name}__{tool}"
         text = json.dumps({} if arguments is None else arguments)
-        return self._native.call_tool(full_name, text, timeout)
+        return self._native.call_tool(full_name, text, timeout, trace_id)
 
     async def acall_tool(
         self,
@@ -455,9 +526,13 @@ class Deck:
         tool: Optional[str] = None,
         arguments: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
+        *,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """``call_tool`` in a worker thread."""
-        return await asyncio.to_thread(self.call_tool, name, tool, arguments, timeout)
+        return await asyncio.to_thread(
+            functools.partial(self.call_tool, name, tool, arguments, timeout, trace_id=trace_id)
+        )
 
     # -- running the model's code --------------------------------------------
 
@@ -470,6 +545,7 @@ class Deck:
         timeout: Optional[float] = None,
         conversation: str = DEFAULT_CODE_CONVERSATION,
         approve: Optional[ApproveCallback] = None,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """Runs ``code`` (``language``: one of ``code_languages``) as a
         model's ``run_code`` call in ``conversation``: in the sandbox, under
@@ -497,7 +573,7 @@ class Deck:
             arguments["skill"] = skill
         if timeout is not None:
             arguments["timeout"] = timeout
-        return self._native.run_code(json.dumps(arguments), conversation, approve)
+        return self._native.run_code(json.dumps(arguments), conversation, approve, trace_id)
 
     async def arun_code(
         self,
@@ -508,6 +584,7 @@ class Deck:
         timeout: Optional[float] = None,
         conversation: str = DEFAULT_CODE_CONVERSATION,
         approve: Optional[ApproveCallback] = None,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         """``run_code`` in a worker thread."""
         return await asyncio.to_thread(
@@ -519,6 +596,7 @@ class Deck:
                 timeout=timeout,
                 conversation=conversation,
                 approve=approve,
+                trace_id=trace_id,
             )
         )
 
@@ -533,23 +611,34 @@ class Deck:
         arguments: Dict[str, Any],
         conversation: str,
         approve: Optional[ApproveCallback],
+        trace_id: Optional[str] = None,
     ) -> RunResult:
-        return self._native.run_code(json.dumps(arguments), conversation, approve)
+        return self._native.run_code(json.dumps(arguments), conversation, approve, trace_id)
 
     def _code_tool_spec(self) -> ToolSpec:
         t = self._native.code_tool_spec()
         return ToolSpec(t.name, t.title, t.description, json.loads(t.input_schema_json), t.read_only)
 
     def _call_execution_tool(
-        self, full_name: str, arguments: Dict[str, Any], conversation: str
+        self,
+        full_name: str,
+        arguments: Dict[str, Any],
+        conversation: str,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
-        return self._native.call_execution_tool(full_name, json.dumps(arguments), conversation)
+        return self._native.call_execution_tool(
+            full_name, json.dumps(arguments), conversation, trace_id
+        )
 
     async def _acall_execution_tool(
-        self, full_name: str, arguments: Dict[str, Any], conversation: str
+        self,
+        full_name: str,
+        arguments: Dict[str, Any],
+        conversation: str,
+        trace_id: Optional[str] = None,
     ) -> RunResult:
         return await asyncio.to_thread(
-            self._call_execution_tool, full_name, arguments, conversation
+            self._call_execution_tool, full_name, arguments, conversation, trace_id
         )
 
     def _call_host_tool(
@@ -558,8 +647,11 @@ class Deck:
         arguments: Dict[str, Any],
         conversation: str,
         approve: Optional[ApproveCallback] = None,
+        trace_id: Optional[str] = None,
     ) -> str:
-        return self._native.call_host_tool(tool, json.dumps(arguments), conversation, approve)
+        return self._native.call_host_tool(
+            tool, json.dumps(arguments), conversation, approve, trace_id
+        )
 
     async def _acall_host_tool(
         self,
@@ -567,9 +659,10 @@ class Deck:
         arguments: Dict[str, Any],
         conversation: str,
         approve: Optional[ApproveCallback] = None,
+        trace_id: Optional[str] = None,
     ) -> str:
         return await asyncio.to_thread(
-            self._call_host_tool, tool, arguments, conversation, approve
+            self._call_host_tool, tool, arguments, conversation, approve, trace_id
         )
 
 
@@ -577,6 +670,19 @@ def _skill_tool(t: _native.SkillToolInfo) -> SkillTool:
     return SkillTool(
         t.full_name, t.skill, t.name, t.description, json.loads(t.input_schema_json), t.run
     )
+
+
+def flush_telemetry() -> bool:
+    """Exports the spans still queued, waiting for the collector (each
+    export bounded by 5 s). False when no span is exported in this process
+    (no endpoint was given); raises ``RuntimeError`` when the collector
+    failed. Runs at exit by itself."""
+    return _native.flush_telemetry()
+
+
+# Short scripts must not lose their last spans: at exit the exporter
+# flushes (bounded: 3 s) and stops. Nothing runs when none was started.
+atexit.register(_native.shutdown_telemetry)
 
 
 def is_skill_content(text: str) -> bool:

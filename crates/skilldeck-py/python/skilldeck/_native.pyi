@@ -199,6 +199,8 @@ class Deck:
         roots: Optional[List[str]] = None,
         config: Optional[str] = None,
         cwd: Optional[str] = None,
+        trace_id: Optional[str] = None,
+        otlp_endpoint: Optional[str] = None,
     ) -> Deck: ...
     @staticmethod
     def from_registry(
@@ -208,6 +210,8 @@ class Deck:
         token_file: Optional[str] = None,
         config: Optional[str] = None,
         cache: Optional[str] = None,
+        trace_id: Optional[str] = None,
+        otlp_endpoint: Optional[str] = None,
     ) -> Deck: ...
     def skills(self) -> List[Skill]: ...
     def __len__(self) -> int: ...
@@ -223,6 +227,7 @@ class Deck:
         query: Optional[str] = None,
         encoding: Optional[str] = None,
         locations: bool = True,
+        trace_id: Optional[str] = None,
     ) -> str: ...
     def activate(
         self,
@@ -230,8 +235,9 @@ class Deck:
         arguments: str = "",
         conversation: Optional[str] = None,
         reload: bool = False,
+        trace_id: Optional[str] = None,
     ) -> Activation: ...
-    def read(self, name: str, path: str) -> Resource: ...
+    def read(self, name: str, path: str, trace_id: Optional[str] = None) -> Resource: ...
     def search(
         self,
         query: str,
@@ -239,8 +245,9 @@ class Deck:
         source: Optional[List[str]] = None,
         pattern: Optional[str] = None,
         keywords: Optional[List[str]] = None,
+        trace_id: Optional[str] = None,
     ) -> List[SearchHit]: ...
-    def reload(self) -> Reload: ...
+    def reload(self, trace_id: Optional[str] = None) -> Reload: ...
     def cache_stats(self) -> CacheStats: ...
     def clear_cache(self) -> None: ...
     def invalidate(self, name: str) -> int: ...
@@ -252,6 +259,7 @@ class Deck:
         arguments_json: str,
         conversation: str,
         approve: Optional[Callable[[Dict[str, Any]], Optional[bool]]] = None,
+        trace_id: Optional[str] = None,
     ) -> str: ...
     @property
     def execution_enabled(self) -> bool: ...
@@ -261,7 +269,11 @@ class Deck:
     def register_tool_handler(self, full_name: str, handler: Any) -> None: ...
     def remove_tool_handler(self, full_name: str) -> bool: ...
     def call_execution_tool(
-        self, full_name: str, arguments_json: str, conversation: str
+        self,
+        full_name: str,
+        arguments_json: str,
+        conversation: str,
+        trace_id: Optional[str] = None,
     ) -> RunResult: ...
     def run(
         self,
@@ -270,18 +282,27 @@ class Deck:
         args: Optional[List[str]] = None,
         stdin: Union[str, bytes, None] = None,
         timeout: Optional[float] = None,
+        trace_id: Optional[str] = None,
     ) -> RunResult: ...
     def call_tool(
-        self, full_name: str, arguments_json: str, timeout: Optional[float] = None
+        self,
+        full_name: str,
+        arguments_json: str,
+        timeout: Optional[float] = None,
+        trace_id: Optional[str] = None,
     ) -> RunResult: ...
     def run_code(
         self,
         arguments_json: str,
         conversation: str,
         approve: Optional[Callable[[Dict[str, Any]], Optional[bool]]] = None,
+        trace_id: Optional[str] = None,
     ) -> RunResult: ...
     def code_languages(self) -> List[str]: ...
     def code_tool_spec(self) -> ToolSpec: ...
 
 def validate(path: str, mode: str = "strict") -> List[Diagnostic]: ...
 def is_skill_content(text: str) -> bool: ...
+def flush_telemetry() -> bool: ...
+def shutdown_telemetry() -> bool: ...
+def telemetry_enabled() -> bool: ...

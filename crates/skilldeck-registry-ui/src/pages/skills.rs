@@ -407,6 +407,7 @@ async fn version_page(
         body_html: render_markdown(skill_body(&skill_md)),
         size: human_size(detail.size),
         files,
+        report_by: report_by(&detail.report_mode),
         diagnostics,
         try_it,
         v: detail,
@@ -497,4 +498,13 @@ pub async fn reviews(State(state): State<UiState>, signed: Signed) -> Result<Res
         pending,
     };
     Ok(Html(page.render()?).into_response())
+}
+
+/// What made a version's report, as the version page says it.
+fn report_by(mode: &str) -> &'static str {
+    match mode {
+        skilldeck_registry::wire::REPORT_STRICT => "skilldeck validate --strict",
+        skilldeck_registry::wire::REPORT_LENIENT => "skilldeck validate --lenient",
+        _ => "the acceptance check at publish (an older version: no advisory lints)",
+    }
 }

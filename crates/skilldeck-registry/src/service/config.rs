@@ -231,6 +231,27 @@ pub struct RegistryConfig {
     pub limits: RegistryLimits,
     /// What the risk audit refuses.
     pub trust: TrustPolicy,
+    /// How a version's stored report is made.
+    pub report: ReportPolicy,
+}
+
+/// How the registry makes a version's stored report: exactly what
+/// `skilldeck validate` says for the package in `mode` (`--lenient`, the
+/// default: the rules hosts load by; or `--strict`), advisory lints
+/// included. What it accepts does not change: a package a host cannot
+/// load is refused either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportPolicy {
+    /// Default: [`skilldeck::Mode::Lenient`].
+    pub mode: skilldeck::Mode,
+}
+
+impl Default for ReportPolicy {
+    fn default() -> Self {
+        ReportPolicy {
+            mode: skilldeck::Mode::Lenient,
+        }
+    }
 }
 
 /// The label protected by default: the one production agents follow.

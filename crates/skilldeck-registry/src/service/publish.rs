@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use bytes::Bytes;
-use skilldeck::{Diagnostic, FileDigest, SkillManifest, ValidationOptions};
+use skilldeck::{Diagnostic, FileDigest, Mode, SkillManifest, ValidationOptions};
 use skilldeck_package::{ArchiveFormat, PackageLimits, UnpackOptions};
 
 use crate::error::RegistryError;
@@ -26,7 +26,10 @@ use crate::service::store::{archive_key, file_key_of};
 use crate::storage::db::{Write, now};
 use crate::storage::versions::{Identity, NewVersion};
 use crate::storage::{labels, policies, skills, versions};
-use crate::wire::{Published, ReviewState, WireAudit, WireDiagnostic, WireFinding};
+use crate::wire::{
+    Published, REPORT_LENIENT, REPORT_STRICT, ReviewState, StoredReport, WireAudit, WireDiagnostic,
+    WireFinding,
+};
 
 /// An upload read once: unpacked (each file written once, hashed once as
 /// it streamed), validated once, and packed into the canonical archive
@@ -44,8 +47,11 @@ struct ValidatedUpload {
     archive: Bytes,
     /// `sha256:<hex>` of the canonical tar.gz.
     archive_digest: String,
-    /// The validation's warnings, naming files inside the skill.
-    warnings: Vec<Diagnostic>,
+    /// What `skilldeck validate` says for the package under the
+    /// registry's report mode, naming files inside the skill.
+    report: Vec<Diagnostic>,
+    /// That mode ([`REPORT_LENIENT`] or [`REPORT_STRICT`]).
+    report_mode: &'static str,
     /// The SKILL.md text.
     skill_md: String,
     /// The frontmatter, as stored.
@@ -77,6 +83,17 @@ pub fn wire_finding(f: &skilldeck_audit::Finding) -> WireFinding {
 /// (lenient, without the advisory lints), as `unpack` applies it.
 fn publish_validation() -> ValidationOptions {
     UnpackOptions::default().validation
+}
+
+/// The validation of a version's stored report: what `skilldeck validate
+/// --lenient` or `--strict` runs (the advisory lints included), with no
+/// config's allow or deny lists (the registry has none), so the report
+/// equals `skilldeck validate --format json` of the same package.
+fn report_validation(mode: Mode) -> ValidationOptions {
+    ValidationOptions {
+        mode,
+        ..ValidationOptions::default()
+    }
 }
 
 /// Makes a diagnostic's file relative to the package (never a temporary
@@ -146,6 +163,7 @@ impl ValidatedUpload {
         body: &[u8],
         limits: PackageLimits,
         within: &Path,
+        report_mode: Mode,
     ) -> Result<ValidatedUpload, RegistryError> {
         let tmp = tempfile::Builder::new()
             .prefix("publish-")
@@ -234,11 +252,15 @@ impl ValidatedUpload {
             frontmatter: serde_json::to_value(&fm)?,
             // Positions relative to the skill folder, like the version's
             // file list (`SKILL.md`): never this server's temporary folder.
-            warnings: unpacked
-                .warnings
+            report: skilldeck::validate_dir(&unpacked.dir, &report_validation(report_mode))
+                .diagnostics
                 .into_iter()
                 .map(|d| in_skill(d, &unpacked.dir))
                 .collect(),
+            report_mode: match report_mode {
+                Mode::Strict => REPORT_STRICT,
+                Mode::Lenient => REPORT_LENIENT,
+            },
             manifest: unpacked.manifest,
             contents,
             skill_md,
@@ -326,10 +348,12 @@ impl Registry {
         }
         let limits = self.inner.limits.package;
         let within = self.inner.staging.dir().to_path_buf();
-        let upload =
-            tokio::task::spawn_blocking(move || ValidatedUpload::read(&body, limits, &within))
-                .await
-                .map_err(|e| RegistryError::Internal(format!("publish task: {e}")))??;
+        let report_mode = self.inner.report.mode;
+        let upload = tokio::task::spawn_blocking(move || {
+            ValidatedUpload::read(&body, limits, &within, report_mode)
+        })
+        .await
+        .map_err(|e| RegistryError::Internal(format!("publish task: {e}")))??;
         let version_text = match version
             .filter(|v| !v.is_empty())
             .or(upload.meta_version.as_deref())
@@ -373,7 +397,10 @@ impl Registry {
             )
             .await?;
         let size: u64 = upload.manifest.total_size();
-        let report: Vec<WireDiagnostic> = upload.warnings.iter().map(wire_diagnostic).collect();
+        let report = StoredReport {
+            mode: upload.report_mode.to_owned(),
+            diagnostics: upload.report.iter().map(wire_diagnostic).collect(),
+        };
         let mut w = self.begin_write().await?;
         if let Some(existing) = versions::identity_in(&mut w, &skill, &version_text).await? {
             drop(w);
@@ -442,7 +469,8 @@ impl Registry {
             size,
             created: true,
             latest,
-            report,
+            report: report.diagnostics,
+            report_mode: report.mode,
             review,
         })
     }
@@ -476,7 +504,8 @@ impl Registry {
             size: existing.size,
             created: false,
             latest,
-            report: existing.report,
+            report: existing.report.diagnostics,
+            report_mode: existing.report.mode,
             review,
         })
     }

@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub staging: Staging,
     /// What the risk audit refuses.
     pub trust: crate::service::config::TrustPolicy,
+    /// How a version's stored report is made.
+    pub report: crate::service::config::ReportPolicy,
     /// The runner of test runs, once the binary supplied one.
     pub test_runner: std::sync::OnceLock<Arc<dyn crate::service::runner::TestRunner>>,
     /// Test runs per principal.
@@ -103,6 +105,7 @@ impl Registry {
                 parsed: Mutex::new(HashMap::new()),
                 staging,
                 trust: config.trust,
+                report: config.report,
             }),
         })
     }

@@ -381,13 +381,15 @@ impl Registry {
     ) -> Result<VersionDetail, RegistryError> {
         let r = self.version_row(skill, version).await?;
         let audit = r.audit()?;
+        let report = r.report()?;
         let files = self.files_of(skill, version).await?;
         let labels = labels::pointing_to(&self.inner.db, skill, version).await?;
         Ok(VersionDetail {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
             frontmatter: r.frontmatter()?,
-            report: r.report()?,
+            report: report.diagnostics,
+            report_mode: report.mode,
             version: r.version,
             fingerprint: r.fingerprint,
             size: r.size,

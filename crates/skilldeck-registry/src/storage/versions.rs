@@ -10,7 +10,7 @@ use crate::names::SkillRef;
 use crate::storage::db::{Db, Write, to_i64, to_u64};
 use crate::storage::skills::{key, skill_ref};
 use crate::wire::{
-    FileEntry, Marker, Review, ReviewState, VersionSummary, WireAudit, WireDiagnostic,
+    FileEntry, Marker, Review, ReviewState, StoredReport, VersionSummary, WireAudit,
 };
 
 /// A stored version, as read back.
@@ -72,9 +72,9 @@ impl VersionRow {
         Ok(serde_json::from_str(&self.frontmatter)?)
     }
 
-    /// The validation report (warnings).
-    pub(crate) fn report(&self) -> Result<Vec<WireDiagnostic>, RegistryError> {
-        Ok(serde_json::from_str(&self.report)?)
+    /// The report stored at publish ([`StoredReport::parse`]).
+    pub(crate) fn report(&self) -> Result<StoredReport, RegistryError> {
+        Ok(StoredReport::parse(&self.report)?)
     }
 }
 
@@ -85,8 +85,8 @@ pub(crate) struct Identity {
     pub fingerprint: String,
     /// Bytes of all files.
     pub size: u64,
-    /// The validation report it was published with.
-    pub report: Vec<WireDiagnostic>,
+    /// The report it was published with.
+    pub report: StoredReport,
 }
 
 /// A version to store.
@@ -111,8 +111,8 @@ pub(crate) struct NewVersion<'a> {
     pub frontmatter: &'a serde_json::Value,
     /// The SKILL.md text.
     pub skill_md: &'a str,
-    /// The validation report.
-    pub report: &'a [WireDiagnostic],
+    /// The report.
+    pub report: &'a StoredReport,
     /// Who publishes it.
     pub published_by: &'a str,
     /// When.
@@ -383,7 +383,7 @@ async fn identity_on(
         Ok(Identity {
             fingerprint: row.try_get("fingerprint")?,
             size: to_u64(size),
-            report: serde_json::from_str(&report)?,
+            report: StoredReport::parse(&report)?,
         })
     })
     .transpose()
