@@ -374,7 +374,8 @@ pub struct SkillRow {
     pub description: String,
     /// Where the row's form posts.
     pub action: String,
-    /// `assigned`, `auto-discovered`, `left out: ...`, `not selected`.
+    /// `assigned`, `auto-discovered`, `pending`, `left out: ...`, `not
+    /// selected`.
     pub status: String,
     /// The badge's class (`ok`, `warn`, `bad`, `plain`).
     pub status_class: &'static str,

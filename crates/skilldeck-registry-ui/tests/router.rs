@@ -679,3 +679,42 @@ async fn the_selection_page_lists_assignments_first_then_one_page_searched_by_th
     .await;
     assert!(rows_in(&other_ns).is_empty());
 }
+
+#[tokio::test]
+async fn an_assignment_pending_on_a_label_shows_as_pending_on_the_agents_selection_page() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    f.registry
+        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+        .await
+        .unwrap();
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let assignment: skilldeck_registry::wire::Assignment =
+        serde_json::from_value(serde_json::json!({"label": "canary", "allow_pending": true}))
+            .unwrap();
+    f.registry
+        .assign(
+            &admin,
+            &skilldeck_registry::names::AgentId::new("bot").unwrap(),
+            &skilldeck_registry::names::SkillRef::parse("acme/notes").unwrap(),
+            assignment,
+        )
+        .await
+        .unwrap();
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let anon = cookie_of(&headers);
+    let body = format!("token={}&csrf={}", urlencode(&f.token), csrf_of(&html));
+    let (_, headers, _) = send(&f.router, post_form("/ui/signin", &anon, &body)).await;
+    let signed = cookie_of(&headers);
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::OK);
+    let at = html
+        .find("id=\"row-acme--notes\"")
+        .unwrap_or_else(|| panic!("no row for acme/notes: {html}"));
+    let row = &html[at..at + html[at..].find("</p>").unwrap()];
+    assert!(row.contains("data-status=\"pending\""), "{row}");
+    assert!(row.contains("label set acme/notes canary"), "{row}");
+}

@@ -15,7 +15,9 @@ use serde::Deserialize;
 use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
 use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
-use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved, SkillDetail};
+use skilldeck_registry::wire::{
+    ASSIGNMENT_PENDING, Assignment, AssignmentView, Grants, Resolved, SkillDetail,
+};
 
 use crate::error::UiError;
 use crate::limits::SELECTION_PAGE_SIZE;
@@ -144,6 +146,11 @@ fn build_row(
             "ok",
             format!("serves {} ({})", s.version, s.via.replace(':', " ")),
         ),
+        // Waiting for its label to be set or its version's review: the
+        // same `pending` the API's assignment view and `agent show` say.
+        (None, Some(e)) if assignment.is_some_and(|a| a.status == ASSIGNMENT_PENDING) => {
+            (ASSIGNMENT_PENDING.to_owned(), "warn", e.detail.clone())
+        }
         (None, Some(e)) => (format!("left out: {}", e.reason), "warn", e.detail.clone()),
         (None, None) => ("not selected".to_owned(), "plain", String::new()),
     };
@@ -426,6 +433,7 @@ pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
             network: form.network,
             env,
         },
+        allow_pending: false,
     })
 }
 
