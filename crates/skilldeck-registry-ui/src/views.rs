@@ -461,6 +461,10 @@ pub struct SelectionPage {
     pub rows: Vec<SkillRow>,
     /// The filters in force.
     pub filters: SelectionFilters,
+    /// How to connect a host to this agent.
+    pub connect: ConnectView,
+    /// The agent's tokens (for an admin; `None` otherwise).
+    pub tokens: Option<Vec<AgentTokenRow>>,
     /// The next page's link, when there is one.
     pub next_page: Option<String>,
     /// The first page's link, when this is not the first page.
@@ -469,6 +473,35 @@ pub struct SelectionPage {
     pub preview: PreviewView,
     /// Always false here (the preview is in place).
     pub oob: bool,
+}
+
+/// "Connect this agent": the commands and the MCP client configuration
+/// that serve this agent's skills from this registry.
+pub struct ConnectView {
+    /// This registry's URL as the browser reached it.
+    pub registry: String,
+    /// Making the agent's token (an admin's command).
+    pub token_command: String,
+    /// `skilldeck serve --registry ... --agent ...`.
+    pub serve_command: String,
+    /// An MCP client's `mcpServers` entry (JSON).
+    pub mcp_config: String,
+}
+
+/// One of the agent's tokens, as the agent page lists it.
+pub struct AgentTokenRow {
+    /// Its id (`registry token revoke ID`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// `active`, `expired` or `revoked`.
+    pub status: String,
+    /// When it was made.
+    pub created_at: String,
+    /// When it expires (empty: never).
+    pub expires_at: String,
+    /// When it was last used (empty: never).
+    pub last_used_at: String,
 }
 
 /// The selection page's filters, as the form shows them.

@@ -718,3 +718,54 @@ async fn an_assignment_pending_on_a_label_shows_as_pending_on_the_agents_selecti
     assert!(row.contains("data-status=\"pending\""), "{row}");
     assert!(row.contains("label set acme/notes canary"), "{row}");
 }
+
+#[tokio::test]
+async fn the_agent_page_shows_how_to_connect_its_tokens_and_deletes_only_once_confirmed() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let agent = skilldeck_registry::names::AgentId::new("bot").unwrap();
+    let token = f
+        .registry
+        .agent_token(&admin, &agent, Some("ci".to_owned()), None)
+        .await
+        .unwrap();
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(
+            "skilldeck serve --registry http://127.0.0.1:7878 --agent bot --registry-token-file bot.token"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("mcpServers") && html.contains("--registry-token-file"));
+    assert!(html.contains(&token.id), "the agent's token is listed");
+    assert!(!html.contains(&token.token), "never the secret");
+
+    // Not confirmed: nothing happens, the page says why.
+    let csrf = csrf_of(&html);
+    let (status, _, _) = send(
+        &f.router,
+        post_form("/ui/agents/bot/delete", &cookie, &format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(f.registry.agent(&admin, &agent).await.is_ok());
+    // Confirmed: the agent is gone and its token no longer works.
+    let (status, headers, _) = send(
+        &f.router,
+        post_form(
+            "/ui/agents/bot/delete",
+            &cookie,
+            &format!("csrf={csrf}&confirm=on"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/ui/agents");
+    assert!(f.registry.agent(&admin, &agent).await.is_err());
+    assert!(f.registry.authenticate(&token.token, None).await.is_err());
+}

@@ -25,8 +25,8 @@ use crate::pages::agents::agent_id;
 use crate::pages::skills::skill_ref;
 use crate::state::{Signed, UiState, is_htmx};
 use crate::views::{
-    Clash, LeftOut, PreviewFragment, PreviewView, SelectionFilters, SelectionPage, SelectionUpdate,
-    SkillRow, checkbox, href_with,
+    AgentTokenRow, Clash, ConnectView, LeftOut, PreviewFragment, PreviewView, SelectionFilters,
+    SelectionPage, SelectionUpdate, SkillRow, checkbox, href_with,
 };
 
 /// The page's query: a budget to try instead of the agent's.
@@ -260,6 +260,7 @@ async fn preview_of(
 pub async fn page(
     State(state): State<UiState>,
     signed: Signed,
+    headers: HeaderMap,
     Path(id): Path<String>,
     Query(query): Query<SelectionQuery>,
 ) -> Result<Response, UiError> {
@@ -324,8 +325,15 @@ pub async fn page(
         budget: query.budget.clone(),
     };
     let preview = preview_of(&state, &signed, &id, &resolved, budget.tokens()).await?;
+    let tokens = if p.is_admin() {
+        Some(agent_tokens(&state, &signed, &id).await?)
+    } else {
+        None
+    };
     let page = SelectionPage {
         chrome: signed.chrome("agents"),
+        connect: connect_view(&headers, &id),
+        tokens,
         agent,
         assigned_rows,
         rows,
@@ -341,6 +349,94 @@ pub async fn page(
         oob: false,
     };
     Ok(Html(page.render()?).into_response())
+}
+
+/// Most token pages read to find an agent's tokens.
+const MAX_TOKEN_PAGES: usize = 20;
+
+/// The tokens scoped to agent `id` (revoked and expired ones included, so
+/// that the page shows what was made for it).
+async fn agent_tokens(
+    state: &UiState,
+    signed: &Signed,
+    id: &AgentId,
+) -> Result<Vec<AgentTokenRow>, UiError> {
+    let scope = format!("agent:{id}");
+    let mut rows = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOKEN_PAGES {
+        let page = state
+            .registry
+            .list_tokens(&signed.principal, cursor.as_deref(), None)
+            .await?;
+        rows.extend(
+            page.items
+                .into_iter()
+                .filter(|t| t.scopes.contains(&scope))
+                .map(|t| AgentTokenRow {
+                    id: t.id,
+                    name: t.name,
+                    status: t.status,
+                    created_at: t.created_at,
+                    expires_at: t.expires_at.unwrap_or_default(),
+                    last_used_at: t.last_used_at.unwrap_or_default(),
+                }),
+        );
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    Ok(rows)
+}
+
+/// The registry's URL as this request reached it: the scheme a reverse
+/// proxy reports (else http) and the Host header, when it is a plain host
+/// name or address with an optional port.
+fn registry_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("REGISTRY-HOST:7878");
+    let scheme = if crate::state::came_over_https(headers) {
+        "https"
+    } else {
+        "http"
+    };
+    format!("{scheme}://{host}")
+}
+
+/// The commands and MCP configuration that connect a host to agent `id`.
+fn connect_view(headers: &HeaderMap, id: &AgentId) -> ConnectView {
+    let registry = registry_url(headers);
+    let token_command = format!(
+        "skilldeck registry token create --agent {id} --registry {registry} --token-file admin-token > {id}.token"
+    );
+    let serve_command = format!(
+        "skilldeck serve --registry {registry} --agent {id} --registry-token-file {id}.token"
+    );
+    let mcp = serde_json::json!({
+        "mcpServers": {
+            id.as_str(): {
+                "command": "skilldeck",
+                "args": [
+                    "serve", "--registry", registry, "--agent", id.as_str(),
+                    "--registry-token-file", format!("/absolute/path/to/{id}.token"),
+                ],
+            }
+        }
+    });
+    ConnectView {
+        mcp_config: serde_json::to_string_pretty(&mcp).unwrap_or_default(),
+        registry,
+        token_command,
+        serve_command,
+    }
 }
 
 /// A row's facts from the skill's detail: every label and version of the
