@@ -489,4 +489,8 @@ def test_a_skill_that_sorts_last_is_found_by_search_and_assigned_then_listed_fir
     page.goto(URL + f"/ui/agents/{agent}/skills")
     expect(page.locator("#assigned-h")).to_contain_text("(1)")
     expect(rows.first).to_have_attribute("id", "row-bulk--zzz-last-tool")
+    # How to connect it, ready to copy.
+    page.locator("#connect summary").click()
+    expect(page.locator("#connect-serve")).to_contain_text(
+        f"skilldeck serve --registry {URL} --agent {agent}")
     screenshot(page, "agent-selection-search")
