@@ -454,3 +454,43 @@ def test_try_it_runs_a_published_tool_from_its_generated_form_and_shows_the_outp
     runs = [e for e in audit["items"] if e["action"] == "test-run"
             and e["target"] == "acme/weather-ui@1.0.0"]
     assert any(e["detail"].get("exit_code") == 0 for e in runs), runs
+
+
+def test_a_skill_that_sorts_last_is_found_by_search_and_assigned_then_listed_first(page: Page):
+    # More skills than one page: "zzz-last-tool" is on no first page.
+    for i in range(60):
+        publish(package(f"bulk-{i:03}", {"SKILL.md": skill_md(
+            f"bulk-{i:03}", f"Bulk skill {i}. Use when testing pages.", "# Bulk\n")}),
+            namespace="bulk")
+    publish(package("zzz-last-tool", {"SKILL.md": skill_md(
+        "zzz-last-tool", "Sorts last. Use when testing search.", "# Last\n")}),
+        namespace="bulk")
+    agent = "pager-" + secrets.token_hex(3)
+    status, _, body = api("POST", "/api/v1/agents", json_body({"id": agent, "name": "Pager"}),
+                          "application/json")
+    assert status == 201, body
+    sign_in(page)
+    res = page.goto(URL + f"/ui/agents/{agent}/skills?namespace=bulk")
+    assert len(res.body()) < 300_000
+    rows = page.locator("section[aria-labelledby=skills-h] .skill-row")
+    expect(rows).to_have_count(50)
+    expect(page.locator("#row-bulk--zzz-last-tool")).to_have_count(0)
+    expect(page.locator("#sel-next")).to_be_visible()
+    # Search: the server finds it.
+    page.get_by_label("Search").fill("zzz-last-tool")
+    page.locator("#sel-find").click()
+    row = page.locator("#row-bulk--zzz-last-tool")
+    expect(row).to_be_visible()
+    row.get_by_label("Enabled").check()
+    expect(row.locator("[data-status]")).to_have_text("assigned")
+    status, _, assigned = api("GET", f"/api/v1/agents/{agent}/skills")
+    assert [a["name"] for a in assigned] == ["zzz-last-tool"], assigned
+    # Without filters, the assignment comes first, above the page.
+    page.goto(URL + f"/ui/agents/{agent}/skills")
+    expect(page.locator("#assigned-h")).to_contain_text("(1)")
+    expect(rows.first).to_have_attribute("id", "row-bulk--zzz-last-tool")
+    # How to connect it, ready to copy.
+    page.locator("#connect summary").click()
+    expect(page.locator("#connect-serve")).to_contain_text(
+        f"skilldeck serve --registry {URL} --agent {agent}")
+    screenshot(page, "agent-selection-search")

@@ -30,18 +30,52 @@ pub enum CliError {
     /// A value the argument parser could not check (`--log-format`).
     #[error("{0}")]
     Usage(String),
-    /// The MCP server could not start or stopped.
-    #[error(transparent)]
+    /// The MCP server could not start or stopped (a 401 from its
+    /// registry says how to pass the token).
+    #[error("{0}{help}", help = serve_token_help(.0))]
     Serve(#[from] skilldeck_mcp::Error),
     /// The sandbox refused to run a skill file (nothing ran).
     #[error(transparent)]
     Exec(#[from] skilldeck_exec::ExecError),
-    /// A registry call failed (unreachable, refused, a bad answer).
-    #[error(transparent)]
+    /// A registry call failed (unreachable, refused, a bad answer); a
+    /// 401 says how to pass a token ([`token_help`]).
+    #[error("{0}{help}", help = token_help(.0))]
     RegistryClient(#[from] skilldeck_registry::client::ClientError),
     /// Writing the output failed (closed pipe, full disk).
     #[error("cannot write output: {0}")]
     Output(#[from] std::io::Error),
+}
+
+/// What to do about a 401 from a registry (empty for any other error):
+/// every command that talks to a registry takes `--token-file FILE`, else
+/// the token in `SKILLDECK_TOKEN`.
+pub fn token_help(e: &skilldeck_registry::client::ClientError) -> String {
+    if e.status() != Some(401) {
+        return String::new();
+    }
+    format!(
+        "\nhelp: the registry needs a valid token: pass --token-file FILE (a file whose first \
+         line is the token) or set {}; an admin makes one with `skilldeck registry token create \
+         --scope read:NAMESPACE` (install), `--scope publish:NAMESPACE` (publish) or `--agent ID` \
+         (serve --registry)",
+        skilldeck_registry::client::TOKEN_ENV
+    )
+}
+
+/// [`token_help`] for `serve --registry`, whose registry token comes from
+/// `--token-file` (or `--registry-token-file` with `--http`).
+fn serve_token_help(e: &skilldeck_mcp::Error) -> String {
+    match e {
+        skilldeck_mcp::Error::Source(skilldeck_source::Error::Client(c))
+            if c.status() == Some(401) =>
+        {
+            format!(
+                "{}; with --http, the registry's token is --registry-token-file FILE",
+                token_help(c)
+            )
+        }
+        _ => String::new(),
+    }
 }
 
 impl CliError {

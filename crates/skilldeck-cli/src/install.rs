@@ -1,6 +1,7 @@
 //! `skilldeck install SOURCE...`: packages or skill folders into a skills
 //! root, atomically, recorded in `skilldeck.lock`. With `--registry URL`,
-//! each SOURCE is `NS/NAME[@VERSION|@LABEL]`: the version is downloaded,
+//! each SOURCE is `[NS/]NAME[@VERSION|@LABEL]` (a bare NAME is in the
+//! `default` namespace, as `publish` puts it): the version is downloaded,
 //! checked against its manifest's fingerprint, and recorded with the
 //! source `registry+URL#ns/name@version`; `--frozen` downloads exactly the
 //! locked version again (from the URL the lock records).
@@ -26,17 +27,19 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Package files (.tar.gz, .zip) or skill folders; with --registry,
-    /// NS/NAME, NS/NAME@VERSION or NS/NAME@LABEL. With --frozen and none given: every skill
+    /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
+    /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
     sources: Vec<PathBuf>,
     /// The skills root (default: .agents/skills of the current folder).
     #[arg(long, visible_alias = "root", value_name = "ROOT")]
     dir: Option<PathBuf>,
-    /// Install NS/NAME, NS/NAME@VERSION or NS/NAME@LABEL from this
+    /// Install [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL from this
     /// registry.
     #[arg(long, value_name = "URL")]
     registry: Option<String>,
-    /// The registry's bearer token file (else SKILLDECK_TOKEN).
+    /// The registry's bearer token file (else SKILLDECK_TOKEN); a
+    /// `read:NS` token installs from namespace NS.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
     /// The lockfile (default: skilldeck.lock next to the root).

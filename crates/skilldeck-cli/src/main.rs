@@ -208,6 +208,7 @@ enum Command {
     /// skilldeck.lock.
     #[command(
         after_help = "Examples:\n  skilldeck install dist/pdf-tools-1.2.0.tar.gz\n  \
+                            skilldeck install pdf@1.2.0 --registry http://127.0.0.1:7878 --token-file read-token   # default/pdf\n  \
                             skilldeck install --frozen          # exactly what skilldeck.lock says\n  \
                             skilldeck install dist/pdf-tools-1.2.0.tar.gz --allowed-signers .agents/allowed_signers --require-signature"
     )]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use skilldeck_package::{ArchiveFormat, PackOptions, UnpackOptions};
 use skilldeck_registry::client::diagnostic_line;
-use skilldeck_registry::names::{DEFAULT_NAMESPACE, Namespace};
+use skilldeck_registry::names::namespace_or_default;
 
 use crate::error::CliError;
 use crate::exit;
@@ -31,9 +31,9 @@ pub struct Args {
     /// again. One skill's refusal does not stop the others.
     #[arg(short, long)]
     recursive: bool,
-    /// The namespace to publish into.
-    #[arg(long, value_name = "NS", default_value = DEFAULT_NAMESPACE)]
-    namespace: String,
+    /// The namespace to publish into [default: default].
+    #[arg(long, value_name = "NS")]
+    namespace: Option<String>,
     /// Sign the version with this SSH private key (ed25519 or ECDSA; its
     /// public key registered for the namespace). Without it, a package's
     /// `PACKAGE.sig` (from `pack --sign`) is uploaded when present.
@@ -49,7 +49,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
-    let namespace = Namespace::new(&args.namespace).map_err(|e| CliError::Usage(e.to_string()))?;
+    let namespace = namespace_or_default(args.namespace.as_deref())
+        .map_err(|e| CliError::Usage(e.to_string()))?;
     if args.recursive {
         if !args.path.is_dir() {
             return Err(CliError::Usage(format!(

@@ -98,19 +98,22 @@ fn e_url(e: &ClientError) -> &str {
     }
 }
 
-/// `NS/NAME[@VERSION|@LABEL]`: the skill and the version or label (default
+/// `[NS/]NAME[@VERSION|@LABEL]`: the skill (a bare `NAME` is in the
+/// default namespace, as `publish` puts it:
+/// [`SkillRef::parse_or_default`]) and the version or label (default
 /// `latest`).
 pub fn parse_spec(text: &str) -> Result<(SkillRef, String), CliError> {
     let (name, version) = match text.split_once('@') {
         Some((n, v)) if !v.is_empty() => (n, v.to_owned()),
         Some(_) => {
             return Err(CliError::Usage(format!(
-                "'{text}': expected NS/NAME[@VERSION|@LABEL]"
+                "'{text}': expected [NS/]NAME[@VERSION|@LABEL]"
             )));
         }
         None => (text, LATEST.to_owned()),
     };
-    let skill = SkillRef::parse(name).map_err(|e| CliError::Usage(format!("'{text}': {e}")))?;
+    let skill =
+        SkillRef::parse_or_default(name).map_err(|e| CliError::Usage(format!("'{text}': {e}")))?;
     Ok((skill, version))
 }
 

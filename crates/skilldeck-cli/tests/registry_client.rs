@@ -1007,6 +1007,459 @@ fn publish_sign_is_checked_against_the_namespaces_keys_and_install_pins_the_sign
     assert!(lock.contains("signer = \"SHA256:"), "{lock}");
 }
 
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+impl McpClient {
+    /// Waits for a stderr line holding every one of `needles` (the event,
+    /// not a duration): the line.
+    fn wait_for_log(&self, needles: &[&str]) -> String {
+        let deadline = Instant::now() + GIVE_UP;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = self.stderr.recv_timeout(left) else {
+                panic!("no log line with {needles:?} in:\n{}", seen.join("\n"));
+            };
+            if needles.iter().all(|n| line.contains(n)) {
+                return line;
+            }
+            seen.push(line);
+        }
+    }
+}
+
+#[test]
+fn a_401_from_the_registry_says_to_pass_token_file_or_skilldeck_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n"),
+    );
+    for args in [
+        vec![
+            "install",
+            "acme/pdf@1.0.0",
+            "--registry",
+            server.url.as_str(),
+        ],
+        vec!["registry", "skills", "--registry", server.url.as_str()],
+        vec![
+            "registry",
+            "agent",
+            "show",
+            "bot-1",
+            "--registry",
+            server.url.as_str(),
+        ],
+    ] {
+        let out = sd(home, &args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains("401"), "{args:?}: {err}");
+        assert!(
+            err.contains("--token-file FILE") && err.contains("SKILLDECK_TOKEN"),
+            "{args:?}: {err}"
+        );
+    }
+    // serve --registry too (its registry token).
+    let out = sd(
+        home,
+        &[
+            "serve",
+            "--registry",
+            server.url.as_str(),
+            "--agent",
+            "bot-1",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("401")
+            && err.contains("--token-file FILE")
+            && err.contains("--registry-token-file"),
+        "{err}"
+    );
+    // Another refusal (404) carries no token help.
+    let out = sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "show", "nobody"]),
+    );
+    assert!(!out.status.success());
+    assert!(
+        !stderr_of(&out).contains("--token-file FILE"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn install_name_at_version_resolves_default_name_as_publish_does_with_a_read_token() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    // Published without --namespace: default/foo.
+    let dir = skill(&home.join("src"), "foo", "1.0.0", "# Foo\n");
+    let published = ok(&sd(
+        home,
+        &admin_args(&server, &["publish", dir.to_str().unwrap()]),
+    ));
+    assert!(published.contains("default/foo@1.0.0"), "{published}");
+    // install NAME@VERSION: the same default namespace.
+    let installed = ok(&sd(
+        home,
+        &admin_args(&server, &["install", "foo@1.0.0", "--dir", "a/skills"]),
+    ));
+    assert!(installed.contains("installed foo 1.0.0"), "{installed}");
+    // A developer's read-only token for the default namespace.
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "token",
+                "create",
+                "--scope",
+                "read:default",
+                "--name",
+                "dev",
+            ],
+        ),
+    ));
+    let token_file = home.join("read-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let read = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend([
+            "--registry",
+            server.url.as_str(),
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ]);
+        sd(home, &all)
+    };
+    let installed = ok(&read(&["install", "foo@1.0.0", "--dir", "b/skills"]));
+    assert!(installed.contains("installed foo 1.0.0"), "{installed}");
+    assert!(home.join("b/skills/foo/SKILL.md").is_file());
+    let lock = std::fs::read_to_string(home.join("b/skilldeck.lock")).unwrap();
+    assert!(lock.contains("#default/foo@1.0.0"), "{lock}");
+    // It lists its namespace, and may not publish (403).
+    let listed = ok(&read(&["registry", "skills"]));
+    assert!(listed.starts_with("default/foo 1.0.0"), "{listed}");
+    let dir2 = skill(&home.join("src2"), "foo", "2.0.0", "# Foo 2\n");
+    let refused = read(&["publish", dir2.to_str().unwrap()]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr_of(&refused).contains("403"),
+        "{}",
+        stderr_of(&refused)
+    );
+}
+
+#[test]
+fn assign_refuses_an_unknown_label_or_version_and_allow_pending_is_shown_pending_until_label_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("src"), "pdf", "1.0.0", "# PDF\n"),
+    );
+    ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "create", "bot-1"]),
+    ));
+    ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "assign",
+                "bot-1",
+                "acme/pdf",
+                "--version",
+                "1.0.0",
+            ],
+        ),
+    ));
+    for (flag, value, code) in [
+        ("--label", "production", "registry-unknown-label"),
+        ("--version", "9.9.9", "registry-unknown-version"),
+    ] {
+        let out = sd(
+            home,
+            &admin_args(
+                &server,
+                &["registry", "assign", "bot-1", "acme/pdf", flag, value],
+            ),
+        );
+        assert!(!out.status.success(), "{flag} {value} was accepted");
+        let err = stderr_of(&out);
+        assert!(err.contains(code) && err.contains("1.0.0"), "{err}");
+    }
+    let err = stderr_of(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "assign",
+                "bot-1",
+                "acme/pdf",
+                "--label",
+                "production",
+            ],
+        ),
+    ));
+    assert!(err.contains("--allow-pending"), "{err}");
+    // The working skill stays.
+    let shown: Value = serde_json::from_str(&ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "agent", "show", "bot-1", "--format", "json"],
+        ),
+    )))
+    .unwrap();
+    assert_eq!(shown["assignments"][0]["version"], "1.0.0", "{shown}");
+    assert_eq!(shown["assignments"][0]["status"], "active", "{shown}");
+    assert_eq!(shown["skills"][0]["name"], "pdf", "{shown}");
+
+    // Pending on purpose: stored, and said so everywhere.
+    let assigned = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "assign",
+                "bot-1",
+                "acme/pdf",
+                "--label",
+                "production",
+                "--allow-pending",
+            ],
+        ),
+    ));
+    assert!(assigned.contains("pending: pending-label"), "{assigned}");
+    let shown = ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "agent", "show", "bot-1"]),
+    ));
+    assert!(
+        shown.contains("acme/pdf label production priority 0 pending"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("excluded: 1\n  acme/pdf: pending-label:"),
+        "{shown}"
+    );
+
+    // Setting the label makes it active.
+    let set = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "label",
+                "set",
+                "acme/pdf",
+                "production",
+                "1.0.0",
+            ],
+        ),
+    ));
+    assert!(
+        set.contains("acme/pdf: label production -> 1.0.0 (new)"),
+        "{set}"
+    );
+    let labels = ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "label", "list", "acme/pdf"]),
+    ));
+    assert_eq!(labels, "latest 1.0.0\nproduction 1.0.0\n");
+    let shown: Value = serde_json::from_str(&ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "agent", "show", "bot-1", "--format", "json"],
+        ),
+    )))
+    .unwrap();
+    assert_eq!(shown["assignments"][0]["status"], "active", "{shown}");
+    assert_eq!(shown["excluded"], json!([]), "{shown}");
+}
+
+#[test]
+fn yank_deprecate_and_their_undo_round_trip_from_the_cli_and_skills_lists_and_searches() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    publish(
+        home,
+        &server,
+        &skill(&home.join("a"), "pdf", "1.0.0", "# PDF\n"),
+    );
+    publish(
+        home,
+        &server,
+        &skill(&home.join("b"), "pdf", "1.1.0", "# PDF\n"),
+    );
+    publish(
+        home,
+        &server,
+        &skill(&home.join("c"), "charts", "1.0.0", "# Charts\n"),
+    );
+    let json_of = |args: &[&str]| -> Value {
+        let mut all = args.to_vec();
+        all.extend(["--format", "json"]);
+        serde_json::from_str(&ok(&sd(home, &admin_args(&server, &all)))).unwrap()
+    };
+    let yanked = json_of(&[
+        "registry",
+        "yank",
+        "acme/pdf@1.1.0",
+        "--reason",
+        "leaks a key",
+    ]);
+    assert_eq!(yanked["yanked"]["reason"], "leaks a key", "{yanked}");
+    let labels = ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "label", "list", "acme/pdf"]),
+    ));
+    assert_eq!(labels, "latest 1.0.0\n", "latest moved back");
+    let back = json_of(&["registry", "unyank", "acme/pdf@1.1.0"]);
+    assert_eq!(back["yanked"], Value::Null, "{back}");
+    let dep = json_of(&[
+        "registry",
+        "deprecate",
+        "acme/pdf@1.0.0",
+        "--message",
+        "use 1.1",
+    ]);
+    assert_eq!(dep["deprecated"]["reason"], "use 1.1", "{dep}");
+    let undep = json_of(&["registry", "undeprecate", "acme/pdf@1.0.0"]);
+    assert_eq!(undep["deprecated"], Value::Null, "{undep}");
+    // A marker names one version: no silent "latest".
+    let out = sd(
+        home,
+        &admin_args(&server, &["registry", "yank", "acme/pdf"]),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains("acme/pdf@1.0.0"),
+        "{}",
+        stderr_of(&out)
+    );
+    // The audit log has each change.
+    let audit: Value = {
+        let token = std::fs::read_to_string(&server.admin).unwrap();
+        let addr = server.url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        use std::io::Read as _;
+        write!(
+            stream,
+            "GET /api/v1/audit?limit=100 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
+            token.trim()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap()
+    };
+    let actions: Vec<&str> = audit["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{audit}"))
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    for a in ["yank", "unyank", "deprecate", "undeprecate"] {
+        assert!(actions.contains(&a), "{a} not in {actions:?}");
+    }
+
+    let listed = ok(&sd(
+        home,
+        &admin_args(&server, &["registry", "skills", "--namespace", "acme"]),
+    ));
+    assert!(
+        listed.starts_with("acme/charts 1.0.0 versions=1")
+            && listed.contains("\nacme/pdf 1.1.0 versions=2"),
+        "{listed}"
+    );
+    let found = json_of(&["registry", "skills", "--query", "charts", "--limit", "1"]);
+    assert_eq!(found["items"][0]["name"], "charts", "{found}");
+}
+
+#[test]
+fn serve_registry_logs_each_excluded_skill_with_its_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let server = Server::start(&home.join("data"));
+    for name in ["pdf", "charts", "secret"] {
+        publish(
+            home,
+            &server,
+            &skill(&home.join(name), name, "1.0.0", "# Skill\n"),
+        );
+    }
+    ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &[
+                "registry",
+                "agent",
+                "create",
+                "bot-1",
+                "--deny",
+                "acme/sec*",
+            ],
+        ),
+    ));
+    for args in [
+        &["registry", "assign", "bot-1", "acme/charts"][..],
+        &["registry", "assign", "bot-1", "acme/pdf", "--disabled"][..],
+        &["registry", "assign", "bot-1", "acme/secret"][..],
+    ] {
+        ok(&sd(home, &admin_args(&server, args)));
+    }
+    let token = ok(&sd(
+        home,
+        &admin_args(
+            &server,
+            &["registry", "token", "create", "--agent", "bot-1"],
+        ),
+    ));
+    let token_file = home.join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut mcp = McpClient::start(
+        home,
+        &[
+            "serve",
+            "--registry",
+            &server.url,
+            "--agent",
+            "bot-1",
+            "--token-file",
+            token_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(mcp.skill_names(), ["charts"]);
+    let disabled = mcp.wait_for_log(&["not serving acme/pdf", "disabled"]);
+    assert!(disabled.contains("WARN"), "{disabled}");
+    let denied = mcp.wait_for_log(&["not serving acme/secret", "denied"]);
+    assert!(denied.contains("acme/sec*"), "{denied}");
+}
+
 #[test]
 fn publish_r_publishes_every_skill_under_a_root_skips_unchanged_ones_and_reports_each_refusal() {
     let tmp = tempfile::tempdir().unwrap();

@@ -112,6 +112,7 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
             "/ui/agents/{id}/edit",
             get(agents::edit_form).post(agents::update),
         )
+        .route("/ui/agents/{id}/delete", post(agents::delete))
         .route("/ui/agents/{id}/skills", get(selection::page))
         .route("/ui/agents/{id}/preview", get(selection::preview))
         .route(

@@ -27,8 +27,9 @@ pub const MAX_RENDERED_MARKDOWN_BYTES: usize = 512 * 1024;
 pub const MAX_DIFF_BYTES: usize = 64 * 1024;
 /// Skills per page in lists.
 pub const PAGE_SIZE: u32 = 25;
-/// Skills shown on an agent's selection page at most (the registry's
-/// largest page).
-pub const MAX_SELECTION_SKILLS: u32 = 500;
+/// Skills listed per page on an agent's selection page, below the agent's
+/// own assignments (which are all listed first): the page stays small at
+/// any number of skills; search and filters find the rest.
+pub const SELECTION_PAGE_SIZE: u32 = 50;
 /// Longest token accepted by the sign-in form.
 pub const MAX_TOKEN_LEN: usize = 256;

@@ -374,7 +374,8 @@ pub struct SkillRow {
     pub description: String,
     /// Where the row's form posts.
     pub action: String,
-    /// `assigned`, `auto-discovered`, `left out: ...`, `not selected`.
+    /// `assigned`, `auto-discovered`, `pending`, `left out: ...`, `not
+    /// selected`.
     pub status: String,
     /// The badge's class (`ok`, `warn`, `bad`, `plain`).
     pub status_class: &'static str,
@@ -454,14 +455,65 @@ pub struct SelectionPage {
     pub chrome: Chrome,
     /// The agent.
     pub agent: Agent,
-    /// Every skill.
+    /// The agent's assignments (matching the filters), listed first.
+    pub assigned_rows: Vec<SkillRow>,
+    /// One page of the other skills (matching the filters).
     pub rows: Vec<SkillRow>,
-    /// More skills exist than are listed.
-    pub truncated: bool,
+    /// The filters in force.
+    pub filters: SelectionFilters,
+    /// How to connect a host to this agent.
+    pub connect: ConnectView,
+    /// The agent's tokens (for an admin; `None` otherwise).
+    pub tokens: Option<Vec<AgentTokenRow>>,
+    /// The next page's link, when there is one.
+    pub next_page: Option<String>,
+    /// The first page's link, when this is not the first page.
+    pub first_page: Option<String>,
     /// The preview.
     pub preview: PreviewView,
     /// Always false here (the preview is in place).
     pub oob: bool,
+}
+
+/// "Connect this agent": the commands and the MCP client configuration
+/// that serve this agent's skills from this registry.
+pub struct ConnectView {
+    /// This registry's URL as the browser reached it.
+    pub registry: String,
+    /// Making the agent's token (an admin's command).
+    pub token_command: String,
+    /// `skilldeck serve --registry ... --agent ...`.
+    pub serve_command: String,
+    /// An MCP client's `mcpServers` entry (JSON).
+    pub mcp_config: String,
+}
+
+/// One of the agent's tokens, as the agent page lists it.
+pub struct AgentTokenRow {
+    /// Its id (`registry token revoke ID`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// `active`, `expired` or `revoked`.
+    pub status: String,
+    /// When it was made.
+    pub created_at: String,
+    /// When it expires (empty: never).
+    pub expires_at: String,
+    /// When it was last used (empty: never).
+    pub last_used_at: String,
+}
+
+/// The selection page's filters, as the form shows them.
+pub struct SelectionFilters {
+    /// Free text (the registry's search: name and description).
+    pub q: String,
+    /// Only this namespace (empty: all).
+    pub namespace: String,
+    /// `all`, `assigned` or `unassigned`.
+    pub show: &'static str,
+    /// A budget to try instead of the agent's (kept across filters).
+    pub budget: String,
 }
 
 /// The htmx answer to a row change: the row, and the preview swapped

@@ -589,3 +589,183 @@ async fn a_page_not_found_keeps_the_main_navigation() {
         }
     }
 }
+
+/// `count` skills `skill-000`.. in `acme`, plus `zz-last` (sorting last),
+/// and an agent `bot` with `zz-last` assigned: the selection page's fixture.
+async fn many_skills(f: &Fixture, count: usize) {
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    let mut names: Vec<String> = (0..count).map(|i| format!("skill-{i:03}")).collect();
+    names.push("zz-last".to_owned());
+    for name in &names {
+        f.registry
+            .publish(&admin, &ns, Some("1.0.0"), package(name), None)
+            .await
+            .unwrap();
+    }
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    f.registry
+        .assign(
+            &admin,
+            &skilldeck_registry::names::AgentId::new("bot").unwrap(),
+            &skilldeck_registry::names::SkillRef::parse("acme/zz-last").unwrap(),
+            serde_json::from_value(serde_json::json!({})).unwrap(),
+        )
+        .await
+        .unwrap();
+}
+
+fn rows_in(html: &str) -> Vec<String> {
+    html.split(r#"class="skill-row "#)
+        .skip(1)
+        .filter_map(|r| r.split(r#"id="row-"#).nth(1))
+        .filter_map(|r| r.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_selection_page_lists_assignments_first_then_one_page_searched_by_the_server() {
+    let f = fixture().await;
+    many_skills(&f, 120).await;
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    let rows = rows_in(&html);
+    // The assignment that sorts last comes first; then one page.
+    assert_eq!(rows[0], "acme--zz-last", "{rows:?}");
+    assert_eq!(rows.len(), 1 + 50, "{rows:?}");
+    assert_eq!(rows[1], "acme--skill-000");
+    assert!(html.contains(r#"id="sel-next""#));
+    // The next page: the following skills, the assignment still first.
+    let next = html
+        .split(r#"href=""#)
+        .find(|h| h.contains("cursor=") && h.contains("/ui/agents/bot/skills"))
+        .and_then(|h| h.split('"').next())
+        .unwrap()
+        .replace("&amp;", "&");
+    let (status, _, page2) = send(&f.router, get(&next, Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    let rows2 = rows_in(&page2);
+    assert_eq!(rows2[0], "acme--zz-last");
+    assert_eq!(rows2[1], "acme--skill-050", "{rows2:?}");
+    assert!(page2.contains(r#"id="sel-first""#));
+    // Searching finds a skill on any page; filters are the server's.
+    let (_, _, found) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?q=skill-117", Some(&cookie)),
+    )
+    .await;
+    // Ranked by the registry's BM25: the exact name first.
+    assert_eq!(rows_in(&found)[0], "acme--skill-117");
+    let (_, _, unassigned) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?show=unassigned", Some(&cookie)),
+    )
+    .await;
+    assert!(!rows_in(&unassigned).contains(&"acme--zz-last".to_owned()));
+    let (_, _, assigned) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?show=assigned", Some(&cookie)),
+    )
+    .await;
+    assert_eq!(rows_in(&assigned), vec!["acme--zz-last".to_owned()]);
+    let (_, _, other_ns) = send(
+        &f.router,
+        get("/ui/agents/bot/skills?namespace=nobody", Some(&cookie)),
+    )
+    .await;
+    assert!(rows_in(&other_ns).is_empty());
+}
+
+#[tokio::test]
+async fn an_assignment_pending_on_a_label_shows_as_pending_on_the_agents_selection_page() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    f.registry
+        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+        .await
+        .unwrap();
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let assignment: skilldeck_registry::wire::Assignment =
+        serde_json::from_value(serde_json::json!({"label": "canary", "allow_pending": true}))
+            .unwrap();
+    f.registry
+        .assign(
+            &admin,
+            &skilldeck_registry::names::AgentId::new("bot").unwrap(),
+            &skilldeck_registry::names::SkillRef::parse("acme/notes").unwrap(),
+            assignment,
+        )
+        .await
+        .unwrap();
+    let (_, headers, html) = send(&f.router, get("/ui/signin", None)).await;
+    let anon = cookie_of(&headers);
+    let body = format!("token={}&csrf={}", urlencode(&f.token), csrf_of(&html));
+    let (_, headers, _) = send(&f.router, post_form("/ui/signin", &anon, &body)).await;
+    let signed = cookie_of(&headers);
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&signed))).await;
+    assert_eq!(status, StatusCode::OK);
+    let at = html
+        .find("id=\"row-acme--notes\"")
+        .unwrap_or_else(|| panic!("no row for acme/notes: {html}"));
+    let row = &html[at..at + html[at..].find("</p>").unwrap()];
+    assert!(row.contains("data-status=\"pending\""), "{row}");
+    assert!(row.contains("label set acme/notes canary"), "{row}");
+}
+
+#[tokio::test]
+async fn the_agent_page_shows_how_to_connect_its_tokens_and_deletes_only_once_confirmed() {
+    let f = fixture().await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let agent = skilldeck_registry::names::AgentId::new("bot").unwrap();
+    let token = f
+        .registry
+        .agent_token(&admin, &agent, Some("ci".to_owned()), None)
+        .await
+        .unwrap();
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/agents/bot/skills", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(
+            "skilldeck serve --registry http://127.0.0.1:7878 --agent bot --registry-token-file bot.token"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("mcpServers") && html.contains("--registry-token-file"));
+    assert!(html.contains(&token.id), "the agent's token is listed");
+    assert!(!html.contains(&token.token), "never the secret");
+
+    // Not confirmed: nothing happens, the page says why.
+    let csrf = csrf_of(&html);
+    let (status, _, _) = send(
+        &f.router,
+        post_form("/ui/agents/bot/delete", &cookie, &format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(f.registry.agent(&admin, &agent).await.is_ok());
+    // Confirmed: the agent is gone and its token no longer works.
+    let (status, headers, _) = send(
+        &f.router,
+        post_form(
+            "/ui/agents/bot/delete",
+            &cookie,
+            &format!("csrf={csrf}&confirm=on"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/ui/agents");
+    assert!(f.registry.agent(&admin, &agent).await.is_err());
+    assert!(f.registry.authenticate(&token.token, None).await.is_err());
+}

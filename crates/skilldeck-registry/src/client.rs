@@ -25,9 +25,9 @@ use std::time::Duration;
 use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
-    LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, Resolved, SkillDetail,
-    SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated, TokenInfo,
-    TokenRequest, VersionDetail, WireDiagnostic,
+    LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, ReasonBody, Resolved,
+    SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated,
+    TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
 };
 
 /// Longest wait for a connection to the registry.
@@ -459,6 +459,12 @@ impl Client {
             .map(|_| ())
     }
 
+    fn delete_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let url = self.api(path);
+        let answer = self.send(self.http.delete(&url), &url, MAX_JSON_BYTES)?;
+        Client::json(&url, &answer)
+    }
+
     /// `GET /healthz`: Ok when the registry answers.
     pub fn health(&self) -> Result<(), ClientError> {
         let url = format!("{}/healthz", self.base);
@@ -647,6 +653,19 @@ impl Client {
         label: &Label,
         version: &str,
     ) -> Result<LabelMoved, ClientError> {
+        self.move_label_overriding(skill, label, version, None)
+    }
+
+    /// [`Client::move_label`] with an `override_reason` (a protected
+    /// label to a version the risk audit rated too high; recorded in the
+    /// audit log).
+    pub fn move_label_overriding(
+        &self,
+        skill: &SkillRef,
+        label: &Label,
+        version: &str,
+        override_reason: Option<&str>,
+    ) -> Result<LabelMoved, ClientError> {
         self.with_body(
             reqwest::Method::PUT,
             &format!(
@@ -655,10 +674,62 @@ impl Client {
                 encode(label.as_str())
             ),
             &LabelMove {
-                override_reason: None,
+                override_reason: override_reason.map(str::to_owned),
                 version: version.to_owned(),
             },
         )
+    }
+
+    fn marker_path(skill: &SkillRef, version: &str, marker: &str) -> String {
+        format!("{}/{marker}", Client::version_path(skill, version))
+    }
+
+    /// `POST .../versions/{version}/yank`: agents stop getting it and
+    /// `latest` moves back (admin).
+    pub fn yank(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+        reason: &str,
+    ) -> Result<VersionDetail, ClientError> {
+        self.with_body(
+            reqwest::Method::POST,
+            &Client::marker_path(skill, version, "yank"),
+            &ReasonBody {
+                reason: reason.to_owned(),
+            },
+        )
+    }
+
+    /// `DELETE .../versions/{version}/yank` (admin).
+    pub fn unyank(&self, skill: &SkillRef, version: &str) -> Result<VersionDetail, ClientError> {
+        self.delete_json(&Client::marker_path(skill, version, "yank"))
+    }
+
+    /// `POST .../versions/{version}/deprecate`: still served, marked with
+    /// `message` (admin).
+    pub fn deprecate(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+        message: &str,
+    ) -> Result<VersionDetail, ClientError> {
+        self.with_body(
+            reqwest::Method::POST,
+            &Client::marker_path(skill, version, "deprecate"),
+            &ReasonBody {
+                reason: message.to_owned(),
+            },
+        )
+    }
+
+    /// `DELETE .../versions/{version}/deprecate` (admin).
+    pub fn undeprecate(
+        &self,
+        skill: &SkillRef,
+        version: &str,
+    ) -> Result<VersionDetail, ClientError> {
+        self.delete_json(&Client::marker_path(skill, version, "deprecate"))
     }
 
     fn agent_path(id: &AgentId) -> String {

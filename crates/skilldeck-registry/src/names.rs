@@ -18,6 +18,13 @@ pub const LABEL_PATTERN: &str = "^[a-z][a-z0-9]*(-[a-z0-9]+)*$";
 /// The namespace a publish without `?namespace=` goes to.
 pub const DEFAULT_NAMESPACE: &str = "default";
 
+/// The namespace `given`, or [`DEFAULT_NAMESPACE`] when none is given:
+/// the one rule for a missing namespace (publish over the API and the CLI,
+/// install, every `NS/NAME` argument that may omit `NS/`).
+pub fn namespace_or_default(given: Option<&str>) -> Result<Namespace, NameError> {
+    Namespace::new(given.unwrap_or(DEFAULT_NAMESPACE))
+}
+
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{kind} '{value}' is invalid: {reason}")]
@@ -180,6 +187,16 @@ impl SkillRef {
                 value: text.to_owned(),
                 reason: "expected namespace/name",
             }),
+        }
+    }
+
+    /// Parses `namespace/name`, or a bare `name` in [`DEFAULT_NAMESPACE`]
+    /// ([`namespace_or_default`]): what a command line takes, so `install
+    /// foo` names the skill `publish` put in `default/foo`.
+    pub fn parse_or_default(text: &str) -> Result<SkillRef, NameError> {
+        match text.split_once('/') {
+            Some(_) => SkillRef::parse(text),
+            None => SkillRef::new(namespace_or_default(None)?.as_str(), text),
         }
     }
 

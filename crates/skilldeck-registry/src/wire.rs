@@ -590,6 +590,11 @@ pub struct Assignment {
     /// Sandbox permissions.
     #[serde(default)]
     pub grants: Grants,
+    /// Accept a `label` that points to no version yet: the assignment is
+    /// stored and shown as `pending` until the label is set (without it,
+    /// an unknown label is refused with `registry-unknown-label`).
+    #[serde(default)]
+    pub allow_pending: bool,
 }
 
 fn yes() -> bool {
@@ -612,7 +617,24 @@ pub struct AssignmentView {
     pub assignment: Assignment,
     /// When it last changed.
     pub updated_at: String,
+    /// What the agent's resolution made of it: `active` (served),
+    /// `pending` (its label is not set yet, or its version waits for
+    /// review: served once that changes) or `excluded` (left out; the
+    /// reason is in `status_detail`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status: String,
+    /// For `pending` and `excluded`: the resolution's reason code and
+    /// why, for a person (`missing-label: label 'production' ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_detail: Option<String>,
 }
+
+/// An assignment the resolution serves.
+pub const ASSIGNMENT_ACTIVE: &str = "active";
+/// An assignment waiting for its label to be set or its version's review.
+pub const ASSIGNMENT_PENDING: &str = "pending";
+/// An assignment the resolution leaves out.
+pub const ASSIGNMENT_EXCLUDED: &str = "excluded";
 
 /// Ask for a token.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -707,8 +729,10 @@ pub struct Excluded {
     pub name: String,
     /// `disabled`, `denied`, `shadowed` (another skill of the same name
     /// comes first), `shadowed-by-assignment` (an auto-discovered skill
-    /// whose name an explicit assignment holds), `yanked`,
-    /// `missing-version`, `missing-label`.
+    /// whose name an explicit assignment holds), `yanked`, `blocked`,
+    /// `rejected`, `pending-review`, `missing-version`, `missing-label`,
+    /// `pending-label` (assigned with `allow_pending` before the label
+    /// was set).
     pub reason: String,
     /// More, for a person.
     pub detail: String,
@@ -781,6 +805,12 @@ pub struct AgentLock {
     /// host serving the lock can report them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadowed: Vec<Excluded>,
+    /// Every other skill the resolution left out (a missing or pending
+    /// label, a missing, yanked, blocked or unreviewed version, a
+    /// disabled assignment, a denied pattern), with the reason, so a
+    /// host serving the lock can log why a skill is not served.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Excluded>,
     /// The agent's `run_code` setting: a host serving this lock may offer
     /// the `run_code` tool (code the model writes, run in the same
     /// sandbox as skill scripts). Off unless an admin turned it on.

@@ -2736,3 +2736,325 @@ async fn an_agents_run_code_setting_is_off_by_default_and_reaches_its_lock() {
     let lock: Value = env.get("/agents/bot-1/lock").await.json().await.unwrap();
     assert_eq!(lock["run_code"], true, "{lock}");
 }
+
+/// The agent's assignment of `skill`, as `GET /agents/{agent}/skills`
+/// shows it.
+async fn assignment_of(env: &Env, agent: &str, skill: &str) -> Value {
+    let all: Value = env
+        .get(&format!("/agents/{agent}/skills"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            format!(
+                "{}/{}",
+                a["namespace"].as_str().unwrap(),
+                a["name"].as_str().unwrap()
+            ) == skill
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("{skill} is not assigned to {agent}: {all}"))
+}
+
+async fn put_json(env: &Env, path: &str, body: Value) -> reqwest::Response {
+    env.send_json(reqwest::Method::PUT, path, body).await
+}
+
+#[tokio::test]
+async fn assigning_an_unknown_version_or_label_is_refused_and_the_working_skill_stays() {
+    let env = env().await;
+    env.publish("namespace=acme&version=1.0.0", simple("pdf"))
+        .await;
+    env.publish("namespace=acme&version=1.1.0", simple("pdf"))
+        .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    env.assign("bot", "acme/pdf", json!({"version": "1.0.0"}))
+        .await;
+    let before: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    let audit_before: Value = env.get("/audit").await.json().await.unwrap();
+
+    // A version that does not exist: 409, naming what exists.
+    let p = problem(
+        put_json(
+            &env,
+            "/agents/bot/skills/acme/pdf",
+            json!({"version": "9.9.9"}),
+        )
+        .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-unknown-version", "{p}");
+    let detail = p["detail"].as_str().unwrap();
+    assert!(detail.contains("1.1.0, 1.0.0"), "{detail}");
+    assert!(detail.contains("latest -> 1.1.0"), "{detail}");
+    assert!(detail.contains("Nothing was changed"), "{detail}");
+
+    // A label that does not exist: 409, saying how to set it or wait.
+    let p = problem(
+        put_json(
+            &env,
+            "/agents/bot/skills/acme/pdf",
+            json!({"label": "production"}),
+        )
+        .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-unknown-label", "{p}");
+    let detail = p["detail"].as_str().unwrap();
+    assert!(detail.contains("label set acme/pdf production"), "{detail}");
+    assert!(detail.contains("allow_pending"), "{detail}");
+
+    // allow_pending is for labels: a pinned version must exist.
+    let p = problem(
+        put_json(
+            &env,
+            "/agents/bot/skills/acme/pdf",
+            json!({"version": "9.9.9", "allow_pending": true}),
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(p["code"], "registry-assignment-conflict", "{p}");
+
+    // Nothing changed: the same lock, the same assignment, no audit line.
+    let after: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    assert_eq!(before, after);
+    let a = assignment_of(&env, "bot", "acme/pdf").await;
+    assert_eq!(
+        (a["version"].as_str(), a["status"].as_str()),
+        (Some("1.0.0"), Some("active")),
+        "{a}"
+    );
+    let audit_after: Value = env.get("/audit").await.json().await.unwrap();
+    assert_eq!(audit_before, audit_after);
+
+    // Enabling is checked; a disabled assignment (it only keeps the skill
+    // out) is not, and says it is excluded.
+    let r = put_json(
+        &env,
+        "/agents/bot/skills/acme/pdf",
+        json!({"label": "production", "enabled": false}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let view: Value = r.json().await.unwrap();
+    assert_eq!(view["status"], "excluded", "{view}");
+    assert!(
+        view["status_detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("disabled"),
+        "{view}"
+    );
+    problem(
+        put_json(
+            &env,
+            "/agents/bot/skills/acme/pdf",
+            json!({"label": "production"}),
+        )
+        .await,
+        StatusCode::CONFLICT,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_yanked_or_blocked_version_is_refused_at_assign_time_with_the_reason() {
+    let env = env().await;
+    env.publish("namespace=acme&version=1.0.0", simple("pdf"))
+        .await;
+    env.publish("namespace=acme&version=2.0.0", simple("pdf"))
+        .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/skills/acme/pdf/versions/1.0.0/yank",
+            json!({"reason": "leaks a key"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = env
+        .send_json(
+            reqwest::Method::POST,
+            "/skills/acme/pdf/versions/2.0.0/block",
+            json!({"reason": "infostealer"}),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    for (version, why) in [("1.0.0", "yanked"), ("2.0.0", "infostealer")] {
+        let p = problem(
+            put_json(
+                &env,
+                "/agents/bot/skills/acme/pdf",
+                json!({"version": version}),
+            )
+            .await,
+            StatusCode::CONFLICT,
+        )
+        .await;
+        assert_eq!(p["code"], "registry-version-unavailable", "{p}");
+        assert!(p["detail"].as_str().unwrap().contains(why), "{p}");
+    }
+    let all: Value = env.get("/agents/bot/skills").await.json().await.unwrap();
+    assert_eq!(all, json!([]), "nothing was stored");
+}
+
+#[tokio::test]
+async fn a_label_assigned_with_allow_pending_is_stored_pending_and_served_once_the_label_is_set() {
+    let env = env().await;
+    env.publish("namespace=acme&version=1.0.0", simple("pdf"))
+        .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    let r = put_json(
+        &env,
+        "/agents/bot/skills/acme/pdf",
+        json!({"label": "production", "allow_pending": true}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let view: Value = r.json().await.unwrap();
+    assert_eq!(view["status"], "pending", "{view}");
+    assert!(
+        view["status_detail"]
+            .as_str()
+            .unwrap()
+            .contains("pending-label"),
+        "{view}"
+    );
+    assert_eq!(
+        assignment_of(&env, "bot", "acme/pdf").await["status"],
+        "pending"
+    );
+    let resolved: Value = env.get("/agents/bot/resolved").await.json().await.unwrap();
+    assert_eq!(
+        reason_of(&resolved, "acme/pdf").as_deref(),
+        Some("pending-label")
+    );
+    // The lock carries the exclusion, so a host can say why.
+    let lock: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    assert!(lock["skills"].as_array().unwrap().is_empty(), "{lock}");
+    assert_eq!(lock["excluded"][0]["reason"], "pending-label", "{lock}");
+    assert_eq!(lock["excluded"][0]["name"], "pdf", "{lock}");
+
+    let r = put_json(
+        &env,
+        "/skills/acme/pdf/labels/production",
+        json!({"version": "1.0.0"}),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    assert_eq!(
+        assignment_of(&env, "bot", "acme/pdf").await["status"],
+        "active"
+    );
+    let lock: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    assert_eq!(lock["skills"][0]["version"], "1.0.0", "{lock}");
+    assert!(lock.get("excluded").is_none(), "{lock}");
+}
+
+#[tokio::test]
+async fn a_read_token_lists_and_downloads_its_namespace_and_can_do_nothing_else() {
+    let env = env().await;
+    env.publish("namespace=acme&version=1.0.0", simple("pdf"))
+        .await;
+    env.publish("namespace=other&version=1.0.0", simple("secret"))
+        .await;
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    let reader = scoped_token(&env, "dev", &["read:acme"]).await;
+
+    // It reads its namespace: list (its namespace only), skill, version,
+    // archive, file.
+    let list: Value = env.get_as(&reader, "/skills").await.json().await.unwrap();
+    let names: Vec<&str> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["pdf"], "{list}");
+    for path in [
+        "/skills/acme/pdf",
+        "/skills/acme/pdf/versions/1.0.0",
+        "/skills/acme/pdf/versions/latest/archive",
+        "/skills/acme/pdf/versions/1.0.0/files/SKILL.md",
+    ] {
+        assert_eq!(
+            env.get_as(&reader, path).await.status(),
+            StatusCode::OK,
+            "{path}"
+        );
+    }
+    // Another namespace is hidden (404, as a missing skill) or refused.
+    for path in [
+        "/skills/other/secret",
+        "/skills/other/secret/versions/1.0.0",
+        "/skills/other/secret/versions/1.0.0/archive",
+    ] {
+        problem(env.get_as(&reader, path).await, StatusCode::NOT_FOUND).await;
+    }
+    problem(
+        env.get_as(&reader, "/skills?namespace=other").await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(
+        env.get_as(&reader, "/skills?namespace=other&q=secret")
+            .await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+
+    // It cannot publish, label, yank, assign, test-run or read an agent.
+    problem(
+        env.publish_as(&reader, "namespace=acme&version=2.0.0", simple("pdf"))
+            .await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    let as_reader = |method: reqwest::Method, path: &str, body: Value| {
+        env.client
+            .request(method, env.url(path))
+            .bearer_auth(&reader)
+            .json(&body)
+            .send()
+    };
+    for (method, path, body) in [
+        (
+            reqwest::Method::PUT,
+            "/skills/acme/pdf/labels/production",
+            json!({"version": "1.0.0"}),
+        ),
+        (
+            reqwest::Method::POST,
+            "/skills/acme/pdf/versions/1.0.0/yank",
+            json!({"reason": "x"}),
+        ),
+        (
+            reqwest::Method::PUT,
+            "/agents/bot/skills/acme/pdf",
+            json!({}),
+        ),
+        (
+            reqwest::Method::POST,
+            "/skills/acme/pdf/versions/1.0.0/test-run",
+            json!({"script": "scripts/x.sh"}),
+        ),
+    ] {
+        let r = as_reader(method, path, body).await.unwrap();
+        problem(r, StatusCode::FORBIDDEN).await;
+    }
+    problem(
+        env.get_as(&reader, "/agents/bot/lock").await,
+        StatusCode::FORBIDDEN,
+    )
+    .await;
+    problem(env.get_as(&reader, "/audit").await, StatusCode::FORBIDDEN).await;
+}

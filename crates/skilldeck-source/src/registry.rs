@@ -237,6 +237,7 @@ impl RegistrySource {
         options.discovery.explicit.clear();
         options.discovery.index = None;
         report_clashes(&source.agent, &lock);
+        report_exclusions(&source.agent, &lock);
         report_verdicts(&source.agent, &lock);
         if options.exec.code && !lock.run_code {
             tracing::warn!(
@@ -362,6 +363,7 @@ impl RegistrySource {
         };
         let (concurrency, run_code) = concurrency;
         report_clashes(&self.agent, lock);
+        report_exclusions(&self.agent, lock);
         report_verdicts(&self.agent, lock);
         if let Some(execution) = target.host().execution() {
             execution.update_policy(self.exec_config(lock));
@@ -686,6 +688,25 @@ fn report_clashes(agent: &AgentId, lock: &AgentLock) {
             s.shadowed_by.as_deref().unwrap_or("another skill"),
             s.name,
             s.detail
+        );
+    }
+}
+
+/// Logs each skill the registry left out of this agent's set, with the
+/// reason (a missing or pending label, a missing, yanked, blocked or
+/// unreviewed version, a disabled assignment, a denied pattern): once per
+/// lock change, so an operator sees why a skill is not served.
+fn report_exclusions(agent: &AgentId, lock: &AgentLock) {
+    for e in &lock.excluded {
+        tracing::warn!(
+            agent = %agent,
+            skill = %format!("{}/{}", e.namespace, e.name),
+            reason = %e.reason,
+            "not serving {}/{}: {} ({})",
+            e.namespace,
+            e.name,
+            e.reason,
+            e.detail
         );
     }
 }

@@ -17,7 +17,13 @@ use crate::render;
 pub enum AgentCommand {
     /// Create an agent.
     Create(SpecArgs),
-    /// Show one agent.
+    /// Show one agent: its settings, its assignments (each active,
+    /// pending or excluded), the skills it serves and every skill left out
+    /// with the reason.
+    #[command(
+        after_help = "Examples:\n  skilldeck registry agent show bot-1 --registry http://127.0.0.1:7878 --token-file admin-token\n  \
+                      skilldeck registry agent show bot-1 --format json | jq '.excluded'"
+    )]
     Show(IdArgs),
     /// List agents.
     List(ListArgs),
@@ -172,10 +178,7 @@ pub fn run(command: &AgentCommand) -> Result<u8, CliError> {
                 Err(e) => failed(e),
             }
         }
-        AgentCommand::Show(args) => match args.client.client()?.agent(&agent_id(&args.id)?) {
-            Ok(agent) => print_agents(&[agent], args.format, ""),
-            Err(e) => failed(e),
-        },
+        AgentCommand::Show(args) => show(args),
         AgentCommand::List(args) => {
             match args
                 .client
@@ -215,6 +218,75 @@ pub fn run(command: &AgentCommand) -> Result<u8, CliError> {
             }
         }
     }
+}
+
+/// `agent show`: the agent, its assignments with their status, what it
+/// serves and what is left out (JSON: the agent's fields plus
+/// `assignments`, `skills` and `excluded`).
+fn show(args: &IdArgs) -> Result<u8, CliError> {
+    let id = agent_id(&args.id)?;
+    let client = args.client.client()?;
+    let (agent, assignments, resolved) = match client
+        .agent(&id)
+        .and_then(|a| Ok((a, client.assignments(&id)?, client.resolved(&id)?)))
+    {
+        Ok(all) => all,
+        Err(e) => return failed(e),
+    };
+    if args.format == Format::Json {
+        let mut value = serde_json::to_value(&agent)
+            .map_err(|e| CliError::Usage(format!("cannot encode the agent: {e}")))?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert("assignments".into(), serde_json::json!(assignments));
+            map.insert("skills".into(), serde_json::json!(resolved.skills));
+            map.insert("excluded".into(), serde_json::json!(resolved.excluded));
+        }
+        let mut out = render::stdout_for(true);
+        render::write_json(&mut out, &value)?;
+        out.flush()?;
+        return Ok(exit::OK);
+    }
+    print_agents(&[agent], args.format, "")?;
+    let mut out = render::stdout_for(false);
+    writeln!(out, "assignments: {}", assignments.len())?;
+    for view in &assignments {
+        let a = &view.assignment;
+        writeln!(
+            out,
+            "  {}/{} {} priority {} {}{}",
+            view.namespace,
+            view.name,
+            crate::registry::assign::follows(a),
+            a.priority,
+            if view.status.is_empty() {
+                "-"
+            } else {
+                view.status.as_str()
+            },
+            view.status_detail
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default()
+        )?;
+    }
+    writeln!(out, "serving: {}", resolved.skills.len())?;
+    for s in &resolved.skills {
+        writeln!(
+            out,
+            "  {}/{}@{} ({}, {})",
+            s.namespace, s.name, s.version, s.source, s.via
+        )?;
+    }
+    writeln!(out, "excluded: {}", resolved.excluded.len())?;
+    for e in &resolved.excluded {
+        writeln!(
+            out,
+            "  {}/{}: {}: {}",
+            e.namespace, e.name, e.reason, e.detail
+        )?;
+    }
+    out.flush()?;
+    Ok(exit::OK)
 }
 
 fn print_agents(agents: &[Agent], format: Format, verb: &str) -> Result<u8, CliError> {

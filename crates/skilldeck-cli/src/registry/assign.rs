@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use skilldeck_registry::names::{AgentId, Label, SkillRef};
-use skilldeck_registry::wire::{Assignment, Grants};
+use skilldeck_registry::wire::{ASSIGNMENT_ACTIVE, Assignment, AssignmentView, Grants};
 
 use crate::error::CliError;
 use crate::exit;
@@ -17,14 +17,21 @@ use crate::render;
 pub struct AssignArgs {
     /// The agent's id.
     agent: String,
-    /// The skill, NS/NAME.
+    /// The skill, [NS/]NAME (no NS/: the default namespace).
     skill: String,
-    /// Pin this version.
+    /// Pin this version (it must exist and be neither yanked, blocked
+    /// nor rejected).
     #[arg(long, value_name = "SEMVER", conflicts_with = "label")]
     version: Option<String>,
-    /// Follow this label (default: latest).
+    /// Follow this label (default: latest). A label that points to no
+    /// version is refused, unless --allow-pending.
     #[arg(long, value_name = "LABEL")]
     label: Option<String>,
+    /// Store the assignment even though its label is not set yet: it is
+    /// shown as pending (assign, agent show, the agent's resolution) and
+    /// served once the label is set (`registry label set`).
+    #[arg(long, conflicts_with = "version")]
+    allow_pending: bool,
     /// Higher comes first.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     priority: i32,
@@ -50,7 +57,7 @@ pub struct AssignArgs {
 pub struct UnassignArgs {
     /// The agent's id.
     agent: String,
-    /// The skill, NS/NAME.
+    /// The skill, [NS/]NAME.
     skill: String,
     #[command(flatten)]
     client: ClientArgs,
@@ -63,7 +70,7 @@ fn names(agent: &str, skill: &str) -> Result<(AgentId, SkillRef), CliError> {
     let usage = |e: skilldeck_registry::names::NameError| CliError::Usage(e.to_string());
     Ok((
         AgentId::new(agent).map_err(usage)?,
-        SkillRef::parse(skill).map_err(usage)?,
+        SkillRef::parse_or_default(skill).map_err(usage)?,
     ))
 }
 
@@ -85,6 +92,7 @@ pub fn run_assign(args: &AssignArgs) -> Result<u8, CliError> {
             network: args.grant_network,
             env: args.grant_env.clone(),
         },
+        allow_pending: args.allow_pending,
     };
     let view = match args.client.client()?.assign(&agent, &skill, &assignment) {
         Ok(v) => v,
@@ -95,11 +103,7 @@ pub fn run_assign(args: &AssignArgs) -> Result<u8, CliError> {
         render::write_json(&mut out, &view)?;
     } else {
         let a = &view.assignment;
-        let follows = match (&a.version, &a.label) {
-            (Some(v), _) => format!("version {v}"),
-            (None, Some(l)) => format!("label {l}"),
-            (None, None) => "label latest".to_owned(),
-        };
+        let follows = follows(a);
         writeln!(
             out,
             "assigned {}/{} to {} ({follows}, priority {}, {}{}{})",
@@ -115,9 +119,34 @@ pub fn run_assign(args: &AssignArgs) -> Result<u8, CliError> {
                 format!(", env {}", a.grants.env.join(","))
             }
         )?;
+        if let Some(line) = status_line(&view) {
+            writeln!(out, "  {line}")?;
+        }
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// `pending: ...` or `excluded: ...` for an assignment the agent does not
+/// serve (with the resolution's reason); `None` when it is served.
+pub fn status_line(view: &AssignmentView) -> Option<String> {
+    if view.status.is_empty() || view.status == ASSIGNMENT_ACTIVE {
+        return None;
+    }
+    Some(format!(
+        "{}: {}",
+        view.status,
+        view.status_detail.as_deref().unwrap_or("-")
+    ))
+}
+
+/// How an assignment picks its version: `version V` or `label L`.
+pub fn follows(a: &Assignment) -> String {
+    match (&a.version, &a.label) {
+        (Some(v), _) => format!("version {v}"),
+        (None, Some(l)) => format!("label {l}"),
+        (None, None) => "label latest".to_owned(),
+    }
 }
 
 /// Runs `unassign`.

@@ -4,11 +4,15 @@
 
 pub mod agent;
 pub mod assign;
+pub mod deprecate;
 pub mod gc;
+pub mod label;
 pub mod serve;
+pub mod skills;
 pub mod test_run;
 pub mod test_runner;
 pub mod token;
+pub mod yank;
 
 use std::path::PathBuf;
 
@@ -35,18 +39,56 @@ pub enum RegistryCommand {
         after_help = "Examples:\n  skilldeck registry agent create bot-1 --capability web --registry http://127.0.0.1:7878 --token-file admin-token"
     )]
     Agent(agent::AgentCommand),
-    /// Assign a skill to an agent (a pinned version or a label).
+    /// Assign a skill to an agent (a pinned version or a label). A
+    /// version or label that does not exist is refused (nothing changes),
+    /// unless --allow-pending for a label that will be set later.
     #[command(
         disable_version_flag = true,
-        after_help = "Examples:\n  skilldeck registry assign bot-1 acme/pdf --label production --grant-network --registry http://127.0.0.1:7878"
+        after_help = "Examples:\n  skilldeck registry assign bot-1 acme/pdf --label production --grant-network --registry http://127.0.0.1:7878\n  \
+                      skilldeck registry assign bot-1 acme/pdf --version 1.2.0\n  \
+                      skilldeck registry assign bot-1 acme/pdf --label canary --allow-pending   # pending until `label set`"
     )]
     Assign(assign::AssignArgs),
     /// Take a skill away from an agent.
     Unassign(assign::UnassignArgs),
     /// Tokens: create (scoped to an agent, or with scopes; optional
     /// expiry), list, revoke.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  skilldeck registry token create --agent bot-1 --expires-in 90d\n  \
+                      skilldeck registry token create --scope read:acme --name dev-install   # install from acme, nothing else\n  \
+                      skilldeck registry token list\n  skilldeck registry token revoke TOKEN_ID"
+    )]
     Token(token::TokenCommand),
+    /// Labels: point one at a version (`set`), or `list` a skill's.
+    #[command(subcommand)]
+    Label(label::LabelCommand),
+    /// List or search the registry's skills.
+    #[command(
+        after_help = "Examples:\n  skilldeck registry skills --registry http://127.0.0.1:7878 --token-file admin-token\n  \
+                      skilldeck registry skills --namespace acme --limit 50\n  \
+                      skilldeck registry skills --query 'pdf forms' --format json"
+    )]
+    Skills(skills::Args),
+    /// Yank a version: agents stop getting it, `latest` moves back, an
+    /// install of exactly it still works with its lock (admin).
+    #[command(
+        after_help = "Examples:\n  skilldeck registry yank acme/pdf@1.2.0 --reason 'leaks the API key'\n  \
+                      skilldeck registry yank pdf@1.2.0   # default/pdf"
+    )]
+    Yank(yank::YankArgs),
+    /// Undo a yank (admin).
+    #[command(after_help = "Examples:\n  skilldeck registry unyank acme/pdf@1.2.0")]
+    Unyank(yank::UnyankArgs),
+    /// Mark a version deprecated (still served; shown with the message)
+    /// (admin).
+    #[command(
+        after_help = "Examples:\n  skilldeck registry deprecate acme/pdf@1.0.0 --message 'use 2.x: 1.x cannot read PDF 2.0'"
+    )]
+    Deprecate(deprecate::DeprecateArgs),
+    /// Clear a deprecation (admin).
+    #[command(after_help = "Examples:\n  skilldeck registry undeprecate acme/pdf@1.0.0")]
+    Undeprecate(deprecate::UndeprecateArgs),
     /// Run one tool or script of a published version in the registry
     /// host's sandbox (its strict test-run policy), or list what can run.
     #[command(
@@ -66,6 +108,12 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
         RegistryCommand::Assign(args) => assign::run_assign(args),
         RegistryCommand::Unassign(args) => assign::run_unassign(args),
         RegistryCommand::Token(c) => token::run(c),
+        RegistryCommand::Label(c) => label::run(c),
+        RegistryCommand::Skills(args) => skills::run(args),
+        RegistryCommand::Yank(args) => yank::run_yank(args),
+        RegistryCommand::Unyank(args) => yank::run_unyank(args),
+        RegistryCommand::Deprecate(args) => deprecate::run_deprecate(args),
+        RegistryCommand::Undeprecate(args) => deprecate::run_undeprecate(args),
         RegistryCommand::TestRun(args) => test_run::run(args),
     }
 }

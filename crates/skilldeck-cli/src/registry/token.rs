@@ -40,8 +40,10 @@ pub struct CreateArgs {
         required_unless_present = "scopes"
     )]
     agent: Option<String>,
-    /// A scope: `admin`, `publish:<namespace>`, `review:<namespace>` or
-    /// `agent:<id>` (repeatable; needs an admin token).
+    /// A scope: `admin`, `publish:<namespace>`, `review:<namespace>`,
+    /// `read:<namespace>` (list, read and install that namespace's skills,
+    /// nothing else: a developer's install token) or `agent:<id>`
+    /// (repeatable; needs an admin token).
     #[arg(long = "scope", value_name = "SCOPE")]
     scopes: Vec<String>,
     /// A name to recognise it by in lists and audit lines.

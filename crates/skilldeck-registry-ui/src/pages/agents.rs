@@ -241,3 +241,34 @@ mod tests {
         assert!(spec_of(&form).is_err());
     }
 }
+
+/// The delete form: a box ticked to confirm.
+#[derive(Deserialize, Debug, Default)]
+pub struct DeleteForm {
+    #[serde(default, deserialize_with = "crate::views::checkbox")]
+    confirm: bool,
+}
+
+/// `POST /ui/agents/{id}/delete`: deletes the agent (its assignments go,
+/// its tokens are revoked), once the box confirming it is ticked.
+pub async fn delete(
+    State(state): State<UiState>,
+    signed: Signed,
+    Path(id): Path<String>,
+    Form(form): Form<DeleteForm>,
+) -> Result<Response, UiError> {
+    let id = agent_id(&id)?;
+    if !form.confirm {
+        state.sessions.set_flash(
+            &signed.session.id,
+            format!("{id} was not deleted: tick the box to confirm, then Delete agent."),
+        );
+        return Ok(Redirect::to(&format!("/ui/agents/{id}/skills#delete-h")).into_response());
+    }
+    state.registry.delete_agent(&signed.principal, &id).await?;
+    state.sessions.set_flash(
+        &signed.session.id,
+        format!("Agent {id} deleted; its tokens were revoked."),
+    );
+    Ok(Redirect::to("/ui/agents").into_response())
+}

@@ -6,8 +6,6 @@
 //! and the page comes back; with htmx a change posts the row and the
 //! answer swaps the row and (out of band) the preview.
 
-use std::collections::HashMap;
-
 use askama::Template as _;
 use axum::Form;
 use axum::extract::{Path, Query, State};
@@ -17,16 +15,18 @@ use serde::Deserialize;
 use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
 use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
-use skilldeck_registry::wire::{Assignment, AssignmentView, Grants, Resolved};
+use skilldeck_registry::wire::{
+    ASSIGNMENT_PENDING, Assignment, AssignmentView, Grants, Resolved, SkillDetail,
+};
 
 use crate::error::UiError;
-use crate::limits::MAX_SELECTION_SKILLS;
+use crate::limits::SELECTION_PAGE_SIZE;
 use crate::pages::agents::agent_id;
 use crate::pages::skills::skill_ref;
 use crate::state::{Signed, UiState, is_htmx};
 use crate::views::{
-    Clash, LeftOut, PreviewFragment, PreviewView, SelectionPage, SelectionUpdate, SkillRow,
-    checkbox, href_with,
+    AgentTokenRow, Clash, ConnectView, LeftOut, PreviewFragment, PreviewView, SelectionFilters,
+    SelectionPage, SelectionUpdate, SkillRow, checkbox, href_with,
 };
 
 /// The page's query: a budget to try instead of the agent's.
@@ -34,6 +34,72 @@ use crate::views::{
 pub struct BudgetQuery {
     #[serde(default)]
     budget: String,
+}
+
+/// The selection page's query: the budget to try, and the filters and
+/// page of the skill list (all server-side: the page stays small at any
+/// number of skills).
+#[derive(Deserialize, Default)]
+pub struct SelectionQuery {
+    #[serde(default)]
+    budget: String,
+    /// Free text: the registry's search over names and descriptions.
+    #[serde(default)]
+    q: String,
+    /// Only this namespace.
+    #[serde(default)]
+    namespace: String,
+    /// `all` (default), `assigned` or `unassigned`.
+    #[serde(default)]
+    show: String,
+    /// The page (a cursor the previous page gave).
+    #[serde(default)]
+    cursor: String,
+}
+
+impl SelectionQuery {
+    fn show(&self) -> &'static str {
+        match self.show.as_str() {
+            "assigned" => "assigned",
+            "unassigned" => "unassigned",
+            _ => "all",
+        }
+    }
+
+    /// Whether the assignment of `namespace/name` matches the text and
+    /// namespace filters (the other skills are filtered by the registry).
+    fn matches(&self, namespace: &str, name: &str, description: &str) -> bool {
+        let ns = self.namespace.trim();
+        if !ns.is_empty() && ns != namespace {
+            return false;
+        }
+        let q = self.q.trim().to_lowercase();
+        q.is_empty()
+            || q.split_whitespace().any(|word| {
+                name.to_lowercase().contains(word) || description.to_lowercase().contains(word)
+            })
+    }
+
+    /// This page's link with `cursor` (empty: the first page).
+    fn href(&self, agent: &AgentId, cursor: &str) -> String {
+        href_with(
+            &format!("/ui/agents/{agent}/skills"),
+            &[
+                ("q", self.q.trim()),
+                ("namespace", self.namespace.trim()),
+                (
+                    "show",
+                    if self.show() == "all" {
+                        ""
+                    } else {
+                        self.show()
+                    },
+                ),
+                ("budget", self.budget.trim()),
+                ("cursor", cursor),
+            ],
+        )
+    }
 }
 
 impl BudgetQuery {
@@ -80,6 +146,11 @@ fn build_row(
             "ok",
             format!("serves {} ({})", s.version, s.via.replace(':', " ")),
         ),
+        // Waiting for its label to be set or its version's review: the
+        // same `pending` the API's assignment view and `agent show` say.
+        (None, Some(e)) if assignment.is_some_and(|a| a.status == ASSIGNMENT_PENDING) => {
+            (ASSIGNMENT_PENDING.to_owned(), "warn", e.detail.clone())
+        }
         (None, Some(e)) => (format!("left out: {}", e.reason), "warn", e.detail.clone()),
         (None, None) => ("not selected".to_owned(), "plain", String::new()),
     };
@@ -183,79 +254,202 @@ async fn preview_of(
     })
 }
 
-/// `GET /ui/agents/{id}/skills?budget=`.
+/// `GET /ui/agents/{id}/skills?q=&namespace=&show=&cursor=&budget=`: the
+/// agent's assignments first (all of them that match the filters), then
+/// one page of the other skills, searched and filtered by the registry.
 pub async fn page(
     State(state): State<UiState>,
     signed: Signed,
+    headers: HeaderMap,
     Path(id): Path<String>,
-    Query(query): Query<BudgetQuery>,
+    Query(query): Query<SelectionQuery>,
 ) -> Result<Response, UiError> {
     let id = agent_id(&id)?;
     let p = &signed.principal;
     let agent = state.registry.agent(p, &id).await?;
-    let skills = state
-        .registry
-        .list_skills(
-            p,
-            &SkillQuery {
-                q: None,
-                namespace: None,
-                cursor: None,
-                limit: Some(MAX_SELECTION_SKILLS),
-            },
-        )
-        .await?;
     let assignments = state.registry.assignments(p, &id).await?;
     let resolved = state.registry.resolve(p, &id).await?;
-    let by_skill: HashMap<(String, String), &AssignmentView> = assignments
-        .iter()
-        .map(|a| ((a.namespace.to_string(), a.name.clone()), a))
-        .collect();
-    let mut rows = Vec::with_capacity(skills.items.len());
-    for s in skills.items {
-        let key = (s.namespace.to_string(), s.name.clone());
-        let assignment = by_skill.get(&key).copied();
-        let pin_options = if assignment.is_some() {
-            pin_options_of(&state, &signed, &key.0, &key.1).await?
-        } else {
-            let mut o = vec![LATEST.to_owned()];
-            o.extend(s.latest.clone());
-            o
-        };
-        let info = SkillInfo {
-            namespace: key.0,
-            name: key.1,
-            description: s.description,
-            pin_options,
-        };
-        rows.push(build_row(&id, info, assignment, &resolved, None));
+    let show = query.show();
+    let mut assigned_rows = Vec::new();
+    if show != "unassigned" {
+        for a in &assignments {
+            let (namespace, name) = (a.namespace.to_string(), a.name.clone());
+            let detail = state
+                .registry
+                .skill(&signed.principal, &skill_ref(&namespace, &name)?)
+                .await?;
+            if !query.matches(&namespace, &name, &detail.description) {
+                continue;
+            }
+            assigned_rows.push(build_row(&id, skill_info(detail), Some(a), &resolved, None));
+        }
     }
-    let preview = preview_of(&state, &signed, &id, &resolved, query.tokens()).await?;
+    let assigned: std::collections::HashSet<(String, String)> = assignments
+        .iter()
+        .map(|a| (a.namespace.to_string(), a.name.clone()))
+        .collect();
+    let mut rows = Vec::new();
+    let mut next_page = None;
+    if show != "assigned" {
+        let skills = state
+            .registry
+            .list_skills(
+                p,
+                &SkillQuery {
+                    q: Some(query.q.trim().to_owned()).filter(|q| !q.is_empty()),
+                    namespace: Some(query.namespace.trim().to_owned()).filter(|n| !n.is_empty()),
+                    cursor: Some(query.cursor.clone()).filter(|c| !c.is_empty()),
+                    limit: Some(SELECTION_PAGE_SIZE),
+                },
+            )
+            .await?;
+        for s in skills.items {
+            let key = (s.namespace.to_string(), s.name.clone());
+            // Listed above, with their assignment.
+            if assigned.contains(&key) {
+                continue;
+            }
+            let mut pin_options = vec![LATEST.to_owned()];
+            pin_options.extend(s.latest.clone());
+            let info = SkillInfo {
+                namespace: key.0,
+                name: key.1,
+                description: s.description,
+                pin_options,
+            };
+            rows.push(build_row(&id, info, None, &resolved, None));
+        }
+        next_page = skills.next_cursor.map(|c| query.href(&id, &c));
+    }
+    let budget = BudgetQuery {
+        budget: query.budget.clone(),
+    };
+    let preview = preview_of(&state, &signed, &id, &resolved, budget.tokens()).await?;
+    let tokens = if p.is_admin() {
+        Some(agent_tokens(&state, &signed, &id).await?)
+    } else {
+        None
+    };
     let page = SelectionPage {
         chrome: signed.chrome("agents"),
+        connect: connect_view(&headers, &id),
+        tokens,
         agent,
+        assigned_rows,
         rows,
-        truncated: skills.next_cursor.is_some(),
+        first_page: (!query.cursor.is_empty()).then(|| query.href(&id, "")),
+        next_page,
+        filters: SelectionFilters {
+            q: query.q.trim().to_owned(),
+            namespace: query.namespace.trim().to_owned(),
+            show,
+            budget: query.budget.trim().to_owned(),
+        },
         preview,
         oob: false,
     };
     Ok(Html(page.render()?).into_response())
 }
 
-/// Every label and version of a skill, offered in its pin field.
-async fn pin_options_of(
+/// Most token pages read to find an agent's tokens.
+const MAX_TOKEN_PAGES: usize = 20;
+
+/// The tokens scoped to agent `id` (revoked and expired ones included, so
+/// that the page shows what was made for it).
+async fn agent_tokens(
     state: &UiState,
     signed: &Signed,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<String>, UiError> {
-    let detail = state
-        .registry
-        .skill(&signed.principal, &skill_ref(namespace, name)?)
-        .await?;
-    let mut options: Vec<String> = detail.labels.keys().cloned().collect();
-    options.extend(detail.versions.into_iter().map(|v| v.version));
-    Ok(options)
+    id: &AgentId,
+) -> Result<Vec<AgentTokenRow>, UiError> {
+    let scope = format!("agent:{id}");
+    let mut rows = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOKEN_PAGES {
+        let page = state
+            .registry
+            .list_tokens(&signed.principal, cursor.as_deref(), None)
+            .await?;
+        rows.extend(
+            page.items
+                .into_iter()
+                .filter(|t| t.scopes.contains(&scope))
+                .map(|t| AgentTokenRow {
+                    id: t.id,
+                    name: t.name,
+                    status: t.status,
+                    created_at: t.created_at,
+                    expires_at: t.expires_at.unwrap_or_default(),
+                    last_used_at: t.last_used_at.unwrap_or_default(),
+                }),
+        );
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    Ok(rows)
+}
+
+/// The registry's URL as this request reached it: the scheme a reverse
+/// proxy reports (else http) and the Host header, when it is a plain host
+/// name or address with an optional port.
+fn registry_url(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| {
+            !h.is_empty()
+                && h.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("REGISTRY-HOST:7878");
+    let scheme = if crate::state::came_over_https(headers) {
+        "https"
+    } else {
+        "http"
+    };
+    format!("{scheme}://{host}")
+}
+
+/// The commands and MCP configuration that connect a host to agent `id`.
+fn connect_view(headers: &HeaderMap, id: &AgentId) -> ConnectView {
+    let registry = registry_url(headers);
+    let token_command = format!(
+        "skilldeck registry token create --agent {id} --registry {registry} --token-file admin-token > {id}.token"
+    );
+    let serve_command = format!(
+        "skilldeck serve --registry {registry} --agent {id} --registry-token-file {id}.token"
+    );
+    let mcp = serde_json::json!({
+        "mcpServers": {
+            id.as_str(): {
+                "command": "skilldeck",
+                "args": [
+                    "serve", "--registry", registry, "--agent", id.as_str(),
+                    "--registry-token-file", format!("/absolute/path/to/{id}.token"),
+                ],
+            }
+        }
+    });
+    ConnectView {
+        mcp_config: serde_json::to_string_pretty(&mcp).unwrap_or_default(),
+        registry,
+        token_command,
+        serve_command,
+    }
+}
+
+/// A row's facts from the skill's detail: every label and version of the
+/// skill is offered in its pin field.
+fn skill_info(detail: SkillDetail) -> SkillInfo {
+    let mut pin_options: Vec<String> = detail.labels.keys().cloned().collect();
+    pin_options.extend(detail.versions.into_iter().map(|v| v.version));
+    SkillInfo {
+        namespace: detail.namespace.to_string(),
+        name: detail.name,
+        description: detail.description,
+        pin_options,
+    }
 }
 
 /// `GET /ui/agents/{id}/preview?budget=`: the preview alone (htmx); a
@@ -335,6 +529,7 @@ pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
             network: form.network,
             env,
         },
+        allow_pending: false,
     })
 }
 
@@ -409,17 +604,9 @@ async fn after_change(
     let assignment = assignments
         .iter()
         .find(|a| a.namespace == *skill.namespace() && a.name == skill.name());
-    let mut pin_options: Vec<String> = detail.labels.keys().cloned().collect();
-    pin_options.extend(detail.versions.iter().map(|v| v.version.clone()));
-    let info = SkillInfo {
-        namespace: skill.namespace().to_string(),
-        name: skill.name().to_owned(),
-        description: detail.description,
-        pin_options,
-    };
     let row = build_row(
         id,
-        info,
+        skill_info(detail),
         assignment,
         &resolved,
         outcome.err().map(|e| e.to_string()),

@@ -17,7 +17,7 @@ use utoipa::IntoParams;
 
 use crate::error::RegistryError;
 use crate::http::server::peer_of;
-use crate::names::{AgentId, DEFAULT_NAMESPACE, Label, Namespace, SkillRef};
+use crate::names::{AgentId, Label, Namespace, SkillRef, namespace_or_default};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
 use crate::service::resolve::{etag_matches, etag_of_digest};
@@ -158,12 +158,7 @@ pub async fn publish(
     body: Body,
 ) -> Result<Response> {
     let q = query(q)?;
-    let ns = Namespace::new(
-        q.namespace
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(DEFAULT_NAMESPACE),
-    )?;
+    let ns = namespace_or_default(q.namespace.as_deref().filter(|n| !n.is_empty()))?;
     // Authorised for this namespace before the body is read.
     p.require_publish(&ns)?;
     let limit = registry.limits().max_publish_bytes;

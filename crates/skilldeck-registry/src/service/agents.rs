@@ -1,17 +1,22 @@
 //! Agents and their assignments.
 
 use crate::error::RegistryError;
+use crate::names::LATEST;
 use crate::names::{AgentId, SkillRef};
 use crate::service::config::{
-    MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_TEXT_LEN,
+    MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_LISTED_VERSIONS, MAX_TEXT_LEN,
 };
 use crate::service::cursor;
 use crate::service::principal::Principal;
 use crate::service::publish::{parse_capabilities, parse_version};
 use crate::service::registry::Registry;
+use crate::service::resolve::{PENDING_LABEL, PENDING_REVIEW};
 use crate::storage::db::now;
-use crate::storage::{agents, skills};
-use crate::wire::{Agent, AgentSpec, Assignment, AssignmentView, Page};
+use crate::storage::{agents, labels, skills, versions};
+use crate::wire::{
+    ASSIGNMENT_ACTIVE, ASSIGNMENT_EXCLUDED, ASSIGNMENT_PENDING, Agent, AgentSpec, Assignment,
+    AssignmentView, Page, ReviewState,
+};
 
 fn invalid(detail: impl Into<String>) -> RegistryError {
     RegistryError::bad_request("registry-invalid-agent", detail)
@@ -223,6 +228,7 @@ impl Registry {
         if skills::created_at(&self.inner.db, skill).await?.is_none() {
             return Err(RegistryError::NotFound(format!("skill {skill}")));
         }
+        self.check_target(skill, &assignment).await?;
         let mut w = self.begin_write().await?;
         let at = now();
         agents::assign(&mut w, id, skill, &assignment, &at).await?;
@@ -235,13 +241,175 @@ impl Registry {
         )
         .await?;
         self.commit(w).await?;
-        Ok(AssignmentView {
+        let view = AssignmentView {
             agent: id.clone(),
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),
             assignment,
             updated_at: at,
-        })
+            status: String::new(),
+            status_detail: None,
+        };
+        self.with_status(id, vec![view])
+            .await?
+            .pop()
+            .ok_or_else(|| RegistryError::Internal("an assignment view went missing".into()))
+    }
+
+    /// Refuses an assignment that could never serve anything, so a typo
+    /// never silently drops a skill from an agent: a version that does
+    /// not exist (`registry-unknown-version`), one that is yanked,
+    /// blocked or rejected (`registry-version-unavailable`; one waiting
+    /// for review is accepted: it is served once approved), a label that
+    /// points to no version (`registry-unknown-label`) unless
+    /// `allow_pending` says it will be set later. Each detail says what
+    /// exists and what to do. A disabled assignment serves nothing
+    /// whatever it names (it only keeps the skill out, even of
+    /// auto-discovery), so it is not checked; enabling it is.
+    async fn check_target(
+        &self,
+        skill: &SkillRef,
+        assignment: &Assignment,
+    ) -> Result<(), RegistryError> {
+        if !assignment.enabled {
+            return Ok(());
+        }
+        let db = &self.inner.db;
+        let known = labels::of_skill(db, skill).await?;
+        let labels_text = if known.is_empty() {
+            "it has no labels".to_owned()
+        } else {
+            let list: Vec<String> = known.iter().map(|(l, v)| format!("{l} -> {v}")).collect();
+            format!("its labels: {}", list.join(", "))
+        };
+        if let Some(version) = &assignment.version {
+            if assignment.allow_pending {
+                return Err(RegistryError::bad_request(
+                    "registry-assignment-conflict",
+                    "allow_pending applies to a label that will be set later; a pinned version must exist (publish it first, or follow a label)",
+                ));
+            }
+            let versions_text = || async {
+                let mut rows: Vec<semver::Version> = versions::of_skill(db, skill)
+                    .await?
+                    .into_iter()
+                    .filter(|(v, _)| {
+                        v.yanked.is_none()
+                            && v.blocked.is_none()
+                            && v.review != ReviewState::Rejected
+                    })
+                    .filter_map(|(v, _)| semver::Version::parse(&v.version).ok())
+                    .collect();
+                rows.sort_by(|a, b| b.cmp(a));
+                let shown: Vec<String> = rows
+                    .iter()
+                    .take(MAX_LISTED_VERSIONS)
+                    .map(ToString::to_string)
+                    .collect();
+                Ok::<String, RegistryError>(if shown.is_empty() {
+                    "it has no version an agent can use".to_owned()
+                } else {
+                    format!(
+                        "versions an agent can use: {}{}",
+                        shown.join(", "),
+                        if rows.len() > shown.len() {
+                            ", ..."
+                        } else {
+                            ""
+                        }
+                    )
+                })
+            };
+            match versions::state_of(db, skill, version).await? {
+                None => {
+                    return Err(RegistryError::conflict(
+                        "registry-unknown-version",
+                        format!(
+                            "{skill} has no version {version} ({}; {labels_text}); pin one of those, follow a label, or publish {version} first. Nothing was changed",
+                            versions_text().await?
+                        ),
+                    ));
+                }
+                Some(state) => {
+                    // Waiting for review is accepted: it is served once
+                    // approved (and shown pending until then).
+                    if let Some((reason, detail)) = state.unavailable(version)
+                        && reason != PENDING_REVIEW
+                    {
+                        return Err(RegistryError::conflict(
+                            "registry-version-unavailable",
+                            format!(
+                                "{skill}@{version} cannot be served ({reason}: {detail}); pin another version ({}) or follow a label. Nothing was changed",
+                                versions_text().await?
+                            ),
+                        ));
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let label = assignment
+            .label
+            .as_ref()
+            .map(|l| l.as_str())
+            .unwrap_or(LATEST);
+        if known.contains_key(label) || assignment.allow_pending {
+            return Ok(());
+        }
+        let how = if label == LATEST {
+            "publish a release (latest follows the highest one)".to_owned()
+        } else {
+            format!(
+                "set it first (skilldeck registry label set {skill} {label} VERSION), or pass allow_pending (--allow-pending) to store the assignment as pending until it is set"
+            )
+        };
+        Err(RegistryError::conflict(
+            "registry-unknown-label",
+            format!("{skill} has no label '{label}' ({labels_text}); {how}. Nothing was changed"),
+        ))
+    }
+
+    /// `views` with what agent `id`'s resolution made of each: `active`,
+    /// `pending` or `excluded` (with the reason).
+    pub(crate) async fn with_status(
+        &self,
+        id: &AgentId,
+        mut views: Vec<AssignmentView>,
+    ) -> Result<Vec<AssignmentView>, RegistryError> {
+        let resolved = self.resolved_cached(id).await?;
+        for view in &mut views {
+            let same = |ns: &crate::names::Namespace, name: &str| {
+                *ns == view.namespace && name == view.name
+            };
+            if resolved
+                .resolved
+                .skills
+                .iter()
+                .any(|s| same(&s.namespace, &s.name))
+            {
+                view.status = ASSIGNMENT_ACTIVE.to_owned();
+                view.status_detail = None;
+                continue;
+            }
+            let found = resolved
+                .resolved
+                .excluded
+                .iter()
+                .find(|e| same(&e.namespace, &e.name));
+            let (status, detail) = match found {
+                Some(e) if matches!(e.reason.as_str(), PENDING_LABEL | PENDING_REVIEW) => {
+                    (ASSIGNMENT_PENDING, format!("{}: {}", e.reason, e.detail))
+                }
+                Some(e) => (ASSIGNMENT_EXCLUDED, format!("{}: {}", e.reason, e.detail)),
+                None => (
+                    ASSIGNMENT_EXCLUDED,
+                    "not in the agent's resolution".to_owned(),
+                ),
+            };
+            view.status = status.to_owned();
+            view.status_detail = Some(detail);
+        }
+        Ok(views)
     }
 
     /// Removes an assignment (admin); 404 when there is none.
@@ -277,6 +445,7 @@ impl Registry {
         id: &AgentId,
     ) -> Result<Vec<AssignmentView>, RegistryError> {
         self.agent(p, id).await?;
-        agents::assignments(&self.inner.db, id).await
+        let views = agents::assignments(&self.inner.db, id).await?;
+        self.with_status(id, views).await
     }
 }

@@ -40,6 +40,8 @@ pub const MAX_AGENT_CAPABILITIES: usize = 256;
 pub const MAX_GRANT_ENV: usize = 64;
 /// Longest display name, token name, reason or pattern.
 pub const MAX_TEXT_LEN: usize = 1024;
+/// Most versions a refused assignment's problem lists (newest first).
+pub const MAX_LISTED_VERSIONS: usize = 10;
 /// Bytes of randomness in a token.
 pub const TOKEN_RANDOM_BYTES: usize = 32;
 

@@ -22,10 +22,16 @@ pub enum Scope {
     /// Review one namespace's pending versions (approve or reject; read
     /// them and their skills).
     Review(Namespace),
+    /// Read one namespace: list its skills, read their versions and
+    /// download them (a developer's install token). Nothing else: no
+    /// publish, assign, label, yank or test-run, and another namespace's
+    /// skills answer as missing ones.
+    Read(Namespace),
 }
 
 impl Scope {
-    /// Parses `admin`, `publish:<namespace>` or `agent:<id>`.
+    /// Parses `admin`, `publish:<namespace>`, `review:<namespace>`,
+    /// `read:<namespace>` or `agent:<id>`.
     pub fn parse(text: &str) -> Result<Scope, RegistryError> {
         if text == "admin" {
             return Ok(Scope::Admin);
@@ -39,10 +45,13 @@ impl Scope {
         if let Some(ns) = text.strip_prefix("review:") {
             return Ok(Scope::Review(Namespace::new(ns)?));
         }
+        if let Some(ns) = text.strip_prefix("read:") {
+            return Ok(Scope::Read(Namespace::new(ns)?));
+        }
         Err(RegistryError::bad_request(
             "registry-invalid-scope",
             format!(
-                "scope '{text}' is not admin, publish:<namespace>, review:<namespace> or agent:<id>"
+                "scope '{text}' is not admin, publish:<namespace>, review:<namespace>, read:<namespace> or agent:<id>"
             ),
         ))
     }
@@ -55,6 +64,7 @@ impl fmt::Display for Scope {
             Scope::Publish(ns) => write!(f, "publish:{ns}"),
             Scope::Agent(id) => write!(f, "agent:{id}"),
             Scope::Review(ns) => write!(f, "review:{ns}"),
+            Scope::Read(ns) => write!(f, "read:{ns}"),
         }
     }
 }
@@ -129,6 +139,29 @@ impl Principal {
         self.scopes
             .iter()
             .any(|s| matches!(s, Scope::Admin | Scope::Publish(_) | Scope::Review(_)))
+    }
+
+    /// May read `ns`'s skills and versions: whoever reads all, or a
+    /// `read:<ns>` token. The one rule every read of a namespace's
+    /// content asks (list, skill, version, archive, file).
+    pub fn can_read_namespace(&self, ns: &Namespace) -> bool {
+        self.can_read_all()
+            || self
+                .scopes
+                .iter()
+                .any(|s| matches!(s, Scope::Read(n) if n == ns))
+    }
+
+    /// The namespaces this principal reads through `read:<ns>` scopes
+    /// (empty for one that reads all).
+    pub fn read_namespaces(&self) -> Vec<&Namespace> {
+        self.scopes
+            .iter()
+            .filter_map(|s| match s {
+                Scope::Read(n) => Some(n),
+                _ => None,
+            })
+            .collect()
     }
 
     /// May review `ns`'s pending versions (admin or `review:<ns>`).

@@ -105,6 +105,10 @@ fn shadowed(skill: &SkillRef, reason: &str, detail: String, winner: &SkillRef) -
 pub const SHADOWED: &str = "shadowed";
 /// An auto-discovered skill whose name an explicit assignment holds.
 pub const SHADOWED_BY_ASSIGNMENT: &str = "shadowed-by-assignment";
+/// An assignment (made with `allow_pending`) whose label is not set yet.
+pub const PENDING_LABEL: &str = "pending-label";
+/// An assignment whose pinned version waits for review.
+pub const PENDING_REVIEW: &str = "pending-review";
 
 /// Keeps the first candidate of each skill name, in the order given;
 /// every later one is excluded as `shadowed`, naming the winner. Returns
@@ -230,11 +234,22 @@ impl Registry {
                     let label = label.as_ref().map(|l| l.as_str()).unwrap_or(LATEST);
                     let v = labels::get(db, &skill, label).await?;
                     if v.is_none() {
-                        out_excluded.push(excluded(
-                            &skill,
-                            "missing-label",
-                            format!("label '{label}' points to no version"),
-                        ));
+                        let e = if a.allow_pending {
+                            excluded(
+                                &skill,
+                                PENDING_LABEL,
+                                format!(
+                                    "label '{label}' is not set yet (assigned with allow_pending); it is served once the label is set (skilldeck registry label set {skill} {label} VERSION)"
+                                ),
+                            )
+                        } else {
+                            excluded(
+                                &skill,
+                                "missing-label",
+                                format!("label '{label}' points to no version"),
+                            )
+                        };
+                        out_excluded.push(e);
                         continue;
                     }
                     (v, format!("label:{label}"))
@@ -388,6 +403,11 @@ impl Registry {
             execution_timeout_secs: spec.execution_timeout_secs,
             run_code: spec.run_code,
             skills: locked,
+            excluded: out_excluded
+                .iter()
+                .filter(|e| e.shadowed_by.is_none())
+                .cloned()
+                .collect(),
             shadowed: out_excluded
                 .iter()
                 .filter(|e| e.shadowed_by.is_some())

@@ -87,20 +87,40 @@ impl Registry {
         p: &Principal,
         query: &SkillQuery,
     ) -> Result<Page<SkillSummary>, RegistryError> {
-        if !p.can_read_all() {
-            return Err(RegistryError::Forbidden(
-                "agent tokens read only their agent's skills".to_owned(),
-            ));
-        }
         let limits = &self.inner.limits;
         let limit = cursor::page_limit(
             query.limit,
             limits.default_page_limit,
             limits.max_page_limit,
         )?;
-        let namespace = query.namespace.clone().filter(|n| !n.is_empty());
-        if let Some(ns) = &namespace {
-            crate::names::Namespace::new(ns)?;
+        let mut namespace = query.namespace.clone().filter(|n| !n.is_empty());
+        let asked = namespace
+            .as_deref()
+            .map(crate::names::Namespace::new)
+            .transpose()?;
+        if !p.can_read_all() {
+            // A `read:<ns>` token lists its namespace (the one it reads
+            // when it reads one; else it names which); an agent token
+            // lists nothing (its agent's set is its catalog).
+            let readable = p.read_namespaces();
+            let ns = match (&asked, readable.as_slice()) {
+                (_, []) => {
+                    return Err(RegistryError::Forbidden(
+                        "agent tokens read only their agent's skills".to_owned(),
+                    ));
+                }
+                (Some(ns), _) if p.can_read_namespace(ns) => ns.clone(),
+                (None, [one]) => (*one).clone(),
+                _ => {
+                    let names: Vec<String> = readable.iter().map(|n| n.to_string()).collect();
+                    return Err(RegistryError::Forbidden(format!(
+                        "this token reads only the namespace{} {}; ask for one of them with ?namespace=",
+                        if names.len() == 1 { "" } else { "s" },
+                        names.join(", ")
+                    )));
+                }
+            };
+            namespace = Some(ns.to_string());
         }
         if let Some(q) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
             return self
@@ -214,7 +234,7 @@ impl Registry {
         p: &Principal,
         skill: &SkillRef,
     ) -> Result<SkillDetail, RegistryError> {
-        if !p.can_read_all() {
+        if !p.can_read_namespace(skill.namespace()) {
             // A skill outside the agent's set answers as a missing one.
             if self.agent_versions(p, skill).await?.is_empty() {
                 return Err(RegistryError::NotFound(format!("skill {skill}")));
@@ -303,7 +323,8 @@ impl Registry {
     }
 
     /// The version `v` names, for reading by `p`. Admin and publishers
-    /// read every version; an agent token only the versions of its
+    /// read every version, a `read:<ns>` token every version of `ns`; an
+    /// agent token only the versions of its
     /// agent's resolved set, and anything else (another skill, another
     /// version, a label pointing elsewhere, or nothing at all) answers the
     /// one 404 a missing version gets, decided before any lookup that
@@ -315,7 +336,7 @@ impl Registry {
         skill: &SkillRef,
         v: &str,
     ) -> Result<String, RegistryError> {
-        if p.can_read_all() {
+        if p.can_read_namespace(skill.namespace()) {
             return self.version_of(skill, v).await;
         }
         let hidden = || RegistryError::NotFound(format!("version {skill}@{v}"));

@@ -161,6 +161,8 @@ pub(crate) async fn assignments(
                 name: row.try_get("name")?,
                 assignment: serde_json::from_str(&spec)?,
                 updated_at: row.try_get("updated_at")?,
+                status: String::new(),
+                status_detail: None,
             })
         })
         .collect()

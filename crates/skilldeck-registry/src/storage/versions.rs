@@ -174,7 +174,7 @@ impl State {
         match self.review {
             ReviewState::Pending => {
                 return Some((
-                    "pending-review",
+                    crate::service::resolve::PENDING_REVIEW,
                     format!("version {version} waits for review"),
                 ));
             }
