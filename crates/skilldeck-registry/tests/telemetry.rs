@@ -348,7 +348,12 @@ async fn the_public_metrics_need_an_admin_token() {
         env.metrics(Some("skd_forged")).await.status(),
         StatusCode::UNAUTHORIZED
     );
-    for scopes in [&["publish:acme"][..], &["review:acme"], &["agent:bot"]] {
+    for scopes in [
+        &["publish:acme"][..],
+        &["review:acme"],
+        &["read:acme"],
+        &["agent:bot"],
+    ] {
         if scopes[0].starts_with("agent:") {
             let r = env
                 .client

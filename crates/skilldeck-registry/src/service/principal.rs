@@ -232,10 +232,13 @@ pub enum PrincipalKind {
     Reviewer,
     /// An agent's token.
     Agent,
+    /// A read-only token of a namespace (a developer's install token).
+    Reader,
 }
 
 impl PrincipalKind {
-    /// `anonymous`, `invalid`, `admin`, `publisher`, `reviewer` or `agent`.
+    /// `anonymous`, `invalid`, `admin`, `publisher`, `reviewer`, `reader`
+    /// or `agent`.
     pub fn as_str(self) -> &'static str {
         match self {
             PrincipalKind::Anonymous => "anonymous",
@@ -244,6 +247,7 @@ impl PrincipalKind {
             PrincipalKind::Publisher => "publisher",
             PrincipalKind::Reviewer => "reviewer",
             PrincipalKind::Agent => "agent",
+            PrincipalKind::Reader => "reader",
         }
     }
 
@@ -253,9 +257,10 @@ impl PrincipalKind {
         match self {
             PrincipalKind::Anonymous | PrincipalKind::Invalid => 0,
             PrincipalKind::Agent => 1,
-            PrincipalKind::Reviewer => 2,
-            PrincipalKind::Publisher => 3,
-            PrincipalKind::Admin => 4,
+            PrincipalKind::Reader => 2,
+            PrincipalKind::Reviewer => 3,
+            PrincipalKind::Publisher => 4,
+            PrincipalKind::Admin => 5,
         }
     }
 }
@@ -268,7 +273,7 @@ impl fmt::Display for PrincipalKind {
 
 impl Principal {
     /// The kind of this caller: admin, else publisher, else reviewer,
-    /// else agent (a token with several scopes is named after its most
+    /// else reader, else agent (a token with several scopes is named after its most
     /// powerful one).
     pub fn kind(&self) -> PrincipalKind {
         self.scopes
@@ -278,6 +283,7 @@ impl Principal {
                 Scope::Publish(_) => PrincipalKind::Publisher,
                 Scope::Review(_) => PrincipalKind::Reviewer,
                 Scope::Agent(_) => PrincipalKind::Agent,
+                Scope::Read(_) => PrincipalKind::Reader,
             })
             .max_by_key(|k| k.rank())
             .unwrap_or(PrincipalKind::Invalid)
@@ -339,5 +345,9 @@ mod tests {
             PrincipalKind::Reviewer
         );
         assert_eq!(principal(&["agent:bot"]).kind(), PrincipalKind::Agent);
+        assert_eq!(
+            principal(&["read:acme", "agent:bot"]).kind(),
+            PrincipalKind::Reader
+        );
     }
 }
