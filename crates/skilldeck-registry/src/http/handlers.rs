@@ -16,7 +16,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::error::RegistryError;
-use crate::http::server::peer_of;
+use crate::http::peer::peer_of;
 use crate::names::{AgentId, Label, Namespace, SkillRef, namespace_or_default};
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;

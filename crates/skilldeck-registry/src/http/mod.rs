@@ -5,11 +5,13 @@
 mod handlers;
 mod observe;
 mod openapi;
+mod peer;
 mod problem;
 mod server;
 
 pub use observe::{REQUEST_TARGET, trace_context};
-pub use server::{peer_of, serve};
+pub use peer::peer_of;
+pub use server::serve;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

@@ -24,7 +24,7 @@ use axum::response::Response;
 use skilldeck_telemetry::{TRACEPARENT, TRACESTATE, TraceContext, valid_traceparent};
 use tracing::Instrument as _;
 
-use crate::http::server::peer_of;
+use crate::http::peer::peer_of;
 use crate::service::metrics::{UNMATCHED_ROUTE, metrics};
 use crate::service::principal::{CallerSlot, with_caller_slot};
 

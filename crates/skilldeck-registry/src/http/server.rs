@@ -22,7 +22,6 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -110,12 +109,4 @@ where
     }
     graceful.shutdown().await;
     Ok(())
-}
-
-/// The peer address of a request served by [`serve`] (`None` when the
-/// router is called some other way, e.g. in-process in tests).
-pub fn peer_of(extensions: &axum::http::Extensions) -> Option<SocketAddr> {
-    extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(a)| *a)
 }

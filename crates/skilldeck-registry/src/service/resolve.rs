@@ -107,8 +107,9 @@ pub const SHADOWED: &str = "shadowed";
 pub const SHADOWED_BY_ASSIGNMENT: &str = "shadowed-by-assignment";
 /// An assignment (made with `allow_pending`) whose label is not set yet.
 pub const PENDING_LABEL: &str = "pending-label";
-/// An assignment whose pinned version waits for review.
-pub const PENDING_REVIEW: &str = "pending-review";
+/// An assignment whose pinned version waits for review (defined where the
+/// review states are stored).
+pub use crate::storage::versions::PENDING_REVIEW;
 
 /// Keeps the first candidate of each skill name, in the order given;
 /// every later one is excluded as `shadowed`, naming the winner. Returns

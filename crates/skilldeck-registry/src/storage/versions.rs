@@ -13,6 +13,10 @@ use crate::wire::{
     FileEntry, Marker, Review, ReviewState, StoredReport, VersionSummary, WireAudit,
 };
 
+/// The reason an assignment's pinned version is not served while it waits
+/// for review.
+pub const PENDING_REVIEW: &str = "pending-review";
+
 /// A stored version, as read back.
 pub(crate) struct VersionRow {
     /// The version.
@@ -174,7 +178,7 @@ impl State {
         match self.review {
             ReviewState::Pending => {
                 return Some((
-                    crate::service::resolve::PENDING_REVIEW,
+                    PENDING_REVIEW,
                     format!("version {version} waits for review"),
                 ));
             }
