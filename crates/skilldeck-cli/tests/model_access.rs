@@ -11,132 +11,25 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::process::Command;
 
-use serde_json::{Value, json};
+use serde_json::json;
+use skilldeck_testkit::mcp::{StdioClient, text};
 use skilldeck_testkit::model_access::{
     EXEC_ALWAYS_TOML, MANUAL, OPEN, SCRIPT, TOOL, USER_ONLY, ran, tool_full_name, write,
 };
 
-/// Longer than any answer may take: past it, a request counts as lost
-/// (a guard against a hung test, not a timing assertion).
-const UNANSWERED: Duration = Duration::from_secs(120);
-
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: u64,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
-            .args(["serve", "--no-watch", "--root", "skills"])
-            .current_dir(dir)
-            .env("HOME", dir)
-            .env("XDG_CONFIG_HOME", dir.join("xdg"))
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut server = Server {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        let init = server.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "model-access", "version": "0"}
-            }),
-        );
-        assert!(init.get("result").is_some(), "{init}");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends a request and waits for its answer (notifications skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(UNANSWERED)
-                .unwrap_or_else(|_| panic!("no answer to {method}"));
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if message.get("id") == Some(&json!(id)) {
-                return message;
-            }
-        }
-    }
-
-    fn names(&mut self, method: &str, key: &str) -> Vec<String> {
-        let answer = self.request(method, json!({}));
-        answer["result"][key]
-            .as_array()
-            .unwrap_or_else(|| panic!("{method}: {answer}"))
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_owned())
-            .collect()
-    }
-
-    /// A `tools/call` result (its `result` object).
-    fn call(&mut self, name: &str, arguments: Value) -> Value {
-        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments}));
-        answer
-            .get("result")
-            .cloned()
-            .unwrap_or_else(|| panic!("tools/call {name} is not a tool result: {answer}"))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn text(result: &Value) -> String {
-    result["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["text"].as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
+/// `skilldeck serve` over stdio in `dir`, its skills under `dir/skills`.
+fn serve(dir: &Path) -> StdioClient {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skilldeck"));
+    command
+        .args(["serve", "--no-watch", "--root", "skills"])
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("XDG_STATE_HOME", dir.join("state"));
+    StdioClient::start(command)
 }
 
 fn fixture() -> tempfile::TempDir {
@@ -149,7 +42,7 @@ fn fixture() -> tempfile::TempDir {
 #[test]
 fn serve_never_lists_the_tools_of_a_skill_the_model_may_not_invoke() {
     let tmp = fixture();
-    let mut server = Server::start(tmp.path());
+    let mut server = serve(tmp.path());
     let tools = server.names("tools/list", "tools");
     assert!(tools.iter().any(|t| t == "run_skill_script"), "{tools:?}");
     assert!(
@@ -170,7 +63,7 @@ fn serve_never_lists_the_tools_of_a_skill_the_model_may_not_invoke() {
 fn serve_refuses_the_model_the_scripts_and_tools_of_a_skill_it_may_not_invoke() {
     let tmp = fixture();
     let skills = tmp.path().join("skills");
-    let mut server = Server::start(tmp.path());
+    let mut server = serve(tmp.path());
     for skill in [USER_ONLY, MANUAL] {
         let script = server.call("run_skill_script", json!({"name": skill, "path": SCRIPT}));
         assert_eq!(script["isError"], true, "{script}");

@@ -5,79 +5,25 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-/// Far longer than anything here needs: past it, it did not happen.
-const GIVE_UP: Duration = Duration::from_secs(60);
+use skilldeck_testkit::mcp::StdioClient;
+use skilldeck_testkit::process::GIVE_UP;
+use skilldeck_testkit::registry::RegistryProcess;
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_skilldeck")
 }
 
 /// A registry server process, stopped when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    admin: PathBuf,
-}
+type Server = RegistryProcess;
 
-impl Server {
-    fn start(data: &Path) -> Server {
-        let mut child = Command::new(bin())
-            .args(["registry", "serve", "--listen", "127.0.0.1:0", "--data"])
-            .arg(data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let lines = lines_of(child.stdout.take().unwrap());
-        let prefix = "skilldeck registry listening on ";
-        let url = loop {
-            let line = lines
-                .recv_timeout(GIVE_UP)
-                .expect("the registry never said it was listening");
-            if let Some(url) = line.strip_prefix(prefix) {
-                break url.trim().to_owned();
-            }
-        };
-        Server {
-            child,
-            url,
-            admin: data.join("admin-token"),
-        }
-    }
-
-    fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// Each line of `r`, from a thread.
-fn lines_of(r: impl std::io::Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
+/// Starts `skilldeck registry serve` on the data folder `data`.
+fn start_registry(data: &Path) -> Server {
+    RegistryProcess::start(bin(), data, &[])
 }
 
 /// `skilldeck ARGS` with HOME and the XDG folders under `home`.
@@ -118,7 +64,7 @@ fn skill(base: &Path, name: &str, version: &str, body: &str) -> PathBuf {
 
 /// Publishes the folder `dir` into `acme` as the admin.
 fn publish(home: &Path, server: &Server, dir: &Path) -> String {
-    let admin = server.admin.to_str().unwrap();
+    let admin = server.admin_file.to_str().unwrap();
     ok(&sd(
         home,
         &[
@@ -137,25 +83,8 @@ fn publish(home: &Path, server: &Server, dir: &Path) -> String {
 /// An HTTP/1.1 request to the registry API with the admin token: the
 /// status code.
 fn admin_request(server: &Server, method: &str, path: &str, body: &str) -> u16 {
-    use std::io::{Read as _, Write as _};
-    let token = std::fs::read_to_string(&server.admin).unwrap();
-    let addr = server.url.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        token.trim(),
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP answer: {answer}"))
+    let token = server.admin_token();
+    server.http(method, path, Some(&token), Some(body)).status
 }
 
 fn admin_args<'a>(server: &'a Server, args: &[&'a str]) -> Vec<&'a str> {
@@ -164,7 +93,7 @@ fn admin_args<'a>(server: &'a Server, args: &[&'a str]) -> Vec<&'a str> {
         "--registry",
         server.url.as_str(),
         "--token-file",
-        server.admin.to_str().unwrap(),
+        server.admin_file.to_str().unwrap(),
     ]);
     all
 }
@@ -173,7 +102,7 @@ fn admin_args<'a>(server: &'a Server, args: &[&'a str]) -> Vec<&'a str> {
 fn publish_then_install_by_version_and_label_verifies_and_a_tampered_file_fails_verify() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     let v1 = skill(&home.join("src1"), "pdf", "1.0.0", "# PDF one\n");
     let out = publish(home, &server, &v1);
     assert!(out.contains("published acme/pdf@1.0.0"), "{out}");
@@ -198,7 +127,7 @@ fn publish_then_install_by_version_and_label_verifies_and_a_tampered_file_fails_
     // By version.
     let root = home.join("proj/.agents/skills");
     let root_s = root.to_str().unwrap();
-    let admin = server.admin.to_str().unwrap();
+    let admin = server.admin_file.to_str().unwrap();
     let url = server.url.as_str();
     let out = ok(&sd(
         home,
@@ -275,7 +204,7 @@ fn publish_then_install_by_version_and_label_verifies_and_a_tampered_file_fails_
 fn a_package_the_registry_refuses_prints_each_diagnostic_as_file_line_code_message() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     // A package whose SKILL.md frontmatter is broken YAML on line 3:
     // packed by hand (skilldeck pack would refuse it).
     let src = home.join("src/bad");
@@ -316,7 +245,7 @@ fn a_package_the_registry_refuses_prints_each_diagnostic_as_file_line_code_messa
 fn agent_assign_unassign_and_token_commands_drive_the_registry() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     publish(
         home,
         &server,
@@ -450,88 +379,32 @@ fn agent_assign_unassign_and_token_commands_drive_the_registry() {
     assert!(String::from_utf8_lossy(&gone.stderr).contains("404"));
 }
 
-/// An MCP client on a `serve` process's stdio.
-struct McpClient {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    stderr: Receiver<String>,
-    next_id: u64,
-    /// Notifications seen so far.
-    notes: Vec<String>,
+/// `skilldeck serve ARGS` over stdio with HOME and the XDG folders under
+/// `home`, `env` set besides, logging at info.
+fn serve_mcp(home: &Path, args: &[&str], env: &[(&str, &str)]) -> StdioClient {
+    let mut command = Command::new(bin());
+    command
+        .args(args)
+        .envs(env.iter().copied())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN")
+        .current_dir(home);
+    StdioClient::start(command)
 }
 
-impl McpClient {
-    fn start(home: &Path, args: &[&str]) -> McpClient {
-        McpClient::start_with_env(home, args, &[])
-    }
-
-    /// Started with `env` set in its environment besides the usual.
-    fn start_with_env(home: &Path, args: &[&str], env: &[(&str, &str)]) -> McpClient {
-        let mut child = Command::new(bin())
-            .args(args)
-            .envs(env.iter().copied())
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_CACHE_HOME", home.join("cache"))
-            .env("RUST_LOG", "info")
-            .env_remove("SKILLDECK_TOKEN")
-            .current_dir(home)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = lines_of(child.stdout.take().unwrap());
-        let stderr = lines_of(child.stderr.take().unwrap());
-        let mut client = McpClient {
-            child,
-            stdin,
-            lines,
-            stderr,
-            next_id: 1,
-            notes: Vec::new(),
-        };
-        client.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "0"}}),
-        );
-        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + GIVE_UP;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let line = self
-                .lines
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no answer to {method}"));
-            let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if message["id"] == id {
-                return message;
-            }
-            if let Some(m) = message["method"].as_str() {
-                self.notes.push(m.to_owned());
-            }
-        }
-    }
-
+/// The served set, as `serve --registry` clients see it.
+trait ServedSet {
     /// Waits until a `list_changed` notification came and the served set
     /// is `expected`.
+    fn wait_for_set(&mut self, expected: &[&str]);
+    /// The prompt names, sorted.
+    fn skill_names(&mut self) -> Vec<String>;
+}
+
+impl ServedSet for StdioClient {
     fn wait_for_set(&mut self, expected: &[&str]) {
         let deadline = Instant::now() + GIVE_UP;
         loop {
@@ -550,26 +423,9 @@ impl McpClient {
     }
 
     fn skill_names(&mut self) -> Vec<String> {
-        let answer = self.request("prompts/list", json!({}));
-        let mut names: Vec<String> = answer["result"]["prompts"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{answer}"))
-            .iter()
-            .map(|p| p["name"].as_str().unwrap().to_owned())
-            .collect();
+        let mut names = self.names("prompts/list", "prompts");
         names.sort();
         names
-    }
-
-    fn stderr_text(&self) -> String {
-        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
-    }
-}
-
-impl Drop for McpClient {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -577,7 +433,7 @@ impl Drop for McpClient {
 fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives_an_outage() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let mut server = Server::start(&home.join("data"));
+    let mut server = start_registry(&home.join("data"));
     for name in ["pdf", "notes", "other"] {
         publish(
             home,
@@ -605,7 +461,7 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
     let token_file = home.join("bot-token");
     std::fs::write(&token_file, token.trim()).unwrap();
 
-    let mut mcp = McpClient::start(
+    let mut mcp = serve_mcp(
         home,
         &[
             "serve",
@@ -618,6 +474,7 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
             "--registry-poll",
             "0.2",
         ],
+        &[],
     );
     assert_eq!(
         mcp.skill_names(),
@@ -688,7 +545,7 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
     // A restart while the registry is still down serves the lock the last
     // run saved (its skills are in the cache).
     let url = server.url.clone();
-    let mut again = McpClient::start(
+    let mut again = serve_mcp(
         home,
         &[
             "serve",
@@ -699,6 +556,7 @@ fn serve_registry_serves_exactly_the_agents_set_follows_assignments_and_outlives
             "--token-file",
             token_file.to_str().unwrap(),
         ],
+        &[],
     );
     assert_eq!(again.skill_names(), ["other", "pdf"]);
 }
@@ -720,7 +578,7 @@ fn serve_registry_refuses_to_start_with_the_registry_down_and_nothing_saved() {
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env("XDG_CACHE_HOME", home.join("cache"))
         .env_remove("SKILLDECK_TOKEN")
-        .stdin(Stdio::null())
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -735,7 +593,7 @@ fn serve_registry_refuses_to_start_with_the_registry_down_and_nothing_saved() {
 fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     publish(
         home,
         &server,
@@ -767,7 +625,7 @@ fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
         "--token-file",
         token_file.to_str().unwrap(),
     ];
-    let mut first = McpClient::start(home, &args);
+    let mut first = serve_mcp(home, &args, &[]);
     assert_eq!(first.skill_names(), ["pdf"]);
     drop(first);
     // Someone edits the cache: the next start does not trust it.
@@ -779,7 +637,7 @@ fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
         .find(|p| p.is_file())
         .unwrap();
     std::fs::write(&guide, "# Tampered\n").unwrap();
-    let mut second = McpClient::start(home, &args);
+    let mut second = serve_mcp(home, &args, &[]);
     let answer = second.request(
         "resources/read",
         json!({"uri": "skill://pdf/references/guide.md"}),
@@ -794,7 +652,7 @@ fn serve_registry_downloads_again_a_cached_skill_that_does_not_verify() {
 
 /// Publishes the folder `dir` into namespace `ns` as the admin.
 fn publish_into(home: &Path, server: &Server, dir: &Path, ns: &str) -> String {
-    let admin = server.admin.to_str().unwrap();
+    let admin = server.admin_file.to_str().unwrap();
     ok(&sd(
         home,
         &[
@@ -814,7 +672,7 @@ fn publish_into(home: &Path, server: &Server, dir: &Path, ns: &str) -> String {
 fn serve_registry_exec_passes_only_env_grants_the_host_allows_and_logs_the_rest_and_name_clashes() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     let show = skilldeck_testkit::skill(home.join("src"), "envy")
         .description("Shows its environment. Use when testing grants.")
         .frontmatter_raw("metadata:\n  version: \"1.0.0\"")
@@ -892,7 +750,7 @@ fn serve_registry_exec_passes_only_env_grants_the_host_allows_and_logs_the_rest_
         "/opt/host-only-bin:{}",
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut mcp = McpClient::start_with_env(
+    let mut mcp = serve_mcp(
         home,
         &[
             "serve",
@@ -954,7 +812,7 @@ fn serve_registry_exec_passes_only_env_grants_the_host_allows_and_logs_the_rest_
 fn publish_sign_is_checked_against_the_namespaces_keys_and_install_pins_the_signer() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     let keys = home.join("keys");
     std::fs::create_dir_all(&keys).unwrap();
     let (key, public) = skilldeck_testkit::ssh::keypair(&keys, "alice", "ed25519", "");
@@ -1011,30 +869,11 @@ fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-impl McpClient {
-    /// Waits for a stderr line holding every one of `needles` (the event,
-    /// not a duration): the line.
-    fn wait_for_log(&self, needles: &[&str]) -> String {
-        let deadline = Instant::now() + GIVE_UP;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(line) = self.stderr.recv_timeout(left) else {
-                panic!("no log line with {needles:?} in:\n{}", seen.join("\n"));
-            };
-            if needles.iter().all(|n| line.contains(n)) {
-                return line;
-            }
-            seen.push(line);
-        }
-    }
-}
-
 #[test]
 fn a_401_from_the_registry_says_to_pass_token_file_or_skilldeck_token() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     publish(
         home,
         &server,
@@ -1102,7 +941,7 @@ fn a_401_from_the_registry_says_to_pass_token_file_or_skilldeck_token() {
 fn install_name_at_version_resolves_default_name_as_publish_does_with_a_read_token() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     // Published without --namespace: default/foo.
     let dir = skill(&home.join("src"), "foo", "1.0.0", "# Foo\n");
     let published = ok(&sd(
@@ -1166,7 +1005,7 @@ fn install_name_at_version_resolves_default_name_as_publish_does_with_a_read_tok
 fn assign_refuses_an_unknown_label_or_version_and_allow_pending_is_shown_pending_until_label_set() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     publish(
         home,
         &server,
@@ -1303,7 +1142,7 @@ fn assign_refuses_an_unknown_label_or_version_and_allow_pending_is_shown_pending
 fn yank_deprecate_and_their_undo_round_trip_from_the_cli_and_skills_lists_and_searches() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     publish(
         home,
         &server,
@@ -1361,21 +1200,14 @@ fn yank_deprecate_and_their_undo_round_trip_from_the_cli_and_skills_lists_and_se
         stderr_of(&out)
     );
     // The audit log has each change.
-    let audit: Value = {
-        let token = std::fs::read_to_string(&server.admin).unwrap();
-        let addr = server.url.trim_start_matches("http://");
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        use std::io::Read as _;
-        write!(
-            stream,
-            "GET /api/v1/audit?limit=100 HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n",
-            token.trim()
+    let audit = server
+        .http(
+            "GET",
+            "/api/v1/audit?limit=100",
+            Some(&server.admin_token()),
+            None,
         )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap()
-    };
+        .json();
     let actions: Vec<&str> = audit["items"]
         .as_array()
         .unwrap_or_else(|| panic!("{audit}"))
@@ -1403,7 +1235,7 @@ fn yank_deprecate_and_their_undo_round_trip_from_the_cli_and_skills_lists_and_se
 fn serve_registry_logs_each_excluded_skill_with_its_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     for name in ["pdf", "charts", "secret"] {
         publish(
             home,
@@ -1441,7 +1273,7 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
     ));
     let token_file = home.join("bot-token");
     std::fs::write(&token_file, token.trim()).unwrap();
-    let mut mcp = McpClient::start(
+    let mut mcp = serve_mcp(
         home,
         &[
             "serve",
@@ -1452,11 +1284,12 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
             "--token-file",
             token_file.to_str().unwrap(),
         ],
+        &[],
     );
     assert_eq!(mcp.skill_names(), ["charts"]);
-    let disabled = mcp.wait_for_log(&["not serving acme/pdf", "disabled"]);
+    let disabled = mcp.wait_for_stderr(&["not serving acme/pdf", "disabled"]);
     assert!(disabled.contains("WARN"), "{disabled}");
-    let denied = mcp.wait_for_log(&["not serving acme/secret", "denied"]);
+    let denied = mcp.wait_for_stderr(&["not serving acme/secret", "denied"]);
     assert!(denied.contains("acme/sec*"), "{denied}");
 }
 
@@ -1464,7 +1297,7 @@ fn serve_registry_logs_each_excluded_skill_with_its_reason() {
 fn publish_r_publishes_every_skill_under_a_root_skips_unchanged_ones_and_reports_each_refusal() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path();
-    let server = Server::start(&home.join("data"));
+    let server = start_registry(&home.join("data"));
     let root = home.join("tree");
     skill(&root.join("team-a"), "alpha", "1.0.0", "# Alpha\n");
     // No metadata.version: takes --version.

@@ -7,60 +7,30 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::{Value, json};
 use skilldeck_registry::client::{Client, Token};
 use skilldeck_registry::names::{AgentId, Namespace};
 use skilldeck_registry::wire::TokenRequest;
+use skilldeck_testkit::registry::RegistryProcess;
 
 /// A registry process on a free loopback port, stopped when dropped.
 struct Server {
-    child: Child,
+    process: RegistryProcess,
     addr: String,
     admin: String,
     _data: tempfile::TempDir,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(extra: &[&str]) -> Server {
     let data = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skilldeck"))
-        .args(["registry", "serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(data.path())
-        .args(extra)
-        .env_remove("SKILLDECK_REGISTRY_DATABASE_URL")
-        .env_remove("SKILLDECK_REGISTRY_STORE")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("skilldeck registry listening on http://")
-        .unwrap_or_else(|| panic!("unexpected ready line {line:?}"))
-        .to_owned();
-    let admin = std::fs::read_to_string(data.path().join("admin-token"))
-        .unwrap()
-        .trim()
-        .to_owned();
+    let process = RegistryProcess::start(env!("CARGO_BIN_EXE_skilldeck"), data.path(), extra);
     Server {
-        child,
-        addr,
-        admin,
+        addr: process.addr.clone(),
+        admin: process.admin_token(),
+        process,
         _data: data,
     }
 }
@@ -91,44 +61,12 @@ impl Server {
         token: &str,
         body: Option<&Value>,
     ) -> (u16, Vec<(String, String)>, Value) {
-        let mut s = TcpStream::connect(&self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw).unwrap();
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let (head, rest) = text.split_once("\r\n\r\n").unwrap();
-        let mut lines = head.lines();
-        let status: u16 = lines
-            .next()
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|c| c.parse().ok())
-            .unwrap();
-        let headers: Vec<(String, String)> = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
-        let chunked = headers
-            .iter()
-            .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
-        let body = if chunked {
-            dechunk(rest)
-        } else {
-            rest.to_owned()
-        };
-        (
-            status,
-            headers,
-            serde_json::from_str(&body).unwrap_or(Value::Null),
-        )
+        let body = body.map(Value::to_string);
+        let answer = self
+            .process
+            .http(method, path, Some(token), body.as_deref());
+        let json = answer.json();
+        (answer.status, answer.headers, json)
     }
 
     fn test_run(
@@ -157,20 +95,6 @@ impl Server {
             .cloned()
             .collect()
     }
-}
-
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some((size, after)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&after[..n]);
-        rest = &after[n + 2..];
-    }
-    out
 }
 
 /// The skill every test publishes as `acme/weather@1.0.0`: a tool
@@ -461,7 +385,7 @@ fn a_script_test_run_runs_only_files_under_scripts() {
 #[test]
 fn the_run_code_setting_of_an_agent_reaches_its_lock_and_is_off_by_default() {
     let server = serve(&[]);
-    let token_file = server._data.path().join("admin-token");
+    let token_file = server.process.admin_file.clone();
     let url = format!("http://{}", server.addr);
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_skilldeck"))

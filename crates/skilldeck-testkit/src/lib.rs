@@ -29,6 +29,9 @@
 #![deny(missing_docs)]
 
 pub mod generate;
+pub mod mcp;
+pub mod process;
+pub mod registry;
 pub mod seeds;
 pub mod ssh;
 

@@ -2,8 +2,6 @@
 //! version as deprecated (still served, shown with the message) or clear
 //! the mark, through the registry's API (admin; audited there).
 
-use skilldeck_registry::names::SkillRef;
-
 use crate::error::CliError;
 use crate::format::{self, Format};
 use crate::registry::yank::{NO_REASON, print, version_arg};
@@ -38,13 +36,9 @@ pub struct UndeprecateArgs {
     format: Format,
 }
 
-fn target(text: &str) -> Result<(SkillRef, String), CliError> {
-    version_arg(text)
-}
-
 /// Runs `deprecate`.
 pub fn run_deprecate(args: &DeprecateArgs) -> Result<u8, CliError> {
-    let (skill, version) = target(&args.target)?;
+    let (skill, version) = version_arg(&args.target)?;
     let message = args.message.as_deref().unwrap_or(NO_REASON);
     match args.client.client()?.deprecate(&skill, &version, message) {
         Ok(detail) => print(&detail, args.format, "deprecated"),
@@ -54,7 +48,7 @@ pub fn run_deprecate(args: &DeprecateArgs) -> Result<u8, CliError> {
 
 /// Runs `undeprecate`.
 pub fn run_undeprecate(args: &UndeprecateArgs) -> Result<u8, CliError> {
-    let (skill, version) = target(&args.target)?;
+    let (skill, version) = version_arg(&args.target)?;
     match args.client.client()?.undeprecate(&skill, &version) {
         Ok(detail) => print(&detail, args.format, "undeprecated"),
         Err(e) => failed(e),
