@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # The registry on both backends, end to end:
 #
-#  a. the API test suite (`cargo test -p skilldeck-registry`) on the default
-#     backend: SQLite + a file store in temporary folders;
+#  a. the API test suite (the registry's integration tests) on the default
+#     backend: SQLite + a file store in temporary folders (skipped when
+#     REGISTRY_TEST_SQLITE_SUITE=0: .ci/run sets it, its workspace test step
+#     runs the same tests on SQLite);
 #  b. the same suite on a real PostgreSQL 15 + a real S3 server (SeaweedFS),
 #     both started on loopback by scripts/registry-backends.sh;
+#
+#  The suite is built as `cargo test --workspace --test NAME...` (one --test
+#  per file in crates/skilldeck-registry/tests/): with the whole workspace's
+#  features, so the build is the one `cargo test --workspace` reuses, not a
+#  second build of the registry and its dependencies with `-p`'s features.
 #  c. per backend, `skilldeck registry serve --listen 127.0.0.1:0` seeded
 #     with a few skills, agents and assignments (scripts/registry_fault.py
 #     seed, which also checks that an agent token gets 403 elsewhere), then
@@ -133,8 +140,17 @@ new_database() {
 
 # --- a. the API suite on SQLite + files -------------------------------------
 
+# The registry's integration test files, as `--test NAME` arguments.
+suite=()
+for f in crates/skilldeck-registry/tests/*.rs; do
+    suite+=(--test "$(basename "$f" .rs)")
+done
+suite_cmd=(cargo test --workspace --locked "${suite[@]}")
+
 t0=$SECONDS
-if run_logged "$work/suite-sqlite.log" cargo test -p skilldeck-registry --locked; then
+if [[ "${REGISTRY_TEST_SQLITE_SUITE:-1}" == 0 ]]; then
+    echo "API suite on SQLite + file store: skipped here (REGISTRY_TEST_SQLITE_SUITE=0; the workspace test step runs it)"
+elif run_logged "$work/suite-sqlite.log" "${suite_cmd[@]}"; then
     pass "API suite on SQLite + file store ($(grep -E '^test result' "$work/suite-sqlite.log" |
         awk '{p+=$4; f+=$6} END {print p " passed, " f " failed"}'), $((SECONDS - t0)) s)"
 else
@@ -153,7 +169,7 @@ else
 fi
 if [[ $have_backends -eq 1 ]]; then
     t0=$SECONDS
-    if run_logged "$work/suite-pg.log" bash -c "source '$backends/env' && exec cargo test -p skilldeck-registry --locked"; then
+    if run_logged "$work/suite-pg.log" bash -c "source '$backends/env' && exec ${suite_cmd[*]}"; then
         pass "API suite on PostgreSQL + S3 ($(grep -E '^test result' "$work/suite-pg.log" |
             awk '{p+=$4; f+=$6} END {print p " passed, " f " failed"}'), $((SECONDS - t0)) s)"
     else
