@@ -107,7 +107,7 @@ fn a_tag_and_path_install_records_the_commit_and_the_fingerprint_of_the_same_fol
 }
 
 #[test]
-fn a_path_missing_from_the_repository_is_refused_naming_it() {
+fn a_path_missing_from_the_repository_or_holding_several_skills_is_refused_naming_them() {
     let tmp = tempfile::tempdir().unwrap();
     let repo = repo_with_pdf(&tmp.path().join("r"), "v1");
     let p = project(tmp.path());

@@ -467,6 +467,9 @@ pub fn checkout(
         MAX_TREE_LISTING_BYTES,
     )?;
     let entries = parse_tree(&listing, limits).map_err(err)?;
+    if let Some(help) = which_skill(spec, &entries) {
+        return Err(err(help));
+    }
     let folder = tmp.path().join("skill");
     std::fs::create_dir(&folder).map_err(|e| Error::Io {
         path: folder.clone(),
@@ -478,6 +481,62 @@ pub fn checkout(
         commit: commit.to_ascii_lowercase(),
         dir: tmp,
     })
+}
+
+/// Most skill folders named when a source points at a folder of several.
+const MAX_SKILLS_NAMED: usize = 20;
+
+/// When the folder is not one skill (no `SKILL.md` at its top, and not
+/// exactly one skill folder below it), what to write instead: the skill
+/// folders found, each as a source.
+fn which_skill(spec: &GitSpec, entries: &[TreeEntry]) -> Option<String> {
+    if entries.iter().any(|e| e.path == "SKILL.md") {
+        return None;
+    }
+    let mut skills: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e.path.strip_suffix("/SKILL.md"))
+        .collect();
+    skills.sort_unstable();
+    if skills.len() == 1 && !skills[0].contains('/') {
+        return None;
+    }
+    let at = |folder: &str| {
+        let path = if spec.path.is_empty() {
+            folder.to_owned()
+        } else {
+            format!("{}/{folder}", spec.path)
+        };
+        GitSpec {
+            path,
+            ..spec.clone()
+        }
+        .to_string()
+    };
+    if skills.is_empty() {
+        return Some(format!(
+            "the folder '{}' holds no SKILL.md (no skill): name the skill's folder after ':'",
+            if spec.path.is_empty() {
+                "/"
+            } else {
+                &spec.path
+            }
+        ));
+    }
+    let more = skills.len().saturating_sub(MAX_SKILLS_NAMED);
+    let mut list: Vec<String> = skills
+        .iter()
+        .take(MAX_SKILLS_NAMED)
+        .map(|f| format!("  {}", at(f)))
+        .collect();
+    if more > 0 {
+        list.push(format!("  ... and {more} more"));
+    }
+    Some(format!(
+        "this folder holds {} skills, not one; install one of them:\n{}",
+        skills.len(),
+        list.join("\n")
+    ))
 }
 
 /// One blob of the listed tree.
