@@ -403,3 +403,27 @@ fn no_hook_or_filter_runs_while_a_repository_is_fetched() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
 }
+
+#[test]
+fn a_submodule_inside_the_skill_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = repo_with_pdf(&tmp.path().join("r"), "v1");
+    let head = skilldeck_testkit::git::git(&repo.work, &["rev-parse", "HEAD"]);
+    // A gitlink: the content would be another repository's.
+    skilldeck_testkit::git::git(
+        &repo.work,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},skills/pdf/vendor"),
+        ],
+    );
+    skilldeck_testkit::git::git(&repo.work, &["commit", "-q", "-m", "submodule"]);
+    skilldeck_testkit::git::git(&repo.work, &["push", "-q", "origin", "HEAD"]);
+    let p = project(tmp.path());
+    let out = skilldeck(&p, &["install", &format!("{}:skills/pdf", repo.url())]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("submodule"), "{}", text(&out));
+    assert!(!p.join(".agents/skills/pdf").exists());
+}
