@@ -4,7 +4,10 @@
 //! `default` namespace, as `publish` puts it): the version is downloaded,
 //! checked against its manifest's fingerprint, and recorded with the
 //! source `registry+URL#ns/name@version`; `--frozen` downloads exactly the
-//! locked version again (from the URL the lock records).
+//! locked version again (from the URL the lock records). A git source
+//! (`git+https://...`, `git+file://...`, `github:...`) is resolved and
+//! written out of the repository ([`crate::git_source`]) and recorded with
+//! its commit; `--frozen` fetches exactly the locked commit.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -16,6 +19,7 @@ use skilldeck_registry::client::parse_lock_source;
 use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
+use crate::git_source;
 use crate::pack::{refused, skills_root};
 use crate::registry_client::{self, Fetched};
 use crate::render;
@@ -26,7 +30,9 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Package files (.tar.gz, .zip) or skill folders; with --registry,
+    /// Package files (.tar.gz, .zip), skill folders, or git sources
+    /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
+    /// github:OWNER/REPO[/PATH][@REF]); with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
@@ -87,6 +93,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     };
     // Downloaded packages live until the install is done.
     let mut fetched: Vec<Fetched> = Vec::new();
+    // Git checkouts live until the install is done.
+    let mut checkouts = Vec::new();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -101,9 +109,23 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        frozen_sources(&root, args, &mut fetched)?
+        frozen_sources(&root, args, &mut fetched, &mut checkouts)?
     } else {
-        args.sources.iter().map(|p| Source::from_path(p)).collect()
+        let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(&root));
+        let lock = Lockfile::load(&lockfile).ok().flatten();
+        let mut out = Vec::with_capacity(args.sources.len());
+        for p in &args.sources {
+            let text = p.to_string_lossy();
+            if git_source::is_git(&text) && !p.exists() {
+                let (checkout, source) =
+                    git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
+                checkouts.push(checkout);
+                out.push(source);
+            } else {
+                out.push(Source::from_path(p));
+            }
+        }
+        out
     };
     let paths: Vec<&std::path::Path> = sources.iter().map(Source::path).collect();
     if let Some(code) = args.audit.check(&paths, "install")? {
@@ -125,14 +147,18 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             };
             writeln!(
                 out,
-                "{verb} {}{} {} from {}",
+                "{verb} {}{} {} from {}{}",
                 i.name,
                 i.version
                     .as_deref()
                     .map(|v| format!(" {v}"))
                     .unwrap_or_default(),
                 i.fingerprint,
-                i.source
+                i.source,
+                i.commit
+                    .as_deref()
+                    .map(|c| format!(" at commit {c}"))
+                    .unwrap_or_default()
             )?;
             if let Some(v) = &i.signed {
                 writeln!(out, "  signed by {}{}", v.signer, principals(&v.principals))?;
@@ -161,6 +187,7 @@ fn frozen_sources(
     root: &std::path::Path,
     args: &Args,
     fetched: &mut Vec<Fetched>,
+    checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
 ) -> Result<Vec<Source>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
@@ -173,6 +200,13 @@ fn frozen_sources(
     }
     let mut sources = Vec::with_capacity(lock.skill.len());
     for (name, entry) in &lock.skill {
+        if git_source::is_git(&entry.source) {
+            let (checkout, source) =
+                git_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
+            checkouts.push(checkout);
+            sources.push(source);
+            continue;
+        }
         if !is_fetched(&entry.source) {
             sources.push(Source::from_path(&skilldeck_package::resolve_source(
                 &entry.source,

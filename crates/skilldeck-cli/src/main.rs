@@ -9,6 +9,7 @@ mod doctor;
 mod error;
 mod exit;
 mod format;
+mod git_source;
 mod install;
 mod list;
 mod new;
@@ -210,9 +211,24 @@ enum Command {
         after_help = "Examples:\n  skilldeck install dist/pdf-tools-1.2.0.tar.gz\n  \
                             skilldeck install pdf@1.2.0 --registry http://127.0.0.1:7878 --token-file read-token   # default/pdf\n  \
                             skilldeck install --frozen          # exactly what skilldeck.lock says\n  \
+                            skilldeck install git+https://github.com/acme/skills#v1.2.0:pdf-tools\n  \
+                            skilldeck install github:acme/skills/pdf-tools@v1.2.0   # the same\n  \
                             skilldeck install dist/pdf-tools-1.2.0.tar.gz --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Install(install::Args),
+    /// Show git skills whose ref names a newer commit than the lock's, and
+    /// pinned tags with newer version tags (exit 1 when any).
+    #[command(after_help = "Examples:\n  skilldeck outdated\n  skilldeck outdated --output json")]
+    Outdated(git_source::OutdatedArgs),
+    /// Update git skills that follow a branch to its commit now (pinned
+    /// commits and tags stay), showing old → new commit and fingerprint.
+    #[command(after_help = "Examples:\n  skilldeck update\n  skilldeck update pdf-tools --dry-run")]
+    Update(git_source::UpdateArgs),
+    /// Remove installed skills: folder and lock entry together.
+    #[command(
+        after_help = "Examples:\n  skilldeck remove pdf-tools\n  skilldeck remove pdf-tools --force   # even with local edits"
+    )]
+    Remove(git_source::RemoveArgs),
     /// Re-hash installed skills against skilldeck.lock and check the
     /// signatures beside their sources (exit 1 on any difference).
     #[command(
@@ -285,6 +301,9 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Pack(args) => pack::run(&args),
         Command::Registry(command) => registry::run(&command),
         Command::Install(args) => install::run(&args),
+        Command::Outdated(args) => git_source::outdated(&args),
+        Command::Update(args) => git_source::update(&args),
+        Command::Remove(args) => git_source::remove(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Publish(args) => publish::run(&args),
         Command::Completions { shell } => {

@@ -19,6 +19,10 @@ pub struct Args {
     /// The lockfile (default: skilldeck.lock next to the root).
     #[arg(long, value_name = "FILE")]
     lock: Option<PathBuf>,
+    /// Do not ask git repositories whether the tags of git skills still
+    /// name the locked commits (by default a moved tag fails verify).
+    #[arg(long)]
+    offline: bool,
     #[command(flatten)]
     trust: crate::signing::TrustArgs,
     /// Output format.
@@ -41,9 +45,20 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         Ok(r) => r,
         Err(e) => return refused(e),
     };
+    // A git skill's tag must still name the locked commit.
+    let moved = match (
+        args.offline,
+        skilldeck_package::Lockfile::load(&report.lockfile),
+    ) {
+        (false, Ok(Some(lock))) => crate::git_source::moved_tags(&lock),
+        _ => Vec::new(),
+    };
     let mut out = render::stdout_for(args.format == Format::Json);
     if args.format == Format::Json {
         render::write_json(&mut out, &report)?;
+        for (name, problem) in &moved {
+            eprintln!("{}", render::safe(&format!("moved tag {name}: {problem}")));
+        }
     } else {
         for s in &report.skills {
             writeln!(out, "{:<10} {}", s.status.as_str(), s.name)?;
@@ -87,6 +102,10 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 _ => {}
             }
         }
+        for (name, problem) in &moved {
+            writeln!(out, "{:<10} {name}", "tag-moved")?;
+            writeln!(out, "  {}", render::safe(problem))?;
+        }
         for u in &report.untracked {
             writeln!(out, "untracked  {u} (not in {})", report.lockfile.display())?;
         }
@@ -101,7 +120,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             .iter()
             .filter(|s| s.status != Status::Ok)
             .count()
-            + report.untracked.len();
+            + report.untracked.len()
+            + moved.len();
         writeln!(
             out,
             "{} skill{} checked, {bad} differ{}",
@@ -111,7 +131,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         )?;
     }
     out.flush()?;
-    Ok(if report.is_clean() {
+    Ok(if report.is_clean() && moved.is_empty() {
         exit::OK
     } else {
         exit::INVALID

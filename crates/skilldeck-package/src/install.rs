@@ -27,6 +27,7 @@ use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
+use crate::path::check_entry_path;
 use crate::signature::{
     SIGNATURE_SUFFIX, SignatureFile, SignaturePolicy, Verified, read_signature, signature_path,
 };
@@ -39,6 +40,7 @@ pub const LEFTOVER_PREFIX: &str = ".skilldeck-";
 const STAGE_PREFIX: &str = ".skilldeck-stage-";
 const OLD_PREFIX: &str = ".skilldeck-old-";
 const PENDING_PREFIX: &str = ".skilldeck-pending-";
+const REMOVED_PREFIX: &str = ".skilldeck-removed-";
 const INSTALL_LOCK: &str = ".skilldeck-install.lock";
 
 /// How to install.
@@ -85,6 +87,9 @@ pub struct Installed {
     pub source: String,
     /// The content fingerprint.
     pub fingerprint: Digest,
+    /// For a git source: the commit installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// What happened.
     pub action: Action,
     /// Where it is now.
@@ -119,6 +124,22 @@ pub enum Source {
         /// trust.
         signature: Option<Vec<u8>>,
     },
+    /// A skill folder written out of a fetched repository (a git commit):
+    /// installed like a folder (the same rules and fingerprint), recorded
+    /// in the lock as `source` with its `commit`, and refused unless its
+    /// fingerprint is `fingerprint` when one is expected (a frozen
+    /// install of the lock's entry).
+    Checkout {
+        /// The folder written from the commit.
+        folder: PathBuf,
+        /// What the lock records as the skill's source
+        /// (`git+https://host/repo#v1.0.0:skills/pdf`).
+        source: String,
+        /// The commit the folder holds.
+        commit: String,
+        /// The content fingerprint it must have, when known.
+        fingerprint: Option<Digest>,
+    },
 }
 
 impl Source {
@@ -136,6 +157,7 @@ impl Source {
         match self {
             Source::Package(p) | Source::Folder(p) => p,
             Source::Fetched { package, .. } => package,
+            Source::Checkout { folder, .. } => folder,
         }
     }
 
@@ -146,7 +168,7 @@ impl Source {
     pub fn signature(&self) -> Result<(Option<SignatureFile>, PathBuf), Error> {
         match self {
             Source::Package(p) => Ok((read_signature(p)?, signature_path(p))),
-            Source::Folder(_) => Ok((
+            Source::Folder(_) | Source::Checkout { .. } => Ok((
                 None,
                 PathBuf::from("(a folder carries no signature: pack and sign it)"),
             )),
@@ -164,7 +186,7 @@ impl Source {
     /// package's own source string.
     pub fn lock_text(&self, lockfile: &Path) -> String {
         match self {
-            Source::Fetched { source, .. } => source.clone(),
+            Source::Fetched { source, .. } | Source::Checkout { source, .. } => source.clone(),
             other => lock_source(other.path(), lockfile),
         }
     }
@@ -198,6 +220,39 @@ impl Source {
                 }
                 Ok(unpacked)
             }
+            Source::Checkout {
+                folder,
+                source,
+                fingerprint,
+                ..
+            } => {
+                let unpacked = copy_folder(folder, staging, options)?;
+                let found = unpacked.manifest.fingerprint();
+                if let Some(want) = fingerprint
+                    && &found != want
+                {
+                    return Err(Error::refused(
+                        Diagnostic::new(
+                            Code::LockMismatch,
+                            Severity::Error,
+                            format!(
+                                "the skill fetched from {source} has fingerprint {found}; \
+                                 expected {want} (nothing was installed)"
+                            ),
+                        )
+                        .in_file(folder),
+                    ));
+                }
+                Ok(unpacked)
+            }
+        }
+    }
+
+    /// The commit a checkout holds (`None` for other sources).
+    pub fn commit(&self) -> Option<&str> {
+        match self {
+            Source::Checkout { commit, .. } => Some(commit),
+            _ => None,
         }
     }
 }
@@ -381,6 +436,7 @@ fn mismatch(lockfile: &Path, message: &str) -> Error {
 struct Staged {
     unpacked: Unpacked,
     source: String,
+    commit: Option<String>,
     existing: Option<SkillManifest>,
     signed: Option<Verified>,
 }
@@ -479,6 +535,7 @@ fn stage_and_commit(
         staged.push(Staged {
             unpacked,
             source: source_text.clone(),
+            commit: source.commit().map(str::to_owned),
             existing,
             signed,
         });
@@ -528,6 +585,7 @@ fn commit(
     let Staged {
         unpacked,
         source,
+        commit,
         existing,
         signed,
     } = staged;
@@ -537,6 +595,7 @@ fn commit(
         version: unpacked.version.clone(),
         source: source.clone(),
         fingerprint: unpacked.manifest.fingerprint(),
+        commit,
         signer: signed.as_ref().map(|v| v.signer.clone()),
         files: unpacked.manifest.files().to_vec(),
     };
@@ -545,6 +604,7 @@ fn commit(
         version: entry.version.clone(),
         source: source.clone(),
         fingerprint: entry.fingerprint,
+        commit: entry.commit.clone(),
         action,
         path: dest.clone(),
         signed: signed.clone(),
@@ -657,6 +717,22 @@ fn recover_locked(
         }
     }
     for (file, path) in &names {
+        // A removal interrupted after its folder was set aside: finish it
+        // (the lock entry goes, then the folder).
+        if let Some(name) = file.strip_prefix(REMOVED_PREFIX) {
+            if fs::symlink_metadata(root.join(name)).is_err() && !options.frozen {
+                let mut lock = Lockfile::load(lockfile)?;
+                if let Some(lock) = lock.as_mut()
+                    && lock.skill.remove(name).is_some()
+                {
+                    lock.save(lockfile)?;
+                    completed.push(name.to_owned());
+                }
+            }
+            remove_path(path);
+        }
+    }
+    for (file, path) in &names {
         let Some(name) = file
             .strip_prefix(PENDING_PREFIX)
             .and_then(|n| n.strip_suffix(".toml"))
@@ -681,4 +757,119 @@ fn recover_locked(
     }
     remove_stages(root);
     Ok(completed)
+}
+
+fn remove_path(path: &Path) {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        let _ = fs::remove_dir_all(path);
+    } else {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// A skill removed by [`remove`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Removed {
+    /// The skill's name.
+    pub name: String,
+    /// Where its folder was (`None`: there was none, only a lock entry).
+    pub path: Option<PathBuf>,
+    /// Its lock entry, now gone (`None`: it was not in the lock).
+    pub entry: Option<LockEntry>,
+}
+
+/// Removes skill `name` from `root` and from the lock together: the
+/// folder is first renamed aside (one rename: the skill is gone for every
+/// reader at once), then the lock is written without it, then the folder
+/// is deleted. A crash between the steps is finished by the next install,
+/// remove or recover (the set-aside folder is the journal), so the root
+/// and the lock never disagree for long and nothing is half-removed. A
+/// folder with local edits, or one not installed by skilldeck, is refused
+/// unless `options.force`.
+pub fn remove(root: &Path, name: &str, options: &InstallOptions) -> Result<Removed, Error> {
+    let lockfile = options.lockfile.clone().unwrap_or_else(|| lock_path(root));
+    let refuse = |message: String, help: &str| {
+        Error::refused(
+            Diagnostic::new(Code::InstallLocalEdits, Severity::Error, message)
+                .in_file(root.join(name))
+                .with_help(help.to_owned()),
+        )
+    };
+    if name.is_empty()
+        || name.starts_with('.')
+        || check_entry_path(name.as_bytes()).is_err()
+        || name.contains('/')
+    {
+        return Err(refuse(
+            format!("'{name}' is not a skill name"),
+            "give the skill's name as `skilldeck list` or the lock shows it",
+        ));
+    }
+    if !root.is_dir() {
+        return Err(refuse(
+            format!(
+                "skill '{name}' is not installed: {} does not exist",
+                root.display()
+            ),
+            "pass the skills root with --dir",
+        ));
+    }
+    let _guard = lock_root(root)?;
+    recover_locked(root, &lockfile, options)?;
+    let mut lock = Lockfile::load(&lockfile)?;
+    let entry = lock.as_ref().and_then(|l| l.skill.get(name)).cloned();
+    let dest = root.join(name);
+    let present = fs::symlink_metadata(&dest).is_ok();
+    if !present && entry.is_none() {
+        return Err(refuse(
+            format!(
+                "skill '{name}' is not installed in {} and not in the lock",
+                root.display()
+            ),
+            "`skilldeck list` shows the installed skills",
+        ));
+    }
+    if present && !options.force {
+        let found = folder_manifest(&dest, &options.unpack.limits).ok();
+        match (&entry, &found) {
+            (Some(e), Some(m)) if e.matches(m) => {}
+            (Some(_), _) => {
+                return Err(refuse(
+                    format!(
+                        "skill '{name}' at {} has local edits (it does not match its lock entry)",
+                        dest.display()
+                    ),
+                    "run `skilldeck verify` to see the changes; pass --force to remove it anyway",
+                ));
+            }
+            (None, _) => {
+                return Err(refuse(
+                    format!(
+                        "skill '{name}' at {} is not in the lock (not installed by skilldeck)",
+                        dest.display()
+                    ),
+                    "pass --force to remove it anyway",
+                ));
+            }
+        }
+    }
+    let aside = root.join(format!("{REMOVED_PREFIX}{name}"));
+    if present {
+        fs::rename(&dest, &aside).map_err(|e| Error::io(&dest, e))?;
+        pause(options);
+    }
+    if let Some(lock) = lock.as_mut()
+        && lock.skill.remove(name).is_some()
+    {
+        lock.save(&lockfile)?;
+    }
+    pause(options);
+    if present {
+        remove_path(&aside);
+    }
+    Ok(Removed {
+        name: name.to_owned(),
+        path: present.then_some(dest),
+        entry,
+    })
 }

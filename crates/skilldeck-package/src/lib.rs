@@ -34,8 +34,8 @@ mod verify;
 pub use error::Error;
 pub use folder::{FolderFile, folder_files, folder_manifest};
 pub use install::{
-    Action, InstallOptions, Installed, LEFTOVER_PREFIX, Source, install, is_fetched, lock_source,
-    recover, resolve_source,
+    Action, InstallOptions, Installed, LEFTOVER_PREFIX, Removed, Source, install, is_fetched,
+    lock_source, recover, remove, resolve_source,
 };
 pub use limits::PackageLimits;
 pub use lock::{LOCK_FORMAT, LOCKFILE_NAME, LockEntry, Lockfile, lock_path};

@@ -38,6 +38,11 @@ pub struct LockEntry {
     pub source: String,
     /// The content fingerprint.
     pub fingerprint: Digest,
+    /// For a git source: the commit installed (full id). `update` and
+    /// `outdated` compare it with the ref's commit now; a tag whose
+    /// commit is not this one is refused (the tag moved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// The key that signed the installed version (`SHA256:...`), pinned on
     /// first use: a later version signed by another key, or not signed, is
     /// refused unless the change is allowed. Absent for unsigned skills
@@ -131,6 +136,9 @@ impl Lockfile {
                 "fingerprint = {}",
                 quote(&entry.fingerprint.to_string())
             );
+            if let Some(commit) = &entry.commit {
+                let _ = writeln!(out, "commit = {}", quote(commit));
+            }
             if let Some(signer) = &entry.signer {
                 let _ = writeln!(out, "signer = {}", quote(signer.as_str()));
             }
@@ -198,6 +206,7 @@ mod tests {
                 version: Some("1.0".into()),
                 source: "dist/pdf.tar.gz".into(),
                 fingerprint: manifest.fingerprint(),
+                commit: Some("27810ee5b9bfd629ed238d55d0aa4e985853a6d0".into()),
                 signer: Some(
                     "SHA256:IMYkdnnCh3q3V9DirOYOeuEdMLEbmLymvczyVx5YKBg"
                         .parse()
@@ -212,6 +221,7 @@ mod tests {
                 version: None,
                 source: "x".into(),
                 fingerprint: manifest.fingerprint(),
+                commit: None,
                 signer: None,
                 files: manifest.files().to_vec(),
             },
@@ -232,6 +242,7 @@ mod tests {
                 version: None,
                 source: "x".into(),
                 fingerprint: manifest.fingerprint(),
+                commit: None,
                 signer: None,
                 files: manifest.files().to_vec(),
             },

@@ -21,6 +21,16 @@ pub enum Error {
     /// client's error, with its problem document when there is one).
     #[error("registry: {0}")]
     Client(#[from] skilldeck_registry::client::ClientError),
+    /// A git source could not be parsed, resolved or fetched, or its
+    /// content broke a rule (`spec`: the source as given or as the lock
+    /// records it).
+    #[error("{spec}: {message}")]
+    Git {
+        /// The git source.
+        spec: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {

@@ -17,6 +17,11 @@
 //!   or label, its archive checked against the fingerprint, ready for
 //!   `skilldeck-package` to install (`skilldeck install --registry`).
 //!
+//! - **A git repository** ([`git`]): a ref resolved, exactly its commit
+//!   fetched shallow and the skill's folder written out of it, with no
+//!   hook, filter or checkout of the repository's own running
+//!   (`skilldeck install git+https://...`).
+//!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
 
@@ -24,6 +29,7 @@
 
 mod error;
 mod fetch;
+pub mod git;
 mod registry;
 mod target;
 mod watch;

@@ -29,6 +29,7 @@
 #![deny(missing_docs)]
 
 pub mod generate;
+pub mod git;
 pub mod mcp;
 pub mod process;
 pub mod registry;
