@@ -78,6 +78,36 @@ impl WriteGate {
     }
 }
 
+/// On SQLite, an exclusive lock (`flock`) on `<database file>.migrate-lock`
+/// for as long as the returned file is open: sqlx's SQLite migrator takes
+/// no lock of its own (on PostgreSQL it takes an advisory lock), so two
+/// processes started together on one new database file would both run
+/// the first migration and one would fail ("table already exists").
+/// `None` for a database that is no file.
+async fn sqlite_migration_lock(url: &str) -> Result<Option<std::fs::File>, RegistryError> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return Ok(None);
+    }
+    let lock_path = std::path::PathBuf::from(format!("{path}.migrate-lock"));
+    tokio::task::spawn_blocking(move || {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| RegistryError::io(&lock_path, e))?;
+        file.lock().map_err(|e| RegistryError::io(&lock_path, e))?;
+        Ok(Some(file))
+    })
+    .await
+    .map_err(|e| RegistryError::Internal(format!("migration lock task: {e}")))?
+}
+
 /// The per-session bounds every pooled connection gets (see
 /// [`DbLimits`]): on PostgreSQL `lock_timeout`, `statement_timeout` and
 /// `idle_in_transaction_session_timeout`; on SQLite `busy_timeout` (its
@@ -166,7 +196,13 @@ impl Db {
                 tracing::warn!(error = %e, "SQLite refused WAL mode; continuing in its default mode");
             }
         }
+        let lock = if postgres {
+            None
+        } else {
+            sqlite_migration_lock(url).await?
+        };
         MIGRATOR.run(&migrating).await?;
+        drop(lock);
         migrating.close().await;
         let session = limits.clone();
         let pool = AnyPoolOptions::new()
