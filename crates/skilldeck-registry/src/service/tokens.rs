@@ -262,10 +262,10 @@ impl Registry {
                 }
             }
         }
-        if throttle.should_prune(window) {
-            if let Err(e) = auth_failures::prune(&self.inner.db, window.previous_start()).await {
-                tracing::warn!(error = %e, "could not delete old failed-authentication counts");
-            }
+        if throttle.should_prune(window)
+            && let Err(e) = auth_failures::prune(&self.inner.db, window.previous_start()).await
+        {
+            tracing::warn!(error = %e, "could not delete old failed-authentication counts");
         }
         over
     }
