@@ -107,7 +107,9 @@ pub fn registry_page(e: &RegistryError) -> RegistryPage {
             page(StatusCode::TOO_MANY_REQUESTS, "Refused")
         }
         RegistryError::InvalidArguments { .. } => page(StatusCode::UNPROCESSABLE_ENTITY, "Refused"),
-        RegistryError::Unavailable { .. } => page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable"),
+        RegistryError::Unavailable { .. } | RegistryError::Busy { .. } => {
+            page(StatusCode::SERVICE_UNAVAILABLE, "Unavailable")
+        }
         RegistryError::Forbidden(_) => page(StatusCode::FORBIDDEN, "Not allowed"),
         RegistryError::NotFound(_) => page(StatusCode::NOT_FOUND, "Not found"),
         RegistryError::MethodNotAllowed => page(StatusCode::METHOD_NOT_ALLOWED, "Refused"),

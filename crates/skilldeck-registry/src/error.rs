@@ -52,6 +52,21 @@ pub enum RegistryError {
         /// What is missing and what to do.
         detail: String,
     },
+    /// The registry could not serve the request in its bounds: a row lock,
+    /// a database connection, a write slot or the request's own time ran
+    /// out (another writer, perhaps a stalled replica, holds what it
+    /// needs). Nothing of an unfinished write was kept; retry after
+    /// `retry_after` seconds. `code` is stable (`registry-busy`,
+    /// `registry-request-timeout`).
+    #[error("{detail}")]
+    Busy {
+        /// Stable kebab-case code.
+        code: &'static str,
+        /// What ran out, and its bound.
+        detail: String,
+        /// Seconds to wait (the `Retry-After` header).
+        retry_after: u64,
+    },
     /// The token is valid but its scopes do not allow this.
     #[error("forbidden: {0}")]
     Forbidden(String),
@@ -113,9 +128,10 @@ pub enum RegistryError {
     /// A blob's bytes do not match its content address.
     #[error("blob {0} does not match its digest")]
     BlobCorrupt(String),
-    /// The database failed.
+    /// The database failed (a lock or pool timeout is
+    /// [`Busy`](RegistryError::Busy) instead).
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     /// Migrations failed.
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -163,11 +179,71 @@ impl RegistryError {
         }
     }
 
+    /// A 503 `registry-busy` with the registry's `Retry-After`.
+    pub fn busy(detail: impl Into<String>) -> RegistryError {
+        RegistryError::Busy {
+            code: "registry-busy",
+            detail: detail.into(),
+            retry_after: crate::service::config::BUSY_RETRY_AFTER_SECS,
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> RegistryError {
         RegistryError::Io {
             path: path.into(),
             source,
+        }
+    }
+}
+
+/// PostgreSQL's `lock_not_available` (a `lock_timeout` ran out, or a
+/// `NOWAIT` lock was taken).
+const PG_LOCK_NOT_AVAILABLE: &str = "55P03";
+/// PostgreSQL's `query_canceled` (a `statement_timeout` ran out).
+const PG_QUERY_CANCELED: &str = "57014";
+/// PostgreSQL's `idle_in_transaction_session_timeout`: the server ended a
+/// session idle in its transaction.
+const PG_IDLE_IN_TRANSACTION_TIMEOUT: &str = "25P03";
+/// SQLite's primary result codes `SQLITE_BUSY` and `SQLITE_LOCKED` (the
+/// low byte of an extended code).
+const SQLITE_BUSY: i64 = 5;
+const SQLITE_LOCKED: i64 = 6;
+
+/// Whether a database error is a timeout of the registry's own bounds.
+fn timed_out(e: &sqlx::Error) -> Option<&'static str> {
+    match e {
+        sqlx::Error::PoolTimedOut => Some("no database connection was free in time"),
+        sqlx::Error::Database(db) => {
+            let code = db.code()?;
+            match code.as_ref() {
+                PG_LOCK_NOT_AVAILABLE => Some("a database lock was not granted in time"),
+                PG_QUERY_CANCELED => Some("a database statement ran out of time"),
+                PG_IDLE_IN_TRANSACTION_TIMEOUT => {
+                    Some("the database ended a transaction that sat idle too long")
+                }
+                other => match other.parse::<i64>() {
+                    Ok(c) if (c & 0xff) == SQLITE_BUSY || (c & 0xff) == SQLITE_LOCKED => {
+                        Some("the database was locked by another writer past the lock timeout")
+                    }
+                    _ => None,
+                },
+            }
+        }
+        _ => None,
+    }
+}
+
+impl From<sqlx::Error> for RegistryError {
+    fn from(e: sqlx::Error) -> Self {
+        match timed_out(&e) {
+            Some(what) => {
+                tracing::warn!(error = %e, "registry: database busy");
+                RegistryError::busy(format!(
+                    "{what} (another write holds it, or the database is overloaded); nothing was changed, retry later"
+                ))
+            }
+            None => RegistryError::Database(e),
         }
     }
 }

@@ -32,11 +32,14 @@ mod storage;
 pub use error::RegistryError;
 #[cfg(feature = "server")]
 pub use service::config::{
-    DEFAULT_PROTECTED_LABEL, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
+    DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
     TestRunLimits, TrustPolicy,
 };
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;
+#[cfg(feature = "server")]
+#[doc(hidden)]
+pub use service::health::StalledWrite;
 #[cfg(feature = "server")]
 pub use service::principal::{Principal, PrincipalKind, Scope};
 #[cfg(feature = "server")]

@@ -22,6 +22,29 @@ pub const DIGEST_HEADER: &str = "x-skilldeck-digest";
 /// The API's path prefix.
 pub const API_PREFIX: &str = "/api/v1";
 
+/// One check of `/readyz`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ReadyCheck {
+    /// Whether it passed.
+    pub ok: bool,
+    /// What failed and what to look at (absent when it passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// The answer of `/readyz` (200 when every check passed, else 503).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Readiness {
+    /// Whether this replica should get traffic: every check passed.
+    pub ready: bool,
+    /// The database answered a bounded query.
+    pub database: ReadyCheck,
+    /// Every migration of this build is applied.
+    pub migrations: ReadyCheck,
+    /// The blob store answered.
+    pub store: ReadyCheck,
+}
+
 /// An error (RFC 9457 problem details) with a stable `code` and, when a
 /// package was refused, its diagnostics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -72,6 +72,83 @@ pub struct Args {
     /// accepted does not change.
     #[arg(long, value_name = "MODE", default_value = "lenient", value_parser = parse_report_mode)]
     report_mode: skilldeck::Mode,
+    #[command(flatten)]
+    faults: FaultBounds,
+}
+
+/// The bounds that keep one stalled writer (a paused replica holding the
+/// write lock, a partition) from stalling every request: each is
+/// answered 503 with `Retry-After` instead of waiting.
+#[derive(Debug, clap::Args)]
+struct FaultBounds {
+    /// Milliseconds a statement waits for a row lock (PostgreSQL
+    /// lock_timeout, SQLite busy_timeout) before the request is answered
+    /// 503 registry-busy.
+    #[arg(long, value_name = "MS", default_value_t = millis(skilldeck_registry::DbLimits::default().lock_timeout), value_parser = clap::value_parser!(u64).range(1..))]
+    db_lock_timeout_ms: u64,
+    /// Milliseconds one statement may run (PostgreSQL statement_timeout).
+    #[arg(long, value_name = "MS", default_value_t = millis(skilldeck_registry::DbLimits::default().statement_timeout), value_parser = clap::value_parser!(u64).range(1..))]
+    db_statement_timeout_ms: u64,
+    /// Milliseconds a transaction may sit idle before PostgreSQL ends its
+    /// session and releases its locks
+    /// (idle_in_transaction_session_timeout): what frees the write lock a
+    /// paused replica holds.
+    #[arg(long, value_name = "MS", default_value_t = millis(skilldeck_registry::DbLimits::default().idle_in_transaction_timeout), value_parser = clap::value_parser!(u64).range(1..))]
+    db_idle_in_transaction_timeout_ms: u64,
+    /// Milliseconds a request waits for a database connection before it
+    /// is answered 503 registry-busy.
+    #[arg(long, value_name = "MS", default_value_t = millis(skilldeck_registry::DbLimits::default().acquire_timeout), value_parser = clap::value_parser!(u64).range(1..))]
+    db_acquire_timeout_ms: u64,
+    /// Database connections of this process.
+    #[arg(long, value_name = "N", default_value_t = skilldeck_registry::RegistryLimits::default().max_db_connections, value_parser = clap::value_parser!(u32).range(2..))]
+    db_max_connections: u32,
+    /// Writes running at once in this process (each holds a connection;
+    /// the rest of the pool stays free for reads; at most the pool size
+    /// minus one).
+    #[arg(long, value_name = "N", default_value_t = skilldeck_registry::DbLimits::default().max_concurrent_writes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_concurrent_writes: usize,
+    /// Writes that may wait for a write slot (each at most the lock
+    /// timeout); one more is answered 503 registry-busy at once.
+    #[arg(long, value_name = "N", default_value_t = skilldeck_registry::DbLimits::default().max_queued_writes)]
+    max_queued_writes: usize,
+    /// Seconds the registry works on one request (a publish body's upload
+    /// included) before answering 503 registry-request-timeout.
+    #[arg(long, value_name = "SECS", default_value_t = skilldeck_registry::ServerLimits::default().request_timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    request_timeout_secs: u64,
+    /// Failed authentications one client address (or token prefix) may
+    /// make per window, counted across every replica on this database;
+    /// past it: 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = skilldeck_registry::RegistryLimits::default().max_failed_auth)]
+    max_failed_auth: u32,
+    /// The window failed authentications are counted in, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = skilldeck_registry::RegistryLimits::default().failed_auth_window.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    failed_auth_window_secs: u64,
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl FaultBounds {
+    /// Applies the bounds to the registry's limits and the server's.
+    fn apply(
+        &self,
+        limits: &mut skilldeck_registry::RegistryLimits,
+        server: &mut skilldeck_registry::ServerLimits,
+    ) {
+        use std::time::Duration;
+        limits.db.lock_timeout = Duration::from_millis(self.db_lock_timeout_ms);
+        limits.db.statement_timeout = Duration::from_millis(self.db_statement_timeout_ms);
+        limits.db.idle_in_transaction_timeout =
+            Duration::from_millis(self.db_idle_in_transaction_timeout_ms);
+        limits.db.acquire_timeout = Duration::from_millis(self.db_acquire_timeout_ms);
+        limits.db.max_concurrent_writes = self.max_concurrent_writes;
+        limits.db.max_queued_writes = self.max_queued_writes;
+        limits.max_db_connections = self.db_max_connections;
+        limits.max_failed_auth = self.max_failed_auth;
+        limits.failed_auth_window = Duration::from_secs(self.failed_auth_window_secs);
+        server.request_timeout = Duration::from_secs(self.request_timeout_secs);
+    }
 }
 
 fn parse_report_mode(text: &str) -> Result<skilldeck::Mode, String> {
@@ -119,6 +196,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     config.report.mode = args.report_mode;
     config.limits.test_run.per_minute = args.test_runs_per_minute;
     config.limits.test_run.timeout = std::time::Duration::from_secs(args.test_run_timeout_secs);
+    let mut server_limits = skilldeck_registry::ServerLimits::default();
+    args.faults.apply(&mut config.limits, &mut server_limits);
     let runner = std::sync::Arc::new(crate::registry::test_runner::HostTestRunner::new(
         &config.limits.test_run,
     ));
@@ -184,14 +263,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             }
             out.flush()?;
         }
-        skilldeck_registry::http::serve(
-            listener,
-            app,
-            skilldeck_registry::ServerLimits::default(),
-            stop,
-        )
-        .await
-        .map_err(CliError::Output)?;
+        skilldeck_registry::http::serve(listener, app, server_limits, stop)
+            .await
+            .map_err(CliError::Output)?;
         // The metrics listener stops with the public one.
         drop(stopped);
         if let Some((task, _)) = metrics_task {

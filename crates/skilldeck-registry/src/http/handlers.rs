@@ -907,6 +907,29 @@ pub async fn healthz() -> &'static str {
     "ok\n"
 }
 
+/// Readiness: the database answers a bounded query, every migration of
+/// this build is applied, the blob store answers (no auth). 503 with the
+/// same body when a check failed: take the replica out of rotation.
+#[utoipa::path(get, path = "/readyz", tag = "meta",
+    responses(
+        (status = 200, description = "ready", body = crate::wire::Readiness),
+        (status = 503, description = "not ready: the failed checks say why", body = crate::wire::Readiness),
+    ))]
+pub async fn readyz(State(registry): State<Registry>) -> Response {
+    let readiness = registry.readiness().await;
+    let status = if readiness.ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (
+        status,
+        [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+        axum::Json(readiness),
+    )
+        .into_response()
+}
+
 /// Any other path under the API: a 404 problem.
 pub async fn not_found() -> RegistryError {
     RegistryError::NotFound("this path".to_owned())

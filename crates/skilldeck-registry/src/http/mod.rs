@@ -1,4 +1,5 @@
-//! The HTTP API: every route under `/api/v1`, `/healthz` and the OpenAPI
+//! The HTTP API: every route under `/api/v1`, `/healthz` (liveness),
+//! `/readyz` (readiness) and the OpenAPI
 //! document. Handlers only translate HTTP to [`Registry`] calls; errors
 //! become `application/problem+json` in one place (`problem`).
 
@@ -20,7 +21,7 @@ use axum::routing::{delete, get, post, put};
 use crate::service::registry::Registry;
 use crate::wire::API_PREFIX;
 
-/// The API router (`/api/v1/...`, `/healthz`), with its state.
+/// The API router (`/api/v1/...`, `/healthz`, `/readyz`), with its state.
 pub fn api_router(registry: Registry) -> Router {
     let publish_cap = registry.limits().max_publish_bytes;
     let json_cap = registry.limits().max_json_body_bytes;
@@ -114,6 +115,7 @@ pub fn api_router(registry: Registry) -> Router {
     Router::new()
         .nest(API_PREFIX, api)
         .route("/healthz", get(handlers::healthz))
+        .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
         .with_state(registry)
 }

@@ -21,6 +21,7 @@ pub fn status_and_code(e: &RegistryError) -> (StatusCode, &'static str) {
             "registry-test-run-invalid-arguments",
         ),
         RegistryError::Unavailable { code, .. } => (StatusCode::SERVICE_UNAVAILABLE, code),
+        RegistryError::Busy { code, .. } => (StatusCode::SERVICE_UNAVAILABLE, code),
         RegistryError::Forbidden(_) => (StatusCode::FORBIDDEN, "registry-forbidden"),
         RegistryError::NotFound(_) => (StatusCode::NOT_FOUND, "registry-not-found"),
         RegistryError::MethodNotAllowed => (
@@ -105,7 +106,8 @@ impl IntoResponse for RegistryError {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
         if let RegistryError::TooManyAttempts { retry_after }
-        | RegistryError::RateLimited { retry_after, .. } = self
+        | RegistryError::RateLimited { retry_after, .. }
+        | RegistryError::Busy { retry_after, .. } = self
         {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
         }

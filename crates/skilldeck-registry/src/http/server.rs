@@ -11,6 +11,10 @@
 //!   it the listener stops accepting until one closes (the kernel's
 //!   backlog holds the rest), so held connections cannot exhaust file
 //!   descriptors or memory;
+//! - a request timeout ([`ServerLimits::request_timeout`]): a request the
+//!   registry has not answered in time is dropped (its transaction rolls
+//!   back) and answered 503 `registry-request-timeout` with
+//!   `Retry-After`;
 //! - the peer address in each request's extensions (`ConnectInfo`), for
 //!   the failed-authentication throttle.
 //!
@@ -37,6 +41,29 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 
 use crate::service::config::ServerLimits;
 
+/// Runs `request` through `next`, or answers 503
+/// `registry-request-timeout` once `limit` has passed without a response.
+async fn within(
+    limit: std::time::Duration,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => crate::error::RegistryError::Busy {
+            code: "registry-request-timeout",
+            detail: format!(
+                "the registry did not finish this request within {} s; retry later \
+                 (a write it was making was rolled back unless it had already committed)",
+                limit.as_secs()
+            ),
+            retry_after: crate::service::config::BUSY_RETRY_AFTER_SECS,
+        }
+        .into_response(),
+    }
+}
+
 /// Serves `app` on `listener` with `limits` until `shutdown` resolves,
 /// then lets the open connections finish their current request.
 ///
@@ -51,8 +78,12 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send,
 {
+    let request_timeout = limits.request_timeout;
     let app = app
         .layer(RequestBodyTimeoutLayer::new(limits.body_read_timeout))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            within(request_timeout, request, next)
+        }))
         // Outermost: the log line, the span and the metrics see the
         // response of every layer inside, timeouts included.
         .layer(axum::middleware::from_fn(crate::http::observe::observe));

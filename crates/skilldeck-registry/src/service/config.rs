@@ -53,6 +53,11 @@ pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most connections served at once by one registry process; past it the
 /// listener waits for one to close before accepting another.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// Longest the registry works on one request before answering 503
+/// `registry-request-timeout` with `Retry-After` (reading a publish body
+/// counts; streaming a response body does not). A backstop above every
+/// database timeout: the request is dropped, its transaction rolled back.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Failed authentications one client address (or one token prefix) may
 /// make in `FAILED_AUTH_WINDOW` before further failures are answered
 /// 429 with `Retry-After`.
@@ -65,6 +70,45 @@ pub const FAILED_AUTH_WINDOW: Duration = Duration::from_secs(60);
 pub const MAX_THROTTLE_KEYS: usize = 100_000;
 /// Characters of a presented token (after `sdk_`) the throttle keys on.
 pub const THROTTLE_TOKEN_PREFIX_CHARS: usize = 8;
+/// While a client address (or token prefix) is over `MAX_FAILED_AUTH`,
+/// a token this process has not verified recently is looked up in the
+/// database at most once per this interval per key; the others are
+/// answered 429 without a query (a flood costs no query per request, and
+/// a valid token from a throttled address still gets in on a retry).
+pub const FAILED_AUTH_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long a statement waits for a row lock (PostgreSQL `lock_timeout`;
+/// SQLite's `busy_timeout`) before it fails and the request is answered
+/// 503 `registry-busy` with `Retry-After`. Writes are serialised on one
+/// row: a healthy write holds it for milliseconds, so a wait this long
+/// means the holder is stalled (a paused replica, a partition).
+pub const DB_LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest one statement may run (PostgreSQL `statement_timeout`): far
+/// above any query of the registry (they are indexed lookups and page
+/// reads), so only a runaway or starved statement is cut.
+pub const DB_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest a transaction may sit idle between its statements (PostgreSQL
+/// `idle_in_transaction_session_timeout`): the server ends the session of
+/// a replica paused mid-write, which releases the locks it held. The
+/// registry never waits on anything else inside a transaction (blobs are
+/// stored before it begins).
+pub const DB_IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest a request waits for a database connection of the pool before
+/// it is answered 503 `registry-busy` with `Retry-After`.
+pub const DB_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Writes one registry process runs at once (each holds a connection
+/// while it waits for the write lock); the rest of the pool stays free
+/// for reads, so writers stuck behind a lock cannot starve them.
+pub const MAX_CONCURRENT_WRITES: usize = 4;
+/// Writes that may wait for one of the `MAX_CONCURRENT_WRITES` slots
+/// (without a connection); one more is answered 503 `registry-busy` at
+/// once, and a queued write waits at most `DB_LOCK_TIMEOUT` for its slot.
+pub const MAX_QUEUED_WRITES: usize = 64;
+/// The `Retry-After` (seconds) of a 503 `registry-busy` or
+/// `registry-request-timeout`.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 2;
+/// Longest `/readyz` waits for the database and the store to answer.
+pub const READY_CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Every token starts with this.
 pub const TOKEN_PREFIX: &str = "sdk_";
@@ -155,6 +199,8 @@ pub struct ServerLimits {
     pub body_read_timeout: Duration,
     /// `MAX_CONNECTIONS`.
     pub max_connections: usize,
+    /// `REQUEST_TIMEOUT`.
+    pub request_timeout: Duration,
 }
 
 impl Default for ServerLimits {
@@ -163,6 +209,40 @@ impl Default for ServerLimits {
             header_read_timeout: HEADER_READ_TIMEOUT,
             body_read_timeout: BODY_READ_TIMEOUT,
             max_connections: MAX_CONNECTIONS,
+            request_timeout: REQUEST_TIMEOUT,
+        }
+    }
+}
+
+/// The database's timeouts and the write queue: what keeps one stalled
+/// writer (a paused replica holding the write lock) from stalling every
+/// other request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbLimits {
+    /// `DB_LOCK_TIMEOUT`.
+    pub lock_timeout: Duration,
+    /// `DB_STATEMENT_TIMEOUT` (PostgreSQL).
+    pub statement_timeout: Duration,
+    /// `DB_IDLE_IN_TRANSACTION_TIMEOUT` (PostgreSQL).
+    pub idle_in_transaction_timeout: Duration,
+    /// `DB_ACQUIRE_TIMEOUT`.
+    pub acquire_timeout: Duration,
+    /// `MAX_CONCURRENT_WRITES` (at least 1, and below the pool size so
+    /// reads keep a connection).
+    pub max_concurrent_writes: usize,
+    /// `MAX_QUEUED_WRITES`.
+    pub max_queued_writes: usize,
+}
+
+impl Default for DbLimits {
+    fn default() -> Self {
+        DbLimits {
+            lock_timeout: DB_LOCK_TIMEOUT,
+            statement_timeout: DB_STATEMENT_TIMEOUT,
+            idle_in_transaction_timeout: DB_IDLE_IN_TRANSACTION_TIMEOUT,
+            acquire_timeout: DB_ACQUIRE_TIMEOUT,
+            max_concurrent_writes: MAX_CONCURRENT_WRITES,
+            max_queued_writes: MAX_QUEUED_WRITES,
         }
     }
 }
@@ -192,6 +272,10 @@ pub struct RegistryLimits {
     pub max_failed_auth: u32,
     /// `FAILED_AUTH_WINDOW`.
     pub failed_auth_window: Duration,
+    /// `FAILED_AUTH_PROBE_INTERVAL`.
+    pub failed_auth_probe_interval: Duration,
+    /// The database's timeouts and the write queue.
+    pub db: DbLimits,
     /// The strict policy and the rate of test runs.
     pub test_run: TestRunLimits,
 }
@@ -210,6 +294,8 @@ impl Default for RegistryLimits {
             package: PackageLimits::default(),
             max_failed_auth: MAX_FAILED_AUTH,
             failed_auth_window: FAILED_AUTH_WINDOW,
+            failed_auth_probe_interval: FAILED_AUTH_PROBE_INTERVAL,
+            db: DbLimits::default(),
             test_run: TestRunLimits::default(),
         }
     }

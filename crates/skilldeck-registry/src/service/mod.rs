@@ -16,6 +16,7 @@
 //!   [`signing`]: the keys that may sign a namespace, signatures at publish.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
+//! - [`health`]: readiness (`/readyz`: database, migrations, store).
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
 //!   a [`TestRunner`](runner::TestRunner) the binary supplies;
 //!   [`rate`]: their per-principal rate limit.
@@ -28,6 +29,7 @@ pub mod config;
 pub mod cursor;
 pub mod gc;
 pub mod glob;
+pub mod health;
 pub mod metrics;
 pub mod principal;
 pub mod publish;

@@ -48,7 +48,8 @@ pub(crate) struct Inner {
     /// Verified tokens: sha256 hex (or `id:<token id>`) → principal and
     /// expiry.
     pub auth: TtlCache<AuthEntry>,
-    /// Failed authentications per client address and token prefix.
+    /// Failed authentications per client address and token prefix (this
+    /// process's side; the shared count is in the database).
     pub throttle: FailedAuthThrottle,
     /// The search index over the latest versions, with the database
     /// generation it was built at.
@@ -70,7 +71,12 @@ pub(crate) struct Inner {
 impl Registry {
     /// Connects the database, runs the migrations, opens the store.
     pub async fn open(config: RegistryConfig) -> Result<Registry, RegistryError> {
-        let db = Db::open(&config.database_url, config.limits.max_db_connections).await?;
+        let db = Db::open(
+            &config.database_url,
+            config.limits.max_db_connections,
+            &config.limits.db,
+        )
+        .await?;
         let store = BlobStore::open(&config.store_url)?;
         let root = config.staging_dir.clone();
         let (staging, swept) = tokio::task::spawn_blocking(move || Staging::open(&root))
@@ -95,6 +101,7 @@ impl Registry {
                 throttle: FailedAuthThrottle::new(
                     config.limits.max_failed_auth,
                     config.limits.failed_auth_window,
+                    config.limits.failed_auth_probe_interval,
                 ),
                 test_runner: std::sync::OnceLock::new(),
                 test_runs: crate::service::rate::RateLimiter::new(

@@ -16,6 +16,10 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt, PutPayload};
 use skilldeck::Digest;
 
 use crate::error::RegistryError;
+
+/// The key `/readyz` looks up (never written; blob keys are content
+/// addresses under their own prefixes).
+const PROBE_KEY: &str = "readyz-probe";
 use crate::service::metrics::metrics;
 
 /// The key prefix of file blobs.
@@ -151,6 +155,15 @@ impl BlobStore {
             .try_collect()
             .await
             .map_err(|e| counted("list", e))
+    }
+
+    /// Whether the store answers: a `HEAD` of a key that is never
+    /// written (missing is the answer expected).
+    pub async fn probe(&self) -> Result<(), RegistryError> {
+        match self.store.head(&StorePath::from(PROBE_KEY)).await {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(counted("head", e)),
+        }
     }
 
     /// Deletes `key` (missing is fine).

@@ -24,7 +24,8 @@ use crate::service::principal::{Principal, Scope};
 use crate::service::principal::{PrincipalKind, report_caller};
 use crate::service::registry::Registry;
 use crate::service::state::AuthEntry;
-use crate::service::throttle::ThrottleKey;
+use crate::service::throttle::{ThrottleKey, Window};
+use crate::storage::auth_failures;
 use crate::storage::db::{self, now};
 use crate::storage::tokens::{self as stored, NewToken, TokenRecord};
 use crate::wire::{Page, TokenCreated, TokenInfo, TokenRequest};
@@ -114,6 +115,62 @@ fn check_private(path: &Path) -> Result<(), RegistryError> {
     Ok(())
 }
 
+/// The admin token in `path`, created first when the file is missing:
+/// a fresh token goes to a private temporary file in the same folder,
+/// synced, then moved into place only if nothing is there yet
+/// (`persist_noclobber`: `renameat2(RENAME_NOREPLACE)` or `link`, both
+/// atomic and exclusive), so a reader never sees a half-written file and
+/// two processes racing never both win; the loser reads the winner's.
+fn read_or_create_token_file(path: &Path) -> Result<String, RegistryError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => return token_of_file(path, &text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(RegistryError::io(path, e)),
+    }
+    let parent = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(parent) => parent.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| RegistryError::io(&parent, e))?;
+    let token = new_token()?;
+    // tempfile creates the file 0600 on Unix.
+    let mut temp = tempfile::Builder::new()
+        .prefix(".admin-token.")
+        .tempfile_in(&parent)
+        .map_err(|e| RegistryError::io(&parent, e))?;
+    temp.write_all(format!("{token}\n").as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|e| RegistryError::io(temp.path(), e))?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => {
+            // The new name is durable once its folder is synced.
+            if let Ok(dir) = std::fs::File::open(&parent) {
+                let _ = dir.sync_all();
+            }
+            Ok(token)
+        }
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Another process made it first: its file is complete.
+            let text = std::fs::read_to_string(path).map_err(|e| RegistryError::io(path, e))?;
+            token_of_file(path, &text)
+        }
+        Err(e) => Err(RegistryError::io(path, e.error)),
+    }
+}
+
+/// The token an admin token file holds (the file must be private).
+fn token_of_file(path: &Path, text: &str) -> Result<String, RegistryError> {
+    check_private(path)?;
+    let t = text.trim().to_owned();
+    if !t.starts_with(TOKEN_PREFIX) {
+        return Err(RegistryError::Config(format!(
+            "{}: not a registry token (expected {TOKEN_PREFIX}...)",
+            path.display()
+        )));
+    }
+    Ok(t)
+}
+
 /// SHA-256 hex of a token (what is stored).
 fn token_hash(token: &str) -> String {
     skilldeck::secret::secret_hash(token)
@@ -130,8 +187,11 @@ fn join_scopes(scopes: &[Scope]) -> String {
 impl Registry {
     /// The principal of a bearer token; 401 when unknown, expired or
     /// revoked (the problem says which), 429 once `client` (or the token's
-    /// prefix) has failed too often.
-    /// A valid token is never refused by the throttle.
+    /// prefix) has failed too often, counted across replicas
+    /// ([`throttle`](crate::service::throttle)). A token this process
+    /// verified recently is never refused by the throttle; another token
+    /// from a throttled client is looked up at most once per probe
+    /// interval (429 otherwise), so a flood costs no query per request.
     pub async fn authenticate(
         &self,
         bearer: &str,
@@ -150,16 +210,80 @@ impl Registry {
         bearer: &str,
         client: Option<std::net::IpAddr>,
     ) -> Result<Principal, RegistryError> {
+        let bearer = bearer.trim();
+        if let Some(cached) = self.cached(bearer) {
+            return cached;
+        }
+        let throttle = &self.inner.throttle;
+        let keys = ThrottleKey::of(client, bearer);
+        let window = throttle.window_now();
+        if let Err(retry_after) = throttle.admit(&keys, window) {
+            return Err(RegistryError::TooManyAttempts { retry_after });
+        }
         match self.verify(bearer).await {
             Err(RegistryError::Unauthorized(why)) => {
-                let keys = ThrottleKey::of(client, bearer);
-                match self.inner.throttle.fail(&keys) {
-                    Some(retry_after) => Err(RegistryError::TooManyAttempts { retry_after }),
-                    None => Err(RegistryError::Unauthorized(why)),
+                if self.count_failure(&keys, window).await {
+                    Err(RegistryError::TooManyAttempts {
+                        retry_after: window.left(),
+                    })
+                } else {
+                    Err(RegistryError::Unauthorized(why))
                 }
             }
             other => other,
         }
+    }
+
+    /// Counts a failed authentication of `keys` here and in the database;
+    /// whether one of them is now over the limit. A database that cannot
+    /// count leaves this process's own count as the bound (logged).
+    async fn count_failure(&self, keys: &[ThrottleKey], window: Window) -> bool {
+        let throttle = &self.inner.throttle;
+        let (shared, mut over) = throttle.fail_here(keys, window);
+        for key in shared {
+            let Some(stored_key) = key.stored() else {
+                continue;
+            };
+            let counted = auth_failures::count(
+                &self.inner.db,
+                &stored_key,
+                window.start(),
+                window.previous_start(),
+            )
+            .await;
+            match counted {
+                Ok(n) if n > i64::from(throttle.max()) => {
+                    throttle.mark_over(&key, window);
+                    over = true;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "could not count a failed authentication in the database; this replica's own count applies");
+                }
+            }
+        }
+        if throttle.should_prune(window)
+            && let Err(e) = auth_failures::prune(&self.inner.db, window.previous_start()).await
+        {
+            tracing::warn!(error = %e, "could not delete old failed-authentication counts");
+        }
+        over
+    }
+
+    /// The answer for a token found in this process's token cache (no
+    /// database query), or `None` when it is not there.
+    fn cached(&self, bearer: &str) -> Option<Result<Principal, RegistryError>> {
+        if !bearer.starts_with(TOKEN_PREFIX) || bearer.len() > MAX_TEXT_LEN {
+            return None;
+        }
+        let entry = self.inner.auth.get(&token_hash(bearer))?;
+        Some(
+            if entry.expires_at.is_some_and(|t| t <= chrono::Utc::now()) {
+                Err(RegistryError::Unauthorized("the token has expired"))
+            } else {
+                Ok(entry.principal.clone())
+            },
+        )
     }
 
     async fn verify(&self, bearer: &str) -> Result<Principal, RegistryError> {
@@ -264,75 +388,64 @@ impl Registry {
     /// Makes sure the admin token in `path` exists and is known: creates
     /// the file (mode 0600) with a fresh token when it is missing, and
     /// registers the token's hash. Returns the path (never the token).
+    ///
+    /// Safe when replicas start together on one shared file and one
+    /// database: the file is created whole or not at all (a fresh token is
+    /// written to a private temporary file beside it, synced, then linked
+    /// into place only if nothing is there; a replica that loses that race
+    /// reads the winner's file), and the token is registered in one write
+    /// that finds it or inserts it (`ON CONFLICT DO NOTHING`), so every
+    /// replica ends with the same token, registered once.
     pub async fn ensure_admin_token(&self, path: &Path) -> Result<PathBuf, RegistryError> {
-        let token = match std::fs::read_to_string(path) {
-            Ok(text) => {
-                check_private(path)?;
-                let t = text.trim().to_owned();
-                if !t.starts_with(TOKEN_PREFIX) {
-                    return Err(RegistryError::Config(format!(
-                        "{}: not a registry token (expected {TOKEN_PREFIX}...)",
-                        path.display()
-                    )));
-                }
-                t
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let t = new_token()?;
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(parent).map_err(|e| RegistryError::io(parent, e))?;
-                }
-                let mut options = std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    options.mode(0o600);
-                }
-                let mut f = options.open(path).map_err(|e| RegistryError::io(path, e))?;
-                f.write_all(format!("{t}\n").as_bytes())
-                    .and_then(|()| f.sync_all())
-                    .map_err(|e| RegistryError::io(path, e))?;
-                t
-            }
-            Err(e) => return Err(RegistryError::io(path, e)),
-        };
+        let file = path.to_path_buf();
+        let token = tokio::task::spawn_blocking(move || read_or_create_token_file(&file))
+            .await
+            .map_err(|e| RegistryError::Internal(format!("admin token file task: {e}")))??;
         let hash = token_hash(&token);
         let system = Principal {
             token_id: "system".to_owned(),
             name: "registry".to_owned(),
             scopes: vec![Scope::Admin],
         };
-        let known = self.token_by_hash(&hash).await?;
-        let id = match known {
+        // One write (writes are serialised): find the token or insert it,
+        // then retire the older file tokens.
+        let mut w = self.begin_write().await?;
+        let (id, created) = match stored::id_by_hash_in(&mut w, &hash).await? {
             Some((_, Some(_))) => {
+                w.rollback().await?;
                 return Err(RegistryError::Config(format!(
                     "{}: this admin token was revoked (a newer admin token file replaced it, or it was revoked through the API); \
                      put the current admin token in this file, or delete the file to have a fresh one made (which revokes the current one)",
                     path.display()
                 )));
             }
-            Some((id, None)) => id,
+            Some((id, None)) => (id, false),
             None => {
-                let stored = self
-                    .store_token(
-                        &system,
-                        hash.clone(),
-                        "admin-file".to_owned(),
-                        &[Scope::Admin],
-                        SOURCE_ADMIN_FILE,
-                        None,
-                    )
-                    .await;
-                match stored {
-                    Ok(id) => id,
-                    Err(e) => {
-                        // Replicas started together with one token file
-                        // race to register it: the hash is unique, so the
-                        // loser finds it.
-                        match self.token_by_hash(&hash).await? {
-                            Some((id, None)) => id,
-                            _ => return Err(e),
+                let id = new_token_id()?;
+                let inserted = stored::insert_unless_known(
+                    &mut w,
+                    &NewToken {
+                        id: &id,
+                        name: "admin-file",
+                        hash: &hash,
+                        scopes: &join_scopes(&[Scope::Admin]),
+                        created_at: &now(),
+                        source: SOURCE_ADMIN_FILE,
+                        expires_at: None,
+                    },
+                )
+                .await?;
+                if inserted {
+                    (id, true)
+                } else {
+                    // Registered by another replica since this write's
+                    // lookup (a database without the write lock).
+                    match stored::id_by_hash_in(&mut w, &hash).await? {
+                        Some((id, None)) => (id, false),
+                        _ => {
+                            return Err(RegistryError::Internal(
+                                "the admin token vanished while it was registered".to_owned(),
+                            ));
                         }
                     }
                 }
@@ -342,33 +455,32 @@ impl Registry {
         // admin token. Replicas started together with one file all keep
         // the same one; a replica started with an older file refuses to
         // start (above) instead of bringing the old token back.
-        let mut w = self.begin_write().await?;
         let revoked = stored::revoke_source_except(&mut w, SOURCE_ADMIN_FILE, &id, &now()).await?;
-        if revoked > 0 {
+        // One audit line per write (its id is the write's generation):
+        // the registration, saying what it revoked, or the rotation.
+        let changed = created || revoked > 0;
+        if changed {
+            let action = if created {
+                "token.create"
+            } else {
+                "token.rotate"
+            };
             Registry::audit_in(
                 &mut w,
                 &system,
-                "token.rotate",
+                action,
                 &format!("token:{id}"),
-                serde_json::json!({"revoked": revoked, "source": SOURCE_ADMIN_FILE}),
+                serde_json::json!({"name": "admin-file", "scopes": "admin", "source": SOURCE_ADMIN_FILE, "revoked": revoked}),
             )
             .await?;
+        }
+        if changed {
             self.commit(w).await?;
             self.inner.auth.clear();
         } else {
             w.rollback().await?;
         }
         Ok(path.to_path_buf())
-    }
-
-    /// The id of the token with this hash and when it was revoked.
-    async fn token_by_hash(
-        &self,
-        hash: &str,
-    ) -> Result<Option<(String, Option<String>)>, RegistryError> {
-        Ok(stored::by_hash(&self.inner.db, hash)
-            .await?
-            .map(|t| (t.id, t.revoked_at)))
     }
 
     async fn store_token(

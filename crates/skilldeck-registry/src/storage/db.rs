@@ -1,15 +1,27 @@
 //! [`Db`]: the database (SQLite or PostgreSQL through sqlx `any`) and
 //! [`Write`]: one write transaction.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::RegistryError;
+use crate::service::config::DbLimits;
 
-/// The database: a connection pool. Cheap to clone.
+/// The registry's migrations (run at open; `/readyz` checks they are all
+/// applied).
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// The database: a connection pool and the gate writes pass. Cheap to
+/// clone.
 #[derive(Clone)]
 pub(crate) struct Db {
     pool: AnyPool,
+    gate: Arc<WriteGate>,
 }
 
 /// One write: a transaction whose first statement bumped the database
@@ -17,6 +29,113 @@ pub(crate) struct Db {
 pub(crate) struct Write {
     tx: Transaction<'static, Any>,
     generation: i64,
+    /// Its slot of the write gate, given back when the write ends.
+    _slot: OwnedSemaphorePermit,
+}
+
+/// The write gate: at most `slots` writes hold a connection at once (the
+/// rest of the pool stays free for reads), at most `max_waiting` wait
+/// for a slot, each at most `wait`. A write past either bound is answered
+/// 503 `registry-busy` at once instead of holding a connection while it
+/// waits for a lock another writer (perhaps a paused replica) holds.
+struct WriteGate {
+    slots: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    max_waiting: usize,
+    wait: std::time::Duration,
+}
+
+/// Takes one place in the gate's queue; gives it back when dropped.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl WriteGate {
+    async fn enter(&self) -> Result<OwnedSemaphorePermit, RegistryError> {
+        if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+            return Ok(slot);
+        }
+        let ahead = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _place = Waiting(&self.waiting);
+        if ahead >= self.max_waiting {
+            return Err(RegistryError::busy(format!(
+                "{ahead} writes are already waiting on this server (the limit); nothing was changed, retry later"
+            )));
+        }
+        match tokio::time::timeout(self.wait, self.slots.clone().acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            // The semaphore is never closed; a timeout is the only way
+            // here.
+            _ => Err(RegistryError::busy(format!(
+                "no write slot of this server was free within {} ms (other writes are stalled); nothing was changed, retry later",
+                self.wait.as_millis()
+            ))),
+        }
+    }
+}
+
+/// On SQLite, an exclusive lock (`flock`) on `<database file>.migrate-lock`
+/// for as long as the returned file is open: sqlx's SQLite migrator takes
+/// no lock of its own (on PostgreSQL it takes an advisory lock), so two
+/// processes started together on one new database file would both run
+/// the first migration and one would fail ("table already exists").
+/// `None` for a database that is no file.
+async fn sqlite_migration_lock(url: &str) -> Result<Option<std::fs::File>, RegistryError> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return Ok(None);
+    }
+    let lock_path = std::path::PathBuf::from(format!("{path}.migrate-lock"));
+    tokio::task::spawn_blocking(move || {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| RegistryError::io(&lock_path, e))?;
+        file.lock().map_err(|e| RegistryError::io(&lock_path, e))?;
+        Ok(Some(file))
+    })
+    .await
+    .map_err(|e| RegistryError::Internal(format!("migration lock task: {e}")))?
+}
+
+/// The per-session bounds every pooled connection gets (see
+/// [`DbLimits`]): on PostgreSQL `lock_timeout`, `statement_timeout` and
+/// `idle_in_transaction_session_timeout`; on SQLite `busy_timeout` (its
+/// lock wait).
+async fn set_session_limits(
+    conn: &mut AnyConnection,
+    postgres: bool,
+    limits: &DbLimits,
+) -> Result<(), sqlx::Error> {
+    let ms = |d: std::time::Duration| format!("{}ms", d.as_millis().max(1));
+    if postgres {
+        sqlx::query(
+            "SELECT set_config('lock_timeout', $1, false), \
+                    set_config('statement_timeout', $2, false), \
+                    set_config('idle_in_transaction_session_timeout', $3, false)",
+        )
+        .bind(ms(limits.lock_timeout))
+        .bind(ms(limits.statement_timeout))
+        .bind(ms(limits.idle_in_transaction_timeout))
+        .execute(&mut *conn)
+        .await?;
+    } else {
+        let busy = limits.lock_timeout.as_millis().max(1);
+        sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA busy_timeout = {busy}")))
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Now, as times are stored ([`time_text`]).
@@ -42,8 +161,14 @@ pub(crate) fn to_u64(n: i64) -> u64 {
 
 impl Db {
     /// Connects `url` (`sqlite:` or `postgres:`), turns on WAL mode on
-    /// SQLite and runs the migrations.
-    pub(crate) async fn open(url: &str, max_connections: u32) -> Result<Db, RegistryError> {
+    /// SQLite and runs the migrations (on a connection of their own,
+    /// without the session limits: a long migration, or one waiting for
+    /// another replica's migration lock, is not a stalled request).
+    pub(crate) async fn open(
+        url: &str,
+        max_connections: u32,
+        limits: &DbLimits,
+    ) -> Result<Db, RegistryError> {
         install_default_drivers();
         if !(url.starts_with("sqlite:")
             || url.starts_with("postgres:")
@@ -53,24 +178,76 @@ impl Db {
                 "the database URL must start with sqlite: or postgres:".to_owned(),
             ));
         }
-        let pool = AnyPoolOptions::new()
-            .max_connections(max_connections)
+        let postgres = !url.starts_with("sqlite:");
+        let cannot_open = |e| RegistryError::Config(format!("cannot open the database: {e}"));
+        let migrating = AnyPoolOptions::new()
+            .max_connections(1)
             .connect(url)
             .await
-            .map_err(|e| RegistryError::Config(format!("cannot open the database: {e}")))?;
-        if url.starts_with("sqlite:") {
+            .map_err(cannot_open)?;
+        if !postgres {
             // Readers never wait for the writer in WAL mode; the setting is
             // kept in the database file. Without it the registry still
             // works (slower under load), so a refusal is only logged.
             if let Err(e) = sqlx::query("PRAGMA journal_mode=WAL")
-                .fetch_optional(&pool)
+                .fetch_optional(&migrating)
                 .await
             {
                 tracing::warn!(error = %e, "SQLite refused WAL mode; continuing in its default mode");
             }
         }
-        sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Db { pool })
+        let lock = if postgres {
+            None
+        } else {
+            sqlite_migration_lock(url).await?
+        };
+        MIGRATOR.run(&migrating).await?;
+        drop(lock);
+        migrating.close().await;
+        let session = limits.clone();
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(limits.acquire_timeout)
+            .after_connect(move |conn, _| {
+                let session = session.clone();
+                Box::pin(async move { set_session_limits(conn, postgres, &session).await })
+            })
+            .connect(url)
+            .await
+            .map_err(cannot_open)?;
+        // Writes leave at least one connection to reads.
+        let slots = limits
+            .max_concurrent_writes
+            .min(
+                usize::try_from(max_connections)
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(1),
+            )
+            .max(1);
+        Ok(Db {
+            pool,
+            gate: Arc::new(WriteGate {
+                slots: Arc::new(Semaphore::new(slots)),
+                waiting: AtomicUsize::new(0),
+                max_waiting: limits.max_queued_writes,
+                wait: limits.lock_timeout,
+            }),
+        })
+    }
+
+    /// Whether the database answers and every migration of this build is
+    /// applied: the versions that are not (empty when current).
+    pub(crate) async fn missing_migrations(&self) -> Result<Vec<i64>, RegistryError> {
+        let applied: Vec<i64> =
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(MIGRATOR
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration())
+            .map(|m| m.version)
+            .filter(|v| !applied.contains(v))
+            .collect())
     }
 
     /// The pool, for the statements of this layer.
@@ -87,14 +264,22 @@ impl Db {
     /// database generation (a row lock on PostgreSQL, the write lock on
     /// SQLite), so writes are serialised and each gets a fresh number
     /// (the audit id).
+    ///
+    /// It first takes a slot of the write gate ([`DbLimits`]): past the
+    /// gate's bounds it is answered 503 `registry-busy` at once.
     pub(crate) async fn begin_write(&self) -> Result<Write, RegistryError> {
+        let slot = self.gate.enter().await?;
         let mut tx = self.pool.begin().await?;
         let generation: i64 = sqlx::query_scalar(
             "UPDATE registry_state SET generation = generation + 1 WHERE id = 1 RETURNING generation",
         )
         .fetch_one(&mut *tx)
         .await?;
-        Ok(Write { tx, generation })
+        Ok(Write {
+            tx,
+            generation,
+            _slot: slot,
+        })
     }
 
     /// The database generation: bumped by every write.

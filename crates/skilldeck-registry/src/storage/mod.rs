@@ -14,6 +14,8 @@
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
+//! - [`auth_failures`]: failed authentications per key and window,
+//!   counted across replicas.
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -23,6 +25,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod audit;
+pub(crate) mod auth_failures;
 pub(crate) mod db;
 pub(crate) mod labels;
 pub(crate) mod policies;

@@ -138,6 +138,42 @@ pub(crate) async fn insert(w: &mut Write, t: &NewToken<'_>) -> Result<(), Regist
     Ok(())
 }
 
+/// Inserts `t` unless a token with its hash is stored already (replicas
+/// registering one admin token file at once): whether it was inserted.
+pub(crate) async fn insert_unless_known(
+    w: &mut Write,
+    t: &NewToken<'_>,
+) -> Result<bool, RegistryError> {
+    let done = sqlx::query(
+        "INSERT INTO tokens (id, name, hash, scopes, created_at, source, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+         ON CONFLICT (hash) DO NOTHING",
+    )
+    .bind(t.id.to_owned())
+    .bind(t.name.to_owned())
+    .bind(t.hash.to_owned())
+    .bind(t.scopes.to_owned())
+    .bind(t.created_at.to_owned())
+    .bind(t.source.to_owned())
+    .bind(t.expires_at.map(str::to_owned))
+    .execute(w.conn())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The id of the token with this hash and when it was revoked, inside
+/// the write `w`.
+pub(crate) async fn id_by_hash_in(
+    w: &mut Write,
+    hash: &str,
+) -> Result<Option<(String, Option<String>)>, RegistryError> {
+    let row = sqlx::query("SELECT id, revoked_at FROM tokens WHERE hash = $1")
+        .bind(hash.to_owned())
+        .fetch_optional(w.conn())
+        .await?;
+    row.map(|r| Ok((r.try_get("id")?, r.try_get("revoked_at")?)))
+        .transpose()
+}
+
 /// Revokes at `at` every live token from `source` but `keep`; returns
 /// how many.
 pub(crate) async fn revoke_source_except(
