@@ -24,6 +24,8 @@ pub struct Chrome {
     pub nav: &'static str,
     /// A one-shot message from the previous request.
     pub flash: Option<String>,
+    /// The signed-in token is an admin's (the admin pages are linked).
+    pub admin: bool,
 }
 
 impl Chrome {
@@ -42,7 +44,14 @@ impl Chrome {
             who,
             nav,
             flash,
+            admin: false,
         }
+    }
+
+    /// The same chrome, linking the admin pages when `admin`.
+    pub fn with_admin(mut self, admin: bool) -> Chrome {
+        self.admin = admin;
+        self
     }
 }
 
@@ -118,7 +127,8 @@ pub struct ErrorPage {
     pub detail: String,
 }
 
-/// The skills list and search.
+/// The skills list: totals, search, namespace and capability filters,
+/// sort, and one page.
 #[derive(Template)]
 #[template(path = "skills.html")]
 pub struct SkillsPage {
@@ -126,8 +136,31 @@ pub struct SkillsPage {
     pub chrome: Chrome,
     /// The search text.
     pub q: String,
+    /// The namespace filter (empty: all).
+    pub namespace: String,
+    /// The need filter as text (empty: any).
+    pub need: String,
+    /// `name`, `recent` or empty (relevance with search text, else name).
+    pub sort: String,
     /// This page of skills.
     pub skills: Vec<SkillSummary>,
+    /// Skills in the registry (that this token may list).
+    pub total_skills: u64,
+    /// Namespaces in the registry.
+    pub total_namespaces: u64,
+    /// Skills matching the filters.
+    pub matching: u64,
+    /// The first skill shown (1-based), 0 when none.
+    pub from: u64,
+    /// The last skill shown.
+    pub to: u64,
+    /// The namespaces offered in the filter (with counts), empty when
+    /// there are too many to offer (a text field then).
+    pub namespaces: Vec<(String, u64)>,
+    /// The capability filter's choices: value and label.
+    pub needs: Vec<(String, String)>,
+    /// The previous page, if any.
+    pub prev_href: Option<String>,
     /// The next page, if any.
     pub next_href: Option<String>,
     /// The first page, when this is not it.
@@ -469,6 +502,8 @@ pub struct SelectionPage {
     pub next_page: Option<String>,
     /// The first page's link, when this is not the first page.
     pub first_page: Option<String>,
+    /// The other skills shown: first, last (1-based) and how many match.
+    pub others: Option<(u64, u64, u64)>,
     /// The preview.
     pub preview: PreviewView,
     /// Always false here (the preview is in place).
@@ -514,6 +549,10 @@ pub struct SelectionFilters {
     pub show: &'static str,
     /// A budget to try instead of the agent's (kept across filters).
     pub budget: String,
+    /// The need filter as text (empty: anything).
+    pub need: String,
+    /// The need filter's choices: value and label.
+    pub needs: Vec<(String, String)>,
 }
 
 /// The htmx answer to a row change: the row, and the preview swapped
@@ -657,6 +696,17 @@ mod tests {
         let page = SkillsPage {
             chrome: Chrome::new("tok".into(), Some("admin".into()), "skills", None),
             q: "<script>alert(1)</script>".into(),
+            namespace: "<b>ns</b>".into(),
+            need: String::new(),
+            sort: String::new(),
+            total_skills: 1,
+            total_namespaces: 1,
+            matching: 1,
+            from: 1,
+            to: 1,
+            namespaces: vec![("acme".into(), 1)],
+            needs: Vec::new(),
+            prev_href: None,
             skills: vec![SkillSummary {
                 namespace: skilldeck_registry::names::Namespace::new("acme").unwrap(),
                 name: "x".into(),
@@ -673,6 +723,7 @@ mod tests {
         let html = page.render().unwrap();
         assert!(!html.contains("<script>alert"), "{html}");
         assert!(!html.contains("<img src=x"), "{html}");
+        assert!(!html.contains("<b>ns</b>"), "{html}");
         assert!(
             html.contains("&#60;img src=x onerror=alert(1)&#62;") || html.contains("&lt;img"),
             "{html}"

@@ -7,9 +7,9 @@ use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
-use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{Label, SkillRef};
 use skilldeck_registry::wire::{SkillDetail, TestRunRequest};
+use skilldeck_registry::{BrowseQuery, BrowseSort, MAX_FACET_NAMESPACES, Need};
 use std::collections::HashMap;
 
 use crate::error::UiError;
@@ -28,37 +28,120 @@ pub struct ListQuery {
     #[serde(default)]
     q: String,
     #[serde(default)]
-    cursor: String,
+    namespace: String,
+    /// `scripts`, `allowed-tools` or `requires:<capability>`.
+    #[serde(default)]
+    need: String,
+    /// `name` or `recent` (else relevance with search text, or name).
+    #[serde(default)]
+    sort: String,
+    /// Skills skipped before the page.
+    #[serde(default)]
+    offset: String,
 }
 
-/// `GET /ui/skills?q=&cursor=`.
+/// The capability filter's choices: what a skill's `latest` version needs.
+pub fn need_choices(declared: &[String]) -> Vec<(String, String)> {
+    let mut out = vec![
+        (String::new(), "anything".to_owned()),
+        ("scripts".to_owned(), "runs scripts".to_owned()),
+        (
+            "allowed-tools".to_owned(),
+            "declares allowed-tools".to_owned(),
+        ),
+    ];
+    out.extend(
+        declared
+            .iter()
+            .map(|c| (format!("requires:{c}"), format!("requires {c}"))),
+    );
+    out
+}
+
+/// An offset from the query (empty or not a number: the first page).
+pub fn offset_of(text: &str) -> u64 {
+    text.trim().parse().unwrap_or(0)
+}
+
+/// `GET /ui/skills?q=&namespace=&need=&sort=&offset=`.
 pub async fn list(
     State(state): State<UiState>,
     signed: Signed,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
     let q = query.q.trim().to_owned();
+    let namespace = query.namespace.trim().to_owned();
+    let need = Need::parse(&query.need).map_err(UiError::from)?;
+    let need_text = need.as_ref().map(Need::as_text).unwrap_or_default();
+    let sort = match query.sort.as_str() {
+        "name" => BrowseSort::Name,
+        "recent" => BrowseSort::Recent,
+        _ => BrowseSort::Default,
+    };
+    let sort_text = match sort {
+        BrowseSort::Name => "name",
+        BrowseSort::Recent => "recent",
+        BrowseSort::Default => "",
+    };
+    let offset = offset_of(&query.offset);
     let page = state
         .registry
-        .list_skills(
+        .browse_skills(
             &signed.principal,
-            &SkillQuery {
+            &BrowseQuery {
                 q: (!q.is_empty()).then(|| q.clone()),
-                namespace: None,
-                cursor: (!query.cursor.is_empty()).then(|| query.cursor.clone()),
+                namespace: (!namespace.is_empty()).then(|| namespace.clone()),
+                need,
+                sort,
+                offset,
                 limit: Some(PAGE_SIZE),
             },
         )
         .await?;
-    let next_href = page
-        .next_cursor
-        .as_deref()
-        .map(|c| href_with("/ui/skills", &[("q", &q), ("cursor", c)]));
-    let first_href = (!query.cursor.is_empty()).then(|| href_with("/ui/skills", &[("q", &q)]));
+    let facets = state.registry.skill_facets(&signed.principal).await?;
+    let href = |offset: u64| {
+        let offset = if offset == 0 {
+            String::new()
+        } else {
+            offset.to_string()
+        };
+        href_with(
+            "/ui/skills",
+            &[
+                ("q", &q),
+                ("namespace", &namespace),
+                ("need", &need_text),
+                ("sort", sort_text),
+                ("offset", &offset),
+            ],
+        )
+    };
+    let limit = u64::from(page.limit);
+    let shown = page.items.len() as u64;
+    let next_href =
+        (page.offset + shown < page.total && shown > 0).then(|| href(page.offset + limit));
+    let prev_href = (page.offset > 0).then(|| href(page.offset.saturating_sub(limit)));
+    let first_href = (page.offset > limit).then(|| href(0));
+    let namespaces = if facets.namespaces <= u64::from(MAX_FACET_NAMESPACES) {
+        facets.by_namespace.clone()
+    } else {
+        Vec::new()
+    };
     let view = SkillsPage {
         chrome: signed.chrome("skills"),
         q,
+        namespace,
+        need: need_text,
+        sort: sort_text.to_owned(),
+        from: if shown == 0 { 0 } else { page.offset + 1 },
+        to: page.offset + shown,
+        matching: page.total,
         skills: page.items,
+        total_skills: facets.skills,
+        total_namespaces: facets.namespaces,
+        namespaces,
+        needs: need_choices(&facets.capabilities),
+        prev_href,
         next_href,
         first_href,
     };

@@ -16,6 +16,7 @@
 //!   [`signing`]: the keys that may sign a namespace, signatures at publish.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
+//! - [`browse`]: the web UI's skill lists (totals, filters, sort).
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
 //!   a [`TestRunner`](runner::TestRunner) the binary supplies;
 //!   [`rate`]: their per-principal rate limit.
@@ -23,6 +24,7 @@
 
 pub mod agents;
 pub mod audit;
+pub mod browse;
 pub mod cache;
 pub mod config;
 pub mod cursor;

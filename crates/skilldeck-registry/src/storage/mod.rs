@@ -14,6 +14,7 @@
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
+//! - [`browse`]: the web UI's skill lists (totals, filters, sort).
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -23,6 +24,7 @@
 
 pub(crate) mod agents;
 pub(crate) mod audit;
+pub(crate) mod browse;
 pub(crate) mod db;
 pub(crate) mod labels;
 pub(crate) mod policies;
