@@ -167,6 +167,118 @@ pub struct SkillsPage {
     pub first_href: Option<String>,
 }
 
+/// One file of a version.
+#[derive(Template)]
+#[template(path = "file.html")]
+pub struct FilePage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// `namespace/name`.
+    pub skill: String,
+    /// The version.
+    pub version: String,
+    /// The skill's page.
+    pub skill_href: String,
+    /// The version's page.
+    pub version_href: String,
+    /// The file's path in the package.
+    pub path: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its size, for people.
+    pub size: String,
+    /// `sha256:...`.
+    pub sha256: String,
+    /// The download link.
+    pub download: String,
+    /// Its text (UTF-8, escaped by the template), when shown.
+    pub text: Option<String>,
+    /// Not text.
+    pub binary: bool,
+    /// Too large to show.
+    pub too_large: bool,
+    /// The largest file shown, for people.
+    pub max_view: String,
+}
+
+/// The skill page's "assign to agent" form.
+pub struct AssignForm {
+    /// Agents offered (id, name); more may exist (typed by id).
+    pub agents: Vec<(String, String)>,
+    /// The version or label choices: `latest`, the labels, the versions.
+    pub pins: Vec<String>,
+    /// The agent typed or picked last.
+    pub agent: String,
+    /// The pin picked last.
+    pub pin: String,
+    /// Why the last assignment was refused.
+    pub error: Option<String>,
+}
+
+/// A token as the tokens page lists it.
+pub struct TokenRow {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its scopes, space-separated.
+    pub scopes: String,
+    /// `api` or `admin-file`.
+    pub source: String,
+    /// `active`, `expired` or `revoked`.
+    pub status: String,
+    /// When it was made.
+    pub created_at: String,
+    /// When it expires (empty: never).
+    pub expires_at: String,
+    /// When it was last used (empty: never).
+    pub last_used_at: String,
+}
+
+/// The tokens (admin): list, create, revoke.
+#[derive(Template)]
+#[template(path = "tokens.html")]
+pub struct TokensPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// This page of tokens.
+    pub tokens: Vec<TokenRow>,
+    /// The next page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+    /// A token just made: its secret, shown once.
+    pub created: Option<(String, String)>,
+    /// Why the last create or revoke was refused.
+    pub error: Option<String>,
+    /// The create form's name field as typed.
+    pub name: String,
+    /// The create form's scope field as typed.
+    pub scope: String,
+    /// The expiry choices: seconds (empty: never), label, selected.
+    pub expiry_choices: Vec<(&'static str, &'static str, bool)>,
+}
+
+/// The audit log (admin), filtered and paged.
+#[derive(Template)]
+#[template(path = "audit.html")]
+pub struct AuditPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// This page of entries, newest first.
+    pub entries: Vec<skilldeck_registry::wire::AuditEntry>,
+    /// The actor filter.
+    pub actor: String,
+    /// The action filter.
+    pub action: String,
+    /// The actions the log holds.
+    pub actions: Vec<String>,
+    /// The next (older) page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+}
+
 /// A version in a skill's table.
 pub struct VersionRow {
     /// The version.
@@ -201,12 +313,16 @@ pub struct SkillPage {
     pub labels: Vec<(String, String)>,
     /// Why the last label move failed.
     pub move_error: Option<String>,
+    /// "Assign to agent" (admins).
+    pub assign: Option<AssignForm>,
 }
 
 /// A file of a version.
 pub struct FileRow {
     /// Its path.
     pub path: String,
+    /// Its page (the file viewer).
+    pub href: String,
     /// Its size, for people.
     pub size: String,
     /// `sha256:...`.
@@ -243,6 +359,8 @@ pub struct VersionPage {
     pub changes: Option<Changes>,
     /// The "Try it" panel, for a caller allowed to test-run.
     pub try_it: Option<TryIt>,
+    /// Why the last yank or deprecation change was refused.
+    pub marker_error: Option<String>,
 }
 
 /// The version page's "Try it" panel.

@@ -642,7 +642,7 @@ async fn the_selection_page_lists_assignments_first_then_one_page_searched_by_th
     // The next page: the following skills, the assignment still first.
     let next = html
         .split(r#"href=""#)
-        .find(|h| h.contains("cursor=") && h.contains("/ui/agents/bot/skills"))
+        .find(|h| h.contains("offset=") && h.contains("/ui/agents/bot/skills"))
         .and_then(|h| h.split('"').next())
         .unwrap()
         .replace("&amp;", "&");

@@ -536,6 +536,20 @@ pub struct RowForm {
     env: String,
 }
 
+/// A pin as typed: empty or `latest` (follow `latest`), a version (starts
+/// with a digit) or a label; or what is wrong with it.
+pub fn parse_pin(pin: &str) -> Result<(Option<String>, Option<Label>), String> {
+    let pin = pin.trim();
+    Ok(if pin.is_empty() || pin == LATEST {
+        (None, None)
+    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
+        (Some(pin.to_owned()), None)
+    } else {
+        let label = Label::new(pin).map_err(|e| e.to_string())?;
+        (None, Some(label))
+    })
+}
+
 /// The row's fields as an [`Assignment`], or what is wrong.
 pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
     let priority = match form.priority.trim() {
@@ -544,15 +558,7 @@ pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
             .parse::<i32>()
             .map_err(|_| format!("Priority '{text}' is not a whole number."))?,
     };
-    let pin = form.pin.trim();
-    let (version, label) = if pin.is_empty() || pin == LATEST {
-        (None, None)
-    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
-        (Some(pin.to_owned()), None)
-    } else {
-        let label = Label::new(pin).map_err(|e| e.to_string())?;
-        (None, Some(label))
-    };
+    let (version, label) = parse_pin(&form.pin)?;
     let env = form
         .env
         .split([',', ' ', '\n', '\t'])
