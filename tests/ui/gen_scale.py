@@ -15,11 +15,16 @@ WORDS = ["invoice", "ledger", "forecast", "triage", "schema", "release", "audit"
          "summary", "backup", "deploy", "metrics", "contract", "report", "index"]
 
 
+def name_of(i: int, n: int) -> str:
+    """The name of skill `i` of `n`."""
+    return f"zz-last-{n}" if i == n - 1 else f"s-{i:05}-{WORDS[i % len(WORDS)]}"
+
+
 def main() -> None:
     n, out = int(sys.argv[1]), Path(sys.argv[2])
     for i in range(n):
         word = WORDS[i % len(WORDS)]
-        name = f"zz-last-{n}" if i == n - 1 else f"s-{i:05}-{word}"
+        name = name_of(i, n)
         meta = ['  version: "1.0.0"']
         if i % 7 == 0:
             meta.append('  capabilities: "network"')
