@@ -1144,6 +1144,13 @@ async fn an_admin_creates_and_revokes_tokens_yanks_versions_and_reads_the_filter
         html.contains("acme/pdf@1.0.0") && !html.contains("<code>publish</code>"),
         "{html}"
     );
+    // By the token's name (the log writes `name (id)`).
+    let (_, _, html) = send(
+        &f.router,
+        get("/ui/audit?actor=admin-file&action=yank", Some(&cookie)),
+    )
+    .await;
+    assert!(html.contains("acme/pdf@1.0.0"), "{html}");
     let (_, _, html) = send(&f.router, get("/ui/audit?actor=nobody", Some(&cookie))).await;
     assert!(html.contains("No entries match"), "{html}");
 }

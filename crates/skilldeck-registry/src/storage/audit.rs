@@ -59,7 +59,8 @@ pub(crate) async fn page(
 }
 
 /// At most `limit` entries with an id below `before`, newest first, of
-/// `actor` and `action` (each: any when empty).
+/// `actor` (the token's name, with or without the `(id)` the log adds)
+/// and `action` (each: any when empty).
 pub(crate) async fn page_filtered(
     db: &Db,
     before: i64,
@@ -69,7 +70,7 @@ pub(crate) async fn page_filtered(
 ) -> Result<Vec<AuditEntry>, RegistryError> {
     let rows = sqlx::query(
         "SELECT id, at, actor, action, target, detail FROM audit WHERE id < $1 \
-         AND ($2 = '' OR actor = $2) AND ($3 = '' OR action = $3) ORDER BY id DESC LIMIT $4",
+         AND ($2 = '' OR actor = $2 OR substr(actor, 1, length($2) + 2) = $2 || ' (') AND ($3 = '' OR action = $3) ORDER BY id DESC LIMIT $4",
     )
     .bind(before)
     .bind(actor.to_owned())
