@@ -14,6 +14,13 @@
 #
 #   bash scripts/test-ui.sh            # all tests
 #   UI_TEST_ARGS='-k xss' bash scripts/test-ui.sh
+#   UI_SCALE_SKILLS=2000 bash scripts/test-ui.sh   # a smaller scale registry
+#
+# The scale test (tests/ui/test_scale.py) runs against a second registry
+# seeded with UI_SCALE_SKILLS (default 10000) generated skills
+# (tests/ui/gen_scale.py) through `skilldeck registry import` (in-process,
+# --jobs 4; the time it took is printed); 0 skips it. Page sizes and load
+# times go to target/ui-screenshots/scale-pages.json.
 #
 # Honours CARGO_TARGET_DIR (default $HOME/.cache/skilldeck-target, as
 # .ci/run sets) and UI_VENV (an existing venv with playwright and pytest,
@@ -24,11 +31,14 @@ root="$(pwd)"
 
 work="$(mktemp -d)"
 server_pid=""
+scale_pid=""
 cleanup() {
-    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
+    for pid in "$server_pid" "$scale_pid"; do
+        if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -82,6 +92,30 @@ token_file="$work/data/admin-token"
 [[ -s "$token_file" ]] || { echo "FAIL: no admin token at $token_file"; exit 1; }
 echo "registry: $url (data in $work/data)"
 
+# --- A second registry with many skills (the scale test) -------------------------
+scale_skills="${UI_SCALE_SKILLS:-10000}"
+scale_url=""
+if [[ "$scale_skills" -gt 0 ]]; then
+    python3 tests/ui/gen_scale.py "$scale_skills" "$work/scale-skills"
+    seed_start=$(date +%s.%N)
+    "$bin" registry import "$work/scale-skills" --data "$work/scale" --namespace scale --jobs 4 -q \
+        2>"$work/import.err" || { echo "FAIL: registry import"; tail -n 20 "$work/import.err"; exit 1; }
+    seed_end=$(date +%s.%N)
+    echo "scale registry: $(tail -n 1 "$work/import.err") (wall $(python3 -c "print(f'{$seed_end - $seed_start:.1f}')") s)"
+    "$bin" registry serve --listen 127.0.0.1:0 --data "$work/scale" \
+        >"$work/scale.out" 2>"$work/scale.err" &
+    scale_pid=$!
+    for _ in $(seq 1 600); do
+        scale_url="$(sed -n 's/^skilldeck registry listening on \(http:\/\/[^ ]*\).*/\1/p' "$work/scale.out" | head -n 1)"
+        [[ -n "$scale_url" ]] && break
+        if ! kill -0 "$scale_pid" 2>/dev/null; then
+            echo "FAIL: the scale registry exited before it listened"; cat "$work/scale.err"; exit 1
+        fi
+        sleep 0.1
+    done
+    [[ -n "$scale_url" ]] || { echo "FAIL: the scale registry did not print its address"; exit 1; }
+fi
+
 # --- The browser tests -----------------------------------------------------------
 shots="$root/target/ui-screenshots"
 rm -rf "$shots"
@@ -89,8 +123,10 @@ mkdir -p "$shots"
 status=0
 # shellcheck disable=SC2086 # UI_TEST_ARGS is word-split on purpose
 SKILLDECK_UI_URL="$url" SKILLDECK_UI_TOKEN_FILE="$token_file" SKILLDECK_UI_SHOTS="$shots" \
+    SKILLDECK_UI_SCALE_URL="$scale_url" SKILLDECK_UI_SCALE_TOKEN_FILE="$work/scale/admin-token" \
+    SKILLDECK_UI_SCALE_SKILLS="$scale_skills" \
     SKILLDECK_UI_CHROMIUM="$chromium_bin" SKILLDECK_UI_TMP="$work" PYTHONDONTWRITEBYTECODE=1 \
-    "$py" -m pytest -q -p no:cacheprovider tests/ui ${UI_TEST_ARGS:-} || status=$?
+    "$py" -m pytest -q -s -p no:cacheprovider tests/ui ${UI_TEST_ARGS:-} || status=$?
 if [[ $status -ne 0 ]]; then
     echo "--- registry stderr (last 30 lines) ---"
     tail -n 30 "$work/server.err"

@@ -494,3 +494,64 @@ def test_a_skill_that_sorts_last_is_found_by_search_and_assigned_then_listed_fir
     expect(page.locator("#connect-serve")).to_contain_text(
         f"skilldeck serve --registry {URL} --agent {agent}")
     screenshot(page, "agent-selection-search")
+
+
+def test_admin_pages_tokens_audit_files_assign_and_yank_in_the_browser(page: Page, published):
+    agent = "adm-" + secrets.token_hex(3)
+    status, _, body = api("POST", "/api/v1/agents", json_body({"id": agent, "name": "Admin bot"}),
+                          "application/json")
+    assert status == 201, body
+    sign_in(page)
+    # Tokens: create a read-only install token with an expiry, see it listed, revoke it.
+    page.get_by_role("link", name="Tokens").click()
+    page.get_by_label("Name").fill("dev-install")
+    page.get_by_label("Scopes").fill("read:acme")
+    page.get_by_label("Expires").select_option("604800")
+    page.get_by_role("button", name="Create token").click()
+    secret = page.locator("#token-secret").inner_text().strip()
+    assert secret.startswith("sdk_"), secret
+    status, _, _ = api("GET", "/api/v1/skills/acme/pdf-tools", token=secret)
+    assert status == 200
+    row = page.locator("#tokens tr", has_text="dev-install")
+    expect(row).to_contain_text("read:acme")
+    expect(row.locator("[data-status]")).to_have_text("active")
+    screenshot(page, "tokens")
+    row.get_by_label("I understand").check()
+    row.get_by_role("button", name="Revoke").click()
+    expect(page.locator(".flash")).to_contain_text("revoked")
+    status, _, _ = api("GET", "/api/v1/skills/acme/pdf-tools", token=secret)
+    assert status == 401
+    # The file viewer.
+    page.goto(URL + "/ui/skills/acme/pdf-tools/versions/1.0.0")
+    page.locator("#files").get_by_role("link", name="scripts/extract.py").click()
+    expect(page.locator("#file-text")).to_contain_text("print(open(sys.argv[1]")
+    screenshot(page, "file-viewer")
+    # Assign from the skill page: an unknown label is refused, a version works.
+    page.goto(URL + "/ui/skills/acme/pdf-tools")
+    page.locator("#assign-agent").fill(agent)
+    page.locator("#assign-pin").fill("no-such-label")
+    with page.expect_response(lambda r: r.request.method == "POST") as res:
+        page.locator("#assign-submit").click()
+    assert res.value.status >= 400
+    expect(page.locator("#assign-error")).to_contain_text("no-such-label")
+    page.locator("#assign-agent").fill(agent)
+    page.locator("#assign-pin").fill("1.0.0")
+    page.locator("#assign-submit").click()
+    expect(page.locator(".flash")).to_contain_text(f"assigned to agent {agent}")
+    screenshot(page, "skill-assign")
+    assert lock_names(agent)[0] == ["acme/pdf-tools"]
+    # Deprecate and undeprecate on the version page.
+    page.goto(URL + "/ui/skills/acme/csv-tools/versions/1.0.0")
+    page.get_by_label("Deprecate: still served, shown with the message").fill("use v2")
+    page.locator("#deprecate").click()
+    expect(page.locator(".flash")).to_contain_text("deprecated")
+    expect(page.locator(".page-head")).to_contain_text("deprecated: use v2")
+    screenshot(page, "version-admin")
+    page.locator("#undeprecate").click()
+    expect(page.locator(".flash")).to_contain_text("no longer deprecated")
+    # The audit log, filtered by action.
+    page.get_by_role("link", name="Audit log").click()
+    page.get_by_label("Action").select_option("deprecate")
+    page.locator("#audit-filter").click()
+    expect(page.locator("#audit")).to_contain_text("acme/csv-tools@1.0.0")
+    screenshot(page, "audit")

@@ -49,7 +49,7 @@ use crate::csrf::{CsrfGuard, require_csrf};
 use crate::error::error_page;
 use crate::headers::security_headers;
 use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
-use crate::pages::{agents, auth, selection, skills, upload};
+use crate::pages::{admin, agents, auth, files, selection, skills, upload};
 use crate::session::SessionStore;
 use crate::signin::SignInKey;
 use crate::state::UiState;
@@ -104,6 +104,22 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
             "/ui/skills/{namespace}/{name}/versions/{version}/test-run",
             post(skills::test_run),
         )
+        .route(
+            "/ui/skills/{namespace}/{name}/versions/{version}/files/{*path}",
+            get(files::view),
+        )
+        .route(
+            "/ui/skills/{namespace}/{name}/versions/{version}/raw/{*path}",
+            get(files::raw),
+        )
+        .route(
+            "/ui/skills/{namespace}/{name}/versions/{version}/markers",
+            post(skills::set_marker),
+        )
+        .route("/ui/skills/{namespace}/{name}/assign", post(skills::assign))
+        .route("/ui/tokens", get(admin::tokens).post(admin::create_token))
+        .route("/ui/tokens/{id}/revoke", post(admin::revoke_token))
+        .route("/ui/audit", get(admin::audit))
         .route("/ui/reviews", get(skills::reviews))
         .route("/ui/upload", get(upload::form).post(upload::upload))
         .route("/ui/agents", get(agents::list).post(agents::create))

@@ -33,3 +33,13 @@ pub const PAGE_SIZE: u32 = 25;
 pub const SELECTION_PAGE_SIZE: u32 = 50;
 /// Longest token accepted by the sign-in form.
 pub const MAX_TOKEN_LEN: usize = 256;
+/// A file larger than this is not shown on its page (it can be
+/// downloaded).
+pub const MAX_FILE_VIEW_BYTES: u64 = 256 * 1024;
+/// Tokens listed per page on the tokens page.
+pub const TOKENS_PAGE_SIZE: u32 = 50;
+/// Audit entries per page on the audit page.
+pub const AUDIT_PAGE_SIZE: u32 = 50;
+/// Agents offered by the skill page's "assign to agent" form (the rest
+/// are typed by id).
+pub const ASSIGN_AGENTS_OFFERED: u32 = 100;

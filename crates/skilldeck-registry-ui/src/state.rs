@@ -104,6 +104,7 @@ impl Signed {
             nav,
             self.session.flash.clone(),
         )
+        .with_admin(self.principal.is_admin())
     }
 }
 

@@ -24,6 +24,8 @@ pub struct Chrome {
     pub nav: &'static str,
     /// A one-shot message from the previous request.
     pub flash: Option<String>,
+    /// The signed-in token is an admin's (the admin pages are linked).
+    pub admin: bool,
 }
 
 impl Chrome {
@@ -42,7 +44,14 @@ impl Chrome {
             who,
             nav,
             flash,
+            admin: false,
         }
+    }
+
+    /// The same chrome, linking the admin pages when `admin`.
+    pub fn with_admin(mut self, admin: bool) -> Chrome {
+        self.admin = admin;
+        self
     }
 }
 
@@ -118,7 +127,8 @@ pub struct ErrorPage {
     pub detail: String,
 }
 
-/// The skills list and search.
+/// The skills list: totals, search, namespace and capability filters,
+/// sort, and one page.
 #[derive(Template)]
 #[template(path = "skills.html")]
 pub struct SkillsPage {
@@ -126,9 +136,144 @@ pub struct SkillsPage {
     pub chrome: Chrome,
     /// The search text.
     pub q: String,
+    /// The namespace filter (empty: all).
+    pub namespace: String,
+    /// The need filter as text (empty: any).
+    pub need: String,
+    /// `name`, `recent` or empty (relevance with search text, else name).
+    pub sort: String,
     /// This page of skills.
     pub skills: Vec<SkillSummary>,
+    /// Skills in the registry (that this token may list).
+    pub total_skills: u64,
+    /// Namespaces in the registry.
+    pub total_namespaces: u64,
+    /// Skills matching the filters.
+    pub matching: u64,
+    /// The first skill shown (1-based), 0 when none.
+    pub from: u64,
+    /// The last skill shown.
+    pub to: u64,
+    /// The namespaces offered in the filter (with counts), empty when
+    /// there are too many to offer (a text field then).
+    pub namespaces: Vec<(String, u64)>,
+    /// The capability filter's choices: value and label.
+    pub needs: Vec<(String, String)>,
+    /// The previous page, if any.
+    pub prev_href: Option<String>,
     /// The next page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+}
+
+/// One file of a version.
+#[derive(Template)]
+#[template(path = "file.html")]
+pub struct FilePage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// `namespace/name`.
+    pub skill: String,
+    /// The version.
+    pub version: String,
+    /// The skill's page.
+    pub skill_href: String,
+    /// The version's page.
+    pub version_href: String,
+    /// The file's path in the package.
+    pub path: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its size, for people.
+    pub size: String,
+    /// `sha256:...`.
+    pub sha256: String,
+    /// The download link.
+    pub download: String,
+    /// Its text (UTF-8, escaped by the template), when shown.
+    pub text: Option<String>,
+    /// Not text.
+    pub binary: bool,
+    /// Too large to show.
+    pub too_large: bool,
+    /// The largest file shown, for people.
+    pub max_view: String,
+}
+
+/// The skill page's "assign to agent" form.
+pub struct AssignForm {
+    /// Agents offered (id, name); more may exist (typed by id).
+    pub agents: Vec<(String, String)>,
+    /// The version or label choices: `latest`, the labels, the versions.
+    pub pins: Vec<String>,
+    /// The agent typed or picked last.
+    pub agent: String,
+    /// The pin picked last.
+    pub pin: String,
+    /// Why the last assignment was refused.
+    pub error: Option<String>,
+}
+
+/// A token as the tokens page lists it.
+pub struct TokenRow {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its scopes, space-separated.
+    pub scopes: String,
+    /// `api` or `admin-file`.
+    pub source: String,
+    /// `active`, `expired` or `revoked`.
+    pub status: String,
+    /// When it was made.
+    pub created_at: String,
+    /// When it expires (empty: never).
+    pub expires_at: String,
+    /// When it was last used (empty: never).
+    pub last_used_at: String,
+}
+
+/// The tokens (admin): list, create, revoke.
+#[derive(Template)]
+#[template(path = "tokens.html")]
+pub struct TokensPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// This page of tokens.
+    pub tokens: Vec<TokenRow>,
+    /// The next page, if any.
+    pub next_href: Option<String>,
+    /// The first page, when this is not it.
+    pub first_href: Option<String>,
+    /// A token just made: its secret, shown once.
+    pub created: Option<(String, String)>,
+    /// Why the last create or revoke was refused.
+    pub error: Option<String>,
+    /// The create form's name field as typed.
+    pub name: String,
+    /// The create form's scope field as typed.
+    pub scope: String,
+    /// The expiry choices: seconds (empty: never), label, selected.
+    pub expiry_choices: Vec<(&'static str, &'static str, bool)>,
+}
+
+/// The audit log (admin), filtered and paged.
+#[derive(Template)]
+#[template(path = "audit.html")]
+pub struct AuditPage {
+    /// Around the page.
+    pub chrome: Chrome,
+    /// This page of entries, newest first.
+    pub entries: Vec<skilldeck_registry::wire::AuditEntry>,
+    /// The actor filter.
+    pub actor: String,
+    /// The action filter.
+    pub action: String,
+    /// The actions the log holds.
+    pub actions: Vec<String>,
+    /// The next (older) page, if any.
     pub next_href: Option<String>,
     /// The first page, when this is not it.
     pub first_href: Option<String>,
@@ -168,12 +313,16 @@ pub struct SkillPage {
     pub labels: Vec<(String, String)>,
     /// Why the last label move failed.
     pub move_error: Option<String>,
+    /// "Assign to agent" (admins).
+    pub assign: Option<AssignForm>,
 }
 
 /// A file of a version.
 pub struct FileRow {
     /// Its path.
     pub path: String,
+    /// Its page (the file viewer).
+    pub href: String,
     /// Its size, for people.
     pub size: String,
     /// `sha256:...`.
@@ -210,6 +359,8 @@ pub struct VersionPage {
     pub changes: Option<Changes>,
     /// The "Try it" panel, for a caller allowed to test-run.
     pub try_it: Option<TryIt>,
+    /// Why the last yank or deprecation change was refused.
+    pub marker_error: Option<String>,
 }
 
 /// The version page's "Try it" panel.
@@ -469,6 +620,8 @@ pub struct SelectionPage {
     pub next_page: Option<String>,
     /// The first page's link, when this is not the first page.
     pub first_page: Option<String>,
+    /// The other skills shown: first, last (1-based) and how many match.
+    pub others: Option<(u64, u64, u64)>,
     /// The preview.
     pub preview: PreviewView,
     /// Always false here (the preview is in place).
@@ -514,6 +667,10 @@ pub struct SelectionFilters {
     pub show: &'static str,
     /// A budget to try instead of the agent's (kept across filters).
     pub budget: String,
+    /// The need filter as text (empty: anything).
+    pub need: String,
+    /// The need filter's choices: value and label.
+    pub needs: Vec<(String, String)>,
 }
 
 /// The htmx answer to a row change: the row, and the preview swapped
@@ -657,6 +814,17 @@ mod tests {
         let page = SkillsPage {
             chrome: Chrome::new("tok".into(), Some("admin".into()), "skills", None),
             q: "<script>alert(1)</script>".into(),
+            namespace: "<b>ns</b>".into(),
+            need: String::new(),
+            sort: String::new(),
+            total_skills: 1,
+            total_namespaces: 1,
+            matching: 1,
+            from: 1,
+            to: 1,
+            namespaces: vec![("acme".into(), 1)],
+            needs: Vec::new(),
+            prev_href: None,
             skills: vec![SkillSummary {
                 namespace: skilldeck_registry::names::Namespace::new("acme").unwrap(),
                 name: "x".into(),
@@ -673,6 +841,7 @@ mod tests {
         let html = page.render().unwrap();
         assert!(!html.contains("<script>alert"), "{html}");
         assert!(!html.contains("<img src=x"), "{html}");
+        assert!(!html.contains("<b>ns</b>"), "{html}");
         assert!(
             html.contains("&#60;img src=x onerror=alert(1)&#62;") || html.contains("&lt;img"),
             "{html}"

@@ -642,7 +642,7 @@ async fn the_selection_page_lists_assignments_first_then_one_page_searched_by_th
     // The next page: the following skills, the assignment still first.
     let next = html
         .split(r#"href=""#)
-        .find(|h| h.contains("cursor=") && h.contains("/ui/agents/bot/skills"))
+        .find(|h| h.contains("offset=") && h.contains("/ui/agents/bot/skills"))
         .and_then(|h| h.split('"').next())
         .unwrap()
         .replace("&amp;", "&");
@@ -768,4 +768,387 @@ async fn the_agent_page_shows_how_to_connect_its_tokens_and_deletes_only_once_co
     assert_eq!(headers[header::LOCATION], "/ui/agents");
     assert!(f.registry.agent(&admin, &agent).await.is_err());
     assert!(f.registry.authenticate(&token.token, None).await.is_err());
+}
+
+/// A package of skill `name` with extra files.
+fn package_with(name: &str, files: &[(&str, &[u8])]) -> bytes::Bytes {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut skill = skilldeck_testkit::skill(tmp.path(), name)
+        .description(format!("Does {name} things. Use when testing."));
+    for (rel, contents) in files {
+        skill = skill.file(rel, contents);
+    }
+    let dir = skill.write();
+    bytes::Bytes::from(
+        skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+            .unwrap()
+            .bytes,
+    )
+}
+
+async fn publish_as_admin(f: &Fixture, ns: &str, bytes: bytes::Bytes) {
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
+    f.registry
+        .publish(&admin, &ns, Some("1.0.0"), bytes, None)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_file_viewer_escapes_text_names_binary_files_and_refuses_path_traversal() {
+    let f = fixture().await;
+    publish_as_admin(
+        &f,
+        "acme",
+        package_with(
+            "viewer",
+            &[
+                ("scripts/run.py", b"print('<script>alert(1)</script>')\n"),
+                ("assets/logo.bin", b"\x89PNG\r\n\x1a\n\0\0\0binary"),
+            ],
+        ),
+    )
+    .await;
+    let cookie = sign_in(&f, &f.token).await;
+    let base = "/ui/skills/acme/viewer/versions/1.0.0";
+    let (status, _, html) = send(&f.router, get(base, Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains(&format!(r#"href="{base}/files/scripts/run.py""#)),
+        "{html}"
+    );
+    // Text: escaped, never markup.
+    let (status, _, html) = send(
+        &f.router,
+        get(&format!("{base}/files/scripts/run.py"), Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains("&#60;script&#62;alert(1)") || html.contains("&lt;script&gt;alert(1)"),
+        "{html}"
+    );
+    assert!(!html.contains("<script>alert(1)"));
+    // Binary: its size and a download, not its bytes.
+    let (status, _, html) = send(
+        &f.router,
+        get(&format!("{base}/files/assets/logo.bin"), Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("Binary, 17 bytes"), "{html}");
+    let (status, headers, body) = send(
+        &f.router,
+        get(&format!("{base}/raw/assets/logo.bin"), Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers[header::CONTENT_TYPE], "application/octet-stream");
+    assert!(
+        headers[header::CONTENT_DISPOSITION]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment")
+    );
+    assert!(body.ends_with("binary"));
+    // Attacks: climbing out of the package, absolute paths, encoded dots,
+    // backslashes: refused as paths (400) before any lookup, never served.
+    let secret = f._dir.path().join("admin-token");
+    for attack in [
+        "files/../../../../etc/passwd".to_owned(),
+        "files/..%2F..%2F..%2Fetc%2Fpasswd".to_owned(),
+        "raw/..%2F..%2Fadmin-token".to_owned(),
+        format!("raw/{}", urlencode(&secret.display().to_string())),
+        "files/%2Fetc%2Fpasswd".to_owned(),
+        "files/scripts/..%2F..%2FSKILL.md".to_owned(),
+        "raw/scripts%5C..%5C..%5Cadmin-token".to_owned(),
+    ] {
+        let (status, _, body) =
+            send(&f.router, get(&format!("{base}/{attack}"), Some(&cookie))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{attack}: {body}");
+        assert!(
+            !body.contains("root:") && !body.contains(&f.token),
+            "{attack}"
+        );
+        assert!(
+            body.contains(r#"aria-label="Main""#),
+            "{attack}: the error page keeps the nav"
+        );
+    }
+    // A file the version does not have.
+    let (status, _, _) = send(
+        &f.router,
+        get(&format!("{base}/files/missing.txt"), Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_skills_list_shows_totals_filters_by_namespace_and_need_and_pages_on_the_server() {
+    let f = fixture().await;
+    for i in 0..30 {
+        publish_as_admin(&f, "acme", package(&format!("a-{i:02}"))).await;
+    }
+    publish_as_admin(
+        &f,
+        "tools",
+        package_with("runner", &[("scripts/go.sh", b"echo hi\n")]),
+    )
+    .await;
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/skills", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains("31 skills in 2 namespaces"), "{html}");
+    assert!(html.contains("Showing 1–25 of 31"), "{html}");
+    assert!(html.contains(r#"id="page-next""#));
+    let (_, _, page2) = send(&f.router, get("/ui/skills?offset=25", Some(&cookie))).await;
+    assert!(page2.contains("Showing 26–31 of 31"), "{page2}");
+    assert!(page2.contains("tools/runner"));
+    let (_, _, tools) = send(&f.router, get("/ui/skills?namespace=tools", Some(&cookie))).await;
+    assert!(tools.contains("Showing 1–1 of 1 matching"), "{tools}");
+    let (_, _, scripts) = send(&f.router, get("/ui/skills?need=scripts", Some(&cookie))).await;
+    assert!(
+        scripts.contains("tools/runner") && !scripts.contains("acme/a-00"),
+        "{scripts}"
+    );
+    let (_, _, recent) = send(&f.router, get("/ui/skills?sort=recent", Some(&cookie))).await;
+    let first = recent.find("tools/runner").unwrap();
+    assert!(first < recent.find("acme/a-00").unwrap_or(usize::MAX));
+    // A filter that is not one is a clear 400, not a panic.
+    let (status, _, bad) = send(
+        &f.router,
+        get("/ui/skills?need=requires:%27x", Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.contains("requires:&lt;capability&gt;")
+            || bad.contains("requires:&#60;capability&#62;"),
+        "{bad}"
+    );
+}
+
+#[tokio::test]
+async fn assigning_from_the_skill_page_refuses_an_unknown_version_or_label_as_the_api_does() {
+    let f = fixture().await;
+    publish_as_admin(&f, "acme", package("pdf")).await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let spec: skilldeck_registry::wire::AgentSpec =
+        serde_json::from_value(serde_json::json!({"id": "bot", "name": "Bot"})).unwrap();
+    f.registry.create_agent(&admin, spec).await.unwrap();
+    let agent = skilldeck_registry::names::AgentId::new("bot").unwrap();
+    let cookie = sign_in(&f, &f.token).await;
+    let (_, _, html) = send(&f.router, get("/ui/skills/acme/pdf", Some(&cookie))).await;
+    assert!(html.contains(r#"id="assign""#), "{html}");
+    let csrf = csrf_of(&html);
+    let post = |body: String| post_form("/ui/skills/acme/pdf/assign", &cookie, &body);
+    let (status, _, html) = send(&f.router, post(format!("csrf={csrf}&agent=bot&pin=9.9.9"))).await;
+    // The API's answer to an unknown version (409, not a 404 page).
+    assert_eq!(status, StatusCode::CONFLICT, "{html}");
+    assert!(
+        html.contains(r#"id="assign-error""#) && html.contains("9.9.9"),
+        "{html}"
+    );
+    let (status, _, _) = send(
+        &f.router,
+        post(format!("csrf={csrf}&agent=bot&pin=production")),
+    )
+    .await;
+    assert!(status.is_client_error(), "{status}");
+    assert!(
+        f.registry
+            .assignments(&admin, &agent)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Pending only when explicitly allowed.
+    let (status, _, _) = send(
+        &f.router,
+        post(format!(
+            "csrf={csrf}&agent=bot&pin=production&allow_pending=on"
+        )),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let assigned = f.registry.assignments(&admin, &agent).await.unwrap();
+    assert_eq!(
+        assigned[0].status,
+        skilldeck_registry::wire::ASSIGNMENT_PENDING
+    );
+    let (status, headers, _) =
+        send(&f.router, post(format!("csrf={csrf}&agent=bot&pin=1.0.0"))).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(headers[header::LOCATION], "/ui/skills/acme/pdf");
+    let assigned = f.registry.assignments(&admin, &agent).await.unwrap();
+    assert_eq!(assigned[0].assignment.version.as_deref(), Some("1.0.0"));
+    // Without the CSRF token nothing is posted.
+    let (status, _, _) = send(&f.router, post("agent=bot&pin=1.0.0".to_owned())).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn admin_pages_are_refused_to_a_non_admin_with_the_navigation_kept() {
+    let f = fixture().await;
+    publish_as_admin(&f, "acme", package("pdf")).await;
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let reader = f
+        .registry
+        .create_token(
+            &admin,
+            serde_json::from_value(serde_json::json!({"name": "dev", "scopes": ["publish:acme"]}))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let cookie = sign_in(&f, &reader.token).await;
+    for page in ["/ui/tokens", "/ui/audit"] {
+        let (status, _, html) = send(&f.router, get(page, Some(&cookie))).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+        assert!(html.contains(r#"aria-label="Main""#), "{page}");
+    }
+    let (_, _, html) = send(&f.router, get("/ui/skills/acme/pdf", Some(&cookie))).await;
+    assert!(
+        !html.contains(r#"href="/ui/tokens""#),
+        "no admin links for a reader"
+    );
+    assert!(!html.contains(r#"id="assign""#));
+    let (_, _, html) = send(
+        &f.router,
+        get("/ui/skills/acme/pdf/versions/1.0.0", Some(&cookie)),
+    )
+    .await;
+    assert!(!html.contains(r#"id="markers""#));
+    let csrf = csrf_of(&html);
+    let (status, _, _) = send(
+        &f.router,
+        post_form(
+            "/ui/skills/acme/pdf/versions/1.0.0/markers",
+            &cookie,
+            &format!("csrf={csrf}&change=yank&reason=mine"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _, _) = send(
+        &f.router,
+        post_form(
+            "/ui/tokens",
+            &cookie,
+            &format!("csrf={csrf}&scope=admin&name=escalate"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_admin_creates_and_revokes_tokens_yanks_versions_and_reads_the_filtered_audit_log() {
+    let f = fixture().await;
+    publish_as_admin(&f, "acme", package("pdf")).await;
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(&f.router, get("/ui/tokens", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    let csrf = csrf_of(&html);
+    let (status, _, html) = send(
+        &f.router,
+        post_form(
+            "/ui/tokens",
+            &cookie,
+            &format!("csrf={csrf}&name=dev-install&scope=read%3Aacme&expires=604800"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    let marker = r#"id="token-secret"><code>"#;
+    let secret_at = html.find(marker).unwrap() + marker.len();
+    let secret = html[secret_at..].split('<').next().unwrap().to_owned();
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let p = f.registry.authenticate(&secret, None).await.unwrap();
+    assert!(!p.is_admin());
+    let info = f.registry.list_tokens(&admin, None, None).await.unwrap();
+    let made = info.items.iter().find(|t| t.name == "dev-install").unwrap();
+    assert_eq!(made.scopes, ["read:acme"]);
+    assert!(made.expires_at.is_some());
+    // A bad scope: refused, the form kept.
+    let (status, _, html) = send(
+        &f.router,
+        post_form(
+            "/ui/tokens",
+            &cookie,
+            &format!("csrf={csrf}&name=x&scope=root"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{html}");
+    assert!(html.contains(r#"id="token-error""#));
+    // Revoke: only once confirmed.
+    let revoke = format!("/ui/tokens/{}/revoke", made.id);
+    let (status, _, _) = send(
+        &f.router,
+        post_form(&revoke, &cookie, &format!("csrf={csrf}")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(f.registry.authenticate(&secret, None).await.is_ok());
+    let (status, _, _) = send(
+        &f.router,
+        post_form(&revoke, &cookie, &format!("csrf={csrf}&confirm=on")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(f.registry.authenticate(&secret, None).await.is_err());
+    // Yank needs a reason; then it is yanked; unyank undoes it.
+    let markers = "/ui/skills/acme/pdf/versions/1.0.0/markers";
+    let (status, _, _) = send(
+        &f.router,
+        post_form(markers, &cookie, &format!("csrf={csrf}&change=yank")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _, _) = send(
+        &f.router,
+        post_form(
+            markers,
+            &cookie,
+            &format!("csrf={csrf}&change=yank&reason=leaks+a+key"),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let skill = skilldeck_registry::names::SkillRef::parse("acme/pdf").unwrap();
+    let v = f.registry.version(&admin, &skill, "1.0.0").await.unwrap();
+    assert_eq!(v.yanked.unwrap().reason, "leaks a key");
+    let (status, _, _) = send(
+        &f.router,
+        post_form(markers, &cookie, &format!("csrf={csrf}&change=unyank")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert!(
+        f.registry
+            .version(&admin, &skill, "1.0.0")
+            .await
+            .unwrap()
+            .yanked
+            .is_none()
+    );
+    // The audit log, filtered by action.
+    let (status, _, html) = send(&f.router, get("/ui/audit?action=yank", Some(&cookie))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        html.contains("acme/pdf@1.0.0") && !html.contains("<code>publish</code>"),
+        "{html}"
+    );
+    // By the token's name (the log writes `name (id)`).
+    let (_, _, html) = send(
+        &f.router,
+        get("/ui/audit?actor=admin-file&action=yank", Some(&cookie)),
+    )
+    .await;
+    assert!(html.contains("acme/pdf@1.0.0"), "{html}");
+    let (_, _, html) = send(&f.router, get("/ui/audit?actor=nobody", Some(&cookie))).await;
+    assert!(html.contains("No entries match"), "{html}");
 }

@@ -31,11 +31,14 @@ mod storage;
 #[cfg(feature = "server")]
 pub use error::RegistryError;
 #[cfg(feature = "server")]
+pub use service::browse::{
+    BrowsePage, BrowseQuery, BrowseSort, MAX_FACET_NAMESPACES, Need, SkillFacets,
+};
+#[cfg(feature = "server")]
 pub use service::config::{
     DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
     TestRunLimits, TrustPolicy,
 };
-#[cfg(feature = "server")]
 pub use service::gc::GcReport;
 #[cfg(feature = "server")]
 #[doc(hidden)]

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod assign;
 pub mod deprecate;
 pub mod gc;
+pub mod import;
 pub mod label;
 pub mod serve;
 pub mod skills;
@@ -33,6 +34,15 @@ pub enum RegistryCommand {
         after_help = "Examples:\n  skilldeck registry gc\n  skilldeck registry gc --grace-secs 0"
     )]
     Gc(gc::Args),
+    /// Publish every skill folder under a root straight into the
+    /// registry's store (in-process, N at a time, through the registry's
+    /// own publish): the bulk path for a first load or a migration.
+    #[command(
+        disable_version_flag = true,
+        after_help = "Examples:\n  skilldeck registry import ./skills --data /srv/registry --namespace acme --jobs 4\n  \
+                      skilldeck registry import ./skills --database-url postgres://reg@127.0.0.1/reg --store s3://skills"
+    )]
+    Import(import::Args),
     /// Agents: create, show, list, update, delete (a registry client).
     #[command(
         subcommand,
@@ -104,6 +114,7 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
     match command {
         RegistryCommand::Serve(args) => serve::run(args),
         RegistryCommand::Gc(args) => gc::run(args),
+        RegistryCommand::Import(args) => import::run(args),
         RegistryCommand::Agent(c) => agent::run(c),
         RegistryCommand::Assign(args) => assign::run_assign(args),
         RegistryCommand::Unassign(args) => assign::run_unassign(args),

@@ -13,11 +13,11 @@ use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
-use skilldeck_registry::SkillQuery;
 use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
 use skilldeck_registry::wire::{
     ASSIGNMENT_PENDING, Assignment, AssignmentView, Grants, Resolved, SkillDetail,
 };
+use skilldeck_registry::{BrowseQuery, BrowseSort, Need};
 
 use crate::error::UiError;
 use crate::limits::SELECTION_PAGE_SIZE;
@@ -52,9 +52,13 @@ pub struct SelectionQuery {
     /// `all` (default), `assigned` or `unassigned`.
     #[serde(default)]
     show: String,
-    /// The page (a cursor the previous page gave).
+    /// What the skill's `latest` version needs: `scripts`,
+    /// `allowed-tools` or `requires:<capability>` (empty: anything).
     #[serde(default)]
-    cursor: String,
+    need: String,
+    /// Skills skipped before this page (of the other skills).
+    #[serde(default)]
+    offset: String,
 }
 
 impl SelectionQuery {
@@ -80,8 +84,8 @@ impl SelectionQuery {
             })
     }
 
-    /// This page's link with `cursor` (empty: the first page).
-    fn href(&self, agent: &AgentId, cursor: &str) -> String {
+    /// This page's link at `offset` (empty: the first page).
+    fn href(&self, agent: &AgentId, offset: &str) -> String {
         href_with(
             &format!("/ui/agents/{agent}/skills"),
             &[
@@ -95,8 +99,9 @@ impl SelectionQuery {
                         self.show()
                     },
                 ),
+                ("need", self.need.trim()),
                 ("budget", self.budget.trim()),
-                ("cursor", cursor),
+                ("offset", offset),
             ],
         )
     }
@@ -254,7 +259,7 @@ async fn preview_of(
     })
 }
 
-/// `GET /ui/agents/{id}/skills?q=&namespace=&show=&cursor=&budget=`: the
+/// `GET /ui/agents/{id}/skills?q=&namespace=&need=&show=&offset=&budget=`: the
 /// agent's assignments first (all of them that match the filters), then
 /// one page of the other skills, searched and filtered by the registry.
 pub async fn page(
@@ -270,10 +275,29 @@ pub async fn page(
     let assignments = state.registry.assignments(p, &id).await?;
     let resolved = state.registry.resolve(p, &id).await?;
     let show = query.show();
+    let need = Need::parse(&query.need)?;
+    let namespace_filter = Some(query.namespace.trim().to_owned()).filter(|n| !n.is_empty());
+    // The assignments that match the need filter (the registry's rule,
+    // the same as for the other skills below).
+    let needing = match &need {
+        Some(n) => Some(
+            state
+                .registry
+                .skills_needing(p, namespace_filter.as_deref(), n)
+                .await?,
+        ),
+        None => None,
+    };
     let mut assigned_rows = Vec::new();
     if show != "unassigned" {
         for a in &assignments {
             let (namespace, name) = (a.namespace.to_string(), a.name.clone());
+            if needing
+                .as_ref()
+                .is_some_and(|set| !set.contains(&format!("{namespace}/{name}")))
+            {
+                continue;
+            }
             let detail = state
                 .registry
                 .skill(&signed.principal, &skill_ref(&namespace, &name)?)
@@ -290,20 +314,33 @@ pub async fn page(
         .collect();
     let mut rows = Vec::new();
     let mut next_page = None;
+    let mut others = None;
+    let offset = crate::pages::skills::offset_of(&query.offset);
     if show != "assigned" {
-        let skills = state
+        let page = state
             .registry
-            .list_skills(
+            .browse_skills(
                 p,
-                &SkillQuery {
+                &BrowseQuery {
                     q: Some(query.q.trim().to_owned()).filter(|q| !q.is_empty()),
-                    namespace: Some(query.namespace.trim().to_owned()).filter(|n| !n.is_empty()),
-                    cursor: Some(query.cursor.clone()).filter(|c| !c.is_empty()),
+                    namespace: namespace_filter.clone(),
+                    need: need.clone(),
+                    sort: BrowseSort::Default,
+                    offset,
                     limit: Some(SELECTION_PAGE_SIZE),
                 },
             )
             .await?;
-        for s in skills.items {
+        let shown = page.items.len() as u64;
+        if page.offset + shown < page.total && shown > 0 {
+            next_page = Some(query.href(&id, &(page.offset + shown).to_string()));
+        }
+        others = Some((
+            if shown == 0 { 0 } else { page.offset + 1 },
+            page.offset + shown,
+            page.total,
+        ));
+        for s in page.items {
             let key = (s.namespace.to_string(), s.name.clone());
             // Listed above, with their assignment.
             if assigned.contains(&key) {
@@ -319,8 +356,8 @@ pub async fn page(
             };
             rows.push(build_row(&id, info, None, &resolved, None));
         }
-        next_page = skills.next_cursor.map(|c| query.href(&id, &c));
     }
+    let facets = state.registry.skill_facets(p).await?;
     let budget = BudgetQuery {
         budget: query.budget.clone(),
     };
@@ -337,13 +374,16 @@ pub async fn page(
         agent,
         assigned_rows,
         rows,
-        first_page: (!query.cursor.is_empty()).then(|| query.href(&id, "")),
+        first_page: (offset > 0).then(|| query.href(&id, "")),
+        others,
         next_page,
         filters: SelectionFilters {
             q: query.q.trim().to_owned(),
             namespace: query.namespace.trim().to_owned(),
             show,
             budget: query.budget.trim().to_owned(),
+            need: need.as_ref().map(Need::as_text).unwrap_or_default(),
+            needs: crate::pages::skills::need_choices(&facets.capabilities),
         },
         preview,
         oob: false,
@@ -496,6 +536,20 @@ pub struct RowForm {
     env: String,
 }
 
+/// A pin as typed: empty or `latest` (follow `latest`), a version (starts
+/// with a digit) or a label; or what is wrong with it.
+pub fn parse_pin(pin: &str) -> Result<(Option<String>, Option<Label>), String> {
+    let pin = pin.trim();
+    Ok(if pin.is_empty() || pin == LATEST {
+        (None, None)
+    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
+        (Some(pin.to_owned()), None)
+    } else {
+        let label = Label::new(pin).map_err(|e| e.to_string())?;
+        (None, Some(label))
+    })
+}
+
 /// The row's fields as an [`Assignment`], or what is wrong.
 pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
     let priority = match form.priority.trim() {
@@ -504,15 +558,7 @@ pub fn assignment_of(form: &RowForm) -> Result<Assignment, String> {
             .parse::<i32>()
             .map_err(|_| format!("Priority '{text}' is not a whole number."))?,
     };
-    let pin = form.pin.trim();
-    let (version, label) = if pin.is_empty() || pin == LATEST {
-        (None, None)
-    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
-        (Some(pin.to_owned()), None)
-    } else {
-        let label = Label::new(pin).map_err(|e| e.to_string())?;
-        (None, Some(label))
-    };
+    let (version, label) = parse_pin(&form.pin)?;
     let env = form
         .env
         .split([',', ' ', '\n', '\t'])

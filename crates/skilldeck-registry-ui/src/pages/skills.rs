@@ -7,19 +7,19 @@ use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
-use skilldeck_registry::SkillQuery;
-use skilldeck_registry::names::{Label, SkillRef};
-use skilldeck_registry::wire::{SkillDetail, TestRunRequest};
+use skilldeck_registry::names::{LATEST, Label, SkillRef};
+use skilldeck_registry::wire::{Assignment, SkillDetail, TestRunRequest};
+use skilldeck_registry::{BrowseQuery, BrowseSort, MAX_FACET_NAMESPACES, Need};
 use std::collections::HashMap;
 
 use crate::error::UiError;
-use crate::limits::{MAX_DIFF_BYTES, PAGE_SIZE};
+use crate::limits::{ASSIGN_AGENTS_OFFERED, MAX_DIFF_BYTES, PAGE_SIZE};
 use crate::markdown::{render_markdown, skill_body};
 use crate::state::{Signed, UiState};
 use crate::try_it::{ARGUMENTS_JSON_FIELD, RunView, arguments_of, fields_of, script_args};
 use crate::views::{
-    Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, TryIt, VersionPage, VersionRow,
-    href_with, human_size,
+    AssignForm, Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, TryIt, VersionPage,
+    VersionRow, href_with, human_size,
 };
 
 /// The list's query.
@@ -28,37 +28,120 @@ pub struct ListQuery {
     #[serde(default)]
     q: String,
     #[serde(default)]
-    cursor: String,
+    namespace: String,
+    /// `scripts`, `allowed-tools` or `requires:<capability>`.
+    #[serde(default)]
+    need: String,
+    /// `name` or `recent` (else relevance with search text, or name).
+    #[serde(default)]
+    sort: String,
+    /// Skills skipped before the page.
+    #[serde(default)]
+    offset: String,
 }
 
-/// `GET /ui/skills?q=&cursor=`.
+/// The capability filter's choices: what a skill's `latest` version needs.
+pub fn need_choices(declared: &[String]) -> Vec<(String, String)> {
+    let mut out = vec![
+        (String::new(), "anything".to_owned()),
+        ("scripts".to_owned(), "runs scripts".to_owned()),
+        (
+            "allowed-tools".to_owned(),
+            "declares allowed-tools".to_owned(),
+        ),
+    ];
+    out.extend(
+        declared
+            .iter()
+            .map(|c| (format!("requires:{c}"), format!("requires {c}"))),
+    );
+    out
+}
+
+/// An offset from the query (empty or not a number: the first page).
+pub fn offset_of(text: &str) -> u64 {
+    text.trim().parse().unwrap_or(0)
+}
+
+/// `GET /ui/skills?q=&namespace=&need=&sort=&offset=`.
 pub async fn list(
     State(state): State<UiState>,
     signed: Signed,
     Query(query): Query<ListQuery>,
 ) -> Result<Response, UiError> {
     let q = query.q.trim().to_owned();
+    let namespace = query.namespace.trim().to_owned();
+    let need = Need::parse(&query.need).map_err(UiError::from)?;
+    let need_text = need.as_ref().map(Need::as_text).unwrap_or_default();
+    let sort = match query.sort.as_str() {
+        "name" => BrowseSort::Name,
+        "recent" => BrowseSort::Recent,
+        _ => BrowseSort::Default,
+    };
+    let sort_text = match sort {
+        BrowseSort::Name => "name",
+        BrowseSort::Recent => "recent",
+        BrowseSort::Default => "",
+    };
+    let offset = offset_of(&query.offset);
     let page = state
         .registry
-        .list_skills(
+        .browse_skills(
             &signed.principal,
-            &SkillQuery {
+            &BrowseQuery {
                 q: (!q.is_empty()).then(|| q.clone()),
-                namespace: None,
-                cursor: (!query.cursor.is_empty()).then(|| query.cursor.clone()),
+                namespace: (!namespace.is_empty()).then(|| namespace.clone()),
+                need,
+                sort,
+                offset,
                 limit: Some(PAGE_SIZE),
             },
         )
         .await?;
-    let next_href = page
-        .next_cursor
-        .as_deref()
-        .map(|c| href_with("/ui/skills", &[("q", &q), ("cursor", c)]));
-    let first_href = (!query.cursor.is_empty()).then(|| href_with("/ui/skills", &[("q", &q)]));
+    let facets = state.registry.skill_facets(&signed.principal).await?;
+    let href = |offset: u64| {
+        let offset = if offset == 0 {
+            String::new()
+        } else {
+            offset.to_string()
+        };
+        href_with(
+            "/ui/skills",
+            &[
+                ("q", &q),
+                ("namespace", &namespace),
+                ("need", &need_text),
+                ("sort", sort_text),
+                ("offset", &offset),
+            ],
+        )
+    };
+    let limit = u64::from(page.limit);
+    let shown = page.items.len() as u64;
+    let next_href =
+        (page.offset + shown < page.total && shown > 0).then(|| href(page.offset + limit));
+    let prev_href = (page.offset > 0).then(|| href(page.offset.saturating_sub(limit)));
+    let first_href = (page.offset > limit).then(|| href(0));
+    let namespaces = if facets.namespaces <= u64::from(MAX_FACET_NAMESPACES) {
+        facets.by_namespace.clone()
+    } else {
+        Vec::new()
+    };
     let view = SkillsPage {
         chrome: signed.chrome("skills"),
         q,
+        namespace,
+        need: need_text,
+        sort: sort_text.to_owned(),
+        from: if shown == 0 { 0 } else { page.offset + 1 },
+        to: page.offset + shown,
+        matching: page.total,
         skills: page.items,
+        total_skills: facets.skills,
+        total_namespaces: facets.namespaces,
+        namespaces,
+        needs: need_choices(&facets.capabilities),
+        prev_href,
         next_href,
         first_href,
     };
@@ -75,7 +158,12 @@ pub fn skill_path(skill: &SkillRef) -> String {
     format!("/ui/skills/{}/{}", skill.namespace(), skill.name())
 }
 
-fn skill_page(signed: &Signed, skill: SkillDetail, move_error: Option<String>) -> SkillPage {
+fn skill_page(
+    signed: &Signed,
+    skill: SkillDetail,
+    move_error: Option<String>,
+    assign: Option<AssignForm>,
+) -> SkillPage {
     let base = format!("/ui/skills/{}/{}", skill.namespace, skill.name);
     let labels: Vec<(String, String)> = skill
         .labels
@@ -106,7 +194,232 @@ fn skill_page(signed: &Signed, skill: SkillDetail, move_error: Option<String>) -
         versions,
         labels,
         move_error,
+        assign,
     }
+}
+
+/// The "assign to agent" form of `skill` for an admin (`None` for anyone
+/// else: assigning is an admin's).
+async fn assign_form(
+    state: &UiState,
+    signed: &Signed,
+    skill: &SkillDetail,
+    agent: String,
+    pin: String,
+    error: Option<String>,
+) -> Result<Option<AssignForm>, UiError> {
+    if !signed.principal.is_admin() {
+        return Ok(None);
+    }
+    let agents = state
+        .registry
+        .list_agents(&signed.principal, None, Some(ASSIGN_AGENTS_OFFERED))
+        .await?
+        .items
+        .into_iter()
+        .map(|a| (a.spec.id.to_string(), a.spec.name))
+        .collect();
+    let mut pins = vec![LATEST.to_owned()];
+    pins.extend(skill.labels.keys().filter(|l| *l != LATEST).cloned());
+    pins.extend(skill.versions.iter().map(|v| v.version.clone()));
+    Ok(Some(AssignForm {
+        agents,
+        pins,
+        agent,
+        pin,
+        error,
+    }))
+}
+
+/// The "assign to agent" form's fields.
+#[derive(Deserialize)]
+pub struct AssignToAgent {
+    #[serde(default)]
+    agent: String,
+    #[serde(default)]
+    pin: String,
+    #[serde(default, deserialize_with = "crate::views::checkbox")]
+    allow_pending: bool,
+}
+
+/// `POST /ui/skills/{namespace}/{name}/assign`: assigns the skill to an
+/// agent at a version or label through the registry's `assign` (the API's
+/// rule: an unknown version or label is refused unless `allow_pending`
+/// for a label). An existing assignment keeps its priority and grants.
+pub async fn assign(
+    State(state): State<UiState>,
+    signed: Signed,
+    Path((namespace, name)): Path<(String, String)>,
+    Form(form): Form<AssignToAgent>,
+) -> Result<Response, UiError> {
+    let skill = skill_ref(&namespace, &name)?;
+    let p = &signed.principal;
+    let outcome: Result<String, UiError> = async {
+        let agent = crate::pages::agents::agent_id(form.agent.trim())?;
+        let (version, label) =
+            crate::pages::selection::parse_pin(&form.pin).map_err(UiError::BadInput)?;
+        let existing = state
+            .registry
+            .assignments(p, &agent)
+            .await?
+            .into_iter()
+            .find(|a| a.namespace == *skill.namespace() && a.name == skill.name());
+        let (priority, grants) = existing
+            .map(|a| (a.assignment.priority, a.assignment.grants))
+            .unwrap_or_default();
+        let view = state
+            .registry
+            .assign(
+                p,
+                &agent,
+                &skill,
+                Assignment {
+                    version,
+                    label,
+                    enabled: true,
+                    priority,
+                    grants,
+                    allow_pending: form.allow_pending,
+                },
+            )
+            .await?;
+        Ok(format!(
+            "{skill} assigned to agent {agent} ({}){}.",
+            if form.pin.trim().is_empty() {
+                LATEST
+            } else {
+                form.pin.trim()
+            },
+            if view.status == skilldeck_registry::wire::ASSIGNMENT_PENDING {
+                ": pending until the label is set"
+            } else {
+                ""
+            }
+        ))
+    }
+    .await;
+    match outcome {
+        Ok(message) => {
+            state.sessions.set_flash(&signed.session.id, message);
+            Ok(Redirect::to(&skill_path(&skill)).into_response())
+        }
+        Err(e @ UiError::Registry(_)) | Err(e @ UiError::BadInput(_)) => {
+            let status = e.status();
+            let detail = state.registry.skill(p, &skill).await?;
+            let form_view = assign_form(
+                &state,
+                &signed,
+                &detail,
+                form.agent.trim().to_owned(),
+                form.pin.trim().to_owned(),
+                Some(e.to_string()),
+            )
+            .await?;
+            let page = skill_page(&signed, detail, None, form_view);
+            Ok((status, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The yank / deprecate form's fields.
+#[derive(Deserialize)]
+pub struct MarkerForm {
+    /// `yank`, `unyank`, `deprecate` or `undeprecate`.
+    #[serde(default)]
+    change: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST /ui/skills/{namespace}/{name}/versions/{version}/markers`: yank,
+/// unyank, deprecate or undeprecate through the registry (admin; audited
+/// there); a refusal shows on the version page.
+pub async fn set_marker(
+    State(state): State<UiState>,
+    signed: Signed,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+    Form(form): Form<MarkerForm>,
+) -> Result<Response, UiError> {
+    let skill = skill_ref(&namespace, &name)?;
+    let p = &signed.principal;
+    let reason = Some(form.reason.trim().to_owned()).filter(|r| !r.is_empty());
+    let outcome = match (form.change.as_str(), reason) {
+        ("yank", Some(r)) => {
+            state
+                .registry
+                .set_yanked(p, &skill, &version, Some(r))
+                .await
+        }
+        ("deprecate", Some(r)) => {
+            state
+                .registry
+                .set_deprecated(p, &skill, &version, Some(r))
+                .await
+        }
+        ("unyank", _) => state.registry.set_yanked(p, &skill, &version, None).await,
+        ("undeprecate", _) => {
+            state
+                .registry
+                .set_deprecated(p, &skill, &version, None)
+                .await
+        }
+        ("yank" | "deprecate", None) => {
+            return marker_refused(
+                &state,
+                &signed,
+                &skill,
+                &version,
+                UiError::BadInput(format!("Say why ({} needs a reason).", form.change)),
+            )
+            .await;
+        }
+        _ => {
+            return Err(UiError::BadInput(
+                "change must be yank, unyank, deprecate or undeprecate".to_owned(),
+            ));
+        }
+    };
+    match outcome {
+        Ok(detail) => {
+            let done = match form.change.as_str() {
+                "yank" => "yanked",
+                "unyank" => "no longer yanked",
+                "deprecate" => "deprecated",
+                _ => "no longer deprecated",
+            };
+            state.sessions.set_flash(
+                &signed.session.id,
+                format!("{skill}@{} is {done}.", detail.version),
+            );
+            Ok(Redirect::to(&format!(
+                "{}/versions/{}",
+                skill_path(&skill),
+                detail.version
+            ))
+            .into_response())
+        }
+        Err(e) => marker_refused(&state, &signed, &skill, &version, e.into()).await,
+    }
+}
+
+async fn marker_refused(
+    state: &UiState,
+    signed: &Signed,
+    skill: &SkillRef,
+    version: &str,
+    e: UiError,
+) -> Result<Response, UiError> {
+    if matches!(
+        &e,
+        UiError::Registry(skilldeck_registry::RegistryError::Forbidden(_))
+    ) {
+        return Err(e);
+    }
+    let status = e.status();
+    let mut page = version_page(state, signed, skill, version, TryState::default()).await?;
+    page.marker_error = Some(e.to_string());
+    Ok((status, Html(page.render()?)).into_response())
 }
 
 /// `GET /ui/skills/{namespace}/{name}`.
@@ -117,7 +430,16 @@ pub async fn show(
 ) -> Result<Response, UiError> {
     let skill = skill_ref(&namespace, &name)?;
     let detail = state.registry.skill(&signed.principal, &skill).await?;
-    Ok(Html(skill_page(&signed, detail, None).render()?).into_response())
+    let assign = assign_form(
+        &state,
+        &signed,
+        &detail,
+        String::new(),
+        LATEST.to_owned(),
+        None,
+    )
+    .await?;
+    Ok(Html(skill_page(&signed, detail, None, assign).render()?).into_response())
 }
 
 /// The move-label form.
@@ -162,7 +484,16 @@ pub async fn move_label(
         Err(e) => {
             let status = e.status();
             let detail = state.registry.skill(&signed.principal, &skill).await?;
-            let page = skill_page(&signed, detail, Some(e.to_string()));
+            let assign = assign_form(
+                &state,
+                &signed,
+                &detail,
+                String::new(),
+                LATEST.to_owned(),
+                None,
+            )
+            .await?;
+            let page = skill_page(&signed, detail, Some(e.to_string()), assign);
             Ok((status, Html(page.render()?)).into_response())
         }
     }
@@ -386,6 +717,12 @@ async fn version_page(
         .files
         .iter()
         .map(|f| FileRow {
+            href: format!(
+                "{}/versions/{}/files/{}",
+                skill_path(skill),
+                detail.version,
+                f.path
+            ),
             path: f.path.clone(),
             size: human_size(f.size),
             sha256: f.sha256.clone(),
@@ -410,6 +747,7 @@ async fn version_page(
         report_by: report_by(&detail.report_mode),
         diagnostics,
         try_it,
+        marker_error: None,
         v: detail,
     })
 }

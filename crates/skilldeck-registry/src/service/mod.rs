@@ -17,6 +17,7 @@
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 //! - [`health`]: readiness (`/readyz`: database, migrations, store).
+//! - [`browse`]: the web UI's skill lists (totals, filters, sort).
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
 //!   a [`TestRunner`](runner::TestRunner) the binary supplies;
 //!   [`rate`]: their per-principal rate limit.
@@ -24,6 +25,7 @@
 
 pub mod agents;
 pub mod audit;
+pub mod browse;
 pub mod cache;
 pub mod config;
 pub mod cursor;

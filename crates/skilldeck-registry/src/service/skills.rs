@@ -93,35 +93,7 @@ impl Registry {
             limits.default_page_limit,
             limits.max_page_limit,
         )?;
-        let mut namespace = query.namespace.clone().filter(|n| !n.is_empty());
-        let asked = namespace
-            .as_deref()
-            .map(crate::names::Namespace::new)
-            .transpose()?;
-        if !p.can_read_all() {
-            // A `read:<ns>` token lists its namespace (the one it reads
-            // when it reads one; else it names which); an agent token
-            // lists nothing (its agent's set is its catalog).
-            let readable = p.read_namespaces();
-            let ns = match (&asked, readable.as_slice()) {
-                (_, []) => {
-                    return Err(RegistryError::Forbidden(
-                        "agent tokens read only their agent's skills".to_owned(),
-                    ));
-                }
-                (Some(ns), _) if p.can_read_namespace(ns) => ns.clone(),
-                (None, [one]) => (*one).clone(),
-                _ => {
-                    let names: Vec<String> = readable.iter().map(|n| n.to_string()).collect();
-                    return Err(RegistryError::Forbidden(format!(
-                        "this token reads only the namespace{} {}; ask for one of them with ?namespace=",
-                        if names.len() == 1 { "" } else { "s" },
-                        names.join(", ")
-                    )));
-                }
-            };
-            namespace = Some(ns.to_string());
-        }
+        let namespace = listing_namespace(p, query.namespace.as_deref())?;
         if let Some(q) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
             return self
                 .search(q, namespace.as_deref(), query.cursor.as_deref(), limit)
@@ -151,7 +123,7 @@ impl Registry {
         Ok(Page { items, next_cursor })
     }
 
-    async fn search_state(&self) -> Result<Arc<SearchState>, RegistryError> {
+    pub(crate) async fn search_state(&self) -> Result<Arc<SearchState>, RegistryError> {
         let generation = self.generation().await?;
         if let Some(s) = self
             .inner
@@ -691,7 +663,44 @@ impl Registry {
 
 /// The name filter of a namespace in the search index (names there are
 /// `namespace/name`).
-fn regex_for_namespace(ns: &str) -> Result<regex::Regex, RegistryError> {
+pub(crate) fn regex_for_namespace(ns: &str) -> Result<regex::Regex, RegistryError> {
     regex::Regex::new(&format!("^{}/", regex::escape(ns)))
         .map_err(|e| RegistryError::Internal(format!("namespace filter: {e}")))
+}
+
+/// The namespace a list by `p` covers: the one `asked` (when `p` reads
+/// it), every namespace (`None`) for a token that reads them all, the one
+/// namespace a `read:<ns>` token reads; refused for an agent token (its
+/// agent's set is its catalog) and for a token reading several namespaces
+/// that did not say which.
+pub(crate) fn listing_namespace(
+    p: &Principal,
+    asked: Option<&str>,
+) -> Result<Option<String>, RegistryError> {
+    let asked = asked
+        .filter(|n| !n.is_empty())
+        .map(crate::names::Namespace::new)
+        .transpose()?;
+    if p.can_read_all() {
+        return Ok(asked.map(|n| n.to_string()));
+    }
+    let readable = p.read_namespaces();
+    let ns = match (&asked, readable.as_slice()) {
+        (_, []) => {
+            return Err(RegistryError::Forbidden(
+                "agent tokens read only their agent's skills".to_owned(),
+            ));
+        }
+        (Some(ns), _) if p.can_read_namespace(ns) => ns.clone(),
+        (None, [one]) => (*one).clone(),
+        _ => {
+            let names: Vec<String> = readable.iter().map(|n| n.to_string()).collect();
+            return Err(RegistryError::Forbidden(format!(
+                "this token reads only the namespace{} {}; ask for one of them with ?namespace=",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            )));
+        }
+    };
+    Ok(Some(ns.to_string()))
 }

@@ -16,6 +16,7 @@
 //! - [`audit`]: the audit log.
 //! - [`auth_failures`]: failed authentications per key and window,
 //!   counted across replicas.
+//! - [`browse`]: the web UI's skill lists (totals, filters, sort).
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -26,6 +27,7 @@
 pub(crate) mod agents;
 pub(crate) mod audit;
 pub(crate) mod auth_failures;
+pub(crate) mod browse;
 pub(crate) mod db;
 pub(crate) mod labels;
 pub(crate) mod policies;

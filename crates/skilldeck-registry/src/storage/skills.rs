@@ -44,7 +44,7 @@ pub(super) fn skill_ref(ns: &str, name: &str) -> Result<SkillRef, RegistryError>
     SkillRef::new(ns, name).map_err(|e| RegistryError::Internal(e.to_string()))
 }
 
-fn summary_of(row: &AnyRow) -> Result<SkillSummary, RegistryError> {
+pub(crate) fn summary_of(row: &AnyRow) -> Result<SkillSummary, RegistryError> {
     let ns: String = row.try_get("namespace")?;
     let n: i64 = row.try_get("n")?;
     Ok(SkillSummary {
