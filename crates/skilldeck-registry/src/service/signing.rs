@@ -161,7 +161,7 @@ impl Registry {
             )
             .await?;
         }
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills]).await?;
         Ok((info, added))
     }
 
@@ -188,6 +188,6 @@ impl Registry {
             serde_json::json!({"fingerprint": fingerprint}),
         )
         .await?;
-        self.commit(w).await
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills]).await
     }
 }

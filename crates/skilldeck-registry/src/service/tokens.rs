@@ -19,7 +19,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use crate::error::RegistryError;
 use crate::names::AgentId;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
+use crate::service::cache::Computed;
 use crate::service::cursor;
+use crate::service::fresh::Scope as CacheScope;
 use crate::service::principal::{Principal, Scope};
 use crate::service::principal::{PrincipalKind, report_caller};
 use crate::service::registry::Registry;
@@ -171,7 +173,12 @@ impl Registry {
         }
         let hash = token_hash(bearer);
         let now = chrono::Utc::now();
-        if let Some(entry) = self.inner.auth.get(&hash) {
+        self.ensure_fresh().await?;
+        // Tagged with the newest generation known before the row is read:
+        // a revocation after it raises the floor above the tag.
+        let tag = self.inner.fresh.known();
+        let floor = self.inner.fresh.auth_floor();
+        if let Some((_, entry)) = self.inner.auth.get(&hash, floor) {
             if entry.expires_at.is_some_and(|t| t <= now) {
                 return Err(RegistryError::Unauthorized("the token has expired"));
             }
@@ -209,10 +216,15 @@ impl Registry {
         }
         self.inner.auth.insert(
             hash,
-            Arc::new(AuthEntry {
-                principal: principal.clone(),
-                expires_at,
-            }),
+            &Computed {
+                tag,
+                at: std::time::Instant::now(),
+                value: Arc::new(AuthEntry {
+                    principal: principal.clone(),
+                    expires_at,
+                }),
+            },
+            floor,
         );
         Ok(principal)
     }
@@ -233,7 +245,10 @@ impl Registry {
     async fn check_still_valid(&self, p: &Principal) -> Result<(), RegistryError> {
         let key = format!("id:{}", p.token_id);
         let now = chrono::Utc::now();
-        if let Some(entry) = self.inner.auth.get(&key) {
+        self.ensure_fresh().await?;
+        let tag = self.inner.fresh.known();
+        let floor = self.inner.fresh.auth_floor();
+        if let Some((_, entry)) = self.inner.auth.get(&key, floor) {
             return if entry.expires_at.is_some_and(|t| t <= now) {
                 Err(RegistryError::Unauthorized("the token has expired"))
             } else {
@@ -253,10 +268,15 @@ impl Registry {
         }
         self.inner.auth.insert(
             key,
-            Arc::new(AuthEntry {
-                principal: p.clone(),
-                expires_at,
-            }),
+            &Computed {
+                tag,
+                at: std::time::Instant::now(),
+                value: Arc::new(AuthEntry {
+                    principal: p.clone(),
+                    expires_at,
+                }),
+            },
+            floor,
         );
         Ok(())
     }
@@ -353,8 +373,7 @@ impl Registry {
                 serde_json::json!({"revoked": revoked, "source": SOURCE_ADMIN_FILE}),
             )
             .await?;
-            self.commit(w).await?;
-            self.inner.auth.clear();
+            self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         } else {
             w.rollback().await?;
         }
@@ -403,7 +422,7 @@ impl Registry {
             serde_json::json!({"name": name, "scopes": join_scopes(scopes), "source": source, "expires_at": expires_at}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         Ok(id)
     }
 
@@ -519,8 +538,7 @@ impl Registry {
         };
         let info = token_info(row)?;
         if changed {
-            self.commit(w).await?;
-            self.inner.auth.clear();
+            self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         } else {
             w.rollback().await?;
         }

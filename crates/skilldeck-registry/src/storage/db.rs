@@ -10,6 +10,9 @@ use crate::error::RegistryError;
 #[derive(Clone)]
 pub(crate) struct Db {
     pool: AnyPool,
+    /// The PostgreSQL URL (for the notification listener); `None` on
+    /// SQLite.
+    postgres: Option<std::sync::Arc<str>>,
 }
 
 /// One write: a transaction whose first statement bumped the database
@@ -17,6 +20,7 @@ pub(crate) struct Db {
 pub(crate) struct Write {
     tx: Transaction<'static, Any>,
     generation: i64,
+    postgres: bool,
 }
 
 /// Now, as times are stored ([`time_text`]).
@@ -70,12 +74,19 @@ impl Db {
             }
         }
         sqlx::migrate!("./migrations").run(&pool).await?;
-        Ok(Db { pool })
+        let postgres = (!url.starts_with("sqlite:")).then(|| std::sync::Arc::from(url));
+        Ok(Db { pool, postgres })
     }
 
     /// The pool, for the statements of this layer.
     pub(super) fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// The PostgreSQL URL, for the notification listener (`None` on
+    /// SQLite: every write is in this process).
+    pub(crate) fn postgres_url(&self) -> Option<&str> {
+        self.postgres.as_deref()
     }
 
     /// A connection of the pool, for a statement shared with [`Write`].
@@ -94,7 +105,11 @@ impl Db {
         )
         .fetch_one(&mut *tx)
         .await?;
-        Ok(Write { tx, generation })
+        Ok(Write {
+            tx,
+            generation,
+            postgres: self.postgres.is_some(),
+        })
     }
 
     /// The database generation: bumped by every write.
@@ -118,8 +133,12 @@ impl Write {
         &mut self.tx
     }
 
-    /// Makes the write visible.
-    pub(crate) async fn commit(self) -> Result<(), RegistryError> {
+    /// Makes the write visible, recording first that it touched the
+    /// cache `scopes` (and, on PostgreSQL, notifying every replica at
+    /// commit).
+    pub(crate) async fn commit(mut self, scopes: &[String]) -> Result<(), RegistryError> {
+        crate::storage::generations::record(&mut self.tx, self.postgres, self.generation, scopes)
+            .await?;
         Ok(self.tx.commit().await?)
     }
 

@@ -14,6 +14,8 @@
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
+//! - [`generations`]: the last write per cache scope, and the
+//!   notifications that carry them to the other replicas.
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -24,6 +26,7 @@
 pub(crate) mod agents;
 pub(crate) mod audit;
 pub(crate) mod db;
+pub(crate) mod generations;
 pub(crate) mod labels;
 pub(crate) mod policies;
 pub(crate) mod signers;
