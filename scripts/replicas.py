@@ -31,10 +31,11 @@ The consistency check (exits 1 naming the failed check), on two replicas:
    replicas).
 2. `skilldeck serve --registry PROXY --agent A` polling every 0.1 s while
    `--changes` changes of the agent's set are made through the proxy
-   (writes and polls round-robin over both replicas): after each change
-   exactly one more `tools/list_changed` arrives (never two: no answer
-   went backwards and forwards again), and a final marker change arrives
-   as the next one.
+   (writes and polls round-robin over both replicas; skills assigned one
+   by one, then unassigned one by one, so every state is new): after each
+   change exactly one more `tools/list_changed` arrives and the lock serve
+   saved is the expected one (an older answer would be one more change and
+   a step back), and a final marker change arrives as the next one.
 
 Python 3 standard library only.
 """
@@ -367,41 +368,81 @@ def check_propagation(a, b, admin, bound, rng, log):
 
 
 def check_monotonic(binary, proxy, admin, changes, work, rng, log):
-    """`serve --registry` through the proxy: one list_changed per change."""
+    """`serve --registry` through the proxy: one list_changed per change.
+
+    Every state of the agent's set is new (skills are assigned one by one,
+    then unassigned one by one), so an older answer served after a newer
+    one is a state change of its own: it shows as an extra list_changed
+    and as the served lock (saved by serve beside its root) going back.
+    """
     url = proxy.url
-    publish_skill(url, admin, "mono-a", ["1.0.0"], rng)
-    publish_skill(url, admin, "mono-b", ["1.0.0"], rng)
+    half = (changes + 2) // 2
+    names = [f"mono-{i:03d}" for i in range(half)]
+    for name in names:
+        publish_skill(url, admin, name, ["1.0.0"], rng)
     agent_tok, _ = agent_with_token(url, admin, "mono-agent")
-    rf.expect(rf.http("PUT", f"{url}{API}/agents/mono-agent/skills/default/mono-a", admin,
-                      {"version": "1.0.0", "enabled": True}), (200,), "assign mono-a")
     token_file = os.path.join(work, "mono-agent.token")
     with open(token_file, "w", encoding="utf-8") as f:
         f.write(agent_tok + "\n")
     os.chmod(token_file, 0o600)
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(work, "cache"),
+    cache = os.path.join(work, "cache")
+    saved = os.path.join(cache, "skilldeck", "registry", "agents", "mono-agent", "lock.json")
+    env = dict(os.environ, XDG_CACHE_HOME=cache,
                XDG_CONFIG_HOME=os.path.join(work, "config"), RUST_LOG="warn")
     session = McpSession([binary, "serve", "--registry", url, "--agent", "mono-agent",
                           "--registry-token-file", token_file, "--registry-poll", "0.1"],
                          env, os.path.join(work, "serve.log"))
+
+    def served():
+        try:
+            with open(saved, encoding="utf-8") as f:
+                return frozenset(s["name"] for s in json.load(f)["skills"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def no_failed_refresh():
+        # A refresh that failed: a replica refused the download of a version
+        # the other replica's lock listed (authorised on an older view).
+        with open(os.path.join(work, "serve.log"), encoding="utf-8", errors="replace") as f:
+            failed = [line.strip() for line in f if "cannot refresh" in line]
+        if failed:
+            raise rf.Failure(f"serve --registry failed a refresh: {failed[0][:400]}")
+
     try:
         t0 = time.monotonic()
-        target = f"{url}{API}/agents/mono-agent/skills/default/mono-b"
-        for i in range(1, changes + 2):
-            if i % 2:
+        expected = set()
+        steps = [("PUT", n) for n in names] + [("DELETE", n) for n in names]
+        steps = steps[:changes + 1]
+        for i, (method, name) in enumerate(steps, start=1):
+            target = f"{url}{API}/agents/mono-agent/skills/default/{name}"
+            if method == "PUT":
                 rf.expect(rf.http("PUT", target, admin, {"version": "1.0.0", "enabled": True}),
-                          (200,), f"change {i}: assign")
+                          (200,), f"change {i}: assign {name}")
+                expected.add(name)
             else:
-                rf.expect(rf.http("DELETE", target, admin), (200, 204), f"change {i}: unassign")
+                rf.expect(rf.http("DELETE", target, admin), (200, 204),
+                          f"change {i}: unassign {name}")
+                expected.discard(name)
             got = session.wait_changed(i)
             if got < i:
                 raise rf.Failure(f"change {i}: serve --registry sent no list_changed "
                                  f"within {NOTIFY_TIMEOUT} s (read {work}/serve.log)")
-            if got > i:
-                raise rf.Failure(f"change {i}: {got} list_changed for {i} changes: an answer "
-                                 f"went backwards (read {work}/serve.log)")
-        log(f"  {changes} changes (+1 marker) through the proxy: exactly one list_changed "
-            f"each, none backwards ({time.monotonic() - t0:.1f} s; requests per replica "
-            f"{proxy.served})")
+            # The served lock is the expected one (the list_changed just
+            # counted was this change's, not an older answer's).
+            deadline = time.monotonic() + NOTIFY_TIMEOUT
+            while served() != expected:
+                if time.monotonic() > deadline:
+                    raise rf.Failure(f"change {i}: serve --registry serves {sorted(served() or [])}"
+                                     f", expected {sorted(expected)}")
+                time.sleep(0.01)
+            if session.changed > i:
+                raise rf.Failure(f"change {i}: {session.changed} list_changed for {i} changes: "
+                                 f"an answer went backwards (read {work}/serve.log)")
+            no_failed_refresh()
+        no_failed_refresh()
+        log(f"  {len(steps) - 1} changes (+1 marker) through the proxy: exactly one "
+            f"list_changed each, the served lock never went back, no refresh failed "
+            f"({time.monotonic() - t0:.1f} s; requests per replica {proxy.served})")
     finally:
         session.close()
 
