@@ -25,10 +25,9 @@ use std::time::Duration;
 use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
-    GENERATION_HEADER,
-    LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, ReasonBody, Resolved,
-    SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated,
-    TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
+    GENERATION_HEADER, LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, ReasonBody,
+    Resolved, SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets,
+    TokenCreated, TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
 };
 
 /// Longest wait for a connection to the registry.

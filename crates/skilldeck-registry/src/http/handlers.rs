@@ -24,10 +24,10 @@ use crate::service::resolve::{etag_matches, etag_of_digest};
 use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
-    FINGERPRINT_HEADER, GENERATION_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page, PendingVersion, Problem,
-    Published, ReasonBody, Resolved, ReviewDecision, SignerInfo, SignerKey, SkillDetail,
-    SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated, TokenInfo,
-    TokenRequest, VersionDetail,
+    FINGERPRINT_HEADER, GENERATION_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page,
+    PendingVersion, Problem, Published, ReasonBody, Resolved, ReviewDecision, SignerInfo,
+    SignerKey, SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets,
+    TokenCreated, TokenInfo, TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;

@@ -7,9 +7,9 @@ use crate::service::config::{
     MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_LISTED_VERSIONS, MAX_TEXT_LEN,
 };
 use crate::service::cursor;
+use crate::service::fresh::Scope as CacheScope;
 use crate::service::principal::Principal;
 use crate::service::publish::{parse_capabilities, parse_version};
-use crate::service::fresh::Scope as CacheScope;
 use crate::service::registry::Registry;
 use crate::service::resolve::{PENDING_LABEL, PENDING_REVIEW};
 use crate::storage::db::now;
@@ -149,7 +149,10 @@ impl Registry {
         // them, and its cached resolution, within the consistency bound.
         self.commit_scoped(
             w,
-            &[CacheScope::Agent(id.as_str().to_owned()), CacheScope::Tokens],
+            &[
+                CacheScope::Agent(id.as_str().to_owned()),
+                CacheScope::Tokens,
+            ],
         )
         .await?;
         Ok(())

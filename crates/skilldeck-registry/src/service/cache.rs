@@ -220,7 +220,10 @@ mod tests {
         // A newer entry is never replaced by an older one.
         cache.insert("a".to_owned(), &computed(6, "new"), 5);
         cache.insert("a".to_owned(), &computed(5, "older"), 5);
-        assert_eq!(cache.get("a", 5).map(|(t, v)| (t, (*v).clone())), Some((6, "new".to_owned())));
+        assert_eq!(
+            cache.get("a", 5).map(|(t, v)| (t, (*v).clone())),
+            Some((6, "new".to_owned()))
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -280,7 +283,10 @@ mod tests {
         };
         let (old, new) = tokio::join!(old, new);
         assert_eq!(old.ok().map(|(t, _)| t), Some(1));
-        assert_eq!(new.ok().map(|(t, v)| (t, (*v).clone())), Some((2, "new".to_owned())));
+        assert_eq!(
+            new.ok().map(|(t, v)| (t, (*v).clone())),
+            Some((2, "new".to_owned()))
+        );
         assert_eq!(cache.computations(), 2);
         assert_eq!(cache.get("k", 2).map(|(t, _)| t), Some(2));
     }

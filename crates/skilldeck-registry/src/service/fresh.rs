@@ -314,8 +314,18 @@ impl Fresh {
             return;
         };
         let weak = Arc::downgrade(self);
-        tokio::spawn(listen_loop(weak.clone(), db.clone(), url, self.stop.clone()));
-        tokio::spawn(check_loop(weak, db.clone(), self.bound / 2, self.stop.clone()));
+        tokio::spawn(listen_loop(
+            weak.clone(),
+            db.clone(),
+            url,
+            self.stop.clone(),
+        ));
+        tokio::spawn(check_loop(
+            weak,
+            db.clone(),
+            self.bound / 2,
+            self.stop.clone(),
+        ));
     }
 }
 

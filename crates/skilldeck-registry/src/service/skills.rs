@@ -558,7 +558,8 @@ impl Registry {
             }),
         )
         .await?;
-        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills]).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         Ok(LabelMoved {
             label: label.clone(),
             version,
@@ -684,7 +685,8 @@ impl Registry {
             serde_json::json!({"reason": reason, "latest": latest}),
         )
         .await?;
-        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills]).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         self.version_detail(skill, &version).await
     }
 }

@@ -18,8 +18,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::error::RegistryError;
 use crate::names::AgentId;
-use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
 use crate::service::cache::Computed;
+use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
 use crate::service::cursor;
 use crate::service::fresh::Scope as CacheScope;
 use crate::service::principal::{Principal, Scope};
