@@ -26,8 +26,8 @@ pub const CONSISTENCY_BOUND: Duration = Duration::from_millis(500);
 /// How long a verified token is remembered (hash → principal).
 pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(30);
 /// Most times an agent's resolution is computed for one request while
-/// writes keep committing during the computation (then the last one is
-/// served, tagged with the generation it started at).
+/// writes touching the agent keep landing during the computation (then
+/// the last one is served, tagged with the generation it started at).
 pub const MAX_COMPUTE_ATTEMPTS: u32 = 3;
 /// Blobs younger than this are never collected (an in-flight publish
 /// writes its blobs before its transaction).

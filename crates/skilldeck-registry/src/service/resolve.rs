@@ -188,7 +188,7 @@ impl Registry {
 
     /// The resolution of `id` and the generation it is valid at: every
     /// write up to it that touched the agent is reflected, none after it
-    /// (when no write committed while it was computed; see
+    /// that this replica knew of when the computation ended (see
     /// [`Registry::compute_tagged`]).
     pub(crate) async fn resolved_at(
         &self,
@@ -210,15 +210,18 @@ impl Registry {
 
     /// [`Registry::compute`] tagged with the database generation read
     /// before it; computed again (up to [`MAX_COMPUTE_ATTEMPTS`] times)
-    /// while the generation moved during the computation, so the tag is
-    /// exact: the answer holds no write after it.
+    /// while a write known to touch the agent (its floor) landed during
+    /// the computation, so the tag is exact as far as this replica knows:
+    /// the answer holds no write after it. A write of another replica
+    /// not yet notified only makes the entry invalid sooner (its floor
+    /// rises above the tag).
     async fn compute_tagged(&self, id: &AgentId) -> Result<Computed<CachedAgent>, RegistryError> {
         let mut attempt = 1;
         loop {
             let before = self.generation().await?;
             let value = self.compute(id).await?;
-            let after = self.generation().await?;
-            if after == before || attempt >= MAX_COMPUTE_ATTEMPTS {
+            let moved = self.inner.fresh.agent_floor(id.as_str()) > before;
+            if !moved || attempt >= MAX_COMPUTE_ATTEMPTS {
                 return Ok(Computed {
                     tag: before,
                     at: value.computed_at,
