@@ -31,6 +31,17 @@ requests/s, p50/p99 latency and the CPU seconds the server and the client
 used (from /proc), and the machine's load average before and after (the
 machine may be shared: read the load with the numbers).
 
+With --replicas (PostgreSQL + S3 only; implies --postgres backends): one
+replica against two (scripts/replicas.py; two loadgen processes, one per
+replica, half the connections each: a load balancer without a proxy in the
+way), and the database transactions per request (pg_stat_database
+xact_commit over the row, read after the statistics settled) for lock reads
+from a warm cache and for lock reads while a writer writes every
+--write-every seconds (a namespace policy write: every agent's cache
+entry invalidated each time:
+the rebuild storm single-flight absorbs; /metrics' cache_lookups
+rebuilt/shared say how many misses computed and how many waited).
+
 Builds release binaries of skilldeck and bench/loadgen unless --binary and
 --loadgen are given.
 """
@@ -252,6 +263,144 @@ def run_backend(label, binary, bin_loadgen, args, work, database_url=None, store
     return results
 
 
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+# PostgreSQL 15 flushes a backend's statistics at most once a second while
+# busy and within 10 s when idle: reading xact_commit this long after the
+# load has every transaction of it.
+STATS_SETTLE_SECS = 11
+
+
+def xact_commit(base, db):
+    out = subprocess.run([PSQL, f"{base}/postgres", "-qAtc",
+                          f"SELECT xact_commit FROM pg_stat_database WHERE datname = '{db}'"],
+                         check=True, capture_output=True, text=True)
+    return int(out.stdout.strip())
+
+
+def cache_counts(url, token):
+    """{(cache, result): n} from /metrics."""
+    text = rf.expect(rf.http("GET", f"{url}/metrics", token), (200,), "/metrics").body.decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("skilldeck_registry_cache_lookups_total{"):
+            labels, _, value = line.rpartition(" ")
+            cache = labels.split('cache="')[1].split('"')[0]
+            result = labels.split('result="')[1].split('"')[0]
+            out[(cache, result)] = out.get((cache, result), 0) + float(value)
+    return out
+
+
+def run_replicas(binary, bin_loadgen, args, work, base, store):
+    """One replica against two, and transactions per request."""
+    import replicas as rp  # scripts/replicas.py
+    db = "replicas_load"
+    subprocess.run([PSQL, f"{base}/postgres", "-qc", f"CREATE DATABASE {db}"], check=True)
+    reps = rp.Replicas(binary, os.path.join(work, "replicas"), f"{base}/{db}",
+                       store + "/replicas", n=2)
+    os.makedirs(reps.work, exist_ok=True)
+    reps.start()
+    rows = {}
+    try:
+        urls, token = reps.urls, reps.token
+        gen = os.path.join(work, "gen-replicas")
+        common.generate(args.skills, gen, seed=args.seed)
+        names = sorted(os.listdir(gen))
+        packages = [("default", n, rf.pack(n, read_folder(os.path.join(gen, n))), None)
+                    for n in names]
+        publish_all(urls[0], token, packages, args.publishers)
+        rng = random.Random(args.seed)
+        lock = []
+        for i in range(args.agents):
+            aid = f"agent-{i:04d}"
+            rf.expect(rf.http("POST", f"{urls[0]}{API}/agents", token,
+                              {"id": aid, "name": aid}), (201,), f"agent {aid}")
+            for j, name in enumerate(rng.sample(names, args.assignments)):
+                rf.expect(rf.http("PUT", f"{urls[0]}{API}/agents/{aid}/skills/default/{name}",
+                                  token, {"priority": j}), (200,), "assign")
+            tok = rf.expect(rf.http("POST", f"{urls[0]}{API}/agents/{aid}/tokens", token,
+                                    {"name": "load"}), (201,), "token").json()["token"]
+            lock.append((f"{API}/agents/{aid}/lock", tok))
+        targets = os.path.join(work, "replicas-lock.tsv")
+        write_targets(targets, lock)
+        for u in urls:
+            for path, tok in lock:
+                rf.http("GET", f"{u}{path}", tok)
+
+        def measure(row, replicas, writer=False):
+            time.sleep(STATS_SETTLE_SECS)
+            x0 = xact_commit(base, db)
+            c0 = cache_counts(urls[0], token)
+            stop = threading.Event()
+            writes = [0]
+
+            def write_loop():
+                # A namespace policy write: scope `skills`, so every agent's
+                # cached resolution is invalidated on every replica.
+                while not stop.wait(args.write_every):
+                    rf.expect(rf.http("PUT", f"{urls[0]}{API}/namespaces/default/policy", token,
+                                      {"require_review": False, "require_signature": False}),
+                              (200,), "policy write")
+                    writes[0] += 1
+
+            wt = threading.Thread(target=write_loop) if writer else None
+            if wt:
+                wt.start()
+            results = []
+            procs = []
+            conns = max(1, args.connections // replicas)
+            for u in urls[:replicas]:
+                addr = urllib.parse.urlsplit(u).netloc
+                procs.append(subprocess.Popen(
+                    [bin_loadgen, "--get", targets, "--addr", addr, "--seconds",
+                     str(args.seconds), "--connections", str(conns)],
+                    stdout=subprocess.PIPE, text=True))
+            for p in procs:
+                out, _ = p.communicate()
+                results.append(json.loads(out))
+            stop.set()
+            if wt:
+                wt.join()
+            time.sleep(STATS_SETTLE_SECS)
+            x1 = xact_commit(base, db)
+            c1 = cache_counts(urls[0], token)
+            requests = sum(r["requests"] for r in results)
+            d = lambda k: c1.get(k, 0) - c0.get(k, 0)  # noqa: E731
+            r = {"rps": sum(r["rps"] for r in results),
+                 "p50_ms": max(r["p50_ms"] for r in results),
+                 "p99_ms": max(r["p99_ms"] for r in results),
+                 "requests": requests, "xacts": x1 - x0,
+                 "xact_per_request": (x1 - x0) / max(1, requests),
+                 "writes": writes[0],
+                 "agents_rebuilt": d(("agents", "rebuilt")),
+                 "agents_shared": d(("agents", "shared")),
+                 "agents_miss": d(("agents", "miss"))}
+            rows[row] = r
+            print(f"  replicas {row}: {r['rps']:.0f} req/s, p50 {r['p50_ms']:.2f} ms, p99 "
+                  f"{r['p99_ms']:.2f} ms, {r['xact_per_request']:.3f} transactions/request "
+                  f"({r['xacts']} for {requests}), writes {r['writes']}, agents cache on "
+                  f"replica 0: {r['agents_miss']:.0f} misses, {r['agents_rebuilt']:.0f} "
+                  f"rebuilt, {r['agents_shared']:.0f} shared", flush=True)
+
+        measure("lock, 1 replica", 1)
+        measure("lock, 2 replicas", 2)
+        measure("lock + writes, 1 replica", 1, writer=True)
+        measure("lock + writes, 2 replicas", 2, writer=True)
+    finally:
+        reps.stop()
+    return rows
+
+
+def replicas_table(rows):
+    lines = ["| row | req/s | p50 ms | p99 ms | transactions/request | writes | "
+             "agents misses (replica 0) | rebuilt | shared |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row, r in rows.items():
+        lines.append(f"| {row} | {r['rps']:,.0f} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+                     f"{r['xact_per_request']:.4f} | {r['writes']} | {r['agents_miss']:.0f} | "
+                     f"{r['agents_rebuilt']:.0f} | {r['agents_shared']:.0f} |")
+    return "\n".join(lines)
+
+
 def table(all_results):
     labels = [r["backend"] for r in all_results]
     head = "| row | " + " | ".join(f"{b} req/s | p50 ms | p99 ms" for b in labels) + " |"
@@ -290,6 +439,11 @@ def main():
     ap.add_argument("--corpus", default=common.DEFAULT_CORPUS,
                     help="the corpus of real skills ('' to skip the corpus publish; skipped when absent)")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--replicas", action="store_true",
+                    help="only: one replica against two on PostgreSQL + S3, and transactions "
+                         "per request with and without writes")
+    ap.add_argument("--write-every", type=float, default=0.05,
+                    help="seconds between writes in the --replicas rows with writes")
     args = ap.parse_args()
     if bool(args.binary) != bool(args.loadgen):
         ap.error("give both --binary and --loadgen, or neither")
@@ -301,10 +455,12 @@ def main():
           f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} "
           f"on {os.cpu_count()} CPUs", flush=True)
     all_results = []
+    replica_rows = None
     with tempfile.TemporaryDirectory(prefix="registry-load-") as work:
         os.chmod(work, 0o711)  # PostgreSQL (the postgres user) reaches its folder inside
-        all_results.append(run_backend("sqlite", binary, bin_loadgen, args, work))
-        if args.postgres:
+        if not args.replicas:
+            all_results.append(run_backend("sqlite", binary, bin_loadgen, args, work))
+        if args.postgres or args.replicas:
             backends = os.path.join(work, "backends")
             subprocess.run(["bash", os.path.join(REPO, "scripts", "registry-backends.sh"),
                             "start", backends], check=True)
@@ -316,17 +472,25 @@ def main():
                         env[k] = v
                 os.environ.update({k: v for k, v in env.items() if k.startswith("AWS_")})
                 base = env["SKILLDECK_REGISTRY_TEST_DATABASE_URL"].rsplit("/", 1)[0]
-                subprocess.run(["/usr/lib/postgresql/15/bin/psql", f"{base}/postgres", "-qc",
-                                "CREATE DATABASE load"], check=True)
-                all_results.append(run_backend(
-                    "postgres", binary, bin_loadgen, args, work, database_url=f"{base}/load",
-                    store=env["SKILLDECK_REGISTRY_TEST_STORE"] + "/load"))
+                if args.replicas:
+                    replica_rows = run_replicas(binary, bin_loadgen, args, work, base,
+                                                env["SKILLDECK_REGISTRY_TEST_STORE"])
+                else:
+                    subprocess.run([PSQL, f"{base}/postgres", "-qc", "CREATE DATABASE load"],
+                                   check=True)
+                    all_results.append(run_backend(
+                        "postgres", binary, bin_loadgen, args, work,
+                        database_url=f"{base}/load",
+                        store=env["SKILLDECK_REGISTRY_TEST_STORE"] + "/load"))
             finally:
                 subprocess.run(["bash", os.path.join(REPO, "scripts", "registry-backends.sh"),
                                 "stop", backends])
     load_after = os.getloadavg()
     print()
-    print(table(all_results))
+    if all_results:
+        print(table(all_results))
+    if replica_rows:
+        print(replicas_table(replica_rows))
     print()
     print(f"load average (1/5/15 min, `cat /proc/loadavg`): before {load_before[0]:.2f} "
           f"{load_before[1]:.2f} {load_before[2]:.2f}, after {load_after[0]:.2f} "
@@ -334,7 +498,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "load_before": load_before, "load_after": load_after,
-                       "results": all_results}, f, indent=2)
+                       "results": all_results, "replicas": replica_rows}, f, indent=2)
     return 0
 
 

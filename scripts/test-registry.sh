@@ -18,7 +18,12 @@
 #     schemathesis (PyPI, pinned, throwaway venv) against
 #     /api/v1/openapi.json with the admin token, failing on any 5xx;
 #  d. per backend, scripts/registry_fault.py: racing publishers, and SIGKILL
-#     of the server during publish under load, restart, verify every blob.
+#     of the server during publish under load, restart, verify every blob;
+#  e. on PostgreSQL + S3, scripts/replicas.py: two replicas behind a
+#     round-robin proxy; writes on one seen on the other within the
+#     consistency bound (assignment, label move, yank, token revocation,
+#     agent deletion) and 100 changes watched by `serve --registry` with
+#     exactly one list_changed each.
 #
 # Everything started is stopped on exit (trap), temporary folders removed.
 # Prints PASS/FAIL per part and a summary; exits non-zero on any failure.
@@ -181,6 +186,21 @@ fi
 
 cargo build -q -p skilldeck-cli --locked
 bin="$(cd "$CARGO_TARGET_DIR/debug" && pwd)/skilldeck"
+
+# --- e. two replicas behind a round-robin proxy (PostgreSQL + S3) -----------
+
+if [[ $have_backends -eq 1 ]]; then
+    t0=$SECONDS
+    if run_logged "$work/replicas.log" bash -c "source '$backends/env' && exec timeout 300 \
+        python3 scripts/replicas.py consistency --bin '$bin' --work '$work/replicas' \
+        --database-url \"\$1\" --store \"\$SKILLDECK_REGISTRY_TEST_STORE/replicas-$RANDOM\"" \
+        _ "$(source "$backends/env" && new_database replicas)"; then
+        pass "two replicas: writes seen across replicas within the bound, no answer backwards ($(tail -n1 "$work/replicas.log" | sed 's/^PASS: replicas consistency //'))"
+        grep -E '^  ' "$work/replicas.log" || true
+    else
+        fail "two replicas: consistency ($((SECONDS - t0)) s)"
+    fi
+fi
 
 have_st=0
 if python3 -m venv "$work/st" >"$work/st-pip.log" 2>&1 &&

@@ -25,9 +25,9 @@ use std::time::Duration;
 use crate::names::{AgentId, Label, Namespace, SkillRef};
 use crate::wire::{
     API_PREFIX, Agent, AgentLock, AgentSpec, Assignment, AssignmentView, FINGERPRINT_HEADER,
-    LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, ReasonBody, Resolved,
-    SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated,
-    TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
+    GENERATION_HEADER, LabelMove, LabelMoved, PROBLEM_JSON, Page, Problem, Published, ReasonBody,
+    Resolved, SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets,
+    TokenCreated, TokenInfo, TokenRequest, VersionDetail, WireDiagnostic,
 };
 
 /// Longest wait for a connection to the registry.
@@ -213,6 +213,10 @@ pub enum LockFetch {
         lock: AgentLock,
         /// Its ETag (to send next time).
         etag: String,
+        /// The database generation it is valid at (`None` from a
+        /// registry that does not say): a lock of a lower generation than
+        /// one already applied is older and must not replace it.
+        generation: Option<i64>,
     },
 }
 
@@ -312,6 +316,7 @@ pub fn error_from_answer(
 struct Answer {
     status: u16,
     etag: Option<String>,
+    generation: Option<i64>,
     fingerprint: Option<String>,
     body: Vec<u8>,
 }
@@ -322,6 +327,11 @@ pub struct Client {
     http: reqwest::blocking::Client,
     base: String,
     token: Option<Token>,
+    /// The newest database generation any answer carried (shared by
+    /// clones). Sent with every request, so a registry of N replicas
+    /// behind a load balancer never answers with an older view than one
+    /// this client has seen (its own writes included).
+    seen: std::sync::Arc<std::sync::atomic::AtomicI64>,
 }
 
 impl Client {
@@ -347,7 +357,18 @@ impl Client {
             .user_agent(concat!("skilldeck/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| fail(&e.to_string()))?;
-        Ok(Client { http, base, token })
+        Ok(Client {
+            http,
+            base,
+            token,
+            seen: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0)),
+        })
+    }
+
+    /// The newest database generation an answer to this client (or a
+    /// clone) carried; 0 before any.
+    pub fn seen(&self) -> i64 {
+        self.seen.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The registry's URL as given (without a trailing `/`).
@@ -369,6 +390,12 @@ impl Client {
             Some(t) => request.header(reqwest::header::AUTHORIZATION, t.header()),
             None => request,
         };
+        let seen = self.seen();
+        let request = if seen > 0 {
+            request.header(GENERATION_HEADER, seen.to_string())
+        } else {
+            request
+        };
         let response = request.send().map_err(|e| ClientError::Transport {
             url: url.to_owned(),
             message: error_chain(&e),
@@ -382,6 +409,10 @@ impl Client {
                 .map(str::to_owned)
         };
         let etag = header("etag");
+        let generation = header(GENERATION_HEADER).and_then(|g| g.trim().parse::<i64>().ok());
+        if let Some(g) = generation {
+            self.seen.fetch_max(g, std::sync::atomic::Ordering::AcqRel);
+        }
         let fingerprint = header(FINGERPRINT_HEADER);
         let content_type = header("content-type");
         if response.content_length().is_some_and(|n| n > cap) {
@@ -415,6 +446,7 @@ impl Client {
         Ok(Answer {
             status,
             etag,
+            generation,
             fingerprint,
             body,
         })
@@ -882,7 +914,11 @@ impl Client {
             url: url.clone(),
             message: "the lock has no ETag".to_owned(),
         })?;
-        Ok(LockFetch::Fresh { lock, etag })
+        Ok(LockFetch::Fresh {
+            lock,
+            etag,
+            generation: answer.generation,
+        })
     }
 }
 

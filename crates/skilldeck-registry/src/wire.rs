@@ -14,6 +14,13 @@ use crate::names::{AgentId, Label, Namespace};
 pub const PROBLEM_JSON: &str = "application/problem+json";
 /// The header carrying a version's content fingerprint.
 pub const FINGERPRINT_HEADER: &str = "x-skilldeck-fingerprint";
+/// The header carrying a database generation. On an answer: the
+/// generation it is valid at (every write up to it is reflected; on a
+/// lock or catalog, none after it either). On a request: the newest the
+/// client has seen; the replica applies every write up to it before
+/// answering (read-your-writes and monotonic reads behind a load
+/// balancer without affinity).
+pub const GENERATION_HEADER: &str = "x-skilldeck-generation";
 /// The header a publish carries its SSH signature in: the armored
 /// `sshsig`, base64-encoded (a header holds no newline).
 pub const SIGNATURE_HEADER: &str = "x-skilldeck-signature";

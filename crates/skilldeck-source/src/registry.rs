@@ -130,6 +130,8 @@ pub struct RegistrySource {
 #[derive(Debug, Default)]
 struct State {
     etag: Option<String>,
+    /// The generation of the lock served (see [`newer`]).
+    generation: Option<i64>,
     /// Name → fingerprint of the served skills.
     served: BTreeMap<String, String>,
     /// The limits in force at start (concurrency cannot change later).
@@ -146,6 +148,19 @@ struct State {
 fn lock_state(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     // Every critical section leaves the state consistent.
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether a fetched lock of generation `fetched` may replace the one
+/// served, of generation `held`: only a strictly newer one does (a
+/// replica behind a load balancer that has not seen the latest writes
+/// answers an older lock; applying it would take skills back and forth
+/// and send `list_changed` for each swing). A lock without a generation
+/// (an older registry) is compared by ETag only, as before.
+fn newer(held: Option<i64>, fetched: Option<i64>) -> bool {
+    match (held, fetched) {
+        (Some(h), Some(f)) => f > h,
+        _ => true,
+    }
 }
 
 /// The hex part of a `sha256:` fingerprint, checked by the core's digest
@@ -200,8 +215,12 @@ impl RegistrySource {
             require_signature: registry.require_signature,
             state: Mutex::new(State::default()),
         };
-        let (lock, etag) = match source.client.lock(&source.agent, None) {
-            Ok(LockFetch::Fresh { lock, etag }) => (lock, Some(etag)),
+        let (lock, etag, generation) = match source.client.lock(&source.agent, None) {
+            Ok(LockFetch::Fresh {
+                lock,
+                etag,
+                generation,
+            }) => (lock, Some(etag), generation),
             Ok(LockFetch::NotModified) => {
                 return Err(registry_error(
                     "the registry answered 304 to a first request",
@@ -213,7 +232,7 @@ impl RegistrySource {
                 })?;
                 tracing::warn!(error = %e, "the registry is unreachable; serving the lock saved by an earlier run");
                 lock_state(&source.state).outage = true;
-                (lock, None)
+                (lock, None, None)
             }
             Err(e) => return Err(Error::Client(e)),
         };
@@ -225,6 +244,7 @@ impl RegistrySource {
         {
             let mut state = lock_state(&source.state);
             state.etag = etag;
+            state.generation = generation;
             state.served = served_of(&lock);
             state.concurrency = lock.max_concurrent_executions;
             state.run_code = lock.run_code;
@@ -277,13 +297,31 @@ impl RegistrySource {
     /// reloaded; `Ok(false)` when the lock is unchanged; an error keeps the
     /// last good set (nothing served changes).
     pub fn try_refresh(&self, target: &dyn Target) -> Result<bool, Error> {
-        let etag = lock_state(&self.state).etag.clone();
+        let (etag, held) = {
+            let state = lock_state(&self.state);
+            (state.etag.clone(), state.generation)
+        };
         let fetched = self.client.lock(&self.agent, etag.as_deref())?;
         match fetched {
             LockFetch::NotModified => Ok(false),
-            LockFetch::Fresh { lock, etag } => {
+            LockFetch::Fresh {
+                lock,
+                etag,
+                generation,
+            } => {
+                if !newer(held, generation) {
+                    tracing::debug!(
+                        agent = %self.agent,
+                        held,
+                        fetched = generation,
+                        "ignoring a lock older than the one served (a lagging replica)"
+                    );
+                    return Ok(false);
+                }
                 self.apply(target, &lock)?;
-                lock_state(&self.state).etag = Some(etag);
+                let mut state = lock_state(&self.state);
+                state.etag = Some(etag);
+                state.generation = generation.or(held);
                 Ok(true)
             }
         }
@@ -756,6 +794,17 @@ fn remove_stale_roots(agent_dir: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_older_than_or_as_old_as_the_served_one_never_replaces_it() {
+        assert!(!newer(Some(7), Some(6)));
+        assert!(!newer(Some(7), Some(7)));
+        assert!(newer(Some(7), Some(8)));
+        // Without generations (an older registry, or a lock saved by an
+        // earlier run): the ETag decides, as before.
+        assert!(newer(None, Some(3)));
+        assert!(newer(Some(3), None));
+    }
 
     fn lock_with(grants: skilldeck_registry::wire::Grants) -> AgentLock {
         serde_json::from_value(serde_json::json!({

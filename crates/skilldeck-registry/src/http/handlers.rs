@@ -24,10 +24,10 @@ use crate::service::resolve::{etag_matches, etag_of_digest};
 use crate::service::skills::SkillQuery;
 use crate::wire::{
     Agent, AgentLock, AgentSpec, Assignment, AssignmentView, AuditEntry, DIGEST_HEADER,
-    FINGERPRINT_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page, PendingVersion, Problem,
-    Published, ReasonBody, Resolved, ReviewDecision, SignerInfo, SignerKey, SkillDetail,
-    SkillSummary, TestRunRequest, TestRunResult, TestRunTargets, TokenCreated, TokenInfo,
-    TokenRequest, VersionDetail,
+    FINGERPRINT_HEADER, GENERATION_HEADER, LabelMove, LabelMoved, NamespacePolicy, Page,
+    PendingVersion, Problem, Published, ReasonBody, Resolved, ReviewDecision, SignerInfo,
+    SignerKey, SkillDetail, SkillSummary, TestRunRequest, TestRunResult, TestRunTargets,
+    TokenCreated, TokenInfo, TokenRequest, VersionDetail,
 };
 
 type Result<T> = std::result::Result<T, RegistryError>;
@@ -52,6 +52,36 @@ async fn principal(
     registry.authenticate(token, client).await
 }
 
+/// The generation a client has seen (`x-skilldeck-generation`), if it
+/// sent one: applied on this replica before anything else is read.
+pub(crate) async fn catch_up(registry: &Registry, headers: &HeaderMap) -> Result<()> {
+    let Some(value) = headers.get(GENERATION_HEADER) else {
+        return Ok(());
+    };
+    let generation = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|g| *g >= 0)
+        .ok_or_else(|| {
+            RegistryError::bad_request(
+                "registry-invalid-generation",
+                format!(
+                    "the {GENERATION_HEADER} header must be a generation (a non-negative integer) from an earlier answer"
+                ),
+            )
+        })?;
+    registry.at_least(generation).await
+}
+
+/// Adds `x-skilldeck-generation` to `response`.
+fn with_generation(mut response: Response, generation: i64) -> Result<Response> {
+    response
+        .headers_mut()
+        .insert(GENERATION_HEADER, header_value(&generation.to_string())?);
+    Ok(response)
+}
+
 /// The authenticated caller of a route. An extractor from the request
 /// head: every handler takes it before its body, so a request is
 /// authenticated (401/429) before a byte of its body is read.
@@ -62,6 +92,7 @@ impl FromRequestParts<Registry> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, registry: &Registry) -> Result<Self> {
         let client = peer_of(&parts.extensions).map(|a| a.ip());
+        catch_up(registry, &parts.headers).await?;
         principal(registry, &parts.headers, client)
             .await
             .map(Caller)
@@ -818,12 +849,13 @@ pub async fn catalog(
     let rendered = registry
         .catalog(&p, &AgentId::new(&id)?, format, q.budget_tokens)
         .await?;
-    with_etag(
+    let response = with_etag(
         &headers,
         &rendered.etag,
         rendered.content_type,
         rendered.body,
-    )
+    )?;
+    with_generation(response, rendered.generation)
 }
 
 /// The agent's lock: name, version, fingerprint and files per skill (ETag, 304).
@@ -842,8 +874,11 @@ pub async fn lock(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response> {
-    let (body, etag) = registry.lock_json(&p, &AgentId::new(&id)?).await?;
-    with_etag(&headers, &etag, "application/json", body)
+    let (body, etag, generation) = registry.lock_json(&p, &AgentId::new(&id)?).await?;
+    with_generation(
+        with_etag(&headers, &etag, "application/json", body)?,
+        generation,
+    )
 }
 
 /// The audit log, newest first (admin).

@@ -117,7 +117,32 @@ pub fn api_router(registry: Registry) -> Router {
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))
+        .layer(axum::middleware::from_fn_with_state(
+            registry.clone(),
+            generation_header,
+        ))
         .with_state(registry)
+}
+
+/// Every answer says the generation this replica is at
+/// (`x-skilldeck-generation`) unless its handler set a more precise one
+/// (a lock or catalog: the generation it is valid at). After a write it
+/// covers the write, so a client sending it back reads its own write on
+/// any replica.
+async fn generation_header(
+    axum::extract::State(registry): axum::extract::State<Registry>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if !headers.contains_key(crate::wire::GENERATION_HEADER)
+        && let Ok(value) =
+            axum::http::HeaderValue::from_str(&registry.served_generation().to_string())
+    {
+        headers.insert(crate::wire::GENERATION_HEADER, value);
+    }
+    response
 }
 
 /// The router of a private metrics listener (`registry serve

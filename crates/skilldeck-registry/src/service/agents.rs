@@ -7,6 +7,7 @@ use crate::service::config::{
     MAX_AGENT_CAPABILITIES, MAX_AGENT_PATTERNS, MAX_GRANT_ENV, MAX_LISTED_VERSIONS, MAX_TEXT_LEN,
 };
 use crate::service::cursor;
+use crate::service::fresh::Scope as CacheScope;
 use crate::service::principal::Principal;
 use crate::service::publish::{parse_capabilities, parse_version};
 use crate::service::registry::Registry;
@@ -86,7 +87,8 @@ impl Registry {
             serde_json::to_value(&spec)?,
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Agent(spec.id.as_str().to_owned())])
+            .await?;
         Ok(Agent {
             spec,
             created_at: at.clone(),
@@ -121,7 +123,8 @@ impl Registry {
             serde_json::to_value(&spec)?,
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Agent(id.as_str().to_owned())])
+            .await?;
         self.agent(p, id).await
     }
 
@@ -142,8 +145,16 @@ impl Registry {
             serde_json::json!({"tokens_revoked": revoked}),
         )
         .await?;
-        self.commit(w).await?;
-        self.inner.auth.clear();
+        // Its tokens are revoked in the same write: every replica refuses
+        // them, and its cached resolution, within the consistency bound.
+        self.commit_scoped(
+            w,
+            &[
+                CacheScope::Agent(id.as_str().to_owned()),
+                CacheScope::Tokens,
+            ],
+        )
+        .await?;
         Ok(())
     }
 
@@ -240,7 +251,8 @@ impl Registry {
             serde_json::to_value(&assignment)?,
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Agent(id.as_str().to_owned())])
+            .await?;
         let view = AssignmentView {
             agent: id.clone(),
             namespace: skill.namespace().clone(),
@@ -434,7 +446,8 @@ impl Registry {
             serde_json::json!({}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Agent(id.as_str().to_owned())])
+            .await?;
         Ok(())
     }
 

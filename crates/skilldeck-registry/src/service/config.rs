@@ -12,12 +12,23 @@ use crate::error::RegistryError;
 pub const MAX_PUBLISH_BYTES: usize = 20 * 1024 * 1024;
 /// Most bytes of a JSON request body.
 pub const MAX_JSON_BODY_BYTES: usize = 64 * 1024;
-/// How long a resolved set, catalog or lock is served from the in-process
-/// cache before the database is asked again. With N replicas, a write on
-/// another replica is seen after at most this long.
+/// How long a resolved set, catalog or lock is kept in the in-process
+/// cache (memory only: a write is seen at once on its replica and within
+/// [`CONSISTENCY_BOUND`] on the others, whatever the TTL; a catalog
+/// expires with the resolution it was rendered from).
 pub const CATALOG_CACHE_TTL: Duration = Duration::from_secs(5);
+/// With N replicas on PostgreSQL: a write committed on one replica longer
+/// ago than this is reflected in every answer of every other replica
+/// (usually within milliseconds, by `NOTIFY`; this bounds the fallback
+/// when notifications are late or lost). Each replica checks the database
+/// generation every half of it.
+pub const CONSISTENCY_BOUND: Duration = Duration::from_millis(500);
 /// How long a verified token is remembered (hash → principal).
 pub const AUTH_CACHE_TTL: Duration = Duration::from_secs(30);
+/// Most times an agent's resolution is computed for one request while
+/// writes touching the agent keep landing during the computation (then
+/// the last one is served, tagged with the generation it started at).
+pub const MAX_COMPUTE_ATTEMPTS: u32 = 3;
 /// Blobs younger than this are never collected (an in-flight publish
 /// writes its blobs before its transaction).
 pub const GC_GRACE: Duration = Duration::from_secs(60 * 60);
@@ -258,6 +269,8 @@ pub struct RegistryLimits {
     pub catalog_cache_ttl: Duration,
     /// The token cache TTL.
     pub auth_cache_ttl: Duration,
+    /// `CONSISTENCY_BOUND`.
+    pub consistency_bound: Duration,
     /// Blobs younger than this are never collected.
     pub gc_grace: Duration,
     /// Default page size.
@@ -287,6 +300,7 @@ impl Default for RegistryLimits {
             max_json_body_bytes: MAX_JSON_BODY_BYTES,
             catalog_cache_ttl: CATALOG_CACHE_TTL,
             auth_cache_ttl: AUTH_CACHE_TTL,
+            consistency_bound: CONSISTENCY_BOUND,
             gc_grace: GC_GRACE,
             default_page_limit: DEFAULT_PAGE_LIMIT,
             max_page_limit: MAX_PAGE_LIMIT,

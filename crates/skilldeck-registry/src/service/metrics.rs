@@ -147,7 +147,7 @@ impl Metrics {
         let cache = Family::<CacheLabels, Counter>::default();
         registry.register(
             "cache_lookups",
-            "Lookups in the registry's in-process caches (agents, catalogs, auth), by result: hit or miss",
+            "Lookups in the registry's in-process caches (agents, catalogs, auth), by result: hit or miss; and of the misses, rebuilt (one computation ran) or shared (waited for a computation already in flight)",
             cache.clone(),
         );
         let store_errors = Family::<StoreLabels, Counter>::default();
@@ -197,6 +197,14 @@ impl Metrics {
     /// Counts a cache lookup.
     pub fn cache_lookup(&self, cache: &'static str, hit: bool) {
         let result = if hit { "hit" } else { "miss" };
+        self.cache
+            .get_or_create(&CacheLabels { cache, result })
+            .inc();
+    }
+
+    /// Counts a cache rebuild, or a miss that shared one in flight.
+    pub fn cache_rebuild(&self, cache: &'static str, shared: bool) {
+        let result = if shared { "shared" } else { "rebuilt" };
         self.cache
             .get_or_create(&CacheLabels { cache, result })
             .inc();

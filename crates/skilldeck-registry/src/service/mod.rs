@@ -14,6 +14,9 @@
 //!   [`staging`]: the folder publishes unpack in, swept at start-up.
 //! - [`review`]: namespace policies, review before release, blocking;
 //!   [`signing`]: the keys that may sign a namespace, signatures at publish.
+//! - `fresh`: the generation every cache entry is tagged with, and how
+//!   writes on other replicas reach this one (PostgreSQL `NOTIFY`, with
+//!   a bounded check as the fallback).
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 //! - [`health`]: readiness (`/readyz`: database, migrations, store).
@@ -29,6 +32,7 @@ pub mod browse;
 pub mod cache;
 pub mod config;
 pub mod cursor;
+pub(crate) mod fresh;
 pub mod gc;
 pub mod glob;
 pub mod health;

@@ -479,7 +479,8 @@ impl Registry {
             }),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         Ok(Published {
             namespace: skill.namespace().clone(),
             name: skill.name().to_owned(),

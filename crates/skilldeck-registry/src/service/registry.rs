@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::error::RegistryError;
 use crate::service::cache::TtlCache;
 use crate::service::config::{MAX_CACHE_ENTRIES, RegistryConfig, RegistryLimits};
+use crate::service::fresh::Scope;
 use crate::service::principal::Principal;
 use crate::service::staging::Staging;
 use crate::service::state::{AuthEntry, CachedAgent, Rendered, SearchState};
@@ -41,6 +42,9 @@ pub(crate) struct Inner {
     pub store: BlobStore,
     /// Caps and TTLs.
     pub limits: RegistryLimits,
+    /// This replica's view of the generations: what each cache scope's
+    /// newest write is, and when it was last confirmed.
+    pub fresh: Arc<crate::service::fresh::Fresh>,
     /// Resolved sets and locks per agent.
     pub agents: TtlCache<CachedAgent>,
     /// Rendered catalogs per agent, format and budget.
@@ -89,11 +93,19 @@ impl Registry {
                 "removed publish staging folders that stopped registry processes left"
             );
         }
+        let generation = db.generation().await?;
+        let fresh = Arc::new(crate::service::fresh::Fresh::new(
+            &db,
+            generation,
+            config.limits.consistency_bound,
+        ));
+        fresh.spawn(&db);
         let ttl = config.limits.catalog_cache_ttl;
         let auth_ttl = config.limits.auth_cache_ttl;
         Ok(Registry {
             inner: Arc::new(Inner {
                 db,
+                fresh,
                 store,
                 agents: TtlCache::new("agents", ttl, MAX_CACHE_ENTRIES),
                 catalogs: TtlCache::new("catalogs", ttl, MAX_CACHE_ENTRIES),
@@ -144,13 +156,45 @@ impl Registry {
         audit::insert(w, &actor.actor(), action, target, &detail).await
     }
 
-    /// Commits a write and drops what this process cached (other replicas
-    /// see it within [`RegistryLimits::catalog_cache_ttl`]).
-    pub(crate) async fn commit(&self, w: Write) -> Result<(), RegistryError> {
-        w.commit().await?;
-        self.inner.agents.clear();
-        self.inner.catalogs.clear();
+    /// Commits a write that touched `scopes`: recorded (and notified to
+    /// the other replicas) in its transaction, applied to this replica's
+    /// caches before it returns (read-your-writes here; the other
+    /// replicas within [`RegistryLimits::consistency_bound`]).
+    pub(crate) async fn commit_scoped(
+        &self,
+        w: Write,
+        scopes: &[Scope],
+    ) -> Result<(), RegistryError> {
+        let generation = w.generation();
+        let texts: Vec<String> = scopes.iter().map(Scope::text).collect();
+        w.commit(&texts).await?;
+        self.inner.fresh.invalidate(generation, scopes);
+        if scopes.contains(&Scope::All) {
+            // Memory only: the floors already keep these from being served.
+            self.inner.agents.clear();
+            self.inner.catalogs.clear();
+            self.inner.auth.clear();
+        }
         Ok(())
+    }
+
+    /// Before a read uses a cache: this replica's view of the other
+    /// replicas' writes is at most [`RegistryLimits::consistency_bound`]
+    /// old (checked now when it is not).
+    pub(crate) async fn ensure_fresh(&self) -> Result<(), RegistryError> {
+        self.inner.fresh.ensure(&self.inner.db).await
+    }
+
+    /// Every write up to `generation` (a client's `Skilldeck-Generation`)
+    /// is applied here before the request is answered.
+    pub async fn at_least(&self, generation: i64) -> Result<(), RegistryError> {
+        self.inner.fresh.at_least(&self.inner.db, generation).await
+    }
+
+    /// The generation this replica's answers are valid at now (the
+    /// `Skilldeck-Generation` of answers without one of their own).
+    pub fn served_generation(&self) -> i64 {
+        self.inner.fresh.served().max(self.inner.fresh.known())
     }
 
     /// The database generation: bumped by every write.

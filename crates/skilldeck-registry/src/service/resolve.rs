@@ -6,11 +6,12 @@
 //! (`namespace/name`); a name any assignment holds is never taken by an
 //! auto-discovered skill of another namespace (`shadowed-by-assignment`),
 //! and every clash is reported, naming the winner, in the resolution and
-//! the lock. Both are cached per agent for
-//! [`RegistryLimits::catalog_cache_ttl`](crate::service::config::RegistryLimits)
-//! and dropped on every local write; their ETags are digests of what they
-//! hold, so a replica with a stale cache can only serve an old ETag with
-//! the old body, never a wrong pair.
+//! the lock. Both are cached per agent, tagged with the database
+//! generation they were computed from (`service::fresh`: never served
+//! after a write known to touch them, on any replica within the
+//! consistency bound), and rebuilt once for every concurrent miss; their
+//! ETags are digests of what they hold, and answers carry the generation
+//! they are valid at (`Skilldeck-Generation`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, PoisonError};
@@ -19,7 +20,8 @@ use bytes::Bytes;
 
 use crate::error::RegistryError;
 use crate::names::{AgentId, LATEST, Namespace, SkillRef};
-use crate::service::config::MAX_PARSED_SKILLS;
+use crate::service::cache::Computed;
+use crate::service::config::{MAX_COMPUTE_ATTEMPTS, MAX_PARSED_SKILLS};
 use crate::service::glob;
 use crate::service::principal::Principal;
 use crate::service::registry::Registry;
@@ -159,30 +161,75 @@ impl Registry {
     }
 
     /// The agent's lock as served (its JSON, serialised once per cache
-    /// entry) and its ETag (admin or that agent): what the HTTP API sends.
+    /// entry), its ETag and the database generation it is valid at (admin
+    /// or that agent): what the HTTP API sends.
     pub async fn lock_json(
         &self,
         p: &Principal,
         id: &AgentId,
-    ) -> Result<(Bytes, String), RegistryError> {
+    ) -> Result<(Bytes, String, i64), RegistryError> {
         p.require_agent(id)?;
-        let c = self.resolved_cached(id).await?;
-        Ok((c.lock_json.clone(), c.resolved.generation.clone()))
+        let (c, generation) = self.resolved_at(id).await?;
+        Ok((
+            c.lock_json.clone(),
+            c.resolved.generation.clone(),
+            generation,
+        ))
     }
 
-    /// The resolution of `id` from the cache, or computed and cached.
+    /// The resolution of `id` from the cache, or computed (once for every
+    /// concurrent miss) and cached.
     pub(crate) async fn resolved_cached(
         &self,
         id: &AgentId,
     ) -> Result<Arc<CachedAgent>, RegistryError> {
-        if let Some(c) = self.inner.agents.get(id.as_str()) {
-            return Ok(c);
-        }
-        let c = Arc::new(self.compute(id).await?);
-        self.inner
+        Ok(self.resolved_at(id).await?.0)
+    }
+
+    /// The resolution of `id` and the generation it is valid at: every
+    /// write up to it that touched the agent is reflected, none after it
+    /// that this replica knew of when the computation ended (see
+    /// [`Registry::compute_tagged`]).
+    pub(crate) async fn resolved_at(
+        &self,
+        id: &AgentId,
+    ) -> Result<(Arc<CachedAgent>, i64), RegistryError> {
+        self.ensure_fresh().await?;
+        let fresh = &self.inner.fresh;
+        // The watermark first, then the floor: every write up to the
+        // watermark is in the floor.
+        let served = fresh.served();
+        let floor = fresh.agent_floor(id.as_str());
+        let (tag, c) = self
+            .inner
             .agents
-            .insert(id.as_str().to_owned(), Arc::clone(&c));
-        Ok(c)
+            .get_or_compute(id.as_str(), floor, || self.compute_tagged(id))
+            .await?;
+        Ok((c, tag.max(served)))
+    }
+
+    /// [`Registry::compute`] tagged with the database generation read
+    /// before it; computed again (up to [`MAX_COMPUTE_ATTEMPTS`] times)
+    /// while a write known to touch the agent (its floor) landed during
+    /// the computation, so the tag is exact as far as this replica knows:
+    /// the answer holds no write after it. A write of another replica
+    /// not yet notified only makes the entry invalid sooner (its floor
+    /// rises above the tag).
+    async fn compute_tagged(&self, id: &AgentId) -> Result<Computed<CachedAgent>, RegistryError> {
+        let mut attempt = 1;
+        loop {
+            let before = self.generation().await?;
+            let value = self.compute(id).await?;
+            let moved = self.inner.fresh.agent_floor(id.as_str()) > before;
+            if !moved || attempt >= MAX_COMPUTE_ATTEMPTS {
+                return Ok(Computed {
+                    tag: before,
+                    at: value.computed_at,
+                    value: Arc::new(value),
+                });
+            }
+            attempt += 1;
+        }
     }
 
     async fn compute(&self, id: &AgentId) -> Result<CachedAgent, RegistryError> {
@@ -427,6 +474,7 @@ impl Registry {
             lock,
             lock_json,
             spec,
+            computed_at: std::time::Instant::now(),
         })
     }
 
@@ -522,24 +570,40 @@ impl Registry {
         budget_tokens: Option<u32>,
     ) -> Result<Rendered, RegistryError> {
         p.require_agent(id)?;
+        self.ensure_fresh().await?;
+        let fresh = &self.inner.fresh;
+        let served = fresh.served();
+        let floor = fresh.agent_floor(id.as_str());
         let key = format!("{id}\n{format}\n{budget_tokens:?}");
-        if let Some(r) = self.inner.catalogs.get(&key) {
-            return Ok((*r).clone());
-        }
-        let cached = self.resolved_cached(id).await?;
-        let catalog = self.render(&cached, format, budget_tokens).await?;
-        let body = Bytes::from(catalog.text);
-        let rendered = Rendered {
-            etag: etag_of(&body),
-            body,
-            content_type: match format {
-                skilldeck::CatalogFormat::Json => "application/json",
-                skilldeck::CatalogFormat::Markdown => "text/markdown; charset=utf-8",
-                skilldeck::CatalogFormat::Xml => "application/xml; charset=utf-8",
-                skilldeck::CatalogFormat::SkillsRef => "text/plain; charset=utf-8",
-            },
-        };
-        self.inner.catalogs.insert(key, Arc::new(rendered.clone()));
+        let (tag, rendered) = self
+            .inner
+            .catalogs
+            .get_or_compute(&key, floor, || async {
+                let (cached, generation) = self.resolved_at(id).await?;
+                let catalog = self.render(&cached, format, budget_tokens).await?;
+                let body = Bytes::from(catalog.text);
+                let rendered = Rendered {
+                    etag: etag_of(&body),
+                    body,
+                    content_type: match format {
+                        skilldeck::CatalogFormat::Json => "application/json",
+                        skilldeck::CatalogFormat::Markdown => "text/markdown; charset=utf-8",
+                        skilldeck::CatalogFormat::Xml => "application/xml; charset=utf-8",
+                        skilldeck::CatalogFormat::SkillsRef => "text/plain; charset=utf-8",
+                    },
+                    generation,
+                };
+                // Tagged like the resolution it was rendered from, and
+                // expiring with it: TTLs never add up.
+                Ok(Computed {
+                    tag: generation,
+                    at: cached.computed_at,
+                    value: Arc::new(rendered),
+                })
+            })
+            .await?;
+        let mut rendered = (*rendered).clone();
+        rendered.generation = tag.max(served);
         Ok(rendered)
     }
 

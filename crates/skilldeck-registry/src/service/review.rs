@@ -53,7 +53,8 @@ impl Registry {
             serde_json::json!({"policy": policy, "previous": previous}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         Ok(policy)
     }
 
@@ -124,7 +125,8 @@ impl Registry {
             serde_json::json!({"reason": review.reason, "latest": latest}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         self.version_detail(skill, &version).await
     }
 

@@ -161,7 +161,8 @@ impl Registry {
             )
             .await?;
         }
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         Ok((info, added))
     }
 
@@ -188,6 +189,7 @@ impl Registry {
             serde_json::json!({"fingerprint": fingerprint}),
         )
         .await?;
-        self.commit(w).await
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await
     }
 }

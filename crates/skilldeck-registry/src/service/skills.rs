@@ -530,7 +530,8 @@ impl Registry {
             }),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         Ok(LabelMoved {
             label: label.clone(),
             version,
@@ -656,7 +657,8 @@ impl Registry {
             serde_json::json!({"reason": reason, "latest": latest}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         self.version_detail(skill, &version).await
     }
 }

@@ -20,6 +20,8 @@ pub(crate) struct CachedAgent {
     pub lock_json: Bytes,
     /// The agent's settings.
     pub spec: AgentSpec,
+    /// When it was computed (what it is rendered into expires with it).
+    pub computed_at: std::time::Instant,
 }
 
 /// A rendered catalog.
@@ -31,6 +33,8 @@ pub struct Rendered {
     pub etag: String,
     /// Its media type.
     pub content_type: &'static str,
+    /// The database generation it is valid at (`Skilldeck-Generation`).
+    pub generation: i64,
 }
 
 /// The search index over every skill's `latest` version, built at one

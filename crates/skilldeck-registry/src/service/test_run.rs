@@ -348,7 +348,8 @@ impl Registry {
         }
         let mut w = self.begin_write().await?;
         Registry::audit_in(&mut w, p, "test-run", &format!("{skill}@{version}"), detail).await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[crate::service::fresh::Scope::Skills])
+            .await?;
         let outcome = ran?;
         Ok(TestRunResult {
             namespace: skill.namespace().clone(),

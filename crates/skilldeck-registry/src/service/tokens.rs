@@ -18,8 +18,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::error::RegistryError;
 use crate::names::AgentId;
+use crate::service::cache::Computed;
 use crate::service::config::{MAX_TEXT_LEN, TOKEN_RANDOM_BYTES};
 use crate::service::cursor;
+use crate::service::fresh::Scope as CacheScope;
 use crate::service::principal::{Principal, Scope};
 use crate::service::principal::{PrincipalKind, report_caller};
 use crate::service::registry::Registry;
@@ -276,7 +278,12 @@ impl Registry {
         if !bearer.starts_with(TOKEN_PREFIX) || bearer.len() > MAX_TEXT_LEN {
             return None;
         }
-        let entry = self.inner.auth.get(&token_hash(bearer))?;
+        // The floor this replica knows (no database check here: this path
+        // serves a throttled key without a query).
+        let (_, entry) = self
+            .inner
+            .auth
+            .get(&token_hash(bearer), self.inner.fresh.auth_floor())?;
         Some(
             if entry.expires_at.is_some_and(|t| t <= chrono::Utc::now()) {
                 Err(RegistryError::Unauthorized("the token has expired"))
@@ -295,7 +302,12 @@ impl Registry {
         }
         let hash = token_hash(bearer);
         let now = chrono::Utc::now();
-        if let Some(entry) = self.inner.auth.get(&hash) {
+        self.ensure_fresh().await?;
+        // Tagged with the newest generation known before the row is read:
+        // a revocation after it raises the floor above the tag.
+        let tag = self.inner.fresh.known();
+        let floor = self.inner.fresh.auth_floor();
+        if let Some((_, entry)) = self.inner.auth.get(&hash, floor) {
             if entry.expires_at.is_some_and(|t| t <= now) {
                 return Err(RegistryError::Unauthorized("the token has expired"));
             }
@@ -333,10 +345,15 @@ impl Registry {
         }
         self.inner.auth.insert(
             hash,
-            Arc::new(AuthEntry {
-                principal: principal.clone(),
-                expires_at,
-            }),
+            &Computed {
+                tag,
+                at: std::time::Instant::now(),
+                value: Arc::new(AuthEntry {
+                    principal: principal.clone(),
+                    expires_at,
+                }),
+            },
+            floor,
         );
         Ok(principal)
     }
@@ -357,7 +374,10 @@ impl Registry {
     async fn check_still_valid(&self, p: &Principal) -> Result<(), RegistryError> {
         let key = format!("id:{}", p.token_id);
         let now = chrono::Utc::now();
-        if let Some(entry) = self.inner.auth.get(&key) {
+        self.ensure_fresh().await?;
+        let tag = self.inner.fresh.known();
+        let floor = self.inner.fresh.auth_floor();
+        if let Some((_, entry)) = self.inner.auth.get(&key, floor) {
             return if entry.expires_at.is_some_and(|t| t <= now) {
                 Err(RegistryError::Unauthorized("the token has expired"))
             } else {
@@ -377,10 +397,15 @@ impl Registry {
         }
         self.inner.auth.insert(
             key,
-            Arc::new(AuthEntry {
-                principal: p.clone(),
-                expires_at,
-            }),
+            &Computed {
+                tag,
+                at: std::time::Instant::now(),
+                value: Arc::new(AuthEntry {
+                    principal: p.clone(),
+                    expires_at,
+                }),
+            },
+            floor,
         );
         Ok(())
     }
@@ -475,8 +500,7 @@ impl Registry {
             .await?;
         }
         if changed {
-            self.commit(w).await?;
-            self.inner.auth.clear();
+            self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         } else {
             w.rollback().await?;
         }
@@ -515,7 +539,7 @@ impl Registry {
             serde_json::json!({"name": name, "scopes": join_scopes(scopes), "source": source, "expires_at": expires_at}),
         )
         .await?;
-        self.commit(w).await?;
+        self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         Ok(id)
     }
 
@@ -631,8 +655,7 @@ impl Registry {
         };
         let info = token_info(row)?;
         if changed {
-            self.commit(w).await?;
-            self.inner.auth.clear();
+            self.commit_scoped(w, &[CacheScope::Tokens]).await?;
         } else {
             w.rollback().await?;
         }

@@ -22,6 +22,9 @@ static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 pub(crate) struct Db {
     pool: AnyPool,
     gate: Arc<WriteGate>,
+    /// The PostgreSQL URL (for the notification listener); `None` on
+    /// SQLite.
+    postgres: Option<std::sync::Arc<str>>,
 }
 
 /// One write: a transaction whose first statement bumped the database
@@ -31,6 +34,8 @@ pub(crate) struct Write {
     generation: i64,
     /// Its slot of the write gate, given back when the write ends.
     _slot: OwnedSemaphorePermit,
+    /// On PostgreSQL (its commit notifies the other replicas).
+    postgres: bool,
 }
 
 /// The write gate: at most `slots` writes hold a connection at once (the
@@ -226,6 +231,7 @@ impl Db {
             .max(1);
         Ok(Db {
             pool,
+            postgres: postgres.then(|| Arc::from(url)),
             gate: Arc::new(WriteGate {
                 slots: Arc::new(Semaphore::new(slots)),
                 waiting: AtomicUsize::new(0),
@@ -255,6 +261,12 @@ impl Db {
         &self.pool
     }
 
+    /// The PostgreSQL URL, for the notification listener (`None` on
+    /// SQLite: every write is in this process).
+    pub(crate) fn postgres_url(&self) -> Option<&str> {
+        self.postgres.as_deref()
+    }
+
     /// A connection of the pool, for a statement shared with [`Write`].
     pub(super) async fn acquire(&self) -> Result<sqlx::pool::PoolConnection<Any>, RegistryError> {
         Ok(self.pool.acquire().await?)
@@ -279,6 +291,7 @@ impl Db {
             tx,
             generation,
             _slot: slot,
+            postgres: self.postgres.is_some(),
         })
     }
 
@@ -303,8 +316,12 @@ impl Write {
         &mut self.tx
     }
 
-    /// Makes the write visible.
-    pub(crate) async fn commit(self) -> Result<(), RegistryError> {
+    /// Makes the write visible, recording first that it touched the
+    /// cache `scopes` (and, on PostgreSQL, notifying every replica at
+    /// commit).
+    pub(crate) async fn commit(mut self, scopes: &[String]) -> Result<(), RegistryError> {
+        crate::storage::generations::record(&mut self.tx, self.postgres, self.generation, scopes)
+            .await?;
         Ok(self.tx.commit().await?)
     }
 

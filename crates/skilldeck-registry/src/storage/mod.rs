@@ -17,6 +17,8 @@
 //! - [`auth_failures`]: failed authentications per key and window,
 //!   counted across replicas.
 //! - [`browse`]: the web UI's skill lists (totals, filters, sort).
+//! - [`generations`]: the last write per cache scope, and the
+//!   notifications that carry them to the other replicas.
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -29,6 +31,7 @@ pub(crate) mod audit;
 pub(crate) mod auth_failures;
 pub(crate) mod browse;
 pub(crate) mod db;
+pub(crate) mod generations;
 pub(crate) mod labels;
 pub(crate) mod policies;
 pub(crate) mod signers;
