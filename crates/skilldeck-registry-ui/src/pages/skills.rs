@@ -156,7 +156,7 @@ pub async fn move_label(
                 }
                 _ => format!("Label {} now points to {}.", moved.label, moved.version),
             };
-            state.sessions.set_flash(&signed.session.id, message);
+            state.sessions.set_flash(&signed.session.id, message).await;
             Ok(Redirect::to(&skill_path(&skill)).into_response())
         }
         Err(e) => {

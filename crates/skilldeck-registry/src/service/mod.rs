@@ -15,6 +15,8 @@
 //! - [`review`]: namespace policies, review before release, blocking;
 //!   [`signing`]: the keys that may sign a namespace, signatures at publish.
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
+//! - [`ui_sessions`]: the web UI's sessions and shared keys, in the
+//!   database (every replica sees them).
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 //! - [`test_run`]: test runs of a version in this host's sandbox, through
 //!   a [`TestRunner`](runner::TestRunner) the binary supplies;
@@ -44,3 +46,4 @@ pub mod store;
 pub mod test_run;
 pub mod throttle;
 pub mod tokens;
+pub mod ui_sessions;

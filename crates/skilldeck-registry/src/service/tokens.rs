@@ -521,6 +521,8 @@ impl Registry {
         if changed {
             self.commit(w).await?;
             self.inner.auth.clear();
+            // Its web UI sessions end on every replica at once.
+            self.end_ui_sessions_of(id).await?;
         } else {
             w.rollback().await?;
         }

@@ -14,6 +14,8 @@
 //! - [`agents`]: agents and their assignments.
 //! - [`tokens`]: bearer tokens (hashes, scopes, lifecycle times).
 //! - [`audit`]: the audit log.
+//! - [`ui_sessions`]: the web UI's sessions and shared keys (every
+//!   replica reads them: no session affinity).
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -29,6 +31,7 @@ pub(crate) mod policies;
 pub(crate) mod signers;
 pub(crate) mod skills;
 pub(crate) mod tokens;
+pub(crate) mod ui_sessions;
 pub(crate) mod versions;
 
 #[cfg(test)]
