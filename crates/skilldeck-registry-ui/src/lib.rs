@@ -87,15 +87,7 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         key: key.clone(),
         max_multipart_bytes: max_upload,
     };
-    let sso = match config.oidc.clone().map(oidc::Sso::new) {
-        Some(Ok(sso)) => Some(Arc::new(sso)),
-        Some(Err(why)) => {
-            // The sign-in page then says single sign-on is unavailable.
-            tracing::error!(error = %why, "single sign-on is unavailable");
-            None
-        }
-        None => None,
-    };
+    let sso = config.oidc.clone().map(|s| Arc::new(oidc::Sso::new(s)));
     let state = UiState {
         registry,
         sessions,

@@ -38,6 +38,7 @@ use crate::error::{UiError, error_page};
 use crate::keys::Purpose;
 use crate::oidc::provider::{Claims, Sso, chain};
 use crate::oidc::rules::{Identity, scopes_for};
+
 use crate::state::UiState;
 use crate::views::{Chrome, SsoDonePage};
 
@@ -195,6 +196,9 @@ pub struct Callback {
     state: Option<String>,
     error: Option<String>,
     error_description: Option<String>,
+    /// RFC 9207: the issuer of the answer (checked when present: a
+    /// mix-up with another provider is refused).
+    iss: Option<String>,
 }
 
 fn short(text: &str) -> String {
@@ -206,18 +210,22 @@ fn short(text: &str) -> String {
 
 /// The identity the rules see, from verified claims.
 pub fn identity(claims: &Claims, groups_claim: &str) -> Identity {
-    let groups = match claims.additional_claims().0.get(groups_claim) {
+    Identity {
+        email: claims.email().map(|e| e.as_str().to_owned()),
+        email_verified: claims.email_verified() == Some(true),
+        groups: groups_of(claims.additional_claims().0.get(groups_claim)),
+    }
+}
+
+/// A groups claim: an array of strings (other items ignored) or one string.
+fn groups_of(claim: Option<&serde_json::Value>) -> Vec<String> {
+    match claim {
         Some(serde_json::Value::Array(items)) => items
             .iter()
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect(),
         Some(serde_json::Value::String(one)) => vec![one.clone()],
         _ => Vec::new(),
-    };
-    Identity {
-        email: claims.email().map(|e| e.as_str().to_owned()),
-        email_verified: claims.email_verified() == Some(true),
-        groups,
     }
 }
 
@@ -266,6 +274,19 @@ pub async fn callback(
             &headers,
             StatusCode::BAD_REQUEST,
             "The provider's answer does not belong to the sign-in this browser started (state mismatch). Start again from the sign-in page.",
+        );
+    }
+    if let Some(iss) = q.iss.as_deref()
+        && iss != sso.settings.issuer.as_str()
+    {
+        return refuse(
+            &state,
+            &headers,
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "The answer names another issuer ({}) than this registry's provider.",
+                short(iss)
+            ),
         );
     }
     // 2. The provider's own refusal.
@@ -335,7 +356,6 @@ pub async fn callback(
             );
         }
     };
-    let _ = tokens.access_token();
     let Some(id_token) = openidconnect::TokenResponse::id_token(&tokens) else {
         return refuse(
             &state,
@@ -380,9 +400,56 @@ pub async fn callback(
             );
         }
     };
-    // 5. The rules.
-    let who = identity(&claims, &sso.settings.groups_claim);
     let subject = claims.subject().as_str().to_owned();
+    let mut who = identity(&claims, &sso.settings.groups_claim);
+    // Many providers put email and groups only in the UserInfo answer
+    // (an ID token of the code flow need not carry them): ask it for what
+    // the ID token lacks, for the same subject.
+    let has_groups = claims
+        .additional_claims()
+        .0
+        .contains_key(&sso.settings.groups_claim);
+    if (who.email.is_none() || !has_groups) && client.user_info_url().is_some() {
+        let request = match client.user_info(
+            tokens.access_token().clone(),
+            Some(claims.subject().clone()),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                return refuse(
+                    &state,
+                    &headers,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("Single sign-on is unavailable: {}.", chain(&e)),
+                );
+            }
+        };
+        let info: openidconnect::UserInfoClaims<
+            crate::oidc::provider::OtherClaims,
+            openidconnect::core::CoreGenderClaim,
+        > = match request.request_async(&http).await {
+            Ok(i) => i,
+            Err(e) => {
+                return refuse(
+                    &state,
+                    &headers,
+                    StatusCode::BAD_GATEWAY,
+                    &format!(
+                        "The identity provider's UserInfo answer could not be used: {}.",
+                        short(&chain(&e))
+                    ),
+                );
+            }
+        };
+        if who.email.is_none() {
+            who.email = info.email().map(|e| e.as_str().to_owned());
+            who.email_verified = info.email_verified() == Some(true);
+        }
+        if !has_groups {
+            who.groups = groups_of(info.additional_claims().0.get(&sso.settings.groups_claim));
+        }
+    }
+    // 5. The rules.
     let scopes = scopes_for(
         &sso.settings.rules,
         &who,

@@ -156,7 +156,9 @@ struct Cached {
 pub struct Sso {
     /// The settings.
     pub settings: OidcSettings,
-    http: reqwest::Client,
+    /// The client, or why it could not be made (then every request fails
+    /// with that reason, and the sign-in page shows it).
+    http: Result<reqwest::Client, String>,
     cache: tokio::sync::Mutex<Option<Cached>>,
 }
 
@@ -170,17 +172,17 @@ impl std::fmt::Debug for Sso {
 
 impl Sso {
     /// The provider of `settings` (nothing fetched yet).
-    pub fn new(settings: OidcSettings) -> Result<Sso, String> {
+    pub fn new(settings: OidcSettings) -> Sso {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(PROVIDER_TIMEOUT)
             .build()
-            .map_err(|e| format!("cannot make the HTTP client for single sign-on: {e}"))?;
-        Ok(Sso {
+            .map_err(|e| format!("cannot make the HTTP client for single sign-on: {e}"));
+        Sso {
             settings,
             http,
             cache: tokio::sync::Mutex::new(None),
-        })
+        }
     }
 
     /// One request to the provider.
@@ -192,8 +194,11 @@ impl Sso {
         }
         let request = reqwest::Request::try_from(request)
             .map_err(|e| HttpError::Transport(format!("{url}: {}", chain(&e))))?;
-        let mut response = self
+        let http = self
             .http
+            .as_ref()
+            .map_err(|e| HttpError::Transport(e.clone()))?;
+        let mut response = http
             .execute(request)
             .await
             .map_err(|e| HttpError::Transport(format!("{url}: {}", chain(&e))))?;

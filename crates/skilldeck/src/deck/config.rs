@@ -664,6 +664,36 @@ mod tests {
     }
 
     #[test]
+    fn registry_ui_oidc_section_parses_and_unknown_keys_name_their_line() {
+        let c = Config::parse(
+            "[registry.ui]\ntoken-sign-in = false\n[registry.ui.oidc]\n\
+             issuer = \"https://idp.example\"\nclient-id = \"c\"\n\
+             client-secret-file = \"secret\"\n\
+             redirect-url = \"https://r.example/ui/oidc/callback\"\n\
+             [[registry.ui.oidc.rule]]\ngroup = \"admins\"\ngrant = [\"admin\"]\n",
+            Path::new("conf/s.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.registry.ui.token_sign_in, Some(false));
+        let oidc = c.registry.ui.oidc.unwrap();
+        assert_eq!(oidc.issuer, "https://idp.example");
+        assert_eq!(oidc.rules.len(), 1);
+        assert_eq!(oidc.rules[0].group.as_deref(), Some("admins"));
+        let err = Config::parse(
+            "[registry.ui.oidc]\nissuer = \"https://i\"\nclient-idd = \"c\"\n",
+            Path::new("s.toml"),
+        )
+        .unwrap_err();
+        match err {
+            Error::Config { line, message, .. } => {
+                assert_eq!(line, 3, "{message}");
+                assert!(message.contains("client-idd"), "{message}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
     fn telemetry_bad_values_are_errors_with_their_line() {
         for (bad, what) in [
             ("endpoint = \"localhost:4318\"", "http"),
