@@ -118,13 +118,13 @@ fn cleared_state_cookie(secure: bool) -> String {
     format!("{STATE_COOKIE}=; Path={STATE_COOKIE_PATH}; Max-Age=0; HttpOnly; SameSite=Lax{secure}")
 }
 
-fn sso_of(state: &UiState) -> Result<&Sso, Response> {
+fn sso_of(state: &UiState) -> Result<&Sso, Box<Response>> {
     state.sso.as_deref().ok_or_else(|| {
-        error_page(
+        Box::new(error_page(
             StatusCode::NOT_FOUND,
             "Not found",
             "Single sign-on is not configured on this registry.",
-        )
+        ))
     })
 }
 
@@ -143,7 +143,7 @@ fn refuse(state: &UiState, headers: &HeaderMap, status: StatusCode, why: &str) -
 pub async fn start(State(state): State<UiState>, headers: HeaderMap) -> Response {
     let sso = match sso_of(&state) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let client = match sso.client().await {
         Ok(c) => c,
@@ -237,7 +237,7 @@ pub async fn callback(
 ) -> Response {
     let sso = match sso_of(&state) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let key = match state.key.get().await {
         Ok(k) => k,
@@ -371,9 +371,7 @@ pub async fn callback(
         Err(openidconnect::ClaimsVerificationError::SignatureVerification(_)) => {
             // Perhaps a rotated key: fetch the key set again, once.
             match sso.refresh().await {
-                Ok(fresh) => id_token
-                    .claims(&fresh.id_token_verifier(), &nonce)
-                    .map(Clone::clone),
+                Ok(fresh) => id_token.claims(&fresh.id_token_verifier(), &nonce).cloned(),
                 Err(why) => {
                     return refuse(
                         &state,
