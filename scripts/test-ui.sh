@@ -7,7 +7,9 @@
 #
 # Builds skilldeck, starts `skilldeck registry serve --listen 127.0.0.1:0
 # --data TMP` (SQLite + a local blob folder in a temporary folder), reads
-# the admin token from TMP/admin-token and runs tests/ui with pytest.
+# the admin token from TMP/admin-token and runs tests/ui with pytest. The
+# single sign-on test (tests/ui/test_oidc.py) starts its own registry and a
+# real OpenID provider (npm oidc-provider, installed into TMP/npm).
 # Screenshots of the main pages go to target/ui-screenshots/ (their paths
 # are printed at the end). The server and everything temporary are removed
 # on any exit.
@@ -68,6 +70,13 @@ else
     py="$work/venv/bin/python"
 fi
 
+# --- A real OpenID provider for the SSO test (npm oidc-provider, pinned) ------
+# Installed into the temporary folder (nothing global, nothing in the repo);
+# tests/ui/test_oidc.py starts it on loopback.
+command -v node >/dev/null 2>&1 || { echo "FAIL: node is missing (the SSO test runs npm oidc-provider)"; exit 1; }
+npm install -q --no-audit --no-fund --prefix "$work/npm" oidc-provider@9.13.3 >"$work/npm.log" 2>&1 ||
+    { echo "FAIL: npm install oidc-provider@9.13.3 failed"; tail -n 5 "$work/npm.log"; exit 1; }
+
 # --- skilldeck -----------------------------------------------------------------
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
 cargo build -q --locked -p skilldeck-cli
@@ -126,6 +135,7 @@ SKILLDECK_UI_URL="$url" SKILLDECK_UI_TOKEN_FILE="$token_file" SKILLDECK_UI_SHOTS
     SKILLDECK_UI_SCALE_URL="$scale_url" SKILLDECK_UI_SCALE_TOKEN_FILE="$work/scale/admin-token" \
     SKILLDECK_UI_SCALE_SKILLS="$scale_skills" \
     SKILLDECK_UI_CHROMIUM="$chromium_bin" SKILLDECK_UI_TMP="$work" PYTHONDONTWRITEBYTECODE=1 \
+    SKILLDECK_BIN="$bin" SKILLDECK_UI_OIDC_MODULES="$work/npm/node_modules" \
     "$py" -m pytest -q -s -p no:cacheprovider tests/ui ${UI_TEST_ARGS:-} || status=$?
 if [[ $status -ne 0 ]]; then
     echo "--- registry stderr (last 30 lines) ---"

@@ -21,10 +21,11 @@ use axum::response::{IntoResponse as _, Response};
 use serde::Deserialize;
 
 use crate::error::UiError;
+use crate::keys::UiKey;
 use crate::limits::MAX_FORM_BYTES;
-use crate::secret::{RandomUnavailable, secrets_equal};
+use crate::secret::secrets_equal;
 use crate::session::{SessionStore, session_id_from_cookies};
-use crate::signin::{SignInKey, signin_cookie_from};
+use crate::signin::{cookie_is_fresh, signin_cookie_from};
 
 /// The form field carrying the CSRF token.
 pub const CSRF_FIELD: &str = "csrf";
@@ -33,24 +34,15 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 
 /// The middleware's state: the sessions, and the largest multipart form
 /// it reads to find the token.
-pub struct CsrfGuard<P> {
+#[derive(Clone)]
+pub struct CsrfGuard {
     /// The sessions whose tokens are checked.
-    pub sessions: Arc<SessionStore<P>>,
-    /// The sign-in form's key (its cookie stands in for a session on
-    /// `POST /ui/signin`).
-    pub signin_key: Arc<Result<SignInKey, RandomUnavailable>>,
+    pub sessions: Arc<SessionStore>,
+    /// The shared key (the sign-in form's cookie stands in for a session
+    /// on `POST /ui/signin`).
+    pub key: Arc<UiKey>,
     /// The largest multipart body read (the upload form).
     pub max_multipart_bytes: usize,
-}
-
-impl<P> Clone for CsrfGuard<P> {
-    fn clone(&self) -> Self {
-        CsrfGuard {
-            sessions: self.sessions.clone(),
-            signin_key: self.signin_key.clone(),
-            max_multipart_bytes: self.max_multipart_bytes,
-        }
-    }
 }
 
 #[derive(Deserialize)]
@@ -62,8 +54,8 @@ struct CsrfOnly {
 /// The middleware: refuses (403) a state-changing request without the
 /// right token; passes the request on unchanged otherwise (a form body
 /// read to find the token is put back).
-pub async fn require_csrf<P: Send + Sync + 'static>(
-    State(guard): State<CsrfGuard<P>>,
+pub async fn require_csrf(
+    State(guard): State<CsrfGuard>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -90,39 +82,41 @@ enum Expected {
 /// The path of the sign-in form's POST (the only one without a session).
 const SIGNIN_PATH: &str = "/ui/signin";
 
-async fn check<P>(guard: &CsrfGuard<P>, request: Request) -> Result<Request, UiError> {
+async fn check(guard: &CsrfGuard, request: Request) -> Result<Request, UiError> {
     refuse_cross_site(request.headers())?;
     let cookies = request
         .headers()
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    let session = session_id_from_cookies(cookies).and_then(|id| guard.sessions.csrf_of(id));
-    let expected = match session {
-        Some(csrf) => Expected::Session(csrf),
+        .unwrap_or_default()
+        .to_owned();
+    // A database failure refuses the request (fails closed).
+    let session = match session_id_from_cookies(&cookies) {
+        Some(id) => guard.sessions.csrf_of(id).await?,
+        None => None,
+    };
+    let (expected, key) = match session {
+        Some(csrf) => (Expected::Session(csrf), None),
         None if request.uri().path() == SIGNIN_PATH => {
-            let cookie = signin_cookie_from(cookies).ok_or(UiError::Csrf(
+            let cookie = signin_cookie_from(&cookies).ok_or(UiError::Csrf(
                 "the sign-in form has expired (load it again)",
             ))?;
-            let fresh = match guard.signin_key.as_ref() {
-                Ok(key) => key.cookie_is_fresh(cookie),
-                Err(_) => false,
-            };
-            if !fresh {
+            if !cookie_is_fresh(cookie) {
                 return Err(UiError::Csrf(
                     "the sign-in form has expired (load it again)",
                 ));
             }
-            Expected::SignInForm(cookie.to_owned())
+            (
+                Expected::SignInForm(cookie.to_owned()),
+                Some(guard.key.get().await?),
+            )
         }
         None => return Err(UiError::Csrf("no live session (sign in again)")),
     };
-    let matches = |given: &str| match &expected {
-        Expected::Session(csrf) => secrets_equal(given, csrf),
-        Expected::SignInForm(cookie) => match guard.signin_key.as_ref() {
-            Ok(key) => key.verify(cookie, given),
-            Err(_) => false,
-        },
+    let matches = |given: &str| match (&expected, key) {
+        (Expected::Session(csrf), _) => secrets_equal(given, csrf),
+        (Expected::SignInForm(cookie), Some(key)) => crate::signin::verify(key, cookie, given),
+        (Expected::SignInForm(_), None) => false,
     };
     if let Some(given) = request.headers().get(CSRF_HEADER) {
         let given = given.to_str().unwrap_or_default();
@@ -231,9 +225,43 @@ mod tests {
     use axum::routing::post;
     use tower::ServiceExt as _;
 
-    fn app() -> (Router, Arc<SessionStore<String>>, String, String) {
-        let sessions: Arc<SessionStore<String>> = Arc::new(SessionStore::default());
-        let s = sessions.create(Arc::new("u".to_owned())).unwrap();
+    struct App {
+        router: Router,
+        sessions: Arc<SessionStore>,
+        id: String,
+        csrf: String,
+        _dir: tempfile::TempDir,
+    }
+
+    fn user() -> skilldeck_registry::Principal {
+        skilldeck_registry::Principal {
+            token_id: "tok_u".to_owned(),
+            name: "u".to_owned(),
+            scopes: vec![skilldeck_registry::Scope::Admin],
+        }
+    }
+
+    async fn app() -> App {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = skilldeck_registry::Registry::open(skilldeck_registry::RegistryConfig {
+            database_url: format!(
+                "sqlite://{}?mode=rwc",
+                dir.path().join("registry.db").display()
+            ),
+            store_url: format!("file://{}", dir.path().join("blobs").display()),
+            staging_dir: dir.path().join("staging"),
+            limits: Default::default(),
+            trust: Default::default(),
+            report: Default::default(),
+        })
+        .await
+        .unwrap();
+        let key = Arc::new(UiKey::new(registry.clone()));
+        let sessions = Arc::new(SessionStore::new(registry, key.clone()));
+        let s = sessions
+            .create(user(), skilldeck_registry::SignIn::Token)
+            .await
+            .unwrap();
         let router = Router::new()
             .route(
                 "/ui/x",
@@ -242,12 +270,18 @@ mod tests {
             .layer(axum::middleware::from_fn_with_state(
                 CsrfGuard {
                     sessions: sessions.clone(),
-                    signin_key: Arc::new(SignInKey::new()),
+                    key,
                     max_multipart_bytes: 1 << 20,
                 },
-                require_csrf::<String>,
+                require_csrf,
             ));
-        (router, sessions, s.id, s.csrf)
+        App {
+            router,
+            sessions,
+            id: s.id,
+            csrf: s.csrf,
+            _dir: dir,
+        }
     }
 
     fn form(cookie: &str, body: String) -> Request {
@@ -272,7 +306,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_with_its_session_token_passes_and_keeps_its_body() {
-        let (router, _, id, csrf) = app();
+        let App {
+            router, id, csrf, ..
+        } = app().await;
         let body = format!("name=a&csrf={csrf}");
         let len = body.len();
         let (status, text) = status_and_body(router, form(&id, body)).await;
@@ -282,7 +318,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_without_a_token_is_refused_with_403() {
-        let (router, _, id, _) = app();
+        let App { router, id, .. } = app().await;
         let (status, text) = status_and_body(router, form(&id, "name=a".into())).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert!(!text.contains("handled"));
@@ -290,22 +326,32 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_with_another_sessions_token_is_refused() {
-        let (router, sessions, id, _) = app();
-        let other = sessions.create(Arc::new("u".to_owned())).unwrap();
+        let App {
+            router,
+            sessions,
+            id,
+            ..
+        } = app().await;
+        let other = sessions
+            .create(user(), skilldeck_registry::SignIn::Token)
+            .await
+            .unwrap();
         let (status, _) = status_and_body(router, form(&id, format!("csrf={}", other.csrf))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
     }
 
     #[tokio::test]
     async fn a_post_without_a_session_is_refused() {
-        let (router, _, _, csrf) = app();
+        let App { router, csrf, .. } = app().await;
         let (status, _) = status_and_body(router, form("nope", format!("csrf={csrf}"))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
     }
 
     #[tokio::test]
     async fn the_header_token_works_for_htmx_and_a_wrong_one_is_refused() {
-        let (router, _, id, csrf) = app();
+        let App {
+            router, id, csrf, ..
+        } = app().await;
         let mut ok = form(&id, "x=1".into());
         ok.headers_mut().insert(CSRF_HEADER, csrf.parse().unwrap());
         assert_eq!(status_and_body(router.clone(), ok).await.0, StatusCode::OK);
@@ -317,7 +363,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_multipart_form_carries_its_token_as_a_field() {
-        let (router, _, id, csrf) = app();
+        let App {
+            router, id, csrf, ..
+        } = app().await;
         let multipart = |token: &str| {
             let body = format!(
                 "--XB\r\nContent-Disposition: form-data; name=\"package\"; filename=\"p.tgz\"\r\nContent-Type: application/gzip\r\n\r\nDATA\r\n--XB\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n{token}\r\n--XB--\r\n"
@@ -341,7 +389,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_cross_site_post_is_refused_even_with_the_token() {
-        let (router, _, id, csrf) = app();
+        let App {
+            router, id, csrf, ..
+        } = app().await;
         let mut req = form(&id, format!("csrf={csrf}"));
         req.headers_mut()
             .insert("sec-fetch-site", "cross-site".parse().unwrap());
@@ -364,7 +414,9 @@ mod tests {
 
     #[tokio::test]
     async fn other_content_types_are_refused() {
-        let (router, _, id, csrf) = app();
+        let App {
+            router, id, csrf, ..
+        } = app().await;
         let mut req = form(&id, format!("{{\"csrf\":\"{csrf}\"}}"));
         req.headers_mut()
             .insert(header::CONTENT_TYPE, "application/json".parse().unwrap());

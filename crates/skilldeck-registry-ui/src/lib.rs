@@ -7,17 +7,21 @@
 //! so authorization is the service's, exactly as for the HTTP API.
 //!
 //! - `session`: server-side sessions (signed-in users only) behind an
-//!   `HttpOnly`, `SameSite=Strict` cookie; `signin`: the sign-in form's
+//!   `HttpOnly`, `SameSite=Strict` cookie, stored in the registry's
+//!   database so every replica shares them; `keys`: the signing key the
+//!   replicas share (through the database); `signin`: the sign-in form's
 //!   signed cookie (no session for anonymous visitors); `csrf`: the one
 //!   CSRF check in front of every state-changing request, before any body
 //!   is read; `headers`: CSP and friends.
+//! - `oidc`: single sign-on with an OpenID provider (authorization code,
+//!   PKCE, state, nonce, discovery and JWKS; claims mapped to scopes).
 //! - `markdown`: SKILL.md rendered and always sanitised.
 //! - `views`: the templates; `assets`: CSS, htmx, icon with content
 //!   hashes in their paths.
 //!
 //! The public API is the router ([`ui_router`], [`ui_router_with`]) and
-//! its configuration ([`UiConfig`], [`CookieSecure`]); the modules are
-//! private.
+//! its configuration ([`UiConfig`], [`CookieSecure`], [`OidcSettings`]);
+//! the other modules are private.
 
 #![deny(missing_docs)]
 
@@ -25,8 +29,10 @@ mod assets;
 mod csrf;
 mod error;
 mod headers;
+mod keys;
 mod limits;
 mod markdown;
+mod oidc;
 mod pages;
 mod secret;
 mod session;
@@ -42,16 +48,17 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
-use skilldeck_registry::{Principal, Registry};
+use skilldeck_registry::Registry;
 
 use crate::assets::serve_static;
 use crate::csrf::{CsrfGuard, require_csrf};
 use crate::error::error_page;
 use crate::headers::security_headers;
+use crate::keys::UiKey;
 use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
+pub use crate::oidc::{OidcConfigError, OidcSettings};
 use crate::pages::{admin, agents, auth, files, selection, skills, upload};
 use crate::session::SessionStore;
-use crate::signin::SignInKey;
 use crate::state::UiState;
 pub use crate::state::{CookieSecure, UiConfig};
 
@@ -70,26 +77,31 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         .limits()
         .max_publish_bytes
         .saturating_add(UPLOAD_FORM_OVERHEAD_BYTES);
-    let sessions: Arc<SessionStore<Principal>> = Arc::new(SessionStore::default());
-    // Without the OS generator there is no key: every sign-in form is then
-    // refused (fails closed), the rest of the UI has no session to use.
-    let signin_key = Arc::new(SignInKey::new());
+    // The key and the sessions live in the registry's database: every
+    // replica shares them. Without the database or the OS generator there
+    // is no key: sign-in and every form are then refused (fails closed).
+    let key = Arc::new(UiKey::new(registry.clone()));
+    let sessions = Arc::new(SessionStore::new(registry.clone(), key.clone()));
     let guard = CsrfGuard {
         sessions: sessions.clone(),
-        signin_key: signin_key.clone(),
+        key: key.clone(),
         max_multipart_bytes: max_upload,
     };
+    let sso = config.oidc.clone().map(|s| Arc::new(oidc::Sso::new(s)));
     let state = UiState {
         registry,
         sessions,
-        signin_key,
-        config,
+        key,
+        config: Arc::new(config),
+        sso,
     };
     Router::new()
         .route("/ui", get(auth::home))
         .route("/ui/", get(auth::home))
         .route("/ui/signin", get(auth::signin_form).post(auth::signin))
         .route("/ui/signout", post(auth::signout))
+        .route("/ui/oidc/start", get(oidc::flow::start))
+        .route("/ui/oidc/callback", get(oidc::flow::callback))
         .route("/ui/skills", get(skills::list))
         .route("/ui/skills/{namespace}/{name}", get(skills::show))
         .route(
@@ -141,10 +153,7 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         )
         .route("/ui/static/{file}", get(serve_static))
         .route("/ui/{*rest}", get(not_found).post(not_found))
-        .layer(axum::middleware::from_fn_with_state(
-            guard,
-            require_csrf::<Principal>,
-        ))
+        .layer(axum::middleware::from_fn_with_state(guard, require_csrf))
         .layer(DefaultBodyLimit::max(max_upload))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(state)

@@ -6,11 +6,14 @@ use std::time::Duration;
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// A session never lives longer than this, however busy.
 pub const SESSION_MAX_AGE: Duration = Duration::from_secs(8 * 60 * 60);
-/// Signed-in sessions held in memory at most; past it the least recently
-/// used one is dropped. Anonymous visitors hold none (the sign-in form's
-/// CSRF token is a signed cookie), so only sign-ins with a valid token
-/// count.
-pub const MAX_SESSIONS: usize = 10_000;
+/// Signed-in sessions stored at most (in the registry's database, for
+/// every replica); past it the least recently used one is dropped.
+/// Anonymous visitors hold none (the sign-in form's CSRF token is a
+/// signed cookie), so only successful sign-ins count.
+pub const MAX_SESSIONS: u64 = 10_000;
+/// A session's use is written to the database at most this often (a page
+/// view does not write each time): the idle timeout is exact to within it.
+pub const SESSION_TOUCH_INTERVAL: Duration = Duration::from_secs(60);
 /// How long a sign-in form (its signed cookie) may be used.
 pub const SIGNIN_FORM_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60 * 60);
 /// Random bytes in a session id and in a CSRF token.

@@ -11,13 +11,6 @@ use crate::limits::SECRET_BYTES;
 #[error("no secure random numbers from the operating system: {0}")]
 pub struct RandomUnavailable(String);
 
-impl RandomUnavailable {
-    /// The failure, from the generator's message.
-    pub fn from_message(message: String) -> RandomUnavailable {
-        RandomUnavailable(message)
-    }
-}
-
 /// [`SECRET_BYTES`] random bytes as base64url text (43 characters). Fails
 /// closed: no secret without the OS generator.
 pub fn random_secret() -> Result<String, RandomUnavailable> {
@@ -28,12 +21,6 @@ pub fn random_secret() -> Result<String, RandomUnavailable> {
 
 /// Constant-time comparison: the core's rule.
 pub use skilldeck::secret::secrets_equal;
-
-/// The sha256 of a secret, hex: sessions are keyed by it, so the store
-/// never holds a cookie value that would let someone sign in.
-pub fn secret_key(secret: &str) -> String {
-    skilldeck::secret::secret_hash(secret)
-}
 
 #[cfg(test)]
 mod tests {

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
-use skilldeck_registry::{Principal, Registry, RegistryError};
+use skilldeck_registry::{Principal, Registry};
 
 use crate::error::UiError;
-use crate::secret::RandomUnavailable;
+use crate::keys::UiKey;
+use crate::oidc::Sso;
 use crate::session::{Session, SessionStore, session_cookie, session_id_from_cookies};
-use crate::signin::SignInKey;
 use crate::views::Chrome;
 
 /// When the session cookie gets the `Secure` attribute.
@@ -28,10 +28,26 @@ pub enum CookieSecure {
 }
 
 /// How the UI runs.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct UiConfig {
     /// When the session cookie is `Secure`.
     pub cookie_secure: CookieSecure,
+    /// Whether the sign-in page takes an API token (default yes; with
+    /// single sign-on configured an operator may turn it off: tokens then
+    /// still work for the API, not for the UI).
+    pub token_sign_in: bool,
+    /// Single sign-on with an OpenID provider, when configured.
+    pub oidc: Option<crate::oidc::OidcSettings>,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            cookie_secure: CookieSecure::default(),
+            token_sign_in: true,
+            oidc: None,
+        }
+    }
 }
 
 /// What every handler shares.
@@ -39,13 +55,14 @@ pub struct UiConfig {
 pub struct UiState {
     /// The registry service (in-process).
     pub registry: Registry,
-    /// The sessions.
-    pub sessions: Arc<SessionStore<Principal>>,
-    /// The sign-in form's signing key (`Err` when the OS generator failed:
-    /// sign-in is then refused).
-    pub signin_key: Arc<Result<SignInKey, RandomUnavailable>>,
+    /// The sessions (in the registry's database: every replica's).
+    pub sessions: Arc<SessionStore>,
+    /// The key the replicas share (sign-in form, SSO state, CSRF).
+    pub key: Arc<UiKey>,
     /// The configuration.
-    pub config: UiConfig,
+    pub config: Arc<UiConfig>,
+    /// Single sign-on (its provider's metadata, fetched when needed).
+    pub sso: Option<Arc<Sso>>,
 }
 
 impl UiState {
@@ -77,20 +94,23 @@ pub fn came_over_https(headers: &HeaderMap) -> bool {
     forwarded_proto || forwarded
 }
 
-fn session_of(parts: &Parts, state: &UiState) -> Option<Session<Principal>> {
-    let id = parts
+async fn session_of(parts: &Parts, state: &UiState) -> Result<Option<Session>, UiError> {
+    let Some(id) = parts
         .headers
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
-        .and_then(session_id_from_cookies)?;
-    state.sessions.get(id)
+        .and_then(session_id_from_cookies)
+    else {
+        return Ok(None);
+    };
+    state.sessions.get(id).await
 }
 
 /// A signed-in session; extracting it from a request without one answers
 /// with a redirect to `/ui/signin`.
 pub struct Signed {
     /// The session.
-    pub session: Session<Principal>,
+    pub session: Session,
     /// Who is signed in.
     pub principal: Arc<Principal>,
 }
@@ -112,16 +132,13 @@ impl FromRequestParts<UiState> for Signed {
     type Rejection = UiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &UiState) -> Result<Self, UiError> {
-        let session = session_of(parts, state).ok_or(UiError::SignInRequired)?;
-        // The token behind the session must still work: a revoked or
-        // expired token ends its sessions (at once on this replica).
-        match state.registry.still_valid(&session.principal).await {
-            Ok(()) => {}
-            Err(RegistryError::Unauthorized(_)) => {
-                state.sessions.remove(&session.id);
-                return Err(UiError::SignInRequired);
-            }
-            Err(e) => return Err(e.into()),
+        let session = session_of(parts, state)
+            .await?
+            .ok_or(UiError::SignInRequired)?;
+        // The token behind a token sign-in must still work: a revoked or
+        // expired token ends its sessions (on every replica).
+        if !state.sessions.still_valid(&session).await? {
+            return Err(UiError::SignInRequired);
         }
         let principal = session.principal.clone();
         Ok(Signed { session, principal })
@@ -129,13 +146,13 @@ impl FromRequestParts<UiState> for Signed {
 }
 
 /// The request's live (signed-in) session, if any.
-pub struct MaybeSession(pub Option<Session<Principal>>);
+pub struct MaybeSession(pub Option<Session>);
 
 impl FromRequestParts<UiState> for MaybeSession {
     type Rejection = UiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &UiState) -> Result<Self, UiError> {
-        Ok(MaybeSession(session_of(parts, state)))
+        Ok(MaybeSession(session_of(parts, state).await?))
     }
 }
 

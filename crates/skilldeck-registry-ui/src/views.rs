@@ -113,6 +113,31 @@ pub struct SignInPage {
     pub chrome: Chrome,
     /// Why the last attempt failed.
     pub error: Option<String>,
+    /// Whether the token form is shown.
+    pub token_sign_in: bool,
+    /// The single sign-on button, when configured.
+    pub sso: Option<SsoButton>,
+}
+
+/// The single sign-on part of the sign-in page.
+#[derive(Debug, Clone)]
+pub struct SsoButton {
+    /// The button's text.
+    pub label: String,
+    /// Why single sign-on cannot be used now (shown instead of the button).
+    pub unavailable: Option<String>,
+}
+
+/// After a single sign-on: a page that moves on to the UI by itself (the
+/// session cookie is `SameSite=Strict`: a redirect inside the provider's
+/// cross-site navigation would not carry it).
+#[derive(Template)]
+#[template(path = "sso_done.html")]
+pub struct SsoDonePage {
+    /// Around the page (its stylesheet).
+    pub chrome: Chrome,
+    /// Where to go.
+    pub next: String,
 }
 
 /// An error page.

@@ -59,3 +59,5 @@ pub use service::skills::{Blob, BlobRef, SkillQuery};
 pub use service::state::Rendered;
 #[cfg(feature = "server")]
 pub use service::store::BlobStore;
+#[cfg(feature = "server")]
+pub use service::ui_sessions::{SignIn, UI_KEY_BYTES, UiSession, UiSessionTimes};

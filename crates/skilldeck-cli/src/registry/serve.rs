@@ -31,7 +31,9 @@ pub struct Args {
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<SocketAddr>,
     /// Config file for the `[telemetry]` section (OTLP export of the
-    /// request spans; the `OTEL_*` variables win) [default:
+    /// request spans; the `OTEL_*` variables win) and `[registry.ui]`
+    /// (single sign-on with OpenID Connect: `[registry.ui.oidc]`; whether
+    /// the UI takes API tokens: `token-sign-in`) [default:
     /// ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -151,6 +153,31 @@ impl FaultBounds {
     }
 }
 
+/// The web UI's configuration from `[registry.ui]`: single sign-on is
+/// checked now (a bad setting or an unreadable client secret stops the
+/// server with a message naming the key), the provider is contacted when
+/// the sign-in page is first shown.
+fn ui_config(config: &skilldeck::Config) -> Result<skilldeck_registry_ui::UiConfig, CliError> {
+    let section = &config.registry.ui;
+    let oidc = section
+        .oidc
+        .as_ref()
+        .map(|c| skilldeck_registry_ui::OidcSettings::from_config(c, &config.base_dir))
+        .transpose()
+        .map_err(|e| CliError::Usage(e.to_string()))?;
+    let token_sign_in = section.token_sign_in.unwrap_or(true);
+    if !token_sign_in && oidc.is_none() {
+        return Err(CliError::Usage(
+            "[registry.ui] token-sign-in = false needs [registry.ui.oidc]: otherwise nobody could sign in to the UI".to_owned(),
+        ));
+    }
+    Ok(skilldeck_registry_ui::UiConfig {
+        token_sign_in,
+        oidc,
+        ..skilldeck_registry_ui::UiConfig::default()
+    })
+}
+
 fn parse_report_mode(text: &str) -> Result<skilldeck::Mode, String> {
     match text {
         "lenient" => Ok(skilldeck::Mode::Lenient),
@@ -182,6 +209,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     })
     .map_err(skilldeck_mcp::Error::from)?;
     let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
+    let ui = ui_config(&ctx.config)?;
     let data = args.backend.data_dir()?;
     std::fs::create_dir_all(&data).map_err(|e| CliError::Io {
         path: data.clone(),
@@ -236,7 +264,14 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             None => None,
         };
         let app = skilldeck_registry::http::api_router(registry.clone());
-        let app = app.merge(skilldeck_registry_ui::ui_router(registry));
+        if let Some(oidc) = &ui.oidc {
+            eprintln!(
+                "skilldeck registry: single sign-on with {} (callback {})",
+                oidc.issuer.as_str(),
+                oidc.redirect_url.as_str()
+            );
+        }
+        let app = app.merge(skilldeck_registry_ui::ui_router_with(registry, ui));
         // Handlers in place before the address is announced.
         let stop = skilldeck_mcp::shutdown::on_signal();
         let (stopped, _) = tokio::sync::watch::channel(());

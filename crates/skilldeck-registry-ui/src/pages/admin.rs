@@ -204,10 +204,13 @@ pub async fn revoke_token(
         return Ok((axum::http::StatusCode::BAD_REQUEST, Html(page.render()?)).into_response());
     }
     let info = state.registry.revoke_token(&signed.principal, &id).await?;
-    state.sessions.set_flash(
-        &signed.session.id,
-        format!("Token {} ({}) is revoked.", info.id, info.name),
-    );
+    state
+        .sessions
+        .set_flash(
+            &signed.session.id,
+            format!("Token {} ({}) is revoked.", info.id, info.name),
+        )
+        .await;
     Ok(Redirect::to("/ui/tokens").into_response())
 }
 

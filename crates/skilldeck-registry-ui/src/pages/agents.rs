@@ -148,10 +148,13 @@ pub async fn create(
     };
     match state.registry.create_agent(&signed.principal, spec).await {
         Ok(agent) => {
-            state.sessions.set_flash(
-                &signed.session.id,
-                format!("Agent {} created. Choose its skills below.", agent.spec.id),
-            );
+            state
+                .sessions
+                .set_flash(
+                    &signed.session.id,
+                    format!("Agent {} created. Choose its skills below.", agent.spec.id),
+                )
+                .await;
             Ok(Redirect::to(&format!("/ui/agents/{}/skills", agent.spec.id)).into_response())
         }
         Err(e) => form_page(&signed, false, form, Some(e.into())),
@@ -191,7 +194,8 @@ pub async fn update(
         Ok(_) => {
             state
                 .sessions
-                .set_flash(&signed.session.id, format!("Settings of {id} saved."));
+                .set_flash(&signed.session.id, format!("Settings of {id} saved."))
+                .await;
             Ok(Redirect::to(&format!("/ui/agents/{id}/skills")).into_response())
         }
         Err(e) => form_page(&signed, true, form, Some(e.into())),
@@ -259,16 +263,22 @@ pub async fn delete(
 ) -> Result<Response, UiError> {
     let id = agent_id(&id)?;
     if !form.confirm {
-        state.sessions.set_flash(
-            &signed.session.id,
-            format!("{id} was not deleted: tick the box to confirm, then Delete agent."),
-        );
+        state
+            .sessions
+            .set_flash(
+                &signed.session.id,
+                format!("{id} was not deleted: tick the box to confirm, then Delete agent."),
+            )
+            .await;
         return Ok(Redirect::to(&format!("/ui/agents/{id}/skills#delete-h")).into_response());
     }
     state.registry.delete_agent(&signed.principal, &id).await?;
-    state.sessions.set_flash(
-        &signed.session.id,
-        format!("Agent {id} deleted; its tokens were revoked."),
-    );
+    state
+        .sessions
+        .set_flash(
+            &signed.session.id,
+            format!("Agent {id} deleted; its tokens were revoked."),
+        )
+        .await;
     Ok(Redirect::to("/ui/agents").into_response())
 }

@@ -3,8 +3,8 @@
 //! client address) and dropped; the session (a fresh id: no session
 //! fixation) then holds the resulting principal. The form itself needs no
 //! session: its CSRF token is tied to a signed cookie ([`crate::signin`]).
-
-use std::sync::Arc;
+//! Single sign-on ([`crate::oidc`]) shares the page and the one rule of
+//! who may use the UI ([`may_use_ui`]).
 
 use askama::Template as _;
 use axum::Form;
@@ -12,15 +12,41 @@ use axum::extract::State;
 use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
-use skilldeck_registry::RegistryError;
 use skilldeck_registry::http::peer_of;
+use skilldeck_registry::{Principal, RegistryError, SignIn};
 
 use crate::error::UiError;
 use crate::limits::MAX_TOKEN_LEN;
 use crate::session::cleared_cookie;
-use crate::signin::{cleared_signin_cookie, signin_cookie, signin_cookie_from};
+use crate::signin::{
+    cleared_signin_cookie, cookie_is_fresh, form_token, new_cookie, signin_cookie,
+    signin_cookie_from,
+};
 use crate::state::{MaybeSession, UiState};
-use crate::views::{Chrome, SignInPage};
+use crate::views::{Chrome, SignInPage, SsoButton};
+
+/// The one rule of who may use the UI, whichever way they signed in: a
+/// principal that reads every skill (admin, publish or review scopes).
+pub fn may_use_ui(p: &Principal) -> Result<(), &'static str> {
+    if p.can_read_all() {
+        Ok(())
+    } else {
+        Err(
+            "This UI needs admin, publish or review access (an agent or read-only identity reads through the API).",
+        )
+    }
+}
+
+/// The single sign-on part of the sign-in page: the button, or why it
+/// cannot be used (the provider's discovery or keys failed).
+async fn sso_button(state: &UiState) -> Option<SsoButton> {
+    let sso = state.sso.as_deref()?;
+    let unavailable = sso.client().await.err();
+    Some(SsoButton {
+        label: sso.settings.display_name.clone(),
+        unavailable,
+    })
+}
 
 /// `GET /ui`: to the skills (or the sign-in page).
 pub async fn home() -> Redirect {
@@ -37,24 +63,22 @@ pub async fn signin_form(
     if session.is_some() {
         return Ok(Redirect::to("/ui/skills").into_response());
     }
-    let key = state.signin_key.as_ref().as_ref().map_err(|e| {
-        UiError::Random(crate::secret::RandomUnavailable::from_message(
-            e.to_string(),
-        ))
-    })?;
+    let key = state.key.get().await?;
     let existing = headers
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
         .and_then(signin_cookie_from)
-        .filter(|c| key.cookie_is_fresh(c))
+        .filter(|c| cookie_is_fresh(c))
         .map(str::to_owned);
     let (cookie, new) = match existing {
         Some(c) => (c, false),
-        None => (key.new_cookie()?, true),
+        None => (new_cookie()?, true),
     };
     let page = SignInPage {
-        chrome: Chrome::new(key.form_token(&cookie), None, "", None),
+        chrome: Chrome::new(form_token(key, &cookie), None, "", None),
         error: None,
+        token_sign_in: state.config.token_sign_in,
+        sso: sso_button(&state).await,
     };
     let mut response = Html(page.render()?).into_response();
     if new {
@@ -63,6 +87,12 @@ pub async fn signin_form(
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     Ok(response)
+}
+
+/// A refused sign-in: the form again, saying why.
+fn refused(mut page: SignInPage, status: StatusCode, message: &str) -> Result<Response, UiError> {
+    page.error = Some(message.to_owned());
+    Ok((status, Html(page.render()?)).into_response())
 }
 
 /// The sign-in form.
@@ -86,26 +116,33 @@ pub async fn signin(
         .and_then(signin_cookie_from)
         .unwrap_or_default()
         .to_owned();
-    let form_token = match state.signin_key.as_ref() {
-        Ok(key) => key.form_token(&cookie),
-        Err(_) => String::new(),
-    };
+    let key = state.key.get().await?;
+    let form_token = form_token(key, &cookie);
+    let sso = sso_button(&state).await;
+    let token_sign_in = state.config.token_sign_in;
     let token = form.token.trim();
-    let refused = |status: StatusCode, message: &str| -> Result<Response, UiError> {
-        let page = SignInPage {
-            chrome: Chrome::new(form_token.clone(), None, "", None),
-            error: Some(message.to_owned()),
-        };
-        Ok((status, Html(page.render()?)).into_response())
+    let page = SignInPage {
+        chrome: Chrome::new(form_token, None, "", None),
+        error: None,
+        token_sign_in,
+        sso,
     };
+    if !token_sign_in {
+        return refused(
+            page,
+            StatusCode::FORBIDDEN,
+            "Signing in with an API token is turned off on this registry; use single sign-on.",
+        );
+    }
     if token.is_empty() || token.len() > MAX_TOKEN_LEN {
-        return refused(StatusCode::UNAUTHORIZED, "Enter an API token.");
+        return refused(page, StatusCode::UNAUTHORIZED, "Enter an API token.");
     }
     let client = peer_of(&extensions).map(|a| a.ip());
     let principal = match state.registry.authenticate(token, client).await {
         Ok(p) => p,
         Err(RegistryError::TooManyAttempts { retry_after }) => {
             let mut response = refused(
+                page,
                 StatusCode::TOO_MANY_REQUESTS,
                 &format!("Too many failed sign-ins; try again in {retry_after} seconds."),
             )?;
@@ -116,19 +153,21 @@ pub async fn signin(
         }
         Err(RegistryError::Unauthorized(why)) => {
             return refused(
+                page,
                 StatusCode::UNAUTHORIZED,
                 &format!("That token is not valid ({why})."),
             );
         }
         Err(e) => return Err(e.into()),
     };
-    if !principal.can_read_all() {
+    if may_use_ui(&principal).is_err() {
         return refused(
+            page,
             StatusCode::UNAUTHORIZED,
             "This UI needs an admin or a publish token (an agent token reads only its own agent, through the API).",
         );
     }
-    let signed = state.sessions.create(Arc::new(principal))?;
+    let signed = state.sessions.create(principal, SignIn::Token).await?;
     let mut response = Redirect::to("/ui/skills").into_response();
     response
         .headers_mut()
@@ -145,13 +184,15 @@ pub async fn signout(
     State(state): State<UiState>,
     headers: HeaderMap,
     MaybeSession(session): MaybeSession,
-) -> Response {
+) -> Result<Response, UiError> {
     if let Some(s) = session {
-        state.sessions.remove(&s.id);
+        // Gone for every replica (the row is deleted), or the sign-out
+        // fails visibly: never a sign-out that leaves the session alive.
+        state.sessions.remove(&s.id).await?;
     }
     let mut response = Redirect::to("/ui/signin").into_response();
     if let Ok(v) = cleared_cookie(state.secure(&headers)).parse() {
         response.headers_mut().insert(header::SET_COOKIE, v);
     }
-    response
+    Ok(response)
 }

@@ -634,7 +634,7 @@ async fn after_change(
             Ok(()) => format!("{skill}: assignment {done}."),
             Err(e) => format!("{skill}: not saved: {e}"),
         };
-        state.sessions.set_flash(&signed.session.id, message);
+        state.sessions.set_flash(&signed.session.id, message).await;
         let key = row_key(skill.namespace().as_str(), skill.name());
         return Ok(Redirect::to(&format!("/ui/agents/{id}/skills#{key}")).into_response());
     }

@@ -300,7 +300,7 @@ pub async fn assign(
     .await;
     match outcome {
         Ok(message) => {
-            state.sessions.set_flash(&signed.session.id, message);
+            state.sessions.set_flash(&signed.session.id, message).await;
             Ok(Redirect::to(&skill_path(&skill)).into_response())
         }
         Err(e @ UiError::Registry(_)) | Err(e @ UiError::BadInput(_)) => {
@@ -388,10 +388,13 @@ pub async fn set_marker(
                 "deprecate" => "deprecated",
                 _ => "no longer deprecated",
             };
-            state.sessions.set_flash(
-                &signed.session.id,
-                format!("{skill}@{} is {done}.", detail.version),
-            );
+            state
+                .sessions
+                .set_flash(
+                    &signed.session.id,
+                    format!("{skill}@{} is {done}.", detail.version),
+                )
+                .await;
             Ok(Redirect::to(&format!(
                 "{}/versions/{}",
                 skill_path(&skill),
@@ -478,7 +481,7 @@ pub async fn move_label(
                 }
                 _ => format!("Label {} now points to {}.", moved.label, moved.version),
             };
-            state.sessions.set_flash(&signed.session.id, message);
+            state.sessions.set_flash(&signed.session.id, message).await;
             Ok(Redirect::to(&skill_path(&skill)).into_response())
         }
         Err(e) => {

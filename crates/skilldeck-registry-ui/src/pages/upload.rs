@@ -97,7 +97,7 @@ pub async fn upload(
                     published.namespace, published.name, published.version
                 )
             };
-            state.sessions.set_flash(&signed.session.id, message);
+            state.sessions.set_flash(&signed.session.id, message).await;
             Ok(Redirect::to(&format!(
                 "/ui/skills/{}/{}/versions/{}",
                 published.namespace, published.name, published.version

@@ -18,6 +18,8 @@
 //!   writes on other replicas reach this one (PostgreSQL `NOTIFY`, with
 //!   a bounded check as the fallback).
 //! - [`agents`], [`resolve`]: agents, assignments, resolution, catalog, lock.
+//! - [`ui_sessions`]: the web UI's sessions and shared keys, in the
+//!   database (every replica sees them).
 //! - [`audit`], [`gc`]: the audit log and blob collection.
 //! - [`health`]: readiness (`/readyz`: database, migrations, store).
 //! - [`browse`]: the web UI's skill lists (totals, filters, sort).
@@ -52,3 +54,4 @@ pub mod store;
 pub mod test_run;
 pub mod throttle;
 pub mod tokens;
+pub mod ui_sessions;

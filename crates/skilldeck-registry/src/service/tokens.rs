@@ -656,6 +656,8 @@ impl Registry {
         let info = token_info(row)?;
         if changed {
             self.commit_scoped(w, &[CacheScope::Tokens]).await?;
+            // Its web UI sessions end on every replica at once.
+            self.end_ui_sessions_of(id).await?;
         } else {
             w.rollback().await?;
         }

@@ -19,6 +19,8 @@
 //! - [`browse`]: the web UI's skill lists (totals, filters, sort).
 //! - [`generations`]: the last write per cache scope, and the
 //!   notifications that carry them to the other replicas.
+//! - [`ui_sessions`]: the web UI's sessions and shared keys (every
+//!   replica reads them: no session affinity).
 //!
 //! Reads that a service operation needs inside its write (for
 //! atomicity) take the [`Write`](db::Write); the others take the
@@ -37,6 +39,7 @@ pub(crate) mod policies;
 pub(crate) mod signers;
 pub(crate) mod skills;
 pub(crate) mod tokens;
+pub(crate) mod ui_sessions;
 pub(crate) mod versions;
 
 #[cfg(test)]

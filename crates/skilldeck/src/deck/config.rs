@@ -70,10 +70,79 @@ pub struct Config {
     /// audit `pack`, `publish` and `install` run).
     #[serde(default)]
     pub audit: AuditConfig,
+    /// `[registry]`: the registry server's settings (`skilldeck registry
+    /// serve`): its web UI's sign-in.
+    #[serde(default)]
+    pub registry: RegistryConfig,
     /// The folder relative paths are resolved against (the config file's
     /// folder); not read from the file.
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// `[registry]`: settings of `skilldeck registry serve`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct RegistryConfig {
+    /// `[registry.ui]`: the web UI.
+    pub ui: RegistryUiConfig,
+}
+
+/// `[registry.ui]`: how people sign in to the registry's web UI.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct RegistryUiConfig {
+    /// Whether the sign-in page takes an API token (default true). Tokens
+    /// always work for the API; `false` leaves the UI to single sign-on.
+    pub token_sign_in: Option<bool>,
+    /// `[registry.ui.oidc]`: single sign-on with an OpenID provider.
+    pub oidc: Option<OidcConfig>,
+}
+
+/// `[registry.ui.oidc]`: sign-in with OpenID Connect (authorization code
+/// flow with PKCE) at any standard issuer, found by discovery.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OidcConfig {
+    /// The issuer URL (`https://`; `http://` only on a loopback host). Its
+    /// `/.well-known/openid-configuration` is read.
+    pub issuer: String,
+    /// The client id registered at the provider.
+    pub client_id: String,
+    /// A file holding the client secret (relative to the config file;
+    /// readable by its owner only).
+    pub client_secret_file: PathBuf,
+    /// The redirect URL registered at the provider: this registry's
+    /// `/ui/oidc/callback` as browsers reach it.
+    pub redirect_url: String,
+    /// The sign-in button's text (default "Sign in with single sign-on").
+    pub display_name: Option<String>,
+    /// Scopes asked for beyond `openid` (default `email`, `profile`).
+    pub scopes: Option<Vec<String>>,
+    /// The claim holding the user's groups (default `groups`).
+    pub groups_claim: Option<String>,
+    /// Email rules match only an `email_verified: true` email (default
+    /// true).
+    pub require_verified_email: Option<bool>,
+    /// `[[registry.ui.oidc.rule]]`: who gets which scopes; a user no rule
+    /// matches is refused.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<OidcRuleConfig>,
+}
+
+/// `[[registry.ui.oidc.rule]]`: users in `group`, or with `email` (an
+/// address, or `*@domain`), get the scopes in `grant` (`admin`,
+/// `publish:<ns>`, `review:<ns>`, `read:<ns>`). Every matching rule adds
+/// its scopes.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OidcRuleConfig {
+    /// A group name, as in the groups claim.
+    pub group: Option<String>,
+    /// An email address, or `*@domain` for every address of a domain.
+    pub email: Option<String>,
+    /// The scopes given.
+    pub grant: Vec<String>,
 }
 
 /// `[telemetry]`: OpenTelemetry export of the server's spans (OTLP/HTTP,
@@ -592,6 +661,36 @@ mod tests {
         let debug = format!("{c:?}");
         assert!(debug.contains("Authorization"), "{debug}");
         assert!(!debug.contains("c2VjcmV0"), "{debug}");
+    }
+
+    #[test]
+    fn registry_ui_oidc_section_parses_and_unknown_keys_name_their_line() {
+        let c = Config::parse(
+            "[registry.ui]\ntoken-sign-in = false\n[registry.ui.oidc]\n\
+             issuer = \"https://idp.example\"\nclient-id = \"c\"\n\
+             client-secret-file = \"secret\"\n\
+             redirect-url = \"https://r.example/ui/oidc/callback\"\n\
+             [[registry.ui.oidc.rule]]\ngroup = \"admins\"\ngrant = [\"admin\"]\n",
+            Path::new("conf/s.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.registry.ui.token_sign_in, Some(false));
+        let oidc = c.registry.ui.oidc.unwrap();
+        assert_eq!(oidc.issuer, "https://idp.example");
+        assert_eq!(oidc.rules.len(), 1);
+        assert_eq!(oidc.rules[0].group.as_deref(), Some("admins"));
+        let err = Config::parse(
+            "[registry.ui.oidc]\nissuer = \"https://i\"\nclient-idd = \"c\"\n",
+            Path::new("s.toml"),
+        )
+        .unwrap_err();
+        match err {
+            Error::Config { line, message, .. } => {
+                assert_eq!(line, 3, "{message}");
+                assert!(message.contains("client-idd"), "{message}");
+            }
+            other => panic!("{other}"),
+        }
     }
 
     #[test]

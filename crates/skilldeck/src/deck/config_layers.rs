@@ -36,6 +36,7 @@ pub const PATH_KEYS: &[&str] = &[
     "skill[].path",
     "discovery.managed[]",
     "exec.skills.*.read[]",
+    "registry.ui.oidc.client-secret-file",
 ];
 
 /// The configuration in force and where it came from.

@@ -16,7 +16,9 @@ pub(crate) mod index;
 pub(crate) mod network_grant;
 
 pub use bundled::{materialize as materialize_bundled, skill_names as bundled_skill_names};
-pub use config::{AuditConfig, TelemetryConfig};
+pub use config::{
+    AuditConfig, OidcConfig, OidcRuleConfig, RegistryConfig, RegistryUiConfig, TelemetryConfig,
+};
 pub use config::{
     BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
     ExplicitSkillConfig, MANAGED_ROOT, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,
