@@ -36,6 +36,8 @@ pub struct Args {
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
+    // The brackets are the help text's notation, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     sources: Vec<PathBuf>,
     /// The skills root (default: .agents/skills of the current folder).
     #[arg(long, visible_alias = "root", value_name = "ROOT")]

@@ -57,7 +57,7 @@ use crate::headers::security_headers;
 use crate::keys::UiKey;
 use crate::limits::UPLOAD_FORM_OVERHEAD_BYTES;
 pub use crate::oidc::{OidcConfigError, OidcSettings};
-use crate::pages::{admin, agents, auth, files, selection, skills, upload};
+use crate::pages::{admin, agents, auth, files, selection, skills, sso, upload};
 use crate::session::SessionStore;
 use crate::state::UiState;
 pub use crate::state::{CookieSecure, UiConfig};
@@ -100,8 +100,8 @@ pub fn ui_router_with(registry: Registry, config: UiConfig) -> Router {
         .route("/ui/", get(auth::home))
         .route("/ui/signin", get(auth::signin_form).post(auth::signin))
         .route("/ui/signout", post(auth::signout))
-        .route("/ui/oidc/start", get(oidc::flow::start))
-        .route("/ui/oidc/callback", get(oidc::flow::callback))
+        .route("/ui/oidc/start", get(sso::start))
+        .route("/ui/oidc/callback", get(sso::callback))
         .route("/ui/skills", get(skills::list))
         .route("/ui/skills/{namespace}/{name}", get(skills::show))
         .route(

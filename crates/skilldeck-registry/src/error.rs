@@ -9,6 +9,10 @@ use skilldeck::Diagnostic;
 
 use crate::names::NameError;
 
+/// The `Retry-After` (seconds) of a 503 `registry-busy` or
+/// `registry-request-timeout`.
+pub const BUSY_RETRY_AFTER_SECS: u64 = 2;
+
 /// Everything that can go wrong in the registry.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -184,7 +188,7 @@ impl RegistryError {
         RegistryError::Busy {
             code: "registry-busy",
             detail: detail.into(),
-            retry_after: crate::service::config::BUSY_RETRY_AFTER_SECS,
+            retry_after: BUSY_RETRY_AFTER_SECS,
         }
     }
 

@@ -20,6 +20,8 @@ pub mod names;
 pub mod wire;
 
 #[cfg(feature = "server")]
+mod db_limits;
+#[cfg(feature = "server")]
 mod error;
 #[cfg(feature = "server")]
 pub mod http;

@@ -1,8 +1,8 @@
 //! Single sign-on with OpenID Connect: [`settings`] (`[registry.ui.oidc]`,
-//! checked at start-up), [`rules`] (claims to scopes), [`provider`]
-//! (discovery, keys, the provider's HTTP) and [`flow`] (the two routes).
+//! checked at start-up), [`rules`] (claims to scopes) and [`provider`]
+//! (discovery, keys, the provider's HTTP). The two routes are the page
+//! module [`crate::pages::sso`].
 
-pub mod flow;
 pub mod provider;
 pub mod rules;
 pub mod settings;

@@ -8,4 +8,5 @@ pub mod auth;
 pub mod files;
 pub mod selection;
 pub mod skills;
+pub mod sso;
 pub mod upload;

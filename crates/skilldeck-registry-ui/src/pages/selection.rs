@@ -13,7 +13,7 @@ use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Deserialize;
 use skilldeck_registry::SHADOWED_BY_ASSIGNMENT;
-use skilldeck_registry::names::{AgentId, LATEST, Label, SkillRef};
+use skilldeck_registry::names::{AgentId, LATEST, SkillRef};
 use skilldeck_registry::wire::{
     ASSIGNMENT_PENDING, Assignment, AssignmentView, Grants, Resolved, SkillDetail,
 };
@@ -22,7 +22,7 @@ use skilldeck_registry::{BrowseQuery, BrowseSort, Need};
 use crate::error::UiError;
 use crate::limits::SELECTION_PAGE_SIZE;
 use crate::pages::agents::agent_id;
-use crate::pages::skills::skill_ref;
+use crate::pages::skills::{parse_pin, skill_ref};
 use crate::state::{Signed, UiState, is_htmx};
 use crate::views::{
     AgentTokenRow, Clash, ConnectView, LeftOut, PreviewFragment, PreviewView, SelectionFilters,
@@ -534,20 +534,6 @@ pub struct RowForm {
     network: bool,
     #[serde(default)]
     env: String,
-}
-
-/// A pin as typed: empty or `latest` (follow `latest`), a version (starts
-/// with a digit) or a label; or what is wrong with it.
-pub fn parse_pin(pin: &str) -> Result<(Option<String>, Option<Label>), String> {
-    let pin = pin.trim();
-    Ok(if pin.is_empty() || pin == LATEST {
-        (None, None)
-    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
-        (Some(pin.to_owned()), None)
-    } else {
-        let label = Label::new(pin).map_err(|e| e.to_string())?;
-        (None, Some(label))
-    })
 }
 
 /// The row's fields as an [`Assignment`], or what is wrong.

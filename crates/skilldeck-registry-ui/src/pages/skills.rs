@@ -256,8 +256,7 @@ pub async fn assign(
     let p = &signed.principal;
     let outcome: Result<String, UiError> = async {
         let agent = crate::pages::agents::agent_id(form.agent.trim())?;
-        let (version, label) =
-            crate::pages::selection::parse_pin(&form.pin).map_err(UiError::BadInput)?;
+        let (version, label) = parse_pin(&form.pin).map_err(UiError::BadInput)?;
         let existing = state
             .registry
             .assignments(p, &agent)
@@ -848,4 +847,18 @@ fn report_by(mode: &str) -> &'static str {
         skilldeck_registry::wire::REPORT_LENIENT => "skilldeck validate --lenient",
         _ => "the acceptance check at publish (an older version: no advisory lints)",
     }
+}
+
+/// A pin as typed: empty or `latest` (follow `latest`), a version (starts
+/// with a digit) or a label; or what is wrong with it.
+pub fn parse_pin(pin: &str) -> Result<(Option<String>, Option<Label>), String> {
+    let pin = pin.trim();
+    Ok(if pin.is_empty() || pin == LATEST {
+        (None, None)
+    } else if pin.starts_with(|c: char| c.is_ascii_digit()) {
+        (Some(pin.to_owned()), None)
+    } else {
+        let label = Label::new(pin).map_err(|e| e.to_string())?;
+        (None, Some(label))
+    })
 }

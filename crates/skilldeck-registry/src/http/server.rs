@@ -58,7 +58,7 @@ async fn within(
                  (a write it was making was rolled back unless it had already committed)",
                 limit.as_secs()
             ),
-            retry_after: crate::service::config::BUSY_RETRY_AFTER_SECS,
+            retry_after: crate::error::BUSY_RETRY_AFTER_SECS,
         }
         .into_response(),
     }

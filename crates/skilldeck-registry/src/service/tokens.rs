@@ -190,7 +190,7 @@ impl Registry {
     /// The principal of a bearer token; 401 when unknown, expired or
     /// revoked (the problem says which), 429 once `client` (or the token's
     /// prefix) has failed too often, counted across replicas
-    /// ([`throttle`](crate::service::throttle)). A token this process
+    /// (see the registry manual, "Failed authentication"). A token this process
     /// verified recently is never refused by the throttle; another token
     /// from a throttled client is looked up at most once per probe
     /// interval (429 otherwise), so a flood costs no query per request.

@@ -9,8 +9,8 @@ use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyConnection, AnyPool, Transaction};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::db_limits::DbLimits;
 use crate::error::RegistryError;
-use crate::service::config::DbLimits;
 
 /// The registry's migrations (run at open; `/readyz` checks they are all
 /// applied).
@@ -320,8 +320,7 @@ impl Write {
     /// cache `scopes` (and, on PostgreSQL, notifying every replica at
     /// commit).
     pub(crate) async fn commit(mut self, scopes: &[String]) -> Result<(), RegistryError> {
-        crate::storage::generations::record(&mut self.tx, self.postgres, self.generation, scopes)
-            .await?;
+        record_scopes(&mut self.tx, self.postgres, self.generation, scopes).await?;
         Ok(self.tx.commit().await?)
     }
 
@@ -329,4 +328,41 @@ impl Write {
     pub(crate) async fn rollback(self) -> Result<(), RegistryError> {
         Ok(self.tx.rollback().await?)
     }
+}
+
+/// The PostgreSQL channel every write notifies on (payload: the write's
+/// generation, then its scopes, separated by spaces).
+pub(crate) const CHANNEL: &str = "skilldeck_registry";
+
+/// Records, inside a write, that it touched `scopes` at `generation`, and
+/// on PostgreSQL queues the notification (sent by PostgreSQL at commit,
+/// in commit order, never for a rolled back write).
+async fn record_scopes(
+    conn: &mut AnyConnection,
+    postgres: bool,
+    generation: i64,
+    scopes: &[String],
+) -> Result<(), RegistryError> {
+    for scope in scopes {
+        sqlx::query(
+            "INSERT INTO generations (scope, generation) VALUES ($1, $2) \
+             ON CONFLICT (scope) DO UPDATE SET generation = excluded.generation",
+        )
+        .bind(scope)
+        .bind(generation)
+        .execute(&mut *conn)
+        .await?;
+    }
+    if postgres {
+        let payload = std::iter::once(generation.to_string())
+            .chain(scopes.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        sqlx::query("SELECT 1 FROM (SELECT pg_notify($1, $2)) AS sent")
+            .bind(CHANNEL)
+            .bind(payload)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }

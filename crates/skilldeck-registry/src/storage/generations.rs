@@ -1,48 +1,9 @@
-//! The generation of the last write per cache scope (`generations`), the
-//! notification every write sends on PostgreSQL, and the listener that
-//! receives them (see `service::fresh`).
-
-use sqlx::AnyConnection;
+//! The generation of the last write per cache scope (`generations`, written
+//! by each write's commit in `db`), and the listener that receives the
+//! notification every write sends on PostgreSQL (see `service::fresh`).
 
 use crate::error::RegistryError;
-use crate::storage::db::Db;
-
-/// The PostgreSQL channel every write notifies on (payload: the write's
-/// generation, then its scopes, separated by spaces).
-pub(crate) const CHANNEL: &str = "skilldeck_registry";
-
-/// Records, inside a write, that it touched `scopes` at `generation`, and
-/// on PostgreSQL queues the notification (sent by PostgreSQL at commit,
-/// in commit order, never for a rolled back write).
-pub(crate) async fn record(
-    conn: &mut AnyConnection,
-    postgres: bool,
-    generation: i64,
-    scopes: &[String],
-) -> Result<(), RegistryError> {
-    for scope in scopes {
-        sqlx::query(
-            "INSERT INTO generations (scope, generation) VALUES ($1, $2) \
-             ON CONFLICT (scope) DO UPDATE SET generation = excluded.generation",
-        )
-        .bind(scope)
-        .bind(generation)
-        .execute(&mut *conn)
-        .await?;
-    }
-    if postgres {
-        let payload = std::iter::once(generation.to_string())
-            .chain(scopes.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" ");
-        sqlx::query("SELECT 1 FROM (SELECT pg_notify($1, $2)) AS sent")
-            .bind(CHANNEL)
-            .bind(payload)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(())
-}
+use crate::storage::db::{CHANNEL, Db};
 
 /// Every scope written after `generation`, with the generation of its
 /// last write.
