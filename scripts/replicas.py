@@ -37,10 +37,31 @@ The consistency check (exits 1 naming the failed check), on two replicas:
    saved is the expected one (an older answer would be one more change and
    a step back), and a final marker change arrives as the next one.
 
+The fault check (`faults`, exits 1 naming the failed check), on two
+replicas started with short database bounds (`FAULT_FLAGS`):
+
+1. A replica paused mid-write (SIGSTOP while it holds a transaction open,
+   seen in `pg_stat_activity`): the other replica's writes are answered
+   while it stays paused (503 `registry-busy` with `Retry-After`, or done)
+   and one succeeds once PostgreSQL ends the paused transaction (the
+   idle-in-transaction timeout); after SIGCONT the paused replica writes
+   again. No duration is asserted: every wait is for the answer, with a
+   deadline only against a hang (a write that waited for the pause to end
+   never answers while the replica stays paused).
+2. PostgreSQL stopped: `/readyz` answers 503 naming the database on both
+   replicas while `/healthz` stays 200; PostgreSQL started again: `/readyz`
+   is 200 again.
+3. The web UI through the round-robin proxy: sign in with the admin token
+   (the sign-in form cookie from one replica, the POST on the other), then
+   pages and a CSRF-protected form (create an agent) through the proxy,
+   each request on the next replica, and sign out ends the session on
+   both.
+
 Python 3 standard library only.
 """
 
 import argparse
+import html
 import http.client
 import http.server
 import itertools
@@ -48,6 +69,9 @@ import json
 import os
 import queue
 import random
+import re
+import shlex
+import signal
 import socketserver
 import subprocess
 import sys
@@ -473,6 +497,265 @@ def consistency(args):
     return 0
 
 
+
+# --- Faults ---------------------------------------------------------------------
+
+# Short database bounds for the fault check (the defaults are seconds
+# longer; the check waits for events, these only keep it short).
+FAULT_LOCK_TIMEOUT_MS = 1500
+FAULT_IDLE_TIMEOUT_MS = 3000
+FAULT_FLAGS = ("--db-lock-timeout-ms", str(FAULT_LOCK_TIMEOUT_MS),
+               "--db-idle-in-transaction-timeout-ms", str(FAULT_IDLE_TIMEOUT_MS))
+# Against a hang only: far above every bound above.
+FAULT_DEADLINE = 60.0
+# Concurrent writers on the replica that is paused.
+PAUSE_WRITERS = 8
+
+
+def psql(pg_bin, database_url, sql):
+    """One query as the test cluster's superuser: its rows, tab-separated."""
+    base = database_url.rsplit("/", 1)[0] + "/postgres"
+    out = subprocess.run(["runuser", "-u", "postgres", "--", f"{pg_bin}/psql", base,
+                          "-qAtF", "\t", "-c", sql],
+                         capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise rf.Failure(f"psql: {out.stderr.strip()}")
+    return [line.split("\t") for line in out.stdout.splitlines() if line]
+
+
+def database_of(url):
+    return urllib.parse.urlsplit(url).path.lstrip("/")
+
+
+def open_transactions(pg_bin, database_url):
+    """Sessions of the registry's database idle inside a transaction."""
+    db = database_of(database_url)
+    rows = psql(pg_bin, database_url,
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                f"'{db}' AND state = 'idle in transaction'")
+    return int(rows[0][0]) if rows else 0
+
+
+def until(what, check, deadline=FAULT_DEADLINE):
+    """Calls `check` until it returns a true value (returned); fails after
+    `deadline` seconds (a hang guard, not a bound being tested)."""
+    end = time.monotonic() + deadline
+    while True:
+        got = check()
+        if got:
+            return got
+        if time.monotonic() > end:
+            raise rf.Failure(f"{what}: not after {deadline:.0f} s")
+        time.sleep(0.05)
+
+
+def create_agent(url, admin, agent, timeout=FAULT_DEADLINE):
+    return rf.http("POST", f"{url}{API}/agents", admin,
+                   body={"id": agent, "name": agent, "capabilities": [], "auto_discover": False},
+                   timeout=timeout)
+
+
+def check_pause(reps, admin, pg_bin, database_url, log):
+    a, b = reps.servers
+    stop = threading.Event()
+    counter = itertools.count()
+
+    def writer():
+        # Writes on A in a loop until told to stop (or A is paused: then
+        # the request just waits, and is abandoned).
+        while not stop.is_set():
+            try:
+                create_agent(a.url, admin, f"pause-a-{next(counter)}", timeout=120)
+            except OSError:
+                return
+
+    attempts = 0
+    caught = False
+    while not caught:
+        attempts += 1
+        if attempts > 50:
+            raise rf.Failure("never caught replica A inside a transaction when pausing it")
+        stop.clear()
+        threads = [threading.Thread(target=writer, daemon=True) for _ in range(PAUSE_WRITERS)]
+        for t in threads:
+            t.start()
+        time.sleep(0.02 * (attempts % 5 + 1))
+        a.proc.send_signal(signal.SIGSTOP)
+        stop.set()
+        # A transaction A left open shows as idle in transaction (a
+        # statement running when A stopped finishes first).
+        time.sleep(0.2)
+        caught = open_transactions(pg_bin, database_url) > 0
+        if not caught:
+            a.proc.send_signal(signal.SIGCONT)
+            for t in threads:
+                t.join(30)
+    answers = []
+    try:
+        # While A stays paused: every write on B is answered.
+        for i in itertools.count():
+            r = create_agent(b.url, admin, f"pause-b-{i}")
+            answers.append(r.status)
+            if i > 200:
+                raise rf.Failure(f"replica B never wrote while A was paused: {answers}")
+            if r.status == 503:
+                if not r.header("Retry-After"):
+                    raise rf.Failure("a 503 of replica B while A is paused has no Retry-After")
+                body = r.json()
+                if body.get("code") not in ("registry-busy", "registry-request-timeout"):
+                    raise rf.Failure(f"replica B answered 503 with {body}")
+                continue
+            rf.expect(r, (200, 201), "a write on replica B while A is paused")
+            break
+        if a.proc.poll() is not None:
+            raise rf.Failure("replica A died while paused")
+    finally:
+        a.proc.send_signal(signal.SIGCONT)
+    # A writes again after its pause (its stale connection is replaced).
+    until("replica A writes again after SIGCONT",
+          lambda: create_agent(a.url, admin, f"after-pause-{time.monotonic_ns()}").status in (200, 201))
+    log(f"  replica A paused inside a transaction (attempt {attempts}): replica B answered "
+        f"every write while it stayed paused ({', '.join(map(str, answers))}), then wrote; "
+        f"A wrote again after SIGCONT")
+
+
+def check_readyz(reps, backends_dir, pg_bin, log):
+    data = os.path.join(backends_dir, "pg", "data")
+    ctl = ["runuser", "-u", "postgres", "--", f"{pg_bin}/pg_ctl", "-D", data]
+    for s in reps.servers:
+        rf.expect(rf.http("GET", f"{s.url}/readyz"), (200,), "/readyz with PostgreSQL up")
+    # Started again with the options it was started with (port, socket
+    # folder, ...): the `-c` settings of its postmaster.opts.
+    with open(os.path.join(data, "postmaster.opts"), encoding="utf-8") as f:
+        words = shlex.split(f.read())
+    options = " ".join(shlex.quote(w) for w in words[1:] if w not in ("-D", data))
+    subprocess.run(ctl + ["-m", "fast", "-w", "-t", "30", "stop"], check=True,
+                   capture_output=True, timeout=60)
+    try:
+        for s in reps.servers:
+            r = rf.http("GET", f"{s.url}/readyz")
+            if r.status != 503 or b"database" not in r.body:
+                raise rf.Failure(f"/readyz with PostgreSQL stopped: {r.status} {r.body[:300]!r}")
+            rf.expect(rf.http("GET", f"{s.url}/healthz"), (200,),
+                      "/healthz with PostgreSQL stopped")
+    finally:
+        subprocess.run(ctl + ["-l", os.path.join(backends_dir, "postgres.log"), "-w", "-t",
+                              "60", "-o", options, "start"],
+                       check=True, capture_output=True, timeout=90)
+    for s in reps.servers:
+        until(f"/readyz of {s.url} after PostgreSQL started again",
+              lambda s=s: rf.http("GET", f"{s.url}/readyz").status == 200)
+    log("  PostgreSQL stopped: /readyz 503 naming the database on both replicas, /healthz 200; "
+        "started again: /readyz 200")
+
+
+class Browser:
+    """Cookies and forms over plain HTTP/1.1, no redirects followed."""
+
+    def __init__(self, base):
+        self.base = urllib.parse.urlsplit(base)
+        self.cookies = {}
+
+    def request(self, method, path, form=None):
+        conn = http.client.HTTPConnection(self.base.hostname, self.base.port, timeout=60)
+        headers = {"Sec-Fetch-Site": "same-origin"}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        body = None
+        if form is not None:
+            body = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        try:
+            conn.request(method, path, body=body, headers=headers)
+            r = conn.getresponse()
+            data = r.read().decode("utf-8", "replace")
+            for k, v in r.getheaders():
+                if k.lower() == "set-cookie":
+                    name, _, rest = v.partition("=")
+                    value = rest.split(";", 1)[0]
+                    if "max-age=0" in v.lower() or not value:
+                        self.cookies.pop(name, None)
+                    else:
+                        self.cookies[name] = value
+            return r.status, r.getheader("Location"), data
+        finally:
+            conn.close()
+
+
+def csrf_of(page):
+    m = re.search(r'name="csrf" value="([^"]+)"', page)
+    if not m:
+        raise rf.Failure("no CSRF field in the page")
+    return html.unescape(m.group(1))
+
+
+def check_ui_through_proxy(proxy, admin, log):
+    before = list(proxy.served)
+    b = Browser(proxy.url)
+    status, _, page = b.request("GET", "/ui/signin")
+    rf.expect(rf.Answer(status, {}, page.encode()), (200,), "the sign-in page through the proxy")
+    status, location, page = b.request("POST", "/ui/signin",
+                                       {"csrf": csrf_of(page), "token": admin})
+    if status not in (302, 303) or not location or "signin" in location:
+        raise rf.Failure(f"sign-in through the proxy: {status} {location} {page[:300]!r}")
+    pages = 0
+    for path in ("/ui/skills", "/ui/agents", "/ui/agents/new", "/ui/skills"):
+        status, _, page = b.request("GET", path)
+        if status != 200:
+            raise rf.Failure(f"GET {path} through the proxy after sign-in: {status}")
+        pages += 1
+    agent = f"ui-proxy-{time.monotonic_ns() % 10**9}"
+    status, _, page = b.request("GET", "/ui/agents/new")
+    status, location, page = b.request("POST", "/ui/agents",
+                                       {"csrf": csrf_of(page), "id": agent, "name": agent})
+    if status not in (302, 303):
+        raise rf.Failure(f"creating an agent from the UI through the proxy: {status} {page[:300]!r}")
+    status, _, page = b.request("GET", f"/ui/agents/{agent}/skills")
+    if status != 200 or agent not in page:
+        raise rf.Failure(f"the agent made through the proxy is not shown: {status}")
+    status, _, page = b.request("GET", "/ui/agents")
+    status, _, _ = b.request("POST", "/ui/signout", {"csrf": csrf_of(page)})
+    if status not in (302, 303):
+        raise rf.Failure(f"sign-out through the proxy: {status}")
+    for _ in range(2):
+        status, location, _ = b.request("GET", "/ui/agents")
+        if status == 200:
+            raise rf.Failure("a signed-out session still opens pages on a replica")
+    spread = [after - was for after, was in zip(proxy.served, before)]
+    if min(spread) == 0:
+        raise rf.Failure(f"the proxy did not spread the UI's requests: {spread}")
+    log(f"  web UI through the round-robin proxy: signed in, {pages} pages, an agent made "
+        f"with a CSRF-protected form, signed out on both (requests per replica {spread})")
+
+
+def faults(args):
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    work = args.work or tempfile.mkdtemp(prefix="replicas-faults-")
+    t0 = time.monotonic()
+    reps = Replicas(args.bin, work, args.database_url, args.store, n=2, extra=FAULT_FLAGS)
+    proxy = None
+    try:
+        reps.start()
+        proxy = Proxy(reps.urls)
+        admin = reps.token
+        log(f"two replicas {' '.join(reps.urls)}, proxy {proxy.url}")
+        check_pause(reps, admin, args.pg_bin, args.database_url, log)
+        check_readyz(reps, args.backends, args.pg_bin, log)
+        check_ui_through_proxy(proxy, admin, log)
+    except (rf.Failure, subprocess.SubprocessError) as e:
+        print(f"FAIL: replicas faults: {e} (logs in {work})", flush=True)
+        return 1
+    finally:
+        for s in reps.servers:
+            if s.proc and s.proc.poll() is None:
+                s.proc.send_signal(signal.SIGCONT)
+        if proxy:
+            proxy.close()
+        reps.stop()
+    print(f"PASS: replicas faults ({time.monotonic() - t0:.1f} s)", flush=True)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -484,8 +767,16 @@ def main():
     c.add_argument("--changes", type=int, default=100)
     c.add_argument("--bound", type=float, default=DEFAULT_BOUND)
     c.add_argument("--seed", type=int, default=29)
+    f = sub.add_parser("faults", help="a paused replica, PostgreSQL stopped, the UI through the proxy")
+    f.add_argument("--bin", required=True)
+    f.add_argument("--database-url", required=True)
+    f.add_argument("--store", required=True)
+    f.add_argument("--backends", required=True,
+                   help="the scripts/registry-backends.sh folder (its PostgreSQL is stopped and started)")
+    f.add_argument("--pg-bin", default="/usr/lib/postgresql/15/bin")
+    f.add_argument("--work", help="folder for data and logs (default: a new temporary one)")
     args = ap.parse_args()
-    return consistency(args)
+    return consistency(args) if args.cmd == "consistency" else faults(args)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,11 @@
 #     round-robin proxy; writes on one seen on the other within the
 #     consistency bound (assignment, label move, yank, token revocation,
 #     agent deletion) and 100 changes watched by `serve --registry` with
-#     exactly one list_changed each.
+#     exactly one list_changed each;
+#  f. on PostgreSQL + S3, `scripts/replicas.py faults`: a replica paused
+#     (SIGSTOP) inside a transaction does not stall the other's writes,
+#     /readyz fails while PostgreSQL is stopped, the web UI signs in and
+#     works through the round-robin proxy (last: it stops PostgreSQL).
 #
 # Everything started is stopped on exit (trap), temporary folders removed.
 # Prints PASS/FAIL per part and a summary; exits non-zero on any failure.
@@ -330,6 +334,23 @@ if [[ $have_backends -eq 1 ]]; then
         --store "$SKILLDECK_REGISTRY_TEST_STORE/st-$RANDOM"
     fault_part postgres-s3 --database-url "$(new_database fault)" \
         --store "$SKILLDECK_REGISTRY_TEST_STORE/fault-$RANDOM" --data "$work/fault-pg"
+fi
+
+# --- f. faults across two replicas (PostgreSQL + S3; last: it stops and
+# starts PostgreSQL) ------------------------------------------------------------
+
+if [[ $have_backends -eq 1 ]]; then
+    t0=$SECONDS
+    if run_logged "$work/replica-faults.log" bash -c "source '$backends/env' && exec timeout 300 \
+        python3 scripts/replicas.py faults --bin '$bin' --work '$work/replica-faults' \
+        --backends '$backends' --pg-bin '$PG_BIN' \
+        --database-url \"\$1\" --store \"\$SKILLDECK_REGISTRY_TEST_STORE/faults-$RANDOM\"" \
+        _ "$(source "$backends/env" && new_database faults)"; then
+        pass "two replicas: a paused replica, PostgreSQL stopped, the web UI through the proxy ($(tail -n1 "$work/replica-faults.log" | sed 's/^PASS: replicas faults //'))"
+        grep -E '^  ' "$work/replica-faults.log" || true
+    else
+        fail "two replicas: faults ($((SECONDS - t0)) s)"
+    fi
 fi
 
 echo
