@@ -41,6 +41,7 @@ pub use service::config::{
     DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
     TestRunLimits, TrustPolicy,
 };
+#[cfg(feature = "server")]
 pub use service::gc::GcReport;
 #[cfg(feature = "server")]
 #[doc(hidden)]
