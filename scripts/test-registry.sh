@@ -199,7 +199,7 @@ if [[ $have_backends -eq 1 ]]; then
         python3 scripts/replicas.py consistency --bin '$bin' --work '$work/replicas' \
         --database-url \"\$1\" --store \"\$SKILLDECK_REGISTRY_TEST_STORE/replicas-$RANDOM\"" \
         _ "$(source "$backends/env" && new_database replicas)"; then
-        pass "two replicas: writes seen across replicas within the bound, no answer backwards ($(tail -n1 "$work/replicas.log" | sed 's/^PASS: replicas consistency //'))"
+        pass "two replicas: writes seen across replicas within the bound, no answer backwards ($(tail -n1 "$work/replicas.log" | sed 's/^PASS: replicas consistency (\(.*\))$/\1/'))"
         grep -E '^  ' "$work/replicas.log" || true
     else
         fail "two replicas: consistency ($((SECONDS - t0)) s)"
@@ -346,7 +346,7 @@ if [[ $have_backends -eq 1 ]]; then
         --backends '$backends' --pg-bin '$PG_BIN' \
         --database-url \"\$1\" --store \"\$SKILLDECK_REGISTRY_TEST_STORE/faults-$RANDOM\"" \
         _ "$(source "$backends/env" && new_database faults)"; then
-        pass "two replicas: a paused replica, PostgreSQL stopped, the web UI through the proxy ($(tail -n1 "$work/replica-faults.log" | sed 's/^PASS: replicas faults //'))"
+        pass "two replicas: a paused replica, PostgreSQL stopped, the web UI through the proxy ($(tail -n1 "$work/replica-faults.log" | sed 's/^PASS: replicas faults (\(.*\))$/\1/'))"
         grep -E '^  ' "$work/replica-faults.log" || true
     else
         fail "two replicas: faults ($((SECONDS - t0)) s)"
