@@ -307,7 +307,11 @@ mod tests {
     #[tokio::test]
     async fn a_form_with_its_session_token_passes_and_keeps_its_body() {
         let App {
-            router, id, csrf, ..
+            router,
+            id,
+            csrf,
+            _dir,
+            ..
         } = app().await;
         let body = format!("name=a&csrf={csrf}");
         let len = body.len();
@@ -318,7 +322,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_form_without_a_token_is_refused_with_403() {
-        let App { router, id, .. } = app().await;
+        let App {
+            router, id, _dir, ..
+        } = app().await;
         let (status, text) = status_and_body(router, form(&id, "name=a".into())).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
         assert!(!text.contains("handled"));
@@ -330,6 +336,7 @@ mod tests {
             router,
             sessions,
             id,
+            _dir,
             ..
         } = app().await;
         let other = sessions
@@ -342,7 +349,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_post_without_a_session_is_refused() {
-        let App { router, csrf, .. } = app().await;
+        let App {
+            router, csrf, _dir, ..
+        } = app().await;
         let (status, _) = status_and_body(router, form("nope", format!("csrf={csrf}"))).await;
         assert_eq!(status, StatusCode::FORBIDDEN);
     }
@@ -350,7 +359,11 @@ mod tests {
     #[tokio::test]
     async fn the_header_token_works_for_htmx_and_a_wrong_one_is_refused() {
         let App {
-            router, id, csrf, ..
+            router,
+            id,
+            csrf,
+            _dir,
+            ..
         } = app().await;
         let mut ok = form(&id, "x=1".into());
         ok.headers_mut().insert(CSRF_HEADER, csrf.parse().unwrap());
@@ -364,7 +377,11 @@ mod tests {
     #[tokio::test]
     async fn a_multipart_form_carries_its_token_as_a_field() {
         let App {
-            router, id, csrf, ..
+            router,
+            id,
+            csrf,
+            _dir,
+            ..
         } = app().await;
         let multipart = |token: &str| {
             let body = format!(
@@ -390,7 +407,11 @@ mod tests {
     #[tokio::test]
     async fn a_cross_site_post_is_refused_even_with_the_token() {
         let App {
-            router, id, csrf, ..
+            router,
+            id,
+            csrf,
+            _dir,
+            ..
         } = app().await;
         let mut req = form(&id, format!("csrf={csrf}"));
         req.headers_mut()
@@ -415,7 +436,11 @@ mod tests {
     #[tokio::test]
     async fn other_content_types_are_refused() {
         let App {
-            router, id, csrf, ..
+            router,
+            id,
+            csrf,
+            _dir,
+            ..
         } = app().await;
         let mut req = form(&id, format!("{{\"csrf\":\"{csrf}\"}}"));
         req.headers_mut()
