@@ -48,10 +48,15 @@ replicas started with short database bounds (`FAULT_FLAGS`):
    again. No duration is asserted: every wait is for the answer, with a
    deadline only against a hang (a write that waited for the pause to end
    never answers while the replica stays paused).
-2. PostgreSQL stopped: `/readyz` answers 503 naming the database on both
+2. A lost notification: a token both replicas hold in their caches is
+   revoked by SQL committed straight into the database (the generation
+   bumped and the `tokens` scope recorded as a write does, no NOTIFY):
+   both replicas refuse it within SEEN_TIMEOUT (10 s), far under the token
+   cache's 30 s TTL, so only the periodic generation check can pass it.
+3. PostgreSQL stopped: `/readyz` answers 503 naming the database on both
    replicas while `/healthz` stays 200; PostgreSQL started again: `/readyz`
    is 200 again.
-3. The web UI through the round-robin proxy: sign in with the admin token
+4. The web UI through the round-robin proxy: sign in with the admin token
    (the sign-in form cookie from one replica, the POST on the other), then
    pages and a CSRF-protected form (create an agent) through the proxy,
    each request on the next replica, and sign out ends the session on
@@ -512,9 +517,10 @@ FAULT_DEADLINE = 60.0
 PAUSE_WRITERS = 8
 
 
-def psql(pg_bin, database_url, sql):
-    """One query as the test cluster's superuser: its rows, tab-separated."""
-    base = database_url.rsplit("/", 1)[0] + "/postgres"
+def psql(pg_bin, database_url, sql, in_registry_database=False):
+    """One query as the test cluster's superuser: its rows, tab-separated
+    (in the cluster's `postgres` database, or in the registry's)."""
+    base = database_url if in_registry_database else database_url.rsplit("/", 1)[0] + "/postgres"
     out = subprocess.run(["runuser", "-u", "postgres", "--", f"{pg_bin}/psql", base,
                           "-qAtF", "\t", "-c", sql],
                          capture_output=True, text=True, timeout=30)
@@ -617,6 +623,51 @@ def check_pause(reps, admin, pg_bin, database_url, log):
     log(f"  replica A paused inside a transaction (attempt {attempts}): replica B answered "
         f"every write while it stayed paused ({', '.join(map(str, answers))}), then wrote; "
         f"A wrote again after SIGCONT")
+
+
+# The token cache's TTL (AUTH_CACHE_TTL in service/config.rs): the lost
+# notification check must see the revocation well before it, or it proves
+# nothing about the generation check.
+AUTH_CACHE_TTL = 30.0
+
+
+def check_lost_notification(reps, admin, pg_bin, database_url, log):
+    """A write whose notification never arrives is still seen by every replica.
+
+    The token is revoked by SQL committed straight into the database: the
+    generation is bumped and the `tokens` scope recorded, as a write does,
+    but no NOTIFY is sent (as when a notification is lost and no later one
+    shows the gap). Both replicas hold the token in their caches (30 s
+    TTL); only the periodic generation check (half the consistency bound)
+    can make them refuse it within SEEN_TIMEOUT.
+    """
+    a, b = reps.urls
+    token, token_id = agent_with_token(a, admin, "lost-notify")
+    for url in (a, b):
+        rf.expect(lock_of(url, token, "lost-notify"), (200,), "the lock before the silent revocation")
+    psql(pg_bin, database_url, f"""
+        BEGIN;
+        UPDATE tokens SET revoked_at = '2026-01-01T00:00:00.000000Z' WHERE id = '{token_id}';
+        UPDATE registry_state SET generation = generation + 1 WHERE id = 1;
+        INSERT INTO generations (scope, generation)
+            SELECT 'tokens', generation FROM registry_state WHERE id = 1
+            ON CONFLICT (scope) DO UPDATE SET generation = excluded.generation;
+        COMMIT;""", in_registry_database=True)
+    written = time.monotonic()
+    for name, url in (("A", a), ("B", b)):
+        deadline = written + SEEN_TIMEOUT
+        while True:
+            answer = lock_of(url, token, "lost-notify")
+            if answer.status == 401:
+                break
+            if time.monotonic() > deadline:
+                raise rf.Failure(
+                    f"lost notification: replica {name} still accepts a token revoked "
+                    f"{SEEN_TIMEOUT:.0f} s ago without a notification ({answer.status}); "
+                    f"the generation check (service/fresh.rs check_loop) did not catch it")
+            time.sleep(0.02)
+        log(f"  lost notification: replica {name} refused the silently revoked token after "
+            f"{(time.monotonic() - written) * 1000:.0f} ms (token cache TTL {AUTH_CACHE_TTL:.0f} s)")
 
 
 def check_readyz(reps, backends_dir, pg_bin, log):
@@ -740,6 +791,7 @@ def faults(args):
         admin = reps.token
         log(f"two replicas {' '.join(reps.urls)}, proxy {proxy.url}")
         check_pause(reps, admin, args.pg_bin, args.database_url, log)
+        check_lost_notification(reps, admin, args.pg_bin, args.database_url, log)
         check_readyz(reps, args.backends, args.pg_bin, log)
         check_ui_through_proxy(proxy, admin, log)
     except (rf.Failure, subprocess.SubprocessError) as e:
