@@ -25,7 +25,8 @@
 #     agent deletion) and 100 changes watched by `serve --registry` with
 #     exactly one list_changed each;
 #  f. on PostgreSQL + S3, `scripts/replicas.py faults`: a replica paused
-#     (SIGSTOP) inside a transaction does not stall the other's writes,
+#     (SIGSTOP) inside a transaction does not stall the other's writes, a
+#     write whose notification is lost is seen through the generation check,
 #     /readyz fails while PostgreSQL is stopped, the web UI signs in and
 #     works through the round-robin proxy (last: it stops PostgreSQL).
 #
@@ -346,7 +347,7 @@ if [[ $have_backends -eq 1 ]]; then
         --backends '$backends' --pg-bin '$PG_BIN' \
         --database-url \"\$1\" --store \"\$SKILLDECK_REGISTRY_TEST_STORE/faults-$RANDOM\"" \
         _ "$(source "$backends/env" && new_database faults)"; then
-        pass "two replicas: a paused replica, PostgreSQL stopped, the web UI through the proxy ($(tail -n1 "$work/replica-faults.log" | sed 's/^PASS: replicas faults (\(.*\))$/\1/'))"
+        pass "two replicas: a paused replica, a lost notification, PostgreSQL stopped, the web UI through the proxy ($(tail -n1 "$work/replica-faults.log" | sed 's/^PASS: replicas faults (\(.*\))$/\1/'))"
         grep -E '^  ' "$work/replica-faults.log" || true
     else
         fail "two replicas: faults ($((SECONDS - t0)) s)"

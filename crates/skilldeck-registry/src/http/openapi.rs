@@ -84,6 +84,72 @@ impl Modify for NameRules {
     }
 }
 
+/// States `x-skilldeck-generation` ([`wire::GENERATION_HEADER`]) where the
+/// registry reads and writes it: an optional request header on every
+/// authenticated operation (the caller extractor applies it before
+/// anything is read: read-your-writes across replicas) and a header of
+/// every answer.
+struct GenerationHeader;
+
+impl GenerationHeader {
+    const REQUEST: &'static str = "A generation from an earlier answer of any replica: \
+        this replica applies every write up to it before answering (read-your-writes and \
+        monotonic reads behind a load balancer). Not a number: 400 registry-invalid-generation.";
+    const RESPONSE: &'static str = "The generation this answer is valid at (a lock or \
+        catalog: the one it was computed at; after a write: one that covers it). Send it back \
+        to read at least this state on any replica.";
+}
+
+impl Modify for GenerationHeader {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::header::HeaderBuilder;
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::{ObjectBuilder, RefOr, Required, Type};
+        let integer = || {
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                    utoipa::openapi::KnownFormat::Int64,
+                )))
+                .minimum(Some(0))
+                .build()
+        };
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                if operation.security.as_ref().is_some_and(|s| !s.is_empty()) {
+                    operation.parameters.get_or_insert_with(Vec::new).push(
+                        ParameterBuilder::new()
+                            .name(wire::GENERATION_HEADER)
+                            .parameter_in(ParameterIn::Header)
+                            .required(Required::False)
+                            .description(Some(Self::REQUEST))
+                            .schema(Some(integer()))
+                            .build(),
+                    );
+                }
+                for response in operation.responses.responses.values_mut() {
+                    if let RefOr::T(response) = response {
+                        response.headers.insert(
+                            wire::GENERATION_HEADER.to_owned(),
+                            HeaderBuilder::new()
+                                .schema(integer())
+                                .description(Some(Self::RESPONSE))
+                                .build(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The registry's API.
 #[derive(OpenApi)]
 #[openapi(
@@ -113,7 +179,7 @@ impl Modify for NameRules {
         wire::TestRunOutcome, wire::TestRunResult, wire::TestRunTool, wire::TestRunTargets,
         wire::Readiness, wire::ReadyCheck,
     )),
-    modifiers(&Bearer, &NameRules),
+    modifiers(&Bearer, &NameRules, &GenerationHeader),
 )]
 pub struct ApiDoc;
 
@@ -155,6 +221,33 @@ mod tests {
             }
         }
         assert!(checked >= 30, "only {checked} name parameters found");
+    }
+
+    #[test]
+    fn every_authenticated_operation_states_the_generation_header_both_ways() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap_or_default();
+        let mut authenticated = 0;
+        for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let secured = operation["security"]
+                    .as_array()
+                    .is_some_and(|s| !s.is_empty());
+                let asks = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p["name"] == wire::GENERATION_HEADER && p["in"] == "header");
+                assert_eq!(asks, secured, "{method} {path}");
+                authenticated += usize::from(secured);
+                for (status, response) in operation["responses"].as_object().into_iter().flatten() {
+                    assert!(
+                        response["headers"][wire::GENERATION_HEADER].is_object(),
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+        }
+        assert!(authenticated >= 30, "only {authenticated} authenticated operations");
     }
 
     #[test]
