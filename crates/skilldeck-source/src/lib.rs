@@ -22,7 +22,7 @@
 //!   hook, filter or checkout of the repository's own running
 //!   (`skilldeck install git+https://...`).
 //!
-//! - **An OCI registry** ([`oci`], feature `oci`): a skill pushed as an
+//! - **An OCI registry** (module `oci`, feature `oci`): a skill pushed as an
 //!   OCI artifact (its package as the one layer, its fingerprint as an
 //!   annotation) and pulled back with every digest and the fingerprint
 //!   checked (`skilldeck push oci://...`, `skilldeck install oci://...`).

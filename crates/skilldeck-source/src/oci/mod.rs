@@ -2,7 +2,7 @@
 //! (`skilldeck push oci://REGISTRY/REPOSITORY:TAG`,
 //! `skilldeck install oci://REGISTRY/REPOSITORY@sha256:...`).
 //!
-//! - [`reference`]: the `oci://` syntax, checked before any request;
+//! - [`reference`](mod@reference): the `oci://` syntax, checked before any request;
 //! - [`artifact`]: the artifact's format (media types, annotations, the
 //!   fingerprint annotation) and the checks of a pulled manifest;
 //! - [`credentials`]: anonymous, basic or bearer, from the environment or
