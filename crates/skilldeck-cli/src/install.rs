@@ -7,7 +7,10 @@
 //! locked version again (from the URL the lock records). A git source
 //! (`git+https://...`, `git+file://...`, `github:...`) is resolved and
 //! written out of the repository ([`crate::git_source`]) and recorded with
-//! its commit; `--frozen` fetches exactly the locked commit.
+//! its commit; `--frozen` fetches exactly the locked commit. An OCI source
+//! (`oci://REGISTRY/REPOSITORY:TAG` or `...@sha256:...`) is pulled and
+//! checked ([`crate::oci_source`]) and recorded by its manifest digest;
+//! `--frozen` pulls exactly the locked digest.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,6 +23,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
 use crate::git_source;
+use crate::oci_source;
 use crate::pack::{refused, skills_root};
 use crate::registry_client::{self, Fetched};
 use crate::render;
@@ -32,7 +36,9 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 pub struct Args {
     /// Package files (.tar.gz, .zip), skill folders, or git sources
     /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
-    /// github:OWNER/REPO[/PATH][@REF]); with --registry,
+    /// github:OWNER/REPO[/PATH][@REF]), OCI artifacts
+    /// (oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST);
+    /// with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
@@ -62,6 +68,8 @@ pub struct Args {
     frozen: bool,
     #[command(flatten)]
     trust: crate::signing::TrustArgs,
+    #[command(flatten)]
+    oci: crate::oci_source::OciArgs,
     /// Output format.
     #[arg(long = "output", value_parser = Format::parser(format::TABLE), default_value = "text")]
     output: Format,
@@ -97,6 +105,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     let mut fetched: Vec<Fetched> = Vec::new();
     // Git checkouts live until the install is done.
     let mut checkouts = Vec::new();
+    // Pulled OCI artifacts too.
+    let mut pulled: Vec<skilldeck_source::oci::Pulled> = Vec::new();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -111,14 +121,32 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        frozen_sources(&root, args, &mut fetched, &mut checkouts)?
+        match frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut pulled)? {
+            Ok(s) => s,
+            Err(code) => return Ok(code),
+        }
     } else {
         let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(&root));
         let lock = Lockfile::load(&lockfile).ok().flatten();
         let mut out = Vec::with_capacity(args.sources.len());
         for p in &args.sources {
             let text = p.to_string_lossy();
-            if git_source::is_git(&text) && !p.exists() {
+            if oci_source::is_oci(&text) && !p.exists() {
+                match oci_source::fetch_for_install(
+                    &text,
+                    &args.oci,
+                    lock.as_ref(),
+                    &lockfile,
+                    args.frozen,
+                ) {
+                    Ok(o) => {
+                        oci_source::note(&o);
+                        out.push(o.to_source());
+                        pulled.push(o);
+                    }
+                    Err(e) => return oci_source::failed(e),
+                }
+            } else if git_source::is_git(&text) && !p.exists() {
                 let (checkout, source) =
                     git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
                 checkouts.push(checkout);
@@ -147,9 +175,15 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 Action::Replaced => "replaced",
                 Action::Unchanged => "unchanged",
             };
+            let tag = pulled
+                .iter()
+                .find(|p| p.source == i.source)
+                .and_then(|p| p.tag.as_deref())
+                .map(|t| format!(" (tag {t})"))
+                .unwrap_or_default();
             writeln!(
                 out,
-                "{verb} {}{} {} from {}{}",
+                "{verb} {}{} {} from {}{}{tag}",
                 i.name,
                 i.version
                     .as_deref()
@@ -184,24 +218,37 @@ pub fn principals(list: &[String]) -> String {
 /// registry ones downloaded again at exactly their version (checked
 /// against the lock's fingerprint), the others from their recorded path.
 /// Empty when the lock has no registry entry (the package crate then reads
-/// the lock itself).
+/// the lock itself). `Err(code)`: a pulled artifact was refused (its
+/// diagnostics printed).
 fn frozen_sources(
     root: &std::path::Path,
     args: &Args,
     fetched: &mut Vec<Fetched>,
     checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
-) -> Result<Vec<Source>, CliError> {
+    pulled: &mut Vec<skilldeck_source::oci::Pulled>,
+) -> Result<Result<Vec<Source>, u8>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
         Ok(Some(lock)) => lock,
         // No lock, or a broken one: the install says so.
-        _ => return Ok(Vec::new()),
+        _ => return Ok(Ok(Vec::new())),
     };
     if !lock.skill.values().any(|e| is_fetched(&e.source)) {
-        return Ok(Vec::new());
+        return Ok(Ok(Vec::new()));
     }
     let mut sources = Vec::with_capacity(lock.skill.len());
     for (name, entry) in &lock.skill {
+        if oci_source::is_oci(&entry.source) {
+            match oci_source::fetch_locked(name, entry, &lockfile, &args.oci) {
+                Ok(o) => {
+                    oci_source::note(&o);
+                    sources.push(o.to_source());
+                    pulled.push(o);
+                }
+                Err(e) => return oci_source::failed(e).map(Err),
+            }
+            continue;
+        }
         if git_source::is_git(&entry.source) {
             let (checkout, source) =
                 git_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
@@ -234,5 +281,5 @@ fn frozen_sources(
         sources.push(f.source.clone());
         fetched.push(f);
     }
-    Ok(sources)
+    Ok(Ok(sources))
 }

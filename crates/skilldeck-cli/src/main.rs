@@ -13,6 +13,7 @@ mod git_source;
 mod install;
 mod list;
 mod new;
+mod oci_source;
 mod pack;
 mod prompt;
 mod publish;
@@ -213,6 +214,7 @@ enum Command {
                             skilldeck install --frozen          # exactly what skilldeck.lock says\n  \
                             skilldeck install git+https://github.com/acme/skills#v1.2.0:pdf-tools\n  \
                             skilldeck install github:acme/skills/pdf-tools@v1.2.0   # the same\n  \
+                            skilldeck install oci://ghcr.io/acme/pdf-tools:1.2.0   # recorded by its digest\n  \
                             skilldeck install dist/pdf-tools-1.2.0.tar.gz --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Install(install::Args),
@@ -236,6 +238,13 @@ enum Command {
                             skilldeck verify --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Verify(verify::Args),
+    /// Push a skill folder to an OCI registry as an artifact (its package
+    /// as the layer, its fingerprint as an annotation).
+    #[command(
+        after_help = "Examples:\n  skilldeck push oci://ghcr.io/acme/pdf-tools:1.2.0 .agents/skills/pdf-tools\n  \
+                            skilldeck push oci://127.0.0.1:5000/pdf-tools:dev   # the current folder; http on loopback"
+    )]
+    Push(oci_source::PushArgs),
     /// Publish a skill folder or package to a registry.
     #[command(
         disable_version_flag = true,
@@ -305,6 +314,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Update(args) => git_source::update(&args),
         Command::Remove(args) => git_source::remove(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Push(args) => oci_source::push(&args),
         Command::Publish(args) => publish::run(&args),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

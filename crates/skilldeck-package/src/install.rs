@@ -339,11 +339,12 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
 }
 
 /// True when a lock's `source` is not a path but a fetched package's
-/// source (`scheme+URL...`, e.g. `registry+https://host#ns/name@1.0.0`).
+/// source (`scheme+URL...`, e.g. `registry+https://host#ns/name@1.0.0`,
+/// or an OCI artifact, `oci://host/repo@sha256:...`).
 pub fn is_fetched(source: &str) -> bool {
-    source
-        .split_once("://")
-        .is_some_and(|(scheme, _)| scheme.contains('+') && !scheme.contains(['/', '\\']))
+    source.split_once("://").is_some_and(|(scheme, _)| {
+        (scheme.contains('+') || scheme == "oci") && !scheme.contains(['/', '\\'])
+    })
 }
 
 /// The path a lock's `source` names (relative ones against the lockfile's

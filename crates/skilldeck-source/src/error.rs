@@ -31,6 +31,20 @@ pub enum Error {
         /// What went wrong and what to do.
         message: String,
     },
+    /// An OCI source could not be parsed, reached, pushed or pulled, or
+    /// what the registry sent broke a rule (a digest or fingerprint that
+    /// does not match, a manifest that is not a skill artifact).
+    #[error("{reference}: {message}")]
+    Oci {
+        /// The OCI reference (or registry) as given.
+        reference: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
+    /// A skill could not be packed, or a package broke a package rule
+    /// (its diagnostics say which entry).
+    #[error(transparent)]
+    Package(#[from] skilldeck_package::Error),
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {

@@ -22,6 +22,11 @@
 //!   hook, filter or checkout of the repository's own running
 //!   (`skilldeck install git+https://...`).
 //!
+//! - **An OCI registry** (module `oci`, feature `oci`): a skill pushed as an
+//!   OCI artifact (its package as the one layer, its fingerprint as an
+//!   annotation) and pulled back with every digest and the fingerprint
+//!   checked (`skilldeck push oci://...`, `skilldeck install oci://...`).
+//!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
 
@@ -30,6 +35,8 @@
 mod error;
 mod fetch;
 pub mod git;
+#[cfg(feature = "oci")]
+pub mod oci;
 mod registry;
 mod target;
 mod watch;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# OCI artifacts against a real registry: Debian's `docker-registry` (the
+# CNCF distribution server; installed with apt-get when missing) started on
+# a free loopback port by scripts/oci-registry.sh over a temporary storage
+# folder, then crates/skilldeck-cli/tests/oci.rs run against it with
+# SKILLDECK_TEST_REQUIRE_OCI=1 (a test that cannot reach the registry
+# fails, it does not skip). The registry is stopped and its folder removed
+# on exit, whatever happened.
+#
+#   bash scripts/test-oci.sh
+#
+# Honours CARGO_TARGET_DIR (default $HOME/.cache/skilldeck-target, as .ci/run
+# sets).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$(pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
+started=$SECONDS
+
+work="$(mktemp -d)"
+# shellcheck disable=SC2329 # called by the EXIT trap
+cleanup() {
+    local status=$?
+    bash "$repo/scripts/oci-registry.sh" stop "$work" || true
+    rm -rf "$work"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+addr="$(bash scripts/oci-registry.sh start "$work")"
+echo "docker-registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/null || echo '?') on $addr"
+SKILLDECK_TEST_OCI_REGISTRY="$addr" \
+    SKILLDECK_TEST_OCI_STORAGE="$work/storage" \
+    SKILLDECK_TEST_REQUIRE_OCI=1 \
+    cargo test -p skilldeck-cli --locked --test oci
+echo "PASS: OCI artifacts against docker-registry ($((SECONDS - started)) s)"
