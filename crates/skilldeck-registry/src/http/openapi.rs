@@ -104,7 +104,7 @@ impl Modify for GenerationHeader {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         use utoipa::openapi::header::HeaderBuilder;
         use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
-        use utoipa::openapi::{ObjectBuilder, RefOr, Required, Type};
+        use utoipa::openapi::{ObjectBuilder, RefOr, Required, Schema, Type};
         let integer = || {
             ObjectBuilder::new()
                 .schema_type(Type::Integer)
@@ -124,24 +124,29 @@ impl Modify for GenerationHeader {
             ];
             for operation in operations.into_iter().flatten() {
                 if operation.security.as_ref().is_some_and(|s| !s.is_empty()) {
-                    operation.parameters.get_or_insert_with(Vec::new).push(
-                        ParameterBuilder::new()
-                            .name(wire::GENERATION_HEADER)
-                            .parameter_in(ParameterIn::Header)
-                            .required(Required::False)
-                            .description(Some(Self::REQUEST))
-                            .schema(Some(integer()))
-                            .build(),
-                    );
+                    operation
+                        .parameters
+                        .get_or_insert_with(Vec::new)
+                        .push(RefOr::T(
+                            ParameterBuilder::new()
+                                .name(wire::GENERATION_HEADER)
+                                .parameter_in(ParameterIn::Header)
+                                .required(Required::False)
+                                .description(Some(Self::REQUEST))
+                                .schema(Some(integer()))
+                                .build(),
+                        ));
                 }
                 for response in operation.responses.responses.values_mut() {
                     if let RefOr::T(response) = response {
                         response.headers.insert(
                             wire::GENERATION_HEADER.to_owned(),
-                            HeaderBuilder::new()
-                                .schema(integer())
-                                .description(Some(Self::RESPONSE))
-                                .build(),
+                            RefOr::T(
+                                HeaderBuilder::new()
+                                    .schema(Some(Schema::Object(integer())))
+                                    .description(Some(Self::RESPONSE))
+                                    .build(),
+                            ),
                         );
                     }
                 }
@@ -247,7 +252,10 @@ mod tests {
                 }
             }
         }
-        assert!(authenticated >= 30, "only {authenticated} authenticated operations");
+        assert!(
+            authenticated >= 30,
+            "only {authenticated} authenticated operations"
+        );
     }
 
     #[test]
