@@ -20,6 +20,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
 use crate::git_source;
+use crate::marketplace_source;
 use crate::pack::{refused, skills_root};
 use crate::registry_client::{self, Fetched};
 use crate::render;
@@ -30,9 +31,10 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Package files (.tar.gz, .zip), skill folders, or git sources
+    /// Package files (.tar.gz, .zip), skill folders, git sources
     /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
-    /// github:OWNER/REPO[/PATH][@REF]); with --registry,
+    /// github:OWNER/REPO[/PATH][@REF]), or plugin marketplace entries
+    /// (marketplace:PATH#PLUGIN[:SKILL]); with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
@@ -97,6 +99,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     let mut fetched: Vec<Fetched> = Vec::new();
     // Git checkouts live until the install is done.
     let mut checkouts = Vec::new();
+    // So do the plugins of marketplace sources.
+    let mut plugins = Vec::new();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -111,14 +115,19 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        frozen_sources(&root, args, &mut fetched, &mut checkouts)?
+        frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut plugins)?
     } else {
         let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(&root));
         let lock = Lockfile::load(&lockfile).ok().flatten();
         let mut out = Vec::with_capacity(args.sources.len());
         for p in &args.sources {
             let text = p.to_string_lossy();
-            if git_source::is_git(&text) && !p.exists() {
+            if marketplace_source::is_marketplace(&text) && !p.exists() {
+                let (plugin, sources) =
+                    marketplace_source::fetch_for_install(&text, &lockfile, &std::env::temp_dir())?;
+                plugins.push(plugin);
+                out.extend(sources);
+            } else if git_source::is_git(&text) && !p.exists() {
                 let (checkout, source) =
                     git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
                 checkouts.push(checkout);
@@ -190,6 +199,7 @@ fn frozen_sources(
     args: &Args,
     fetched: &mut Vec<Fetched>,
     checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
+    plugins: &mut Vec<skilldeck_source::marketplace::FetchedPlugin>,
 ) -> Result<Vec<Source>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
@@ -197,11 +207,22 @@ fn frozen_sources(
         // No lock, or a broken one: the install says so.
         _ => return Ok(Vec::new()),
     };
-    if !lock.skill.values().any(|e| is_fetched(&e.source)) {
+    if !lock
+        .skill
+        .values()
+        .any(|e| is_fetched(&e.source) || marketplace_source::is_marketplace(&e.source))
+    {
         return Ok(Vec::new());
     }
     let mut sources = Vec::with_capacity(lock.skill.len());
     for (name, entry) in &lock.skill {
+        if marketplace_source::is_marketplace(&entry.source) {
+            let (plugin, source) =
+                marketplace_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
+            plugins.push(plugin);
+            sources.push(source);
+            continue;
+        }
         if git_source::is_git(&entry.source) {
             let (checkout, source) =
                 git_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;

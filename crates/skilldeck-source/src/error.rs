@@ -31,6 +31,16 @@ pub enum Error {
         /// What went wrong and what to do.
         message: String,
     },
+    /// A marketplace source could not be parsed or resolved, or its
+    /// marketplace or plugin broke a rule (`spec`: the source as given or
+    /// as the lock records it).
+    #[error("{spec}: {message}")]
+    Plugin {
+        /// The marketplace source.
+        spec: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {

@@ -22,6 +22,11 @@
 //!   hook, filter or checkout of the repository's own running
 //!   (`skilldeck install git+https://...`).
 //!
+//! - **A plugin marketplace entry** ([`marketplace`]): a Claude Code or
+//!   Codex `marketplace.json`, one plugin of it (a local folder or a git
+//!   repository, fetched as above), and its skills
+//!   (`skilldeck install marketplace:PATH#PLUGIN[:SKILL]`).
+//!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
 
@@ -30,6 +35,7 @@
 mod error;
 mod fetch;
 pub mod git;
+pub mod marketplace;
 mod registry;
 mod target;
 mod watch;

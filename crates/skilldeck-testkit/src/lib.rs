@@ -31,6 +31,7 @@
 pub mod generate;
 pub mod git;
 pub mod mcp;
+pub mod plugins;
 pub mod process;
 pub mod registry;
 pub mod seeds;

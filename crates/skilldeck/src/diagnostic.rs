@@ -235,6 +235,11 @@ codes! {
     /// Marketplace: `marketplace.json` is not valid JSON, lacks its
     /// `plugins` list, or an entry lacks a name or a source.
     MarketplaceInvalid = "marketplace-invalid",
+    /// Export: the output folder is not empty (and `--force` was not
+    /// given).
+    ExportNotEmpty = "export-not-empty",
+    /// Export: the root holds no skill to export.
+    ExportNoSkills = "export-no-skills",
 }
 
 impl Code {

@@ -524,29 +524,25 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
                 .ok()
                 .map(|p| Arc::from(p.as_path())),
         });
-        candidates.extend(
-            outcome
-                .skills
-                .into_iter()
-                .zip(plugins.owners)
-                .filter_map(|(found, owner)| {
-                    let plugin = match owner {
-                        Owner::None => None,
-                        Owner::Plugin(p) => Some(source_index(first_plugin + p as usize)),
-                        // Its plugin's manifest is broken: the error says so.
-                        Owner::Refused => return None,
-                    };
-                    Some(Candidate {
-                        path: found.skill_md,
-                        source,
-                        walked: true,
-                        listed_regular: found.listed_regular,
-                        via_symlink: found.via_symlink,
-                        expected: None,
-                        plugin,
-                    })
-                }),
-        );
+        candidates.extend(outcome.skills.into_iter().zip(plugins.owners).filter_map(
+            |(found, owner)| {
+                let plugin = match owner {
+                    Owner::None => None,
+                    Owner::Plugin(p) => Some(source_index(first_plugin + p as usize)),
+                    // Its plugin's manifest is broken: the error says so.
+                    Owner::Refused => return None,
+                };
+                Some(Candidate {
+                    path: found.skill_md,
+                    source,
+                    walked: true,
+                    listed_regular: found.listed_regular,
+                    via_symlink: found.via_symlink,
+                    expected: None,
+                    plugin,
+                })
+            },
+        ));
     }
 
     let index = options

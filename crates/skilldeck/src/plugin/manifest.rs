@@ -188,7 +188,11 @@ pub(crate) fn position(text: &str, offset: usize) -> Pos {
     let before = text.get(..offset).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let column = before.get(line_start..).map(|s| s.chars().count()).unwrap_or(0) + 1;
+    let column = before
+        .get(line_start..)
+        .map(|s| s.chars().count())
+        .unwrap_or(0)
+        + 1;
     Pos {
         line: u32::try_from(line).unwrap_or(u32::MAX),
         column: u32::try_from(column).unwrap_or(u32::MAX),
@@ -353,7 +357,10 @@ pub fn parse_manifest(
 /// none; else the manifest, or why it cannot be used (the file read with
 /// the core's safe reader: a regular file, at most
 /// [`MAX_PLUGIN_MANIFEST_BYTES`], UTF-8).
-pub fn read_manifest(dir: &Path, kind: PluginKind) -> Option<Result<PluginManifest, Vec<Diagnostic>>> {
+pub fn read_manifest(
+    dir: &Path,
+    kind: PluginKind,
+) -> Option<Result<PluginManifest, Vec<Diagnostic>>> {
     let file = dir.join(kind.manifest_path());
     std::fs::symlink_metadata(&file).ok()?;
     Some(
@@ -381,7 +388,11 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<PluginManifest, Vec<Diagnostic>> {
-        parse_manifest(text, Path::new("p/.claude-plugin/plugin.json"), PluginKind::ClaudePlugin)
+        parse_manifest(
+            text,
+            Path::new("p/.claude-plugin/plugin.json"),
+            PluginKind::ClaudePlugin,
+        )
     }
 
     #[test]
@@ -414,7 +425,10 @@ mod tests {
     #[test]
     fn skills_paths_that_leave_the_plugin_are_refused_at_their_position() {
         for bad in ["../outside", "/etc", "./a/../../b", "a\\b", "C:/x", "./"] {
-            let text = format!("{{\"name\":\"x\",\n\"skills\":[{}]}}", serde_json::to_string(bad).unwrap());
+            let text = format!(
+                "{{\"name\":\"x\",\n\"skills\":[{}]}}",
+                serde_json::to_string(bad).unwrap()
+            );
             let e = parse(&text).unwrap_err();
             assert_eq!(e[0].code, Code::PluginPathEscape, "{bad}: {e:?}");
             assert_eq!(e[0].line, Some(2), "{bad}");
@@ -430,9 +444,14 @@ mod tests {
 
     #[test]
     fn too_many_skills_paths_are_refused() {
-        let many: Vec<String> = (0..=MAX_PLUGIN_SKILL_PATHS).map(|i| format!("./s{i}")).collect();
+        let many: Vec<String> = (0..=MAX_PLUGIN_SKILL_PATHS)
+            .map(|i| format!("./s{i}"))
+            .collect();
         let text = serde_json::json!({"name": "x", "skills": many}).to_string();
-        assert_eq!(parse(&text).unwrap_err()[0].code, Code::PluginManifestInvalid);
+        assert_eq!(
+            parse(&text).unwrap_err()[0].code,
+            Code::PluginManifestInvalid
+        );
     }
 
     #[test]

@@ -176,8 +176,8 @@ fn kind_and_root(file: &Path) -> (PluginKind, PathBuf) {
 /// the marketplace and the problems of the entries left out, or why none
 /// of it is usable.
 pub fn read_marketplace(file: &Path) -> Result<(Marketplace, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let text = crate::fs::read::read_skill_md_capped(file, MAX_MARKETPLACE_BYTES)
-        .map_err(|d| vec![d])?;
+    let text =
+        crate::fs::read::read_skill_md_capped(file, MAX_MARKETPLACE_BYTES).map_err(|d| vec![d])?;
     let (kind, root) = kind_and_root(file);
     parse_marketplace(&text, file, kind, &root)
 }
@@ -257,7 +257,10 @@ pub fn parse_marketplace(
     for (i, item) in list.iter().enumerate() {
         match parse_entry(item, text, file, plugin_root.as_deref()) {
             Ok(entry) => {
-                if plugins.iter().any(|p: &MarketplaceEntry| p.name == entry.name) {
+                if plugins
+                    .iter()
+                    .any(|p: &MarketplaceEntry| p.name == entry.name)
+                {
                     problems.push(invalid(
                         file,
                         text,
@@ -354,7 +357,14 @@ fn parse_entry(
                 }
                 "github" => {
                     let repo = str_field(obj, "repo").ok_or_else(|| {
-                        invalid(file, text, Some(name), format!("plugin '{name}': a github source needs \"repo\": \"OWNER/REPO\""))
+                        invalid(
+                            file,
+                            text,
+                            Some(name),
+                            format!(
+                                "plugin '{name}': a github source needs \"repo\": \"OWNER/REPO\""
+                            ),
+                        )
                     })?;
                     PluginSource::Git {
                         url: git_url(repo),
@@ -364,9 +374,16 @@ fn parse_entry(
                     }
                 }
                 "url" | "git" | "git-subdir" => {
-                    let url = str_field(obj, "url").or_else(|| str_field(obj, "repo")).ok_or_else(|| {
-                        invalid(file, text, Some(name), format!("plugin '{name}': a {kind} source needs \"url\""))
-                    })?;
+                    let url = str_field(obj, "url")
+                        .or_else(|| str_field(obj, "repo"))
+                        .ok_or_else(|| {
+                            invalid(
+                                file,
+                                text,
+                                Some(name),
+                                format!("plugin '{name}': a {kind} source needs \"url\""),
+                            )
+                        })?;
                     let path = match str_field(obj, "path") {
                         Some(p) => relative_path(&p, true).map_err(|why| escape(&p, why))?,
                         None => String::new(),
@@ -378,9 +395,7 @@ fn parse_entry(
                         path,
                     }
                 }
-                other => PluginSource::Unsupported {
-                    kind: shown(other),
-                },
+                other => PluginSource::Unsupported { kind: shown(other) },
             }
         }
         _ => {
@@ -395,7 +410,10 @@ fn parse_entry(
     let mut skills = Vec::new();
     let listed = match item.get("skills") {
         Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) => a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
         _ => Vec::new(),
     };
     for p in listed.iter().take(crate::limits::MAX_PLUGIN_SKILL_PATHS) {
@@ -442,13 +460,30 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(m.name, "acme");
         let src = |n: &str| m.entry(n).unwrap().source.clone();
-        assert_eq!(src("local"), PluginSource::Local { path: "plugins/local".into() });
-        assert_eq!(src("bare"), PluginSource::Local { path: "plugins/bare".into() });
-        assert!(matches!(src("gh"), PluginSource::Git { url, reference: Some(r), .. }
-            if url == "https://github.com/acme/gh.git" && r == "v1"));
+        assert_eq!(
+            src("local"),
+            PluginSource::Local {
+                path: "plugins/local".into()
+            }
+        );
+        assert_eq!(
+            src("bare"),
+            PluginSource::Local {
+                path: "plugins/bare".into()
+            }
+        );
+        assert!(
+            matches!(src("gh"), PluginSource::Git { url, reference: Some(r), .. }
+            if url == "https://github.com/acme/gh.git" && r == "v1")
+        );
         assert!(matches!(src("sub"), PluginSource::Git { url, path, .. }
             if url == "https://github.com/acme/mono.git" && path == "plugins/sub"));
-        assert_eq!(src("codex"), PluginSource::Local { path: "plugins/codex".into() });
+        assert_eq!(
+            src("codex"),
+            PluginSource::Local {
+                path: "plugins/codex".into()
+            }
+        );
         assert!(matches!(src("npm"), PluginSource::Unsupported { .. }));
     }
 
@@ -477,6 +512,9 @@ mod tests {
         let (k, r) = kind_and_root(Path::new("/m/.agents/plugins/marketplace.json"));
         assert_eq!((k, r.as_path()), (PluginKind::CodexPlugin, Path::new("/m")));
         let (k, r) = kind_and_root(Path::new("/m/.claude-plugin/marketplace.json"));
-        assert_eq!((k, r.as_path()), (PluginKind::ClaudePlugin, Path::new("/m")));
+        assert_eq!(
+            (k, r.as_path()),
+            (PluginKind::ClaudePlugin, Path::new("/m"))
+        );
     }
 }

@@ -76,7 +76,10 @@ mod tests {
 
     #[test]
     fn a_plugin_skill_is_named_plugin_colon_skill() {
-        assert_eq!(qualified_name("document-skills", "pdf"), "document-skills:pdf");
+        assert_eq!(
+            qualified_name("document-skills", "pdf"),
+            "document-skills:pdf"
+        );
         assert_eq!(
             split_qualified("document-skills:pdf"),
             Some(("document-skills", "pdf"))
@@ -102,7 +105,16 @@ mod tests {
     #[test]
     fn a_plugin_name_is_a_slug() {
         assert!(is_plugin_name("document-skills"));
-        for bad in ["", "Doc", "a--b", "-a", "a b", "a:b", "a/b", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "Doc",
+            "a--b",
+            "-a",
+            "a b",
+            "a:b",
+            "a/b",
+            &"a".repeat(65),
+        ] {
             assert!(!is_plugin_name(bad), "{bad}");
         }
     }

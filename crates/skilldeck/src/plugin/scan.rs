@@ -14,6 +14,9 @@
 //! A plugin whose manifest cannot be used (malformed JSON, a bad name, a
 //! path leaving it) fails closed: its skills are not loaded, under any
 //! name, and the problem is an error naming the manifest's line and column.
+//! A skill folder inside a plugin that is not one of its skills keeps its
+//! own name, unless the walk reached it through a symlink leading out of
+//! the plugin: then it is not loaded either.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -126,6 +129,10 @@ pub fn assign(root: &Path, skill_dirs: &[&Path]) -> RootPlugins {
                             u32::try_from(out.plugins.len() - 1).unwrap_or(u32::MAX)
                         });
                         owner = Owner::Plugin(i);
+                    } else if leaves(dir, &plugin.dir) {
+                        // Reached through a symlink out of the plugin
+                        // (a skills path refused, or any other link).
+                        owner = Owner::Refused;
                     }
                 }
             }
@@ -134,6 +141,19 @@ pub fn assign(root: &Path, skill_dirs: &[&Path]) -> RootPlugins {
         out.owners.push(owner);
     }
     out
+}
+
+/// True when the real location of `dir` is outside the real location of
+/// `plugin_dir` (a symlink inside the plugin leading out).
+fn leaves(dir: &Path, plugin_dir: &Path) -> bool {
+    match (
+        std::fs::canonicalize(dir),
+        std::fs::canonicalize(plugin_dir),
+    ) {
+        (Ok(real), Ok(base)) => !real.starts_with(base),
+        // Cannot tell: fail closed.
+        _ => true,
+    }
 }
 
 fn usable(plugin: Plugin, diagnostics: &mut Vec<Diagnostic>) -> Looked {
@@ -160,7 +180,10 @@ mod tests {
     fn skills_in_a_plugins_skills_folder_are_the_plugins_and_others_are_not() {
         let t = tempfile::tempdir().unwrap();
         let root = t.path();
-        write(&root.join("docs/.claude-plugin/plugin.json"), r#"{"name":"document-skills"}"#);
+        write(
+            &root.join("docs/.claude-plugin/plugin.json"),
+            r#"{"name":"document-skills"}"#,
+        );
         let pdf = root.join("docs/skills/pdf");
         let other = root.join("docs/other/x");
         let plain = root.join("plain");

@@ -30,7 +30,7 @@ pub use folder::{
 pub use frontmatter::{Split, split as split_frontmatter};
 pub use name::{
     NameCharset, NameProblem, SkillName, check as check_name, lookalike_key,
-    normalize as normalize_name,
+    normalize as normalize_name, suggest as suggest_name,
 };
 pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
 pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};
