@@ -141,12 +141,10 @@ fn a_claude_marketplace_entry_without_a_manifest_is_a_plugin() {
     let t = tmp();
     let root = t.path().join("market");
     // Claude Code's `strict: false`: the entry defines the plugin.
-    for s in ["lint"] {
-        skilldeck_testkit::file(
-            root.join("loose/skills").join(s).join("SKILL.md"),
-            skilldeck_testkit::skill_md(s, &description(s), "# lint\n"),
-        );
-    }
+    skilldeck_testkit::file(
+        root.join("loose/skills/lint/SKILL.md"),
+        skilldeck_testkit::skill_md("lint", &description("lint"), "# lint\n"),
+    );
     claude_marketplace(&root, "team", &[("loose", json!("./loose"))]);
     assert_eq!(names(t.path(), &root), ["loose:lint"]);
 }

@@ -24,7 +24,7 @@ pub fn plugin_at(
     let plugin = base.join(dir);
     crate::file(
         plugin.join(manifest_path),
-        serde_json::to_string_pretty(manifest).expect("json"),
+        serde_json::to_string_pretty(manifest).unwrap_or_else(|e| panic!("json: {e}")),
     );
     for s in skills {
         crate::file(
@@ -73,7 +73,7 @@ pub fn claude_marketplace(root: &Path, name: &str, plugins: &[(&str, Value)]) ->
         serde_json::to_string_pretty(
             &json!({"name": name, "owner": {"name": "Fixture"}, "plugins": entries}),
         )
-        .expect("json"),
+        .unwrap_or_else(|e| panic!("json: {e}")),
     )
 }
 
@@ -89,6 +89,7 @@ pub fn codex_marketplace(root: &Path, name: &str, plugins: &[(&str, &str)]) -> P
         .collect();
     crate::file(
         root.join(".agents/plugins/marketplace.json"),
-        serde_json::to_string_pretty(&json!({"name": name, "plugins": entries})).expect("json"),
+        serde_json::to_string_pretty(&json!({"name": name, "plugins": entries}))
+            .unwrap_or_else(|e| panic!("json: {e}")),
     )
 }

@@ -290,7 +290,7 @@ struct Candidate {
     expected: Option<Box<(String, Option<SkillMode>)>>,
     /// For a plugin's skill: the plugin's name (an index into the table
     /// of plugin names every candidate shares); it is named
-    /// `PLUGIN:SKILL` ([`crate::plugin::name`]).
+    /// `PLUGIN:SKILL` ([`crate::spec::plugin_name`]).
     plugin: Option<u32>,
 }
 
@@ -785,7 +785,7 @@ fn load_candidate(
     // each is replaced once here, so no catalog, listing or client sees it.
     let mut name = without_controls(name.unwrap_or_else(folder), true);
     if let Some(plugin) = c.plugin.and_then(|p| plugin_names.get(p as usize)) {
-        name = crate::plugin::name::qualified_name(plugin, &name);
+        name = crate::spec::plugin_name::qualified_name(plugin, &name);
     }
     name.shrink_to_fit();
     let mut description = without_controls(description.unwrap_or_default(), false);

@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 use crate::diagnostic::{Code, Diagnostic, Pos, Severity};
 use crate::limits::{MAX_PLUGIN_MANIFEST_BYTES, MAX_PLUGIN_SKILL_PATHS};
-use crate::plugin::name::is_plugin_name;
+use crate::spec::plugin_name::is_plugin_name;
 
 /// The folder, inside a plugin, whose skill folders are the plugin's
 /// skills when the manifest names no other.

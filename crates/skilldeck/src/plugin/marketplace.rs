@@ -21,7 +21,7 @@ use crate::limits::{MAX_MARKETPLACE_BYTES, MAX_MARKETPLACE_PLUGINS};
 use crate::plugin::manifest::{
     Plugin, PluginKind, PluginManifest, json_error, relative_path, shown, value_position,
 };
-use crate::plugin::name::is_plugin_name;
+use crate::spec::plugin_name::is_plugin_name;
 
 /// `with_code`: the same diagnostic under another code.
 trait Recode {

@@ -11,8 +11,11 @@
 
 pub mod manifest;
 pub mod marketplace;
-pub mod name;
 pub mod scan;
+
+/// The naming rule of plugin skills (it lives with the other naming rules,
+/// in [`crate::spec`]).
+pub use crate::spec::plugin_name as name;
 
 pub use manifest::{
     DEFAULT_SKILLS_DIR, Plugin, PluginKind, PluginManifest, parse_manifest, read_manifest,

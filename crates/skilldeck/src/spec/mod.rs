@@ -12,6 +12,7 @@ pub(crate) mod frontmatter;
 pub(crate) mod lints;
 pub(crate) mod name;
 pub(crate) mod options;
+pub mod plugin_name;
 pub(crate) mod requires;
 pub(crate) mod slug;
 pub(crate) mod tools;
