@@ -98,7 +98,7 @@ fn checkout(
     let source = Source::Checkout {
         folder: co.folder(),
         source: co.source.clone(),
-        commit: co.commit.clone(),
+        commit: Some(co.commit.clone()),
         fingerprint,
     };
     Ok((co, source))

@@ -23,6 +23,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
 use crate::git_source;
+use crate::marketplace_source;
 use crate::oci_source;
 use crate::pack::{refused, skills_root};
 use crate::registry_client::{self, Fetched};
@@ -34,10 +35,11 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Package files (.tar.gz, .zip), skill folders, or git sources
+    /// Package files (.tar.gz, .zip), skill folders, git sources
     /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
     /// github:OWNER/REPO[/PATH][@REF]), OCI artifacts
-    /// (oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST);
+    /// (oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST),
+    /// plugin marketplace entries (marketplace:PATH#PLUGIN[:SKILL]);
     /// with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
@@ -107,6 +109,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     let mut checkouts = Vec::new();
     // Pulled OCI artifacts too.
     let mut pulled: Vec<skilldeck_source::oci::Pulled> = Vec::new();
+    // So do the plugins of marketplace sources.
+    let mut plugins = Vec::new();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -121,7 +125,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        match frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut pulled)? {
+        match frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut pulled, &mut plugins)? {
             Ok(s) => s,
             Err(code) => return Ok(code),
         }
@@ -146,6 +150,11 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                     }
                     Err(e) => return oci_source::failed(e),
                 }
+            } else if marketplace_source::is_marketplace(&text) && !p.exists() {
+                let (plugin, sources) =
+                    marketplace_source::fetch_for_install(&text, &lockfile, &std::env::temp_dir())?;
+                plugins.push(plugin);
+                out.extend(sources);
             } else if git_source::is_git(&text) && !p.exists() {
                 let (checkout, source) =
                     git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
@@ -226,6 +235,7 @@ fn frozen_sources(
     fetched: &mut Vec<Fetched>,
     checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
     pulled: &mut Vec<skilldeck_source::oci::Pulled>,
+    plugins: &mut Vec<skilldeck_source::marketplace::FetchedPlugin>,
 ) -> Result<Result<Vec<Source>, u8>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
@@ -233,11 +243,22 @@ fn frozen_sources(
         // No lock, or a broken one: the install says so.
         _ => return Ok(Ok(Vec::new())),
     };
-    if !lock.skill.values().any(|e| is_fetched(&e.source)) {
+    if !lock
+        .skill
+        .values()
+        .any(|e| is_fetched(&e.source) || marketplace_source::is_marketplace(&e.source))
+    {
         return Ok(Ok(Vec::new()));
     }
     let mut sources = Vec::with_capacity(lock.skill.len());
     for (name, entry) in &lock.skill {
+        if marketplace_source::is_marketplace(&entry.source) {
+            let (plugin, source) =
+                marketplace_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
+            plugins.push(plugin);
+            sources.push(source);
+            continue;
+        }
         if oci_source::is_oci(&entry.source) {
             match oci_source::fetch_locked(name, entry, &lockfile, &args.oci) {
                 Ok(o) => {

@@ -8,10 +8,12 @@ mod context;
 mod doctor;
 mod error;
 mod exit;
+mod export;
 mod format;
 mod git_source;
 mod install;
 mod list;
+mod marketplace_source;
 mod new;
 mod oci_source;
 mod pack;
@@ -215,9 +217,17 @@ enum Command {
                             skilldeck install git+https://github.com/acme/skills#v1.2.0:pdf-tools\n  \
                             skilldeck install github:acme/skills/pdf-tools@v1.2.0   # the same\n  \
                             skilldeck install oci://ghcr.io/acme/pdf-tools:1.2.0   # recorded by its digest\n  \
+                            skilldeck install marketplace:../acme-marketplace#document-skills:pdf\n  \
                             skilldeck install dist/pdf-tools-1.2.0.tar.gz --allowed-signers .agents/allowed_signers --require-signature"
     )]
     Install(install::Args),
+    /// Write the skills of a root as a Claude Code or Codex plugin, with a
+    /// marketplace entry and each skill's fingerprint.
+    #[command(
+        after_help = "Examples:\n  skilldeck export claude-plugin .agents/skills -o dist/acme-plugin --name acme\n  \
+                            skilldeck export codex-plugin .agents/skills -o dist/acme-codex --name acme --plugin-version 1.2.0"
+    )]
+    Export(export::Args),
     /// Show git skills whose ref names a newer commit than the lock's, and
     /// pinned tags with newer version tags (exit 1 when any).
     #[command(after_help = "Examples:\n  skilldeck outdated\n  skilldeck outdated --output json")]
@@ -310,6 +320,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Pack(args) => pack::run(&args),
         Command::Registry(command) => registry::run(&command),
         Command::Install(args) => install::run(&args),
+        Command::Export(args) => export::run(&args),
         Command::Outdated(args) => git_source::outdated(&args),
         Command::Update(args) => git_source::update(&args),
         Command::Remove(args) => git_source::remove(&args),

@@ -124,19 +124,21 @@ pub enum Source {
         /// trust.
         signature: Option<Vec<u8>>,
     },
-    /// A skill folder written out of a fetched repository (a git commit):
-    /// installed like a folder (the same rules and fingerprint), recorded
-    /// in the lock as `source` with its `commit`, and refused unless its
-    /// fingerprint is `fingerprint` when one is expected (a frozen
-    /// install of the lock's entry).
+    /// A skill folder written out of a fetched repository (a git commit),
+    /// or found through another source (a marketplace entry): installed
+    /// like a folder (the same rules and fingerprint), recorded in the
+    /// lock as `source` with its `commit` when it has one, and refused
+    /// unless its fingerprint is `fingerprint` when one is expected (a
+    /// frozen install of the lock's entry).
     Checkout {
-        /// The folder written from the commit.
+        /// The skill folder.
         folder: PathBuf,
         /// What the lock records as the skill's source
-        /// (`git+https://host/repo#v1.0.0:skills/pdf`).
+        /// (`git+https://host/repo#v1.0.0:skills/pdf`,
+        /// `marketplace:../mkt#docs:pdf`).
         source: String,
-        /// The commit the folder holds.
-        commit: String,
+        /// The commit the folder holds (`None`: not from a repository).
+        commit: Option<String>,
         /// The content fingerprint it must have, when known.
         fingerprint: Option<Digest>,
     },
@@ -251,7 +253,7 @@ impl Source {
     /// The commit a checkout holds (`None` for other sources).
     pub fn commit(&self) -> Option<&str> {
         match self {
-            Source::Checkout { commit, .. } => Some(commit),
+            Source::Checkout { commit, .. } => commit.as_deref(),
             _ => None,
         }
     }

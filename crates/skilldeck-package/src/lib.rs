@@ -20,6 +20,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod export;
 mod folder;
 mod install;
 pub mod limits;
@@ -32,6 +33,10 @@ mod unpack;
 mod verify;
 
 pub use error::Error;
+pub use export::{
+    DEFAULT_EXPORT_VERSION, EXPORT_PLUGINS_DIR, ExportOptions, Exported, ExportedSkill,
+    export_plugin,
+};
 pub use folder::{FolderFile, folder_files, folder_manifest};
 pub use install::{
     Action, InstallOptions, Installed, LEFTOVER_PREFIX, Removed, Source, install, is_fetched,

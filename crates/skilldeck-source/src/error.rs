@@ -45,6 +45,16 @@ pub enum Error {
     /// (its diagnostics say which entry).
     #[error(transparent)]
     Package(#[from] skilldeck_package::Error),
+    /// A marketplace source could not be parsed or resolved, or its
+    /// marketplace or plugin broke a rule (`spec`: the source as given or
+    /// as the lock records it).
+    #[error("{spec}: {message}")]
+    Plugin {
+        /// The marketplace source.
+        spec: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {

@@ -405,6 +405,27 @@ pub fn checkout(
     limits: &PackageLimits,
     dir: &Path,
 ) -> Result<GitCheckout, Error> {
+    checkout_tree(spec, commit, limits, dir, true)
+}
+
+/// [`checkout`] of a folder that need not be one skill (a plugin: its
+/// manifest and its skill folders), under the same rules and `limits`.
+pub fn checkout_folder(
+    spec: &GitSpec,
+    commit: &str,
+    limits: &PackageLimits,
+    dir: &Path,
+) -> Result<GitCheckout, Error> {
+    checkout_tree(spec, commit, limits, dir, false)
+}
+
+fn checkout_tree(
+    spec: &GitSpec,
+    commit: &str,
+    limits: &PackageLimits,
+    dir: &Path,
+    one_skill: bool,
+) -> Result<GitCheckout, Error> {
     let err = |message: String| Error::Git {
         spec: spec.to_string(),
         message,
@@ -467,7 +488,7 @@ pub fn checkout(
         MAX_TREE_LISTING_BYTES,
     )?;
     let entries = parse_tree(&listing, limits).map_err(err)?;
-    if let Some(help) = which_skill(spec, &entries) {
+    if one_skill && let Some(help) = which_skill(spec, &entries) {
         return Err(err(help));
     }
     let folder = tmp.path().join("skill");

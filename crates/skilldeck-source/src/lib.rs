@@ -26,6 +26,10 @@
 //!   OCI artifact (its package as the one layer, its fingerprint as an
 //!   annotation) and pulled back with every digest and the fingerprint
 //!   checked (`skilldeck push oci://...`, `skilldeck install oci://...`).
+//! - **A plugin marketplace entry** ([`marketplace`]): a Claude Code or
+//!   Codex `marketplace.json`, one plugin of it (a local folder or a git
+//!   repository, fetched as above), and its skills
+//!   (`skilldeck install marketplace:PATH#PLUGIN[:SKILL]`).
 //!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
@@ -37,6 +41,7 @@ mod fetch;
 pub mod git;
 #[cfg(feature = "oci")]
 pub mod oci;
+pub mod marketplace;
 mod registry;
 mod target;
 mod watch;

@@ -32,6 +32,7 @@ pub mod generate;
 pub mod git;
 pub mod mcp;
 pub mod oci;
+pub mod plugins;
 pub mod process;
 pub mod registry;
 pub mod seeds;

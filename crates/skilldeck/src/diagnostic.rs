@@ -223,6 +223,23 @@ codes! {
     InstallLocalEdits = "install-local-edits",
     /// Lockfile: what is installed or given does not match the lock.
     LockMismatch = "lock-mismatch",
+    // Plugins (issue 30): Claude Code and Codex plugins and marketplaces.
+    /// Plugin: `plugin.json` is not valid JSON, or a field has the wrong
+    /// type, or `name` is missing.
+    PluginManifestInvalid = "plugin-manifest-invalid",
+    /// Plugin: a plugin's name is not a slug (it namespaces its skills).
+    PluginNameInvalid = "plugin-name-invalid",
+    /// Plugin: a path in a manifest or marketplace leaves its folder
+    /// (absolute, `..`, or a symlink leading out).
+    PluginPathEscape = "plugin-path-escape",
+    /// Marketplace: `marketplace.json` is not valid JSON, lacks its
+    /// `plugins` list, or an entry lacks a name or a source.
+    MarketplaceInvalid = "marketplace-invalid",
+    /// Export: the output folder is not empty (and `--force` was not
+    /// given).
+    ExportNotEmpty = "export-not-empty",
+    /// Export: the root holds no skill to export.
+    ExportNoSkills = "export-no-skills",
 }
 
 impl Code {

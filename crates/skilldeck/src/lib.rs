@@ -29,6 +29,7 @@ pub mod digest;
 mod error;
 pub mod fs;
 pub mod limits;
+pub mod plugin;
 pub mod resources;
 mod scaffold;
 pub mod search;

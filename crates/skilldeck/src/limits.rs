@@ -215,3 +215,16 @@ pub const DEFAULT_EXEC_CODE_IDLE_SECS: u64 = 30 * 60;
 
 /// Largest `[exec] code-idle-secs` accepted (a day).
 pub const MAX_EXEC_CODE_IDLE_SECS: u64 = 24 * 60 * 60;
+
+/// Largest plugin manifest read (`.claude-plugin/plugin.json`,
+/// `.codex-plugin/plugin.json`; bytes).
+pub const MAX_PLUGIN_MANIFEST_BYTES: u64 = 256 * 1024;
+
+/// Most `skills` paths one plugin manifest (or marketplace entry) may name.
+pub const MAX_PLUGIN_SKILL_PATHS: usize = 64;
+
+/// Largest marketplace file read (`marketplace.json`; bytes).
+pub const MAX_MARKETPLACE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Most plugins one marketplace file may list.
+pub const MAX_MARKETPLACE_PLUGINS: usize = 1024;

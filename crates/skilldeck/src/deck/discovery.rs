@@ -21,6 +21,7 @@ use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
 use crate::fs::stamp::FileStamp;
 use crate::fs::walk::{self, WalkLimits};
+use crate::plugin::scan::{Owner, RootPlugins};
 use crate::skill::{HostFields, Scope, Skill, SkillMode};
 use crate::spec::options::ValidationOptions;
 use crate::spec::validate;
@@ -287,6 +288,10 @@ struct Candidate {
     via_symlink: bool,
     /// For explicit skills: the name it must have and its mode.
     expected: Option<Box<(String, Option<SkillMode>)>>,
+    /// For a plugin's skill: the plugin's name (an index into the table
+    /// of plugin names every candidate shares); it is named
+    /// `PLUGIN:SKILL` ([`crate::spec::plugin_name`]).
+    plugin: Option<u32>,
 }
 
 /// Where candidates come from: a root, or one explicit skill.
@@ -447,6 +452,7 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
             listed_regular: false,
             via_symlink: false,
             expected: Some(Box::new((e.name.clone(), e.mode))),
+            plugin: None,
         });
         sources.push(Source {
             root: Arc::from(e.path.as_path()),
@@ -455,12 +461,17 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         });
     }
 
-    let walks: Vec<(usize, walk::WalkOutcome)> = options
+    let walks: Vec<(usize, (walk::WalkOutcome, RootPlugins))> = options
         .roots
         .par_iter()
         .enumerate()
         .filter(|(_, root)| root.required || root.path.is_dir())
-        .map(|(i, root)| (i, walk_root(root, options.limits)))
+        .map(|(i, root)| {
+            let outcome = walk_root(root, options.limits);
+            let dirs: Vec<&Path> = outcome.skills.iter().map(|f| f.dir()).collect();
+            let plugins = crate::plugin::scan::assign(&root.path, &dirs);
+            (i, (outcome, plugins))
+        })
         .collect();
     // Precedence is by scope, then by the order roots were given.
     let mut walks = walks;
@@ -476,7 +487,7 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
             used: true,
         })
         .collect();
-    for (i, outcome) in &walks {
+    for (i, (outcome, _)) in &walks {
         reports[*i].found = outcome.skills.len();
     }
     // Fallback: the bundled examples only when nothing else has a skill.
@@ -491,9 +502,19 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
         walks.retain(|(i, _)| options.roots[*i].scope != Scope::Bundled);
     }
     reports.sort_by_key(|r| r.scope);
-    for (i, outcome) in walks {
+    // The names of the plugins whose skills are candidates.
+    let mut plugin_names: Vec<Arc<str>> = Vec::new();
+    for (i, (outcome, plugins)) in walks {
         let root = &options.roots[i];
         diagnostics.extend(outcome.diagnostics);
+        diagnostics.extend(plugins.diagnostics);
+        let first_plugin = plugin_names.len();
+        plugin_names.extend(
+            plugins
+                .plugins
+                .iter()
+                .map(|p| Arc::from(p.manifest.name.as_str())),
+        );
         // One realpath per root instead of one per skill.
         let source = source_index(sources.len());
         sources.push(Source {
@@ -503,14 +524,25 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
                 .ok()
                 .map(|p| Arc::from(p.as_path())),
         });
-        candidates.extend(outcome.skills.into_iter().map(|found| Candidate {
-            path: found.skill_md,
-            source,
-            walked: true,
-            listed_regular: found.listed_regular,
-            via_symlink: found.via_symlink,
-            expected: None,
-        }));
+        candidates.extend(outcome.skills.into_iter().zip(plugins.owners).filter_map(
+            |(found, owner)| {
+                let plugin = match owner {
+                    Owner::None => None,
+                    Owner::Plugin(p) => Some(source_index(first_plugin + p as usize)),
+                    // Its plugin's manifest is broken: the error says so.
+                    Owner::Refused => return None,
+                };
+                Some(Candidate {
+                    path: found.skill_md,
+                    source,
+                    walked: true,
+                    listed_regular: found.listed_regular,
+                    via_symlink: found.via_symlink,
+                    expected: None,
+                    plugin,
+                })
+            },
+        ));
     }
 
     let index = options
@@ -523,7 +555,8 @@ fn discover_deck(options: &DiscoveryOptions) -> Deck {
     let loaded: Vec<Loaded> = candidates
         .into_par_iter()
         .map(|c| {
-            load_candidate(c, &sources, options, index.as_ref()).map_err(Vec::into_boxed_slice)
+            load_candidate(c, &sources, &plugin_names, options, index.as_ref())
+                .map_err(Vec::into_boxed_slice)
         })
         .collect();
 
@@ -665,6 +698,7 @@ fn source_index(i: usize) -> u32 {
 fn load_candidate(
     c: Candidate,
     sources: &[Source],
+    plugin_names: &[Arc<str>],
     options: &DiscoveryOptions,
     index: Option<&MetadataIndex>,
 ) -> Result<Skill, Vec<Diagnostic>> {
@@ -750,6 +784,9 @@ fn load_candidate(
     // (lenient mode loads such a skill with a `control-character` warning):
     // each is replaced once here, so no catalog, listing or client sees it.
     let mut name = without_controls(name.unwrap_or_else(folder), true);
+    if let Some(plugin) = c.plugin.and_then(|p| plugin_names.get(p as usize)) {
+        name = crate::spec::plugin_name::qualified_name(plugin, &name);
+    }
     name.shrink_to_fit();
     let mut description = without_controls(description.unwrap_or_default(), false);
     description.shrink_to_fit();

@@ -12,6 +12,7 @@ pub(crate) mod frontmatter;
 pub(crate) mod lints;
 pub(crate) mod name;
 pub(crate) mod options;
+pub mod plugin_name;
 pub(crate) mod requires;
 pub(crate) mod slug;
 pub(crate) mod tools;
@@ -30,7 +31,7 @@ pub use folder::{
 pub use frontmatter::{Split, split as split_frontmatter};
 pub use name::{
     NameCharset, NameProblem, SkillName, check as check_name, lookalike_key,
-    normalize as normalize_name,
+    normalize as normalize_name, suggest as suggest_name,
 };
 pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
 pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};

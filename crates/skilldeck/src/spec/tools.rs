@@ -99,8 +99,11 @@ pub const FULL_NAME_SEPARATOR: &str = "__";
 
 /// The full name of tool `tool` of skill `skill`: `{skill}__{tool}`, with
 /// the skill name's hyphens turned into underscores (`pdf-tools` +
-/// `merge` = `pdf_tools__merge`).
+/// `merge` = `pdf_tools__merge`); a plugin skill's name is taken in its
+/// identifier form ([`crate::spec::plugin_name::identifier`]:
+/// `document-skills:pdf` + `merge` = `document_skills__pdf__merge`).
 pub fn full_tool_name(skill: &str, tool: &ToolName) -> String {
+    let skill = crate::spec::plugin_name::identifier(skill);
     let mut out = String::with_capacity(skill.len() + 2 + tool.0.len());
     out.extend(skill.chars().map(|c| if c == '-' { '_' } else { c }));
     out.push_str(FULL_NAME_SEPARATOR);

@@ -1,0 +1,81 @@
+//! Marketplace sources for `install`: `marketplace:LOCATION#PLUGIN[:SKILL]`
+//! resolved by [`skilldeck_source::marketplace`] (the entry's plugin read
+//! or fetched), each skill installed through the one install path as a
+//! [`Source::Checkout`]: the lock records
+//! `marketplace:LOCATION#PLUGIN:SKILL`, the fingerprint, and the commit of
+//! a git plugin.
+
+use std::path::Path;
+
+use skilldeck_package::{LockEntry, Source};
+use skilldeck_source::marketplace::{self, FetchedPlugin, MarketplaceSpec};
+
+use crate::error::CliError;
+
+/// True when `text` names a marketplace source.
+pub fn is_marketplace(text: &str) -> bool {
+    marketplace::is_marketplace_source(text)
+}
+
+fn source_error(e: skilldeck_source::Error) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+/// Reads the marketplace source `text` for `install`: every skill it
+/// names as a source (the plugin's folder lives in the returned value).
+pub fn fetch_for_install(
+    text: &str,
+    lockfile: &Path,
+    tmp: &Path,
+) -> Result<(FetchedPlugin, Vec<Source>), CliError> {
+    let spec = MarketplaceSpec::parse(text).map_err(source_error)?;
+    let fetched = marketplace::fetch(&spec, None, tmp).map_err(source_error)?;
+    let sources = fetched
+        .skills
+        .iter()
+        .map(|s| Source::Checkout {
+            folder: s.folder.clone(),
+            source: spec.lock_text(&s.skill, lockfile),
+            commit: fetched.commit.clone(),
+            fingerprint: None,
+        })
+        .collect();
+    Ok((fetched, sources))
+}
+
+/// A lock entry's marketplace source again (for `install --frozen`): a git
+/// plugin at exactly its locked commit; refused unless the skill has the
+/// locked fingerprint.
+pub fn fetch_locked(
+    name: &str,
+    entry: &LockEntry,
+    lockfile: &Path,
+    tmp: &Path,
+) -> Result<(FetchedPlugin, Source), CliError> {
+    let spec = MarketplaceSpec::parse(&entry.source)
+        .map_err(source_error)?
+        .resolved_against(lockfile);
+    if spec.skill.is_none() {
+        return Err(CliError::Usage(format!(
+            "{}: skill '{name}' has the source {} with no skill after the plugin: install it \
+             again to record one",
+            lockfile.display(),
+            entry.source
+        )));
+    }
+    let fetched = marketplace::fetch(&spec, entry.commit.as_deref(), tmp).map_err(source_error)?;
+    let skill = fetched.skills.first().ok_or_else(|| {
+        CliError::Usage(format!(
+            "{}: {} has no skill",
+            lockfile.display(),
+            entry.source
+        ))
+    })?;
+    let source = Source::Checkout {
+        folder: skill.folder.clone(),
+        source: entry.source.clone(),
+        commit: fetched.commit.clone(),
+        fingerprint: Some(entry.fingerprint),
+    };
+    Ok((fetched, source))
+}
