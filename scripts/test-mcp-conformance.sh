@@ -185,15 +185,21 @@ done
 
 # --- the gateway as a client --------------------------------------------------
 
+client_host="$PWD/tests/mcp/gateway_conformance_client.py"
 for scenario in "${SEP_2640_CLIENT_SCENARIOS[@]}"; do
     echo "conformance: $scenario (serve --upstream as the client)"
     status=0
     (cd "$work/cwd" && "${run_env[@]}" "SKILLDECK_BIN=$bin" "$node" "$suite" client \
         --timeout "$SCENARIO_TIMEOUT_MS" -o "$results/$scenario" --scenario "$scenario" \
-        --command "python3 $PWD/tests/mcp/gateway_conformance_client.py") \
+        --command "python3 $client_host") \
         >"$work/client.log" 2>&1 || status=$?
     total=$(sed 's/\x1b\[[0-9;]*m//g' "$work/client.log" | grep -E '^Passed:' | tail -n 1 || true)
-    if [[ $status -eq 0 ]] && grep -q 'OVERALL: PASSED' "$work/client.log"; then
+    # The tampered-skill scenarios let the client exit with an error, and a
+    # scenario whose check never ran reports 0/0: a pass needs its check
+    # to have run and passed.
+    if [[ $status -eq 0 ]] && grep -q 'OVERALL: PASSED' "$work/client.log" &&
+        [[ $total =~ ^Passed:\ ([1-9][0-9]*)/([0-9]+),\ 0\ failed ]] &&
+        [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
         echo "PASS: conformance $scenario (${total:-no total})"
     else
         echo "FAIL: conformance $scenario (exit $status)"
