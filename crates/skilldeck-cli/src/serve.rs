@@ -45,6 +45,18 @@ pub struct Args {
     /// With --registry: refuse unsigned versions.
     #[arg(long, requires = "registry")]
     require_signature: bool,
+    /// Also serve the skills of another MCP server speaking the Skills
+    /// extension (repeatable): `[NAME=]URL` (streamable HTTP) or
+    /// `[NAME=]stdio:COMMAND ARGS` (a process on stdio). Its skills are
+    /// served as `NAME/skill` (NAME defaults to the URL's host or the
+    /// command's name), listed from its skills/list, fetched and verified
+    /// (sizes, sha256 digests, fingerprint, frontmatter) when first used.
+    #[arg(long = "upstream", value_name = "UPSTREAM")]
+    upstreams: Vec<String>,
+    /// Where verified upstream skills are cached (default: the user's cache
+    /// folder, `skilldeck/upstream-skills`).
+    #[arg(long, value_name = "DIR", requires = "upstreams")]
+    upstream_cache: Option<PathBuf>,
     /// Accept this `Host` header besides localhost (repeatable; DNS
     /// rebinding protection stays on).
     #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
@@ -134,6 +146,13 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
         options.exec.approval = skilldeck::deck::ApprovalMode::parse(mode)
             .ok_or_else(|| CliError::Usage(format!("--approval: unknown mode '{mode}'")))?;
     }
+    for upstream in &args.upstreams {
+        options.upstreams.push(
+            skilldeck_mcp::gateway::UpstreamSpec::parse(upstream)
+                .map_err(|e| CliError::Usage(format!("--upstream {e}")))?,
+        );
+    }
+    options.upstream_cache = args.upstream_cache.clone();
     if let Some(budget) = args.watch_budget {
         options.watch_budget = budget;
     }

@@ -19,6 +19,7 @@ use crate::cache::{CacheStats, CachedActivation, ContentCache};
 use crate::execution::Execution;
 use crate::manifest::Manifest;
 use crate::options::HostOptions;
+use crate::remote::RemoteSkills;
 use crate::snapshot::{Snapshot, catalog_fingerprint};
 use crate::tool_error::ToolError;
 use crate::tool_handler::ToolHandlers;
@@ -83,6 +84,8 @@ pub struct Host {
     discovery_generation: AtomicU64,
     /// The handlers of host-implemented tools ([`crate::tool_handlers`]).
     handlers: ToolHandlers,
+    /// Skills upstream MCP servers serve ([`Host::set_remote`]).
+    remote: RwLock<Option<Arc<RemoteSkills>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -180,6 +183,7 @@ impl Host {
             client_roots: RwLock::new(Vec::new()),
             discovery_generation: AtomicU64::new(0),
             handlers: ToolHandlers::default(),
+            remote: RwLock::new(None),
             options,
         })
     }
@@ -228,7 +232,10 @@ impl Host {
     /// [`Reload::errors`] and given to anyone who asks for them), so a stale
     /// version is never served as if current.
     pub fn reload(&self) -> Result<Reload, skilldeck::Error> {
-        let deck = skilldeck::discover(&self.discovery());
+        let mut deck = skilldeck::discover(&self.discovery());
+        if let Some(remote) = self.remote() {
+            deck = deck.with_extra(remote.skills(), Vec::new());
+        }
         let errors: Vec<Diagnostic> = deck
             .diagnostics()
             .iter()
@@ -258,6 +265,33 @@ impl Host {
             skills,
             errors,
         })
+    }
+
+    /// Serves the skills of upstream MCP servers too, merged with the
+    /// discovered ones from the next [`Host::reload`] on (names namespaced:
+    /// [`crate::remote`]).
+    pub fn set_remote(&self, remote: RemoteSkills) {
+        *self.remote.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(remote));
+    }
+
+    /// The upstream skills served, if any.
+    pub fn remote(&self) -> Option<Arc<RemoteSkills>> {
+        self.remote
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Before anything reads `skill`'s files: when it is an upstream's and
+    /// not yet local, fetches and verifies it
+    /// ([`RemoteSkills::materialise`]); a local skill needs nothing.
+    pub fn ensure_local(&self, skill: &Skill) -> Result<(), skilldeck::Error> {
+        if let Some(remote) = self.remote()
+            && let Some(entry) = remote.of(skill)
+        {
+            remote.materialise(entry)?;
+        }
+        Ok(())
     }
 
     /// The discovery options in force: the configured ones, plus the
@@ -399,6 +433,7 @@ impl Host {
         arguments: &str,
         session: &str,
     ) -> Result<Arc<str>, skilldeck::Error> {
+        self.ensure_local(skill)?;
         if let Some(execution) = self
             .execution
             .as_ref()
@@ -430,6 +465,7 @@ impl Host {
         skill: &Skill,
         arguments: &str,
     ) -> Result<Arc<CachedActivation>, skilldeck::Error> {
+        self.ensure_local(skill)?;
         let mut cache = lock(&self.cache);
         let hits = cache.stats().hits;
         let cached = cache.activate(skill, arguments)?;

@@ -40,6 +40,7 @@ mod host;
 mod host_tools;
 mod manifest;
 pub mod options;
+pub mod remote;
 pub mod rules;
 mod run_code;
 pub mod skill_tools;

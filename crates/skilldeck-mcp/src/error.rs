@@ -55,6 +55,10 @@ pub enum Error {
     /// The catalog for the tool description could not be rendered.
     #[error(transparent)]
     Core(#[from] skilldeck::Error),
+    /// An upstream of the gateway (`--upstream`) is misnamed, could not be
+    /// reached, or could not list its skills.
+    #[error("{0}")]
+    Upstream(String),
     /// Logging could not be set up.
     #[error("cannot set up logging: {0}")]
     Logging(String),

@@ -91,6 +91,59 @@ pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter
     Ok(frontmatter)
 }
 
+/// `_meta` of an entry: the skill's fingerprint (the core's, over the
+/// entry's paths and digests) under
+/// [`skilldeck_host::remote::FINGERPRINT_META_KEY`], so a gateway in front
+/// of this server checks the manifest as a whole too.
+fn fingerprint_meta(files: &[(String, skilldeck::digest::Digest)]) -> rmcp::model::MetaObject {
+    let mut sorted: Vec<&(String, skilldeck::digest::Digest)> = files.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let fingerprint = skilldeck::digest::fingerprint(sorted.iter().map(|(p, d)| (p.as_str(), d)));
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.insert(
+        skilldeck_host::remote::FINGERPRINT_META_KEY.to_owned(),
+        serde_json::Value::String(fingerprint.to_string()),
+    );
+    meta
+}
+
+/// The entry of an upstream's skill as this server re-serves it, from its
+/// listing alone (nothing fetched): `skill://<upstream>/<skill>/SKILL.md`,
+/// the upstream's frontmatter verbatim, its files with their listed
+/// digests and sizes (a read fetches and verifies them first).
+pub fn remote_entry(remote: &skilldeck_host::remote::RemoteSkill) -> SkillEntry {
+    let mut extra = remote.frontmatter.clone();
+    let description = match extra.remove("description") {
+        Some(serde_json::Value::String(d)) => d,
+        _ => String::new(),
+    };
+    extra.remove("name");
+    let mut frontmatter = SkillFrontmatter::new(remote.skill_name.clone(), description);
+    frontmatter.extra = extra;
+    let files: Vec<SkillResource> = remote
+        .files
+        .iter()
+        .map(|f| {
+            SkillResource::new(
+                uri::skill_uri(&remote.name, &f.path),
+                f.digest.to_string(),
+                f.size,
+            )
+        })
+        .collect();
+    let digests: Vec<(String, skilldeck::digest::Digest)> = remote
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.digest))
+        .collect();
+    SkillEntry::new(
+        uri::skill_md_uri(&remote.name),
+        frontmatter,
+        SkillResources::Files(files),
+    )
+    .with_meta(fingerprint_meta(&digests))
+}
+
 /// The extension's entry for `skill`: `skill://<skill-path>/SKILL.md`
 /// (`<name>`, or `outer/<name>` when nested: `uri::skill_path`), the
 /// verbatim frontmatter, and every file with its digest and size.
@@ -145,6 +198,7 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
     let skill_path = uri::skill_path(skill);
     let skill_md_uri = uri::skill_md_uri(&skill_path);
     let mut files = Vec::with_capacity(listing.files.len());
+    let mut digests = Vec::with_capacity(listing.files.len() + 1);
     let mut total = 0u64;
     let mut has_skill_md = false;
     for file in &listing.files {
@@ -161,6 +215,9 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
                 .map_err(read_error)?
         };
         total += line.size;
+        if let Ok(digest) = skilldeck::digest::Digest::parse(&line.digest) {
+            digests.push((file.path.clone(), digest));
+        }
         files.push(SkillResource::new(
             file_uri,
             line.digest.to_string(),
@@ -171,6 +228,9 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
         // SKILL.md reached through a symlink the listing does not follow.
         let line = ManifestFile::of_bytes("SKILL.md", skill_md.bytes());
         total += line.size;
+        if let Ok(digest) = skilldeck::digest::Digest::parse(&line.digest) {
+            digests.push(("SKILL.md".to_owned(), digest));
+        }
         files.insert(
             0,
             SkillResource::new(skill_md_uri.clone(), line.digest.to_string(), line.size),
@@ -182,9 +242,18 @@ pub fn entry(engine: &Engine, skill: &Skill) -> Result<SkillEntry, EntryError> {
             format!("its files total {total} bytes; the extension's limit is {MAX_SKILL_BYTES}"),
         ));
     }
-    Ok(SkillEntry::new(
-        skill_md_uri,
-        frontmatter,
-        SkillResources::Files(files),
-    ))
+    let entry = SkillEntry::new(skill_md_uri, frontmatter, SkillResources::Files(files));
+    // Every digest is the manifest's own (always well formed).
+    Ok(if digests.len() == entry_files(&entry) {
+        entry.with_meta(fingerprint_meta(&digests))
+    } else {
+        entry
+    })
+}
+
+fn entry_files(entry: &SkillEntry) -> usize {
+    match &entry.resources {
+        SkillResources::Files(files) => files.len(),
+        _ => 0,
+    }
 }

@@ -35,6 +35,7 @@ mod cursor;
 mod engine;
 mod error;
 pub mod extension;
+pub mod gateway;
 pub mod logging;
 pub mod options;
 pub mod prompts;

@@ -52,7 +52,16 @@ pub struct ServeOptions {
     /// Serve one agent's skills from a registry instead of the roots
     /// ([`skilldeck_source::RegistrySource`]).
     pub registry: Option<RegistryOptions>,
+    /// Other MCP servers whose skills are served too (`--upstream`; see
+    /// [`crate::gateway`]).
+    pub upstreams: Vec<crate::gateway::UpstreamSpec>,
+    /// Where upstream skills' verified files are cached, by fingerprint;
+    /// `None`: [`UPSTREAM_CACHE_SUBDIR`] in the user's cache folder.
+    pub upstream_cache: Option<std::path::PathBuf>,
 }
+
+/// The folder of verified upstream skills in the user's cache folder.
+pub const UPSTREAM_CACHE_SUBDIR: &str = "upstream-skills";
 
 /// The agent id of skill code run for MCP clients, unless set.
 pub const DEFAULT_EXEC_AGENT_ID: &str = "skilldeck-mcp";
@@ -102,6 +111,8 @@ impl ServeOptions {
             exec_agent_id: DEFAULT_EXEC_AGENT_ID.to_owned(),
             exec_user_id: String::new(),
             registry: None,
+            upstreams: Vec::new(),
+            upstream_cache: None,
         }
     }
 

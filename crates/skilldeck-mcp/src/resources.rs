@@ -45,13 +45,16 @@ pub fn skill_md_resource(skill: &Skill, size: Option<u64>) -> Resource {
 /// `resources/list`: every file of every served skill, a page of skills at
 /// a time (a skill's files never straddle pages).
 pub fn list(
+    host: &skilldeck_host::Host,
     snapshot: &Snapshot,
     cursor_in: Option<&str>,
     skills_per_page: usize,
 ) -> Result<ListResourcesResult, ErrorData> {
+    let remote = host.remote();
+    let remote_of = |s: &Skill| remote.as_ref().and_then(|r| r.of(s).cloned());
     let skills: Vec<&Skill> = snapshot
         .served()
-        .filter(|s| uri::name_fits_uri(&s.name))
+        .filter(|s| uri::name_fits_uri(&s.name) || remote_of(s).is_some())
         .collect();
     let (range, next) = cursor::page(
         cursor_in,
@@ -61,6 +64,22 @@ pub fn list(
     )?;
     let mut items = Vec::new();
     for skill in &skills[range] {
+        // An upstream's skill: its listed files (nothing is fetched to
+        // list them).
+        if let Some(remote) = remote_of(skill) {
+            for file in &remote.files {
+                if file.path == "SKILL.md" {
+                    items.push(skill_md_resource(skill, Some(file.size)));
+                } else {
+                    items.push(
+                        Resource::new(uri::skill_uri(&skill.name, &file.path), file.path.clone())
+                            .with_mime_type(skilldeck::resources::mime_for(&file.path, true))
+                            .with_size(file.size),
+                    );
+                }
+            }
+            continue;
+        }
         match skilldeck::list_resources(skill) {
             Ok(listing) => {
                 for file in listing.files {
@@ -130,6 +149,12 @@ pub fn resolve<'a>(
         {
             return Ok((skill, path));
         }
+        // An upstream's skill: its namespaced name is its skill path.
+        if skill_path.contains(skilldeck_host::remote::NAMESPACE_SEPARATOR)
+            && let Some(skill) = snapshot.get(&skill_path)
+        {
+            return Ok((skill, path));
+        }
     }
     let skill = snapshot
         .require(&parsed.name)
@@ -148,9 +173,24 @@ fn resource_error(uri_text: &str, error: skilldeck::Error) -> ErrorData {
     }
 }
 
+/// An upstream's skill fetched and verified before its files are read
+/// ([`skilldeck_host::Host::ensure_local`]); a refusal is the client's
+/// error to see, naming the upstream and what was wrong.
+pub fn ensure_local(host: &skilldeck_host::Host, skill: &Skill) -> Result<(), ErrorData> {
+    host.ensure_local(skill).map_err(|e| match e {
+        skilldeck::Error::Upstream { .. } => ErrorData::internal_error(e.to_string(), None),
+        other => ErrorData::internal_error(other.to_string(), None),
+    })
+}
+
 /// `resources/read` of a skill file.
-pub fn read(snapshot: &Snapshot, uri_text: &str) -> Result<ResourceContents, ErrorData> {
+pub fn read(
+    host: &skilldeck_host::Host,
+    snapshot: &Snapshot,
+    uri_text: &str,
+) -> Result<ResourceContents, ErrorData> {
     let (skill, path) = resolve(snapshot, uri_text)?;
+    ensure_local(host, skill)?;
     if path.is_empty() {
         return Err(ErrorData::invalid_params(
             format!("{uri_text} is a directory resource; read it with resources/directory/read"),
@@ -174,6 +214,7 @@ pub fn read(snapshot: &Snapshot, uri_text: &str) -> Result<ResourceContents, Err
 /// of its subfolders (files with their metadata, subfolders as
 /// `inode/directory`), a page at a time.
 pub fn read_directory(
+    host: &skilldeck_host::Host,
     snapshot: &Snapshot,
     uri_text: &str,
     cursor_in: Option<&str>,
@@ -188,9 +229,11 @@ pub fn read_directory(
             e
         }
     })?;
-    if !uri::name_fits_uri(&skill.name) {
+    let remote = host.remote().is_some_and(|r| r.of(skill).is_some());
+    if !uri::name_fits_uri(&skill.name) && !remote {
         return Err(not_directory());
     }
+    ensure_local(host, skill)?;
     let skill_path = uri::skill_path(skill);
     let dir = if dir.is_empty() {
         dir

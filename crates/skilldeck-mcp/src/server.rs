@@ -502,9 +502,12 @@ impl ServerHandler for SkillServer {
             let host = engine.host();
             let runs_code = host.is_execution_tool(&name);
             let context = call_context(&engine, &conversation, &name, call_id);
+            // An activation may also fetch an upstream's skill (the
+            // gateway: `Host::ensure_local`).
             let called = if runs_code
                 || name == tools::READ
-                || (host.execution().is_some() && name == tools::ACTIVATE)
+                || ((host.execution().is_some() || host.remote().is_some())
+                    && name == tools::ACTIVATE)
             {
                 let engine = Arc::clone(&engine);
                 let (tool, conversation) = (name.clone(), conversation.clone());
@@ -635,7 +638,7 @@ impl ServerHandler for SkillServer {
         let ttl = self.ttl_ms();
         self.handle("resources/list", &ctx, move |engine, snapshot| {
             let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-            resources::list(&snapshot, cursor, engine.options().page_size)
+            resources::list(engine.host(), &snapshot, cursor, engine.options().page_size)
                 .map(|r| r.with_ttl_ms(ttl))
         })
         .await
@@ -660,9 +663,9 @@ impl ServerHandler for SkillServer {
         let stateless = ctx
             .protocol_version()
             .is_some_and(|v| v.as_str() >= STATELESS_REVISION);
-        self.handle("resources/read", &ctx, move |_, snapshot| {
+        self.handle("resources/read", &ctx, move |engine, snapshot| {
             tracing::debug!(uri = %request.uri, "read");
-            resources::read(&snapshot, &request.uri)
+            resources::read(engine.host(), &snapshot, &request.uri)
                 .map(|contents| {
                     ReadResourceResult::new(vec![contents])
                         .with_ttl_ms(ttl)
@@ -681,7 +684,13 @@ impl ServerHandler for SkillServer {
         self.handle("resources/directory/read", &ctx, move |engine, snapshot| {
             tracing::debug!(uri = %request.uri, "read directory");
             let page = engine.options().page_size;
-            resources::read_directory(&snapshot, &request.uri, request.cursor.as_deref(), page)
+            resources::read_directory(
+                engine.host(),
+                &snapshot,
+                &request.uri,
+                request.cursor.as_deref(),
+                page,
+            )
         })
         .await
     }
@@ -955,7 +964,12 @@ fn list_skills_page(
         engine.options().page_size,
     )?;
     let mut entries = Vec::with_capacity(range.len());
+    let remote = engine.host().remote();
     for skill in &skills[range] {
+        if let Some(upstream) = remote.as_ref().and_then(|r| r.of(skill)) {
+            entries.push(extension::remote_entry(upstream));
+            continue;
+        }
         match extension::entry(engine, skill) {
             Ok(e) => entries.push(e),
             Err(e) => tracing::info!(error = %e, "left out of skills/list"),
@@ -981,6 +995,15 @@ fn get_skill_entry(
         ErrorData::invalid_params(message, None)
     };
     let parsed = uri::parse(uri_text).map_err(|_| unknown(None))?;
+    // An upstream's skill, under its namespaced name.
+    if let Some(remote) = engine.host().remote()
+        && let Some(upstream) = snapshot
+            .served()
+            .filter_map(|s| remote.of(s))
+            .find(|r| uri::skill_md_uri(&r.name) == uri_text)
+    {
+        return Ok(extension::remote_entry(upstream));
+    }
     // Only the URI the entry is published under (`skill://<skill-path>/
     // SKILL.md`) names a skill here.
     let skill = uri::splits(&parsed)

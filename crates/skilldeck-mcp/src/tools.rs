@@ -164,8 +164,8 @@ pub fn activate(
 }
 
 /// `read_skill_resource`.
-pub fn read(snapshot: &Snapshot, args: &JsonObject) -> CallToolResult {
-    result(read_skill_resource::call(snapshot, args))
+pub fn read(engine: &Engine, snapshot: &Snapshot, args: &JsonObject) -> CallToolResult {
+    result(read_skill_resource::call(engine.host(), snapshot, args))
 }
 
 /// `search_skills`: text for the model and the same hits as structured

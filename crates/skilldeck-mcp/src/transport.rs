@@ -106,11 +106,20 @@ async fn start_in(
             Some(Arc::new(source))
         }
     };
+    let upstreams = std::mem::take(&mut options.upstreams);
+    let upstream_cache = options.upstream_cache.take().unwrap_or_else(|| {
+        skilldeck::fs::dirs::cache_dir().join(crate::options::UPSTREAM_CACHE_SUBDIR)
+    });
     let in_span = span.clone();
     let engine = tokio::task::spawn_blocking(move || in_span.in_scope(|| Engine::new(options)))
         .await
         .map_err(|e| Error::Transport(format!("discovery task failed: {e}")))??;
     let engine = Arc::new(engine);
+    // The gateway: upstreams' catalogs merged in (their files are fetched
+    // when used).
+    if !upstreams.is_empty() {
+        crate::gateway::attach(&engine, &upstreams, upstream_cache).await?;
+    }
     let poller: Option<Poller> = match registry {
         Some(source) => Some(source.spawn_poller(Arc::downgrade(&engine))?),
         None => None,

@@ -175,11 +175,12 @@ fn a_resource_path_that_leaves_the_skill_is_a_tool_error() {
         "references/../../x",
         "%2e%2e/x",
     ] {
-        let r = tools::read(&snap, &args(json!({"name": "pdf", "path": path})));
+        let r = tools::read(&engine, &snap, &args(json!({"name": "pdf", "path": path})));
         assert_eq!(r.is_error, Some(true), "{path}");
         assert!(text_of(&r).contains("refused"), "{path}: {}", text_of(&r));
     }
     let ok = tools::read(
+        &engine,
         &snap,
         &args(json!({"name": "pdf", "path": "references/FORMS.md"})),
     );
@@ -249,7 +250,7 @@ fn the_manifest_digests_and_sizes_are_those_of_the_bytes_read() {
         ]
     );
     for file in files {
-        let contents = resources::read(&snap, &file.uri).unwrap();
+        let contents = resources::read(engine.host(), &snap, &file.uri).unwrap();
         let bytes = match serde_json::to_value(&contents).unwrap() {
             v if v.get("text").is_some() => v["text"].as_str().unwrap().as_bytes().to_vec(),
             v => {
@@ -298,7 +299,7 @@ fn a_directory_read_lists_direct_children_and_folders() {
     let tmp = fixture();
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
-    let root = resources::read_directory(&snap, "skill://pdf", None, 100).unwrap();
+    let root = resources::read_directory(engine.host(), &snap, "skill://pdf", None, 100).unwrap();
     let children: Vec<(&str, Option<&str>)> = root
         .resources
         .iter()
@@ -313,9 +314,11 @@ fn a_directory_read_lists_direct_children_and_folders() {
             ("skill://pdf/references", Some("inode/directory")),
         ]
     );
-    let refs = resources::read_directory(&snap, "skill://pdf/references", None, 100).unwrap();
+    let refs = resources::read_directory(engine.host(), &snap, "skill://pdf/references", None, 100)
+        .unwrap();
     assert_eq!(refs.resources.len(), 1);
-    let empty = resources::read_directory(&snap, "skill://pdf/empty", None, 100).unwrap();
+    let empty =
+        resources::read_directory(engine.host(), &snap, "skill://pdf/empty", None, 100).unwrap();
     assert!(empty.resources.is_empty());
     for bad in [
         "skill://pdf/SKILL.md",
@@ -323,7 +326,7 @@ fn a_directory_read_lists_direct_children_and_folders() {
         "skill://nope",
         "skill://pdf/../x",
     ] {
-        let err = resources::read_directory(&snap, bad, None, 100).unwrap_err();
+        let err = resources::read_directory(engine.host(), &snap, bad, None, 100).unwrap_err();
         assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{bad}");
     }
 }
@@ -333,15 +336,16 @@ fn directory_reads_and_listings_paginate_and_refuse_stale_cursors() {
     let tmp = fixture();
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
-    let first = resources::read_directory(&snap, "skill://pdf", None, 2).unwrap();
+    let first = resources::read_directory(engine.host(), &snap, "skill://pdf", None, 2).unwrap();
     assert_eq!(first.resources.len(), 2);
     let cursor = first.next_cursor.clone().unwrap();
-    let second = resources::read_directory(&snap, "skill://pdf", Some(&cursor), 2).unwrap();
+    let second =
+        resources::read_directory(engine.host(), &snap, "skill://pdf", Some(&cursor), 2).unwrap();
     assert_eq!(second.resources.len(), 2);
     assert!(second.next_cursor.is_none());
-    let list = resources::list(&snap, None, 1).unwrap();
+    let list = resources::list(engine.host(), &snap, None, 1).unwrap();
     assert!(list.next_cursor.is_some());
-    let err = resources::list(&snap, Some("99.1"), 1).unwrap_err();
+    let err = resources::list(engine.host(), &snap, Some("99.1"), 1).unwrap_err();
     assert_eq!(err.code, ErrorCode::INVALID_PARAMS);
 }
 
@@ -350,18 +354,23 @@ fn reading_a_resource_gives_text_or_a_blob_with_its_mime_type() {
     let tmp = fixture();
     let engine = engine(tmp.path());
     let snap = engine.snapshot();
-    let md = serde_json::to_value(resources::read(&snap, "skill://pdf/SKILL.md").unwrap()).unwrap();
+    let md = serde_json::to_value(
+        resources::read(engine.host(), &snap, "skill://pdf/SKILL.md").unwrap(),
+    )
+    .unwrap();
     assert_eq!(md["mimeType"], "text/markdown");
     assert!(md["text"].as_str().unwrap().starts_with("---\nname: pdf"));
-    let bin = serde_json::to_value(resources::read(&snap, "skill://pdf/assets/logo.bin").unwrap())
-        .unwrap();
+    let bin = serde_json::to_value(
+        resources::read(engine.host(), &snap, "skill://pdf/assets/logo.bin").unwrap(),
+    )
+    .unwrap();
     assert_eq!(bin["mimeType"], "application/octet-stream");
     assert!(bin.get("blob").is_some());
-    let missing = resources::read(&snap, "skill://pdf/nope.md").unwrap_err();
+    let missing = resources::read(engine.host(), &snap, "skill://pdf/nope.md").unwrap_err();
     assert_eq!(missing.code, ErrorCode::RESOURCE_NOT_FOUND);
-    let unknown = resources::read(&snap, "skill://nope/SKILL.md").unwrap_err();
+    let unknown = resources::read(engine.host(), &snap, "skill://nope/SKILL.md").unwrap_err();
     assert_eq!(unknown.code, ErrorCode::RESOURCE_NOT_FOUND);
-    let folder = resources::read(&snap, "skill://pdf").unwrap_err();
+    let folder = resources::read(engine.host(), &snap, "skill://pdf").unwrap_err();
     assert_eq!(folder.code, ErrorCode::INVALID_PARAMS);
 }
 
@@ -424,7 +433,7 @@ fn a_skill_that_becomes_invalid_is_not_served_and_says_why() {
     assert_eq!(r.is_error, Some(true));
     let message = text_of(&r);
     assert!(message.contains("SKILL.md:3"), "{message}");
-    assert!(resources::read(&snap, "skill://pdf/SKILL.md").is_err());
+    assert!(resources::read(engine.host(), &snap, "skill://pdf/SKILL.md").is_err());
 }
 
 #[test]
@@ -464,7 +473,7 @@ fn a_lowercase_skill_md_is_served_under_its_own_name_but_has_no_extension_entry(
         resources::skill_md_resource(skill, None).uri,
         "skill://lower/skill.md"
     );
-    assert!(resources::read(&snap, "skill://lower/skill.md").is_ok());
+    assert!(resources::read(engine.host(), &snap, "skill://lower/skill.md").is_ok());
     let err = extension::entry(&engine, skill).unwrap_err();
     assert!(err.to_string().contains("SKILL.md"), "{err}");
 }

@@ -93,6 +93,19 @@ pub enum Error {
         /// What went wrong, located in the file.
         diagnostic: Box<crate::diagnostic::Diagnostic>,
     },
+    /// A skill another MCP server (an upstream of the gateway) serves was
+    /// refused: its listing or its files did not verify.
+    #[error("skill '{skill}' from upstream '{upstream}' refused ({}): {message}", problem.code())]
+    Upstream {
+        /// The upstream's name (the namespace of its skills).
+        upstream: String,
+        /// The skill, as the upstream names it.
+        skill: String,
+        /// What was wrong, as a stable code.
+        problem: UpstreamProblem,
+        /// What was wrong, in words (declared and received values).
+        message: String,
+    },
     /// The argument string passed to an activation is over its limit.
     #[error("arguments for skill '{name}' are {len} bytes; the limit is {limit}")]
     ArgumentsTooLong {
@@ -245,5 +258,42 @@ pub(crate) fn did_you_mean_suffix(suggestions: &[String]) -> String {
         [] => String::new(),
         [one] => format!("; did you mean {one}?"),
         [rest @ .., last] => format!("; did you mean {} or {last}?", rest.join(", ")),
+    }
+}
+
+/// What was wrong with a skill an upstream MCP server serves, as a stable
+/// code ([`UpstreamProblem::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpstreamProblem {
+    /// Its `skills/list` entry is malformed (a bad name, URI, digest, or a
+    /// file outside the skill).
+    Listing,
+    /// A file's content does not hash to its listed digest.
+    DigestMismatch,
+    /// A file's length is not its listed size.
+    SizeMismatch,
+    /// It is over a limit (files, bytes per file, bytes in all).
+    TooLarge,
+    /// Its frontmatter does not parse, does not validate, or differs from
+    /// the listing's.
+    Frontmatter,
+    /// The fingerprint the upstream announces is not the one its files make.
+    Fingerprint,
+    /// The upstream could not be reached or answered with an error.
+    Fetch,
+}
+
+impl UpstreamProblem {
+    /// The stable code (`upstream-digest-mismatch`, ...).
+    pub fn code(self) -> &'static str {
+        match self {
+            UpstreamProblem::Listing => "upstream-listing",
+            UpstreamProblem::DigestMismatch => "upstream-digest-mismatch",
+            UpstreamProblem::SizeMismatch => "upstream-size-mismatch",
+            UpstreamProblem::TooLarge => "upstream-too-large",
+            UpstreamProblem::Frontmatter => "upstream-frontmatter",
+            UpstreamProblem::Fingerprint => "upstream-fingerprint",
+            UpstreamProblem::Fetch => "upstream-fetch",
+        }
     }
 }

@@ -56,7 +56,7 @@ pub use digest::{
     DIGEST_PREFIX, Digest, DigestError, DigestWriter, FileDigest, ManifestDiff, SkillManifest,
     fingerprint, lowercase_hex, sha256_digest,
 };
-pub use error::{Error, ResourceProblem};
+pub use error::{Error, ResourceProblem, UpstreamProblem};
 pub use fs::{FileStamp, FoundSkill, WalkLimits, WalkOutcome, dirs, find_skill_dirs};
 pub use resources::{
     Resource, ResourceContent, ResourceEntry, ResourceList, list_resources, read_resource,

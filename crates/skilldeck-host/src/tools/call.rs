@@ -148,7 +148,7 @@ impl Host {
         }
         let result = match tool {
             activate_skill::NAME => activate_skill::call(self, snapshot, session, arguments),
-            read_skill_resource::NAME => read_skill_resource::call(snapshot, arguments),
+            read_skill_resource::NAME => read_skill_resource::call(self, snapshot, arguments),
             search_skills::NAME => search_skills::call(snapshot, arguments),
             other => Err(ToolError::new(
                 ToolErrorKind::UnknownTool,

@@ -36,11 +36,16 @@ pub fn spec(_snapshot: &Snapshot) -> ToolSpec {
 }
 
 /// Reads the file `path` of the served skill `name`.
-pub fn call(snapshot: &Snapshot, arguments: &Map<String, Value>) -> Result<ToolOutput, ToolError> {
+pub fn call(
+    host: &crate::host::Host,
+    snapshot: &Snapshot,
+    arguments: &Map<String, Value>,
+) -> Result<ToolOutput, ToolError> {
     args::only(arguments, &["name", "path"])?;
     let name = args::required(arguments, "name")?;
     let path = args::required(arguments, "path")?;
     let skill = snapshot.require(name).map_err(ToolError::lookup)?;
+    host.ensure_local(skill).map_err(ToolError::failed)?;
     let resource = skilldeck::read_resource(skill, path).map_err(ToolError::failed)?;
     Ok(ToolOutput::File(FileOutput {
         skill: skill.name.clone(),

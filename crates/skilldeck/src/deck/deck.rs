@@ -108,6 +108,35 @@ impl Deck {
         }
     }
 
+    /// This deck with `extra` skills added (skills that do not come from a
+    /// folder walk: an upstream MCP server's, whose names are namespaced so
+    /// they cannot clash with a discovered one) and `diagnostics` (why
+    /// others were refused). A name already in the deck keeps the
+    /// discovered skill; the extra one is dropped.
+    pub fn with_extra(self, extra: Vec<Skill>, diagnostics: Vec<Diagnostic>) -> Deck {
+        if extra.is_empty() && diagnostics.is_empty() {
+            return self;
+        }
+        let extra: Vec<Skill> = extra
+            .into_iter()
+            .filter(|skill| self.get(&skill.name).is_none())
+            .collect();
+        let Deck {
+            mut skills,
+            shadowed,
+            diagnostics: mut all,
+            index_stats,
+            roots,
+            ..
+        } = self;
+        skills.extend(extra);
+        all.extend(diagnostics);
+        let mut deck = Deck::new(skills, shadowed, all);
+        deck.index_stats = index_stats;
+        deck.roots = roots;
+        deck
+    }
+
     /// Decides every skill's eligibility again against `context` (a host
     /// that declares config keys, or runs skills elsewhere): the deck's
     /// served set follows.
