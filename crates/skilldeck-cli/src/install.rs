@@ -7,7 +7,11 @@
 //! locked version again (from the URL the lock records). A git source
 //! (`git+https://...`, `git+file://...`, `github:...`) is resolved and
 //! written out of the repository ([`crate::git_source`]) and recorded with
-//! its commit; `--frozen` fetches exactly the locked commit.
+//! its commit; `--frozen` fetches exactly the locked commit. A
+//! well-known source (`https://HOST[/PATH]#NAME`) is read from the host's
+//! agentskills.io discovery index ([`crate::wellknown_source`]), each
+//! artifact checked against its digest, and recorded as
+//! `wellknown+INDEX-URL#NAME`; `--list` shows the index.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -30,9 +34,10 @@ pub const PAUSE_ENV: &str = "SKILLDECK_TEST_INSTALL_PAUSE_MS";
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Package files (.tar.gz, .zip), skill folders, or git sources
+    /// Package files (.tar.gz, .zip), skill folders, git sources
     /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
-    /// github:OWNER/REPO[/PATH][@REF]); with --registry,
+    /// github:OWNER/REPO[/PATH][@REF]), or a host's well-known skills index
+    /// (https://HOST[/PATH][#NAME]: /.well-known/agent-skills/index.json); with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
@@ -60,6 +65,18 @@ pub struct Args {
     /// change the lock.
     #[arg(long)]
     frozen: bool,
+    /// With a well-known source (https://HOST): install this skill of its
+    /// index (repeatable; as well as a #NAME in the URL).
+    #[arg(long = "skill", value_name = "NAME")]
+    skills: Vec<String>,
+    /// With a well-known source: list the skills its index offers (name,
+    /// version, type, digest, description); install nothing.
+    #[arg(long)]
+    list: bool,
+    /// Allow plain http:// well-known sources on other hosts than this
+    /// machine (loopback http is always allowed; https is the default).
+    #[arg(long)]
+    allow_http: bool,
     #[command(flatten)]
     trust: crate::signing::TrustArgs,
     /// Output format.
@@ -75,6 +92,20 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             "install needs at least one SOURCE (a package file or a skill folder), or --frozen"
                 .into(),
         ));
+    }
+    if args.list {
+        let mut out = std::io::stdout().lock();
+        for p in &args.sources {
+            let text = p.to_string_lossy();
+            if !crate::wellknown_source::is_well_known(&text) {
+                return Err(CliError::Usage(format!(
+                    "--list reads a well-known index: '{text}' is not an https:// source"
+                )));
+            }
+            crate::wellknown_source::list(&text, args.allow_http, &mut out)?;
+        }
+        out.flush()?;
+        return Ok(exit::OK);
     }
     let root = skills_root(args.dir.as_deref())?;
     let step_pause = std::env::var(PAUSE_ENV)
@@ -97,6 +128,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     let mut fetched: Vec<Fetched> = Vec::new();
     // Git checkouts live until the install is done.
     let mut checkouts = Vec::new();
+    // Well-known downloads live until the install is done.
+    let mut downloads: Vec<crate::wellknown_source::Fetched> = Vec::new();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -111,7 +144,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        frozen_sources(&root, args, &mut fetched, &mut checkouts)?
+        frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut downloads)?
     } else {
         let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(&root));
         let lock = Lockfile::load(&lockfile).ok().flatten();
@@ -123,6 +156,16 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                     git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
                 checkouts.push(checkout);
                 out.push(source);
+            } else if crate::wellknown_source::is_well_known(&text) {
+                for f in crate::wellknown_source::fetch_for_install(
+                    &text,
+                    &args.skills,
+                    args.allow_http,
+                    &std::env::temp_dir(),
+                )? {
+                    out.push(f.source.clone());
+                    downloads.push(f);
+                }
             } else {
                 out.push(Source::from_path(p));
             }
@@ -190,6 +233,7 @@ fn frozen_sources(
     args: &Args,
     fetched: &mut Vec<Fetched>,
     checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
+    downloads: &mut Vec<crate::wellknown_source::Fetched>,
 ) -> Result<Vec<Source>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
@@ -207,6 +251,17 @@ fn frozen_sources(
                 git_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
             checkouts.push(checkout);
             sources.push(source);
+            continue;
+        }
+        if crate::wellknown_source::is_well_known(&entry.source) {
+            let f = crate::wellknown_source::fetch_locked(
+                name,
+                entry,
+                args.allow_http,
+                &std::env::temp_dir(),
+            )?;
+            sources.push(f.source.clone());
+            downloads.push(f);
             continue;
         }
         if !is_fetched(&entry.source) {

@@ -64,3 +64,5 @@ pub use service::state::Rendered;
 pub use service::store::BlobStore;
 #[cfg(feature = "server")]
 pub use service::ui_sessions::{SignIn, UI_KEY_BYTES, UiSession, UiSessionTimes};
+#[cfg(feature = "server")]
+pub use service::well_known::WellKnownPolicy;

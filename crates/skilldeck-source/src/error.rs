@@ -31,6 +31,20 @@ pub enum Error {
         /// What went wrong and what to do.
         message: String,
     },
+    /// A well-known source could not be parsed, read or fetched, or what
+    /// it served broke a rule (`spec`: the source as given or as the lock
+    /// records it).
+    #[error("{spec}: {message}")]
+    WellKnown {
+        /// The well-known source.
+        spec: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
+    /// A package rule refused what a source served (a digest that does
+    /// not match, a hostile archive, an invalid skill).
+    #[error(transparent)]
+    Package(#[from] skilldeck_package::Error),
     /// A file or folder could not be written.
     #[error("{path}: {source}")]
     Io {

@@ -22,6 +22,10 @@
 //!   hook, filter or checkout of the repository's own running
 //!   (`skilldeck install git+https://...`).
 //!
+//! - **A well-known index** ([`wellknown`]): the agentskills.io discovery
+//!   index of a host, each artifact checked against its digest before it
+//!   is unpacked (`skilldeck install https://HOST#NAME`).
+//!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
 
@@ -33,6 +37,7 @@ pub mod git;
 mod registry;
 mod target;
 mod watch;
+pub mod wellknown;
 
 pub use error::Error;
 pub use fetch::{Fetched, fetch_version};
