@@ -3,7 +3,7 @@
 //!
 //! - `GET /.well-known/agent-skills/index.json`: one `archive` entry per
 //!   served skill ([`skilldeck_package::discovery`] builds it: the one
-//!   rule), its `url` relative (`NAME.tar.gz`), its `digest` the SHA-256
+//!   rule, mapped by [`skilldeck_source::wellknown::served_index`]), its `url` relative (`NAME.tar.gz`), its `digest` the SHA-256
 //!   of the tar.gz served there;
 //! - `GET /.well-known/agent-skills/NAME.tar.gz`: that archive, packed
 //!   deterministically from the skill's folder (files at the root), so
@@ -24,28 +24,12 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use skilldeck_package::PackOptions;
-use skilldeck_package::discovery::{
-    ARCHIVE_CONTENT_TYPE, DiscoveryEntry, DiscoveryIndex, INDEX_CONTENT_TYPE, INDEX_PATH,
-    WELL_KNOWN_DIR, pack_for_discovery,
+use skilldeck_source::wellknown::{
+    ARCHIVE_CONTENT_TYPE, INDEX_CONTENT_TYPE, INDEX_PATH, SERVED_ARCHIVE_SUFFIX, WELL_KNOWN_DIR,
+    served_archive, served_index,
 };
 
 use crate::engine::Engine;
-
-/// The suffix of an archive's file name under [`WELL_KNOWN_DIR`].
-pub const ARCHIVE_SUFFIX: &str = ".tar.gz";
-
-/// How a served skill is packed: the rules a host loads skills by
-/// (lenient, no advisory lints) and the package limits.
-fn pack_options() -> PackOptions {
-    PackOptions {
-        validation: skilldeck::ValidationOptions {
-            lints: false,
-            ..skilldeck::ValidationOptions::lenient()
-        },
-        ..PackOptions::default()
-    }
-}
 
 /// The routes, over `engine`'s current skills.
 pub fn router(engine: Arc<Engine>) -> axum::Router {
@@ -83,32 +67,8 @@ fn not_found(what: &str) -> Response {
     (StatusCode::NOT_FOUND, format!("not found: {what}\n")).into_response()
 }
 
-/// The index of every served skill that packs (one that does not is left
-/// out and logged).
-fn build_index(engine: &Engine) -> DiscoveryIndex {
-    let snapshot = engine.snapshot();
-    let options = pack_options();
-    let entries = snapshot
-        .served()
-        .filter_map(|skill| match pack_for_discovery(skill.dir(), &options) {
-            Ok(a) => Some(DiscoveryEntry::archive_with_digest(
-                &skill.name,
-                &skill.description,
-                a.packed.version.as_deref(),
-                format!("{}{ARCHIVE_SUFFIX}", skill.name),
-                a.digest,
-            )),
-            Err(e) => {
-                tracing::warn!(skill = %skill.name, error = %e, "left out of the well-known index: it does not pack");
-                None
-            }
-        })
-        .collect();
-    DiscoveryIndex::new(entries)
-}
-
 async fn index(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> Response {
-    match tokio::task::spawn_blocking(move || build_index(&engine)).await {
+    match tokio::task::spawn_blocking(move || served_index(engine.snapshot().served())).await {
         Ok(index) => {
             let body = index.to_json();
             let etag = skilldeck::Digest::of(&body).etag();
@@ -123,14 +83,14 @@ async fn archive(
     headers: HeaderMap,
     Path(file): Path<String>,
 ) -> Response {
-    let Some(name) = file.strip_suffix(ARCHIVE_SUFFIX) else {
+    let Some(name) = file.strip_suffix(SERVED_ARCHIVE_SUFFIX) else {
         return not_found(&file);
     };
     let name = name.to_owned();
     let packed = tokio::task::spawn_blocking(move || {
         let snapshot = engine.snapshot();
         let skill = snapshot.served().find(|s| s.name == name)?;
-        Some(pack_for_discovery(skill.dir(), &pack_options()).map_err(|e| e.to_string()))
+        Some(served_archive(skill).map_err(|e| e.to_string()))
     })
     .await;
     match packed {

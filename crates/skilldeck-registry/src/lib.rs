@@ -37,6 +37,8 @@ pub use service::browse::{
     BrowsePage, BrowseQuery, BrowseSort, MAX_FACET_NAMESPACES, Need, SkillFacets,
 };
 #[cfg(feature = "server")]
+pub use service::config::WellKnownPolicy;
+#[cfg(feature = "server")]
 pub use service::config::{
     DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
     TestRunLimits, TrustPolicy,
@@ -64,5 +66,3 @@ pub use service::state::Rendered;
 pub use service::store::BlobStore;
 #[cfg(feature = "server")]
 pub use service::ui_sessions::{SignIn, UI_KEY_BYTES, UiSession, UiSessionTimes};
-#[cfg(feature = "server")]
-pub use service::well_known::WellKnownPolicy;

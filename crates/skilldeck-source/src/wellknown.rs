@@ -23,14 +23,62 @@ use std::path::Path;
 
 use skilldeck::Digest;
 use skilldeck_package::discovery::{
-    ArtifactType, DiscoveryEntry, INDEX_PATH, MAX_INDEX_BYTES, ParsedIndex, check_artifact,
-    parse_index,
+    ArtifactType, DiscoveryEntry, MAX_INDEX_BYTES, ParsedIndex, check_artifact, parse_index,
 };
 use skilldeck_package::{PackOptions, UnpackOptions};
 use skilldeck_registry::client::{PublicClient, Url};
 
 use crate::error::Error;
 use crate::fetch::write_package;
+
+/// What a face serving an index needs from the package crate.
+pub use skilldeck_package::discovery::{
+    ARCHIVE_CONTENT_TYPE, DiscoveryArchive, DiscoveryIndex, INDEX_CONTENT_TYPE, INDEX_PATH,
+    WELL_KNOWN_DIR,
+};
+
+/// The suffix of a served skill's archive under [`WELL_KNOWN_DIR`]
+/// (`NAME.tar.gz`).
+pub const SERVED_ARCHIVE_SUFFIX: &str = ".tar.gz";
+
+/// How a served skill is packed for the index: the rules a host loads
+/// skills by (lenient, no advisory lints) and the package limits.
+pub fn served_pack_options() -> PackOptions {
+    PackOptions {
+        validation: UnpackOptions::default().validation,
+        ..PackOptions::default()
+    }
+}
+
+/// The archive of a served skill ([`skilldeck_package::discovery::pack_for_discovery`]).
+pub fn served_archive(skill: &skilldeck::Skill) -> Result<DiscoveryArchive, Error> {
+    Ok(skilldeck_package::discovery::pack_for_discovery(
+        skill.dir(),
+        &served_pack_options(),
+    )?)
+}
+
+/// The index of `skills` as a host serves them: each an `archive` entry
+/// at `NAME.tar.gz` (relative to the index) with the digest of
+/// [`served_archive`]; a skill that does not pack is left out and logged.
+pub fn served_index<'a>(skills: impl Iterator<Item = &'a skilldeck::Skill>) -> DiscoveryIndex {
+    let entries = skills
+        .filter_map(|skill| match served_archive(skill) {
+            Ok(a) => Some(DiscoveryEntry::archive_with_digest(
+                &skill.name,
+                &skill.description,
+                a.packed.version.as_deref(),
+                format!("{}{SERVED_ARCHIVE_SUFFIX}", skill.name),
+                a.digest,
+            )),
+            Err(e) => {
+                tracing::warn!(skill = %skill.name, error = %e, "left out of the well-known index: it does not pack");
+                None
+            }
+        })
+        .collect();
+    DiscoveryIndex::new(entries)
+}
 
 /// How a lockfile's source names a skill from a well-known index:
 /// `wellknown+` then the index URL, `#`, the skill's name.

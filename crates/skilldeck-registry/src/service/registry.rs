@@ -72,7 +72,7 @@ pub(crate) struct Inner {
     pub test_runs: crate::service::rate::RateLimiter,
     /// What the anonymous well-known index lists, once the binary set it
     /// (else nothing).
-    pub well_known: std::sync::OnceLock<crate::service::well_known::WellKnownPolicy>,
+    pub well_known: std::sync::OnceLock<crate::service::config::WellKnownPolicy>,
     /// The rendered well-known index.
     pub well_known_index: TtlCache<Rendered>,
 }

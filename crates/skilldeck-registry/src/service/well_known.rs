@@ -34,7 +34,7 @@ use skilldeck_package::discovery::{
 use crate::error::RegistryError;
 use crate::names::{Namespace, SkillRef};
 use crate::service::cache::Computed;
-use crate::service::config::MAX_PAGE_LIMIT;
+use crate::service::config::{MAX_PAGE_LIMIT, WellKnownPolicy};
 use crate::service::registry::Registry;
 use crate::service::resolve::etag_of;
 use crate::service::state::Rendered;
@@ -43,45 +43,6 @@ use crate::storage::versions::{self, IndexedVersion};
 
 /// The file name of every archive under its version's path.
 pub const ARCHIVE_FILE: &str = "archive.tar.gz";
-
-/// Which namespaces the anonymous index lists.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum WellKnownPolicy {
-    /// None: `/.well-known/agent-skills/index.json` answers 404 (the
-    /// default: without a token, nothing is shown).
-    #[default]
-    Off,
-    /// These namespaces, in this order (a name listed by an earlier one
-    /// hides a later one's).
-    Namespaces(Vec<Namespace>),
-    /// Every namespace, by name.
-    All,
-}
-
-impl WellKnownPolicy {
-    /// The policy of a `namespaces = [...]` setting: empty is off, `*`
-    /// alone is every namespace; anything else must be namespaces.
-    pub fn parse(names: &[String]) -> Result<WellKnownPolicy, RegistryError> {
-        match names {
-            [] => Ok(WellKnownPolicy::Off),
-            [one] if one == "*" => Ok(WellKnownPolicy::All),
-            _ => names
-                .iter()
-                .map(|n| Namespace::new(n).map_err(RegistryError::from))
-                .collect::<Result<Vec<_>, _>>()
-                .map(WellKnownPolicy::Namespaces),
-        }
-    }
-
-    /// True when `ns` is listed.
-    pub fn lists(&self, ns: &Namespace) -> bool {
-        match self {
-            WellKnownPolicy::Off => false,
-            WellKnownPolicy::All => true,
-            WellKnownPolicy::Namespaces(list) => list.contains(ns),
-        }
-    }
-}
 
 /// The index's relative URL of a version's archive.
 fn archive_url(ns: &str, name: &str, version: &str) -> String {
