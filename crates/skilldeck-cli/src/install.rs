@@ -10,7 +10,12 @@
 //! its commit; `--frozen` fetches exactly the locked commit. An OCI source
 //! (`oci://REGISTRY/REPOSITORY:TAG` or `...@sha256:...`) is pulled and
 //! checked ([`crate::oci_source`]) and recorded by its manifest digest;
-//! `--frozen` pulls exactly the locked digest.
+//! `--frozen` pulls exactly the locked digest. A marketplace entry
+//! (`marketplace:PATH#PLUGIN[:SKILL]`) installs a plugin's skills
+//! ([`crate::marketplace_source`]). A well-known source (`https://HOST[/PATH]#NAME`) is read from the host's
+//! agentskills.io discovery index ([`crate::wellknown_source`]), each
+//! artifact checked against its digest, and recorded as
+//! `wellknown+INDEX-URL#NAME`; `--list` shows the index.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,8 +44,9 @@ pub struct Args {
     /// (git+https://HOST/REPO[#REF][:PATH], git+file:///PATH/REPO[#REF][:PATH],
     /// github:OWNER/REPO[/PATH][@REF]), OCI artifacts
     /// (oci://REGISTRY/REPOSITORY:TAG or oci://REGISTRY/REPOSITORY@sha256:DIGEST),
-    /// plugin marketplace entries (marketplace:PATH#PLUGIN[:SKILL]);
-    /// with --registry,
+    /// plugin marketplace entries (marketplace:PATH#PLUGIN[:SKILL]), or a
+    /// host's well-known skills index (https://HOST[/PATH][#NAME]:
+    /// /.well-known/agent-skills/index.json); with --registry,
     /// [NS/]NAME, [NS/]NAME@VERSION or [NS/]NAME@LABEL (no NS/: the
     /// `default` namespace, as publish uses). With --frozen and none given: every skill
     /// of the lock, from its recorded source.
@@ -68,6 +74,18 @@ pub struct Args {
     /// change the lock.
     #[arg(long)]
     frozen: bool,
+    /// With a well-known source (https://HOST): install this skill of its
+    /// index (repeatable; as well as a #NAME in the URL).
+    #[arg(long = "skill", value_name = "NAME")]
+    skills: Vec<String>,
+    /// With a well-known source: list the skills its index offers (name,
+    /// version, type, digest, description); install nothing.
+    #[arg(long)]
+    list: bool,
+    /// Allow plain http:// well-known sources on other hosts than this
+    /// machine (loopback http is always allowed; https is the default).
+    #[arg(long)]
+    allow_http: bool,
     #[command(flatten)]
     trust: crate::signing::TrustArgs,
     #[command(flatten)]
@@ -85,6 +103,20 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             "install needs at least one SOURCE (a package file or a skill folder), or --frozen"
                 .into(),
         ));
+    }
+    if args.list {
+        let mut out = std::io::stdout().lock();
+        for p in &args.sources {
+            let text = p.to_string_lossy();
+            if !crate::wellknown_source::is_well_known(&text) {
+                return Err(CliError::Usage(format!(
+                    "--list reads a well-known index: '{text}' is not an https:// source"
+                )));
+            }
+            crate::wellknown_source::list(&text, args.allow_http, &mut out)?;
+        }
+        out.flush()?;
+        return Ok(exit::OK);
     }
     let root = skills_root(args.dir.as_deref())?;
     let step_pause = std::env::var(PAUSE_ENV)
@@ -105,12 +137,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     };
     // Downloaded packages live until the install is done.
     let mut fetched: Vec<Fetched> = Vec::new();
-    // Git checkouts live until the install is done.
-    let mut checkouts = Vec::new();
-    // Pulled OCI artifacts too.
-    let mut pulled: Vec<skilldeck_source::oci::Pulled> = Vec::new();
-    // So do the plugins of marketplace sources.
-    let mut plugins = Vec::new();
+    // What the sources fetched (checkouts, pulled artifacts, plugins,
+    // downloads) lives until the install is done.
+    let mut held = Held::default();
     let sources: Vec<Source> = if let Some(url) = &args.registry {
         let client = registry_client::client_for(url, args.token_file.as_deref())?;
         for spec in &args.sources {
@@ -125,7 +154,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         }
         fetched.iter().map(|f| f.source.clone()).collect()
     } else if args.frozen && args.sources.is_empty() {
-        match frozen_sources(&root, args, &mut fetched, &mut checkouts, &mut pulled, &mut plugins)? {
+        match frozen_sources(&root, args, &mut fetched, &mut held)? {
             Ok(s) => s,
             Err(code) => return Ok(code),
         }
@@ -146,20 +175,30 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                     Ok(o) => {
                         oci_source::note(&o);
                         out.push(o.to_source());
-                        pulled.push(o);
+                        held.pulled.push(o);
                     }
                     Err(e) => return oci_source::failed(e),
                 }
             } else if marketplace_source::is_marketplace(&text) && !p.exists() {
                 let (plugin, sources) =
                     marketplace_source::fetch_for_install(&text, &lockfile, &std::env::temp_dir())?;
-                plugins.push(plugin);
+                held.plugins.push(plugin);
                 out.extend(sources);
             } else if git_source::is_git(&text) && !p.exists() {
                 let (checkout, source) =
                     git_source::fetch_for_install(&text, lock.as_ref(), &std::env::temp_dir())?;
-                checkouts.push(checkout);
+                held.checkouts.push(checkout);
                 out.push(source);
+            } else if crate::wellknown_source::is_well_known(&text) {
+                for f in crate::wellknown_source::fetch_for_install(
+                    &text,
+                    &args.skills,
+                    args.allow_http,
+                    &std::env::temp_dir(),
+                )? {
+                    out.push(f.source.clone());
+                    held.downloads.push(f);
+                }
             } else {
                 out.push(Source::from_path(p));
             }
@@ -223,6 +262,16 @@ pub fn principals(list: &[String]) -> String {
     }
 }
 
+/// What the sources fetched into temporary folders: each value keeps its
+/// folder alive until the install has copied from it.
+#[derive(Default)]
+struct Held {
+    checkouts: Vec<skilldeck_source::git::GitCheckout>,
+    pulled: Vec<skilldeck_source::oci::Pulled>,
+    plugins: Vec<skilldeck_source::marketplace::FetchedPlugin>,
+    downloads: Vec<crate::wellknown_source::Fetched>,
+}
+
 /// The sources of a frozen install with none given: every lock entry,
 /// registry ones downloaded again at exactly their version (checked
 /// against the lock's fingerprint), the others from their recorded path.
@@ -233,9 +282,7 @@ fn frozen_sources(
     root: &std::path::Path,
     args: &Args,
     fetched: &mut Vec<Fetched>,
-    checkouts: &mut Vec<skilldeck_source::git::GitCheckout>,
-    pulled: &mut Vec<skilldeck_source::oci::Pulled>,
-    plugins: &mut Vec<skilldeck_source::marketplace::FetchedPlugin>,
+    held: &mut Held,
 ) -> Result<Result<Vec<Source>, u8>, CliError> {
     let lockfile = args.lock.clone().unwrap_or_else(|| lock_path(root));
     let lock = match Lockfile::load(&lockfile) {
@@ -255,7 +302,7 @@ fn frozen_sources(
         if marketplace_source::is_marketplace(&entry.source) {
             let (plugin, source) =
                 marketplace_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
-            plugins.push(plugin);
+            held.plugins.push(plugin);
             sources.push(source);
             continue;
         }
@@ -264,7 +311,7 @@ fn frozen_sources(
                 Ok(o) => {
                     oci_source::note(&o);
                     sources.push(o.to_source());
-                    pulled.push(o);
+                    held.pulled.push(o);
                 }
                 Err(e) => return oci_source::failed(e).map(Err),
             }
@@ -273,8 +320,19 @@ fn frozen_sources(
         if git_source::is_git(&entry.source) {
             let (checkout, source) =
                 git_source::fetch_locked(name, entry, &lockfile, &std::env::temp_dir())?;
-            checkouts.push(checkout);
+            held.checkouts.push(checkout);
             sources.push(source);
+            continue;
+        }
+        if crate::wellknown_source::is_well_known(&entry.source) {
+            let f = crate::wellknown_source::fetch_locked(
+                name,
+                entry,
+                args.allow_http,
+                &std::env::temp_dir(),
+            )?;
+            sources.push(f.source.clone());
+            held.downloads.push(f);
             continue;
         }
         if !is_fetched(&entry.source) {

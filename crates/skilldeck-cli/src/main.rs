@@ -32,6 +32,7 @@ mod show;
 mod signing;
 mod validate;
 mod verify;
+mod wellknown_source;
 
 use std::process::ExitCode;
 

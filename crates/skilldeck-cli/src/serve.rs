@@ -203,6 +203,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             http.token_file = args.token_file.clone();
             http.allowed_hosts = args.allowed_hosts.clone();
             http.allowed_origins = args.allowed_origins.clone();
+            http.well_known = ctx.config.serve.well_known.unwrap_or(false);
             if let Some(n) = args.max_sessions {
                 http.max_sessions = n;
             }

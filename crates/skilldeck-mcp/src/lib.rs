@@ -48,6 +48,7 @@ pub mod telemetry;
 pub mod tools;
 pub mod transport;
 mod uri;
+pub mod well_known;
 
 pub use engine::{Activated, CHANGE_CHANNEL_CAPACITY, Change, Engine, Snapshot};
 pub use error::Error;

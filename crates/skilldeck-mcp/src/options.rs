@@ -206,6 +206,10 @@ pub struct HttpOptions {
     pub session_idle_timeout: Duration,
     /// See [`SESSION_EVICT_IDLE`].
     pub session_evict_idle: Duration,
+    /// Serve the agentskills.io well-known index of the served skills and
+    /// their archives, without a token (`[serve] well-known`;
+    /// [`crate::well_known`]).
+    pub well_known: bool,
 }
 
 impl HttpOptions {
@@ -221,6 +225,7 @@ impl HttpOptions {
             max_sessions: MAX_SESSIONS,
             session_idle_timeout: SESSION_IDLE_TIMEOUT,
             session_evict_idle: SESSION_EVICT_IDLE,
+            well_known: false,
         }
     }
 }

@@ -598,6 +598,9 @@ pub fn router(
     token: Option<String>,
     cancel: CancellationToken,
 ) -> axum::Router {
+    let well_known = http
+        .well_known
+        .then(|| crate::well_known::router(Arc::clone(&engine)));
     let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
     hosts.extend(http.allowed_hosts.iter().cloned());
     let mut origins = http.allowed_origins.clone();
@@ -644,6 +647,11 @@ pub fn router(
             Arc::<str>::from(token),
             require_bearer,
         )),
+        None => router,
+    };
+    // Published without a token: the switch says these skills are public.
+    let router = match well_known {
+        Some(w) => router.merge(w),
         None => router,
     };
     router.layer(middleware::from_fn_with_state(

@@ -108,6 +108,32 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A well-known discovery index could not be read or has no usable
+    /// entry of the name asked for.
+    #[error("{url}: {message}")]
+    Discovery {
+        /// The index's URL.
+        url: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A downloaded artifact is not what the index's digest says: nothing
+    /// of it was unpacked.
+    #[error(
+        "skill '{name}' ({url}): the index says {expected}, the download is {actual}: it was \
+         corrupted or tampered with, and was refused (nothing was installed); ask the index's \
+         publisher"
+    )]
+    DigestMismatch {
+        /// The entry's name.
+        name: String,
+        /// The artifact's URL.
+        url: String,
+        /// The index's digest.
+        expected: skilldeck::Digest,
+        /// The download's.
+        actual: skilldeck::Digest,
+    },
 }
 
 fn render(diagnostics: &[Diagnostic]) -> String {

@@ -19,6 +19,7 @@
 
 #![deny(missing_docs)]
 
+pub mod discovery;
 mod error;
 mod export;
 mod folder;
@@ -45,8 +46,8 @@ pub use install::{
 pub use limits::PackageLimits;
 pub use lock::{LOCK_FORMAT, LOCKFILE_NAME, LockEntry, Lockfile, lock_path};
 pub use pack::{
-    ArchiveFormat, COMPRESSION_LEVEL, PackOptions, Packed, archive, metadata_version, pack,
-    pack_to_file, write_atomic,
+    ArchiveFormat, COMPRESSION_LEVEL, PackOptions, Packed, archive, archive_at_root,
+    metadata_version, pack, pack_to_file, write_atomic,
 };
 pub use path::check_entry_path;
 pub use signature::{

@@ -106,6 +106,17 @@ impl Packed {
 /// Validates the skill folder `dir` and packs it in memory (a package is at
 /// most [`PackageLimits::max_bytes`] unpacked).
 pub fn pack(dir: &Path, options: &PackOptions) -> Result<Packed, Error> {
+    let (packed, _) = pack_parts(dir, options)?;
+    Ok(packed)
+}
+
+/// [`pack`], with each file's bytes (in the manifest's order) for a
+/// caller that archives them again in another layout
+/// ([`archive_at_root`]).
+pub(crate) fn pack_parts(
+    dir: &Path,
+    options: &PackOptions,
+) -> Result<(Packed, Vec<Vec<u8>>), Error> {
     let report = skilldeck::validate_dir(dir, &options.validation);
     let (errors, warnings): (Vec<_>, Vec<_>) = report
         .diagnostics
@@ -159,13 +170,16 @@ pub fn pack(dir: &Path, options: &PackOptions) -> Result<Packed, Error> {
     let manifest = SkillManifest::new(digests);
     let bytes =
         archive(&name, &manifest, &contents, options.format).map_err(|e| Error::io(dir, e))?;
-    Ok(Packed {
-        name,
-        version,
-        manifest,
-        bytes,
-        warnings,
-    })
+    Ok((
+        Packed {
+            name,
+            version,
+            manifest,
+            bytes,
+            warnings,
+        },
+        contents,
+    ))
 }
 
 /// The canonical archive of skill `name` whose files are `manifest`
@@ -178,9 +192,27 @@ pub fn archive(
     contents: &[Vec<u8>],
     format: ArchiveFormat,
 ) -> std::io::Result<Vec<u8>> {
+    let prefix = format!("{name}/");
     match format {
-        ArchiveFormat::TarGz => tar_gz(name, manifest, contents),
-        ArchiveFormat::Zip => zip(name, manifest, contents),
+        ArchiveFormat::TarGz => tar_gz(&prefix, manifest, contents),
+        ArchiveFormat::Zip => zip(&prefix, manifest, contents),
+    }
+}
+
+/// The archive of a skill whose files are `manifest` with the bytes
+/// `contents`, its files at the archive's root (`SKILL.md`, `scripts/...`)
+/// rather than in a folder named after the skill: the layout the
+/// agentskills.io well-known discovery index requires of an `archive`
+/// artifact. As deterministic as [`archive`] (same entries, order,
+/// modes and times); unpacked, it has the same fingerprint.
+pub fn archive_at_root(
+    manifest: &SkillManifest,
+    contents: &[Vec<u8>],
+    format: ArchiveFormat,
+) -> std::io::Result<Vec<u8>> {
+    match format {
+        ArchiveFormat::TarGz => tar_gz("", manifest, contents),
+        ArchiveFormat::Zip => zip("", manifest, contents),
     }
 }
 
@@ -237,7 +269,11 @@ fn mode(executable: bool) -> u32 {
     if executable { 0o755 } else { 0o644 }
 }
 
-fn tar_gz(name: &str, manifest: &SkillManifest, contents: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
+fn tar_gz(
+    prefix: &str,
+    manifest: &SkillManifest,
+    contents: &[Vec<u8>],
+) -> std::io::Result<Vec<u8>> {
     let gz = flate2::GzBuilder::new()
         .mtime(0)
         .operating_system(255)
@@ -254,14 +290,14 @@ fn tar_gz(name: &str, manifest: &SkillManifest, contents: &[Vec<u8>]) -> std::io
         header.set_mtime(PACKAGE_MTIME);
         builder.append_data(
             &mut header,
-            format!("{name}/{}", file.path),
+            format!("{prefix}{}", file.path),
             bytes.as_slice(),
         )?;
     }
     builder.into_inner()?.finish()
 }
 
-fn zip(name: &str, manifest: &SkillManifest, contents: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
+fn zip(prefix: &str, manifest: &SkillManifest, contents: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
     use zip::write::SimpleFileOptions;
     let to_io = |e: zip::result::ZipError| std::io::Error::other(e.to_string());
     let time = zip::DateTime::from_date_and_time(2000, 1, 1, 0, 0, 0)
@@ -275,7 +311,7 @@ fn zip(name: &str, manifest: &SkillManifest, contents: &[Vec<u8>]) -> std::io::R
             .unix_permissions(mode(file.executable))
             .large_file(false);
         writer
-            .start_file(format!("{name}/{}", file.path), options)
+            .start_file(format!("{prefix}{}", file.path), options)
             .map_err(to_io)?;
         writer.write_all(bytes)?;
     }

@@ -923,6 +923,120 @@ impl Client {
 }
 
 /// An error with its causes (reqwest hides the useful part in `source`).
+/// URLs as the HTTP client parses and resolves them (RFC 3986).
+pub use reqwest::Url;
+
+/// Most redirects a [`PublicClient`] follows for one request.
+pub const MAX_PUBLIC_REDIRECTS: usize = 5;
+
+/// A public document fetched by a [`PublicClient`].
+#[derive(Debug, Clone)]
+pub struct PublicAnswer {
+    /// The URL the answer came from (after redirects).
+    pub url: String,
+    /// Its `Content-Type`, when given.
+    pub content_type: Option<String>,
+    /// The body, read in full within the cap.
+    pub body: Vec<u8>,
+}
+
+/// A client of public documents on any host (a well-known discovery
+/// index and the artifacts it names): the registry client's HTTP stack,
+/// timeouts and size caps, no credential ever sent, and redirects
+/// followed (the discovery spec requires it) at most
+/// [`MAX_PUBLIC_REDIRECTS`] times, each target checked by the caller's
+/// rule first (a redirect to a URL the rule refuses fails the request).
+#[derive(Debug, Clone)]
+pub struct PublicClient {
+    http: reqwest::blocking::Client,
+}
+
+impl PublicClient {
+    /// A client whose every URL, redirects included, must pass `allowed`
+    /// (`Err(why)` refuses it). The caller checks the first URL itself.
+    pub fn new(
+        allowed: impl Fn(&reqwest::Url) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Result<PublicClient, ClientError> {
+        let policy = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() >= MAX_PUBLIC_REDIRECTS {
+                let why = format!("more than {MAX_PUBLIC_REDIRECTS} redirects");
+                return attempt.error(why);
+            }
+            match allowed(attempt.url()) {
+                Ok(()) => attempt.follow(),
+                Err(why) => {
+                    let why = format!("a redirect to {}: {why}", attempt.url());
+                    attempt.error(why)
+                }
+            }
+        });
+        let http = reqwest::blocking::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(REQUEST_TIMEOUT)
+            .redirect(policy)
+            .user_agent(concat!("skilldeck/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ClientError::Url {
+                url: "(public client)".to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(PublicClient { http })
+    }
+
+    /// `GET url`, its body read in full when at most `cap` bytes (a larger
+    /// one is refused, not truncated). An error status is an error.
+    pub fn get(&self, url: &str, cap: u64) -> Result<PublicAnswer, ClientError> {
+        let response = self
+            .http
+            .get(url)
+            .send()
+            .map_err(|e| ClientError::Transport {
+                url: url.to_owned(),
+                message: error_chain(&e),
+            })?;
+        let status = response.status().as_u16();
+        let final_url = response.url().to_string();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if response.content_length().is_some_and(|n| n > cap) {
+            return Err(ClientError::TooLarge {
+                url: url.to_owned(),
+                limit: cap,
+            });
+        }
+        let mut body = Vec::new();
+        response
+            .take(cap + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| ClientError::Transport {
+                url: url.to_owned(),
+                message: e.to_string(),
+            })?;
+        if body.len() as u64 > cap {
+            return Err(ClientError::TooLarge {
+                url: url.to_owned(),
+                limit: cap,
+            });
+        }
+        if status >= 400 {
+            return Err(error_from_answer(
+                url,
+                status,
+                content_type.as_deref(),
+                &body,
+            ));
+        }
+        Ok(PublicAnswer {
+            url: final_url,
+            content_type,
+            body,
+        })
+    }
+}
+
 fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();

@@ -37,6 +37,8 @@ pub use service::browse::{
     BrowsePage, BrowseQuery, BrowseSort, MAX_FACET_NAMESPACES, Need, SkillFacets,
 };
 #[cfg(feature = "server")]
+pub use service::config::WellKnownPolicy;
+#[cfg(feature = "server")]
 pub use service::config::{
     DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
     TestRunLimits, TrustPolicy,

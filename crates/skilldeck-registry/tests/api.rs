@@ -1899,6 +1899,8 @@ async fn the_openapi_document_is_3_1_with_every_route_and_the_bearer_scheme() {
         "/api/v1/agents/{id}/resolved",
         "/api/v1/audit",
         "/api/v1/tokens",
+        "/.well-known/agent-skills/index.json",
+        "/.well-known/agent-skills/{namespace}/{name}/{version}/archive.tar.gz",
     ] {
         assert!(paths.contains_key(p), "{p} is not documented");
     }

@@ -45,6 +45,16 @@ pub enum Error {
     /// (its diagnostics say which entry).
     #[error(transparent)]
     Package(#[from] skilldeck_package::Error),
+    /// A well-known source could not be parsed, read or fetched, or what
+    /// it served broke a rule (`spec`: the source as given or as the lock
+    /// records it).
+    #[error("{spec}: {message}")]
+    WellKnown {
+        /// The well-known source.
+        spec: String,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// A marketplace source could not be parsed or resolved, or its
     /// marketplace or plugin broke a rule (`spec`: the source as given or
     /// as the lock records it).

@@ -30,6 +30,9 @@
 //!   Codex `marketplace.json`, one plugin of it (a local folder or a git
 //!   repository, fetched as above), and its skills
 //!   (`skilldeck install marketplace:PATH#PLUGIN[:SKILL]`).
+//! - **A well-known index** ([`wellknown`]): the agentskills.io discovery
+//!   index of a host, each artifact checked against its digest before it
+//!   is unpacked (`skilldeck install https://HOST#NAME`).
 //!
 //! Both sources drive a [`Target`]: the host, plus whoever tells its
 //! clients that their lists changed.
@@ -45,6 +48,7 @@ pub mod marketplace;
 mod registry;
 mod target;
 mod watch;
+pub mod wellknown;
 
 pub use error::Error;
 pub use fetch::{Fetched, fetch_version};

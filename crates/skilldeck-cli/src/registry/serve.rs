@@ -33,7 +33,8 @@ pub struct Args {
     /// Config file for the `[telemetry]` section (OTLP export of the
     /// request spans; the `OTEL_*` variables win) and `[registry.ui]`
     /// (single sign-on with OpenID Connect: `[registry.ui.oidc]`; whether
-    /// the UI takes API tokens: `token-sign-in`) [default:
+    /// the UI takes API tokens: `token-sign-in`) and `[registry.well-known]`
+    /// (the namespaces the anonymous discovery index lists) [default:
     /// ./skilldeck.toml, then $XDG_CONFIG_HOME/skilldeck/config.toml].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -210,6 +211,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     .map_err(skilldeck_mcp::Error::from)?;
     let _telemetry = skilldeck_mcp::logging::init_with_telemetry(format, telemetry.as_ref())?;
     let ui = ui_config(&ctx.config)?;
+    let well_known =
+        skilldeck_registry::WellKnownPolicy::parse(&ctx.config.registry.well_known.namespaces)
+            .map_err(|e| CliError::Usage(format!("[registry.well-known] namespaces: {e}")))?;
     let data = args.backend.data_dir()?;
     std::fs::create_dir_all(&data).map_err(|e| CliError::Io {
         path: data.clone(),
@@ -236,6 +240,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     runtime()?.block_on(async move {
         let registry = Registry::open(config).await.map_err(registry_error)?;
         registry.set_test_runner(runner).map_err(registry_error)?;
+        registry
+            .set_well_known(well_known)
+            .map_err(registry_error)?;
         let path = registry
             .ensure_admin_token(&token_file)
             .await

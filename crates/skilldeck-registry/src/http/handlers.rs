@@ -935,6 +935,59 @@ fn metrics_text() -> Result<Response> {
         .into_response())
 }
 
+/// The agentskills.io well-known discovery index (schema 0.2.0) of what
+/// the registry shows without a token (`[registry.well-known]
+/// namespaces`; 404 when none): per listed namespace, each skill's
+/// `latest` live version as an `archive` entry (ETag, 304).
+#[utoipa::path(get, path = "/.well-known/agent-skills/index.json", tag = "discovery",
+    responses(
+        (status = 200, description = "the index", content_type = "application/json", body = serde_json::Value),
+        (status = 304, description = "not modified"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn well_known_index(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let r = registry.well_known_index().await?;
+    with_generation(
+        with_etag(&headers, &r.etag, r.content_type, r.body)?,
+        r.generation,
+    )
+}
+
+/// A listed version's archive for the well-known index: its files at the
+/// root, the index's digest its sha256 (the ETag); no token.
+#[utoipa::path(get, path = "/.well-known/agent-skills/{namespace}/{name}/{version}/archive.tar.gz", tag = "discovery",
+    params(("namespace" = String, Path), ("name" = String, Path), ("version" = String, Path)),
+    responses(
+        (status = 200, description = "the archive; ETag is its sha256", content_type = "application/gzip", body = Vec<u8>),
+        (status = 304, description = "not modified"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 500, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn well_known_archive(
+    State(registry): State<Registry>,
+    headers: HeaderMap,
+    Path((namespace, name, version)): Path<(String, String, String)>,
+) -> Result<Response> {
+    let skill = skill_ref(&namespace, &name)?;
+    let (etag, found) = registry.well_known_archive_etag(&skill, &version).await?;
+    // 304 from the digest in the database: nothing is rebuilt.
+    let bytes = if not_modified(&headers, &etag) {
+        Bytes::new()
+    } else {
+        registry.well_known_archive(found).await?
+    };
+    with_etag(
+        &headers,
+        &etag,
+        crate::service::well_known::archive_content_type(),
+        bytes,
+    )
+}
+
 /// Liveness: the process answers (no auth).
 #[utoipa::path(get, path = "/healthz", tag = "meta",
     responses((status = 200, description = "ok", content_type = "text/plain", body = String)))]

@@ -114,6 +114,14 @@ pub fn api_router(registry: Registry) -> Router {
         .method_not_allowed_fallback(handlers::method_not_allowed);
     Router::new()
         .nest(API_PREFIX, api)
+        .route(
+            skilldeck_package::discovery::INDEX_PATH,
+            get(handlers::well_known_index),
+        )
+        .route(
+            "/.well-known/agent-skills/{namespace}/{name}/{version}/archive.tar.gz",
+            get(handlers::well_known_archive),
+        )
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))
         .route("/metrics", get(handlers::metrics))

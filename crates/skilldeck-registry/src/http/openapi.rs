@@ -167,7 +167,7 @@ impl Modify for GenerationHeader {
         handlers::update_agent, handlers::delete_agent, handlers::assignments,
         handlers::assign, handlers::unassign, handlers::agent_token,
         handlers::create_token, handlers::list_tokens, handlers::revoke_token, handlers::resolved, handlers::catalog, handlers::lock,
-        handlers::audit, openapi_json, handlers::healthz, handlers::readyz, handlers::metrics, handlers::block, handlers::unblock,
+        handlers::audit, openapi_json, handlers::well_known_index, handlers::well_known_archive, handlers::healthz, handlers::readyz, handlers::metrics, handlers::block, handlers::unblock,
         handlers::review, handlers::reviews, handlers::namespace_policy,
         handlers::set_namespace_policy, handlers::signers, handlers::add_signer,
         handlers::remove_signer, handlers::test_run, handlers::test_run_targets,

@@ -8,6 +8,7 @@ use skilldeck_package::PackageLimits;
 
 pub use crate::db_limits::DbLimits;
 use crate::error::RegistryError;
+use crate::names::Namespace;
 
 /// Most bytes of a publish body (`MAX_PUBLISH_BYTES`).
 pub const MAX_PUBLISH_BYTES: usize = 20 * 1024 * 1024;
@@ -341,5 +342,44 @@ impl RegistryError {
             ));
         }
         Ok(())
+    }
+}
+
+/// Which namespaces the anonymous index lists.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum WellKnownPolicy {
+    /// None: `/.well-known/agent-skills/index.json` answers 404 (the
+    /// default: without a token, nothing is shown).
+    #[default]
+    Off,
+    /// These namespaces, in this order (a name listed by an earlier one
+    /// hides a later one's).
+    Namespaces(Vec<Namespace>),
+    /// Every namespace, by name.
+    All,
+}
+
+impl WellKnownPolicy {
+    /// The policy of a `namespaces = [...]` setting: empty is off, `*`
+    /// alone is every namespace; anything else must be namespaces.
+    pub fn parse(names: &[String]) -> Result<WellKnownPolicy, RegistryError> {
+        match names {
+            [] => Ok(WellKnownPolicy::Off),
+            [one] if one == "*" => Ok(WellKnownPolicy::All),
+            _ => names
+                .iter()
+                .map(|n| Namespace::new(n).map_err(RegistryError::from))
+                .collect::<Result<Vec<_>, _>>()
+                .map(WellKnownPolicy::Namespaces),
+        }
+    }
+
+    /// True when `ns` is listed.
+    pub fn lists(&self, ns: &Namespace) -> bool {
+        match self {
+            WellKnownPolicy::Off => false,
+            WellKnownPolicy::All => true,
+            WellKnownPolicy::Namespaces(list) => list.contains(ns),
+        }
     }
 }

@@ -174,6 +174,12 @@ impl Fresh {
             .max(f.agents.get(id).copied().unwrap_or(0))
     }
 
+    /// The floor of what depends on skills only (the well-known index).
+    pub fn skills_floor(&self) -> i64 {
+        let f = guard(&self.floors);
+        f.all.max(f.skills)
+    }
+
     /// The floor of verified tokens.
     pub fn auth_floor(&self) -> i64 {
         let f = guard(&self.floors);

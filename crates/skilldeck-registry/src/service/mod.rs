@@ -55,3 +55,4 @@ pub mod test_run;
 pub mod throttle;
 pub mod tokens;
 pub mod ui_sessions;
+pub mod well_known;

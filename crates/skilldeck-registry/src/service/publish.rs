@@ -48,6 +48,9 @@ struct ValidatedUpload {
     archive: Bytes,
     /// `sha256:<hex>` of the canonical tar.gz.
     archive_digest: String,
+    /// `sha256:<hex>` of the well-known index's tar.gz (files at the
+    /// root; rebuilt from the canonical archive when downloaded).
+    root_archive_digest: String,
     /// What `skilldeck validate` says for the package under the
     /// registry's report mode, naming files inside the skill.
     report: Vec<Diagnostic>,
@@ -195,6 +198,12 @@ impl ValidatedUpload {
             ArchiveFormat::TarGz,
         )
         .map_err(|e| RegistryError::Internal(format!("packing the canonical archive: {e}")))?;
+        let root_archive = skilldeck_package::archive_at_root(
+            &unpacked.manifest,
+            &read.contents,
+            ArchiveFormat::TarGz,
+        )
+        .map_err(|e| RegistryError::Internal(format!("packing the index archive: {e}")))?;
         let contents: Vec<Bytes> = read.contents.into_iter().map(Bytes::from).collect();
         let skill_md = unpacked
             .manifest
@@ -241,6 +250,7 @@ impl ValidatedUpload {
             name: unpacked.name,
             meta_version: unpacked.version,
             archive_digest: skilldeck::sha256_digest(&archive),
+            root_archive_digest: skilldeck::sha256_digest(&root_archive),
             archive: Bytes::from(archive),
             // Control characters (a YAML "\0" escape decodes to NUL, which
             // PostgreSQL refuses in text) become spaces, as the deck does.
@@ -445,6 +455,7 @@ impl Registry {
                 fingerprint: &fingerprint,
                 archive_sha256: &upload.archive_digest,
                 archive_size: upload.archive.len() as u64,
+                root_archive_sha256: &upload.root_archive_digest,
                 size,
                 description: &upload.description,
                 capabilities: &upload.capabilities,

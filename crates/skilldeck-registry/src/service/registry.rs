@@ -70,6 +70,11 @@ pub(crate) struct Inner {
     pub test_runner: std::sync::OnceLock<Arc<dyn crate::service::runner::TestRunner>>,
     /// Test runs per principal.
     pub test_runs: crate::service::rate::RateLimiter,
+    /// What the anonymous well-known index lists, once the binary set it
+    /// (else nothing).
+    pub well_known: std::sync::OnceLock<crate::service::config::WellKnownPolicy>,
+    /// The rendered well-known index.
+    pub well_known_index: TtlCache<Rendered>,
 }
 
 impl Registry {
@@ -116,6 +121,8 @@ impl Registry {
                     config.limits.failed_auth_probe_interval,
                 ),
                 test_runner: std::sync::OnceLock::new(),
+                well_known: std::sync::OnceLock::new(),
+                well_known_index: TtlCache::new("well-known", ttl, 4),
                 test_runs: crate::service::rate::RateLimiter::new(
                     config.limits.test_run.per_minute,
                 ),

@@ -105,6 +105,9 @@ pub(crate) struct NewVersion<'a> {
     pub archive_sha256: &'a str,
     /// Bytes of the canonical archive.
     pub archive_size: u64,
+    /// `sha256:<hex>` of the well-known index's archive (files at the
+    /// root).
+    pub root_archive_sha256: &'a str,
     /// Bytes of all files.
     pub size: u64,
     /// The description (no control characters).
@@ -418,8 +421,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     sqlx::query(
         "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
          description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state, \
-         signature, signer, audit_verdict, audit_findings) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+         signature, signer, audit_verdict, audit_findings, root_archive_sha256) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
     )
     .bind(ns.clone())
     .bind(name.clone())
@@ -440,6 +443,7 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     .bind(v.signed.map(|(_, signer)| signer.to_owned()))
     .bind(v.audit.verdict.clone())
     .bind(serde_json::to_string(&v.audit.findings)?)
+    .bind(v.root_archive_sha256.to_owned())
     .execute(w.conn())
     .await?;
     for f in v.files {
@@ -693,4 +697,117 @@ pub(crate) async fn archive_digests(db: &Db) -> Result<Vec<String>, RegistryErro
             .fetch_all(db.pool())
             .await?,
     )
+}
+
+/// One version the well-known index lists.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexedVersion {
+    /// Its skill's name.
+    pub name: String,
+    /// The version.
+    pub version: String,
+    /// Its description.
+    pub description: String,
+    /// `sha256:<hex>` of the canonical archive.
+    pub archive_sha256: String,
+    /// `sha256:<hex>` of the index's archive; `None` until filled in.
+    pub root_archive_sha256: Option<String>,
+}
+
+/// One page of the versions `latest` points to in `namespace`, released,
+/// neither yanked nor blocked, by name after `after` (keyset paging: one
+/// query per page, whatever the page).
+pub(crate) async fn indexed_page(
+    db: &Db,
+    namespace: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<IndexedVersion>, RegistryError> {
+    sqlx::query(
+        "SELECT v.name, v.version, v.description, v.archive_sha256, v.root_archive_sha256 \
+         FROM labels l JOIN versions v ON v.namespace = l.namespace AND v.name = l.name \
+         AND v.version = l.version \
+         WHERE l.label = 'latest' AND l.namespace = $1 AND l.name > $2 \
+         AND v.yanked_at IS NULL AND v.blocked_at IS NULL AND v.review_state = 'released' \
+         ORDER BY l.name LIMIT $3",
+    )
+    .bind(namespace.to_owned())
+    .bind(after.to_owned())
+    .bind(limit)
+    .fetch_all(db.pool())
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(IndexedVersion {
+            name: r.try_get("name")?,
+            version: r.try_get("version")?,
+            description: r.try_get("description")?,
+            archive_sha256: r.try_get("archive_sha256")?,
+            root_archive_sha256: r.try_get("root_archive_sha256")?,
+        })
+    })
+    .collect()
+}
+
+/// One live version (released, neither yanked nor blocked) of `skill`,
+/// as the index lists it; `None` when there is no such live version.
+pub(crate) async fn indexed_one(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+) -> Result<Option<IndexedVersion>, RegistryError> {
+    let (ns, name) = key(skill);
+    sqlx::query(
+        "SELECT name, version, description, archive_sha256, root_archive_sha256 FROM versions \
+         WHERE namespace = $1 AND name = $2 AND version = $3 AND yanked_at IS NULL \
+         AND blocked_at IS NULL AND review_state = 'released'",
+    )
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .fetch_optional(db.pool())
+    .await?
+    .map(|r| {
+        Ok(IndexedVersion {
+            name: r.try_get("name")?,
+            version: r.try_get("version")?,
+            description: r.try_get("description")?,
+            archive_sha256: r.try_get("archive_sha256")?,
+            root_archive_sha256: r.try_get("root_archive_sha256")?,
+        })
+    })
+    .transpose()
+}
+
+/// The namespaces that hold skills, in order (for `*`).
+pub(crate) async fn namespaces(db: &Db) -> Result<Vec<String>, RegistryError> {
+    Ok(
+        sqlx::query_scalar("SELECT DISTINCT namespace FROM skills ORDER BY namespace")
+            .fetch_all(db.pool())
+            .await?,
+    )
+}
+
+/// Records the index archive digest of a version published before the
+/// column existed. Derived data of an immutable version (the same value
+/// whoever computes it), so no generation is taken: nothing cached
+/// changes meaning.
+pub(crate) async fn set_root_archive(
+    db: &Db,
+    skill: &SkillRef,
+    version: &str,
+    digest: &str,
+) -> Result<(), RegistryError> {
+    let (ns, name) = key(skill);
+    sqlx::query(
+        "UPDATE versions SET root_archive_sha256 = $1 WHERE namespace = $2 AND name = $3 \
+         AND version = $4 AND root_archive_sha256 IS NULL",
+    )
+    .bind(digest.to_owned())
+    .bind(ns)
+    .bind(name)
+    .bind(version.to_owned())
+    .execute(db.pool())
+    .await?;
+    Ok(())
 }

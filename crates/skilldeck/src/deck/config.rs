@@ -86,6 +86,20 @@ pub struct Config {
 pub struct RegistryConfig {
     /// `[registry.ui]`: the web UI.
     pub ui: RegistryUiConfig,
+    /// `[registry.well-known]`: the anonymous agentskills.io discovery
+    /// index.
+    pub well_known: RegistryWellKnownConfig,
+}
+
+/// `[registry.well-known]`: what `GET /.well-known/agent-skills/index.json`
+/// lists without a token.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct RegistryWellKnownConfig {
+    /// The namespaces listed, in order (a name an earlier one lists hides
+    /// a later one's); `["*"]`: every namespace; empty (the default): no
+    /// index, as nothing else is readable without a token.
+    pub namespaces: Vec<String>,
 }
 
 /// `[registry.ui]`: how people sign in to the registry's web UI.
@@ -395,6 +409,11 @@ pub struct ServeConfig {
     /// watch each, a per-user system resource); beyond it the roots are
     /// polled. Default: `skilldeck_host::watch::WATCH_BUDGET` (8,192).
     pub watch_budget: Option<usize>,
+    /// `well-known = true`: `serve --http` also serves the agentskills.io
+    /// discovery index of its skills at
+    /// `/.well-known/agent-skills/index.json` and each skill's archive,
+    /// without a token (default false).
+    pub well_known: Option<bool>,
 }
 
 /// `[cache]`.
