@@ -223,7 +223,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 Action::Replaced => "replaced",
                 Action::Unchanged => "unchanged",
             };
-            let tag = pulled
+            let tag = held
+                .pulled
                 .iter()
                 .find(|p| p.source == i.source)
                 .and_then(|p| p.tag.as_deref())

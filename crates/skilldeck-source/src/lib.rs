@@ -42,9 +42,9 @@
 mod error;
 mod fetch;
 pub mod git;
+pub mod marketplace;
 #[cfg(feature = "oci")]
 pub mod oci;
-pub mod marketplace;
 mod registry;
 mod target;
 mod watch;

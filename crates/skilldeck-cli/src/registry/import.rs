@@ -9,11 +9,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use skilldeck_package::{ArchiveFormat, PackOptions, UnpackOptions};
 use skilldeck_registry::names::{Namespace, namespace_or_default};
-use skilldeck_registry::{Principal, Registry};
+use skilldeck_registry::{Principal, Registry, RegistryError};
 use tokio::task::JoinSet;
 
 use crate::error::CliError;
@@ -24,6 +24,10 @@ use crate::{exit, render};
 pub const DEFAULT_IMPORT_JOBS: u64 = 4;
 /// The most `--jobs` accepts.
 pub const MAX_IMPORT_JOBS: u64 = 64;
+/// How many times one skill is published while the registry answers
+/// busy (its write slots or locks held by the other imports) before it
+/// counts as refused.
+const MAX_BUSY_ATTEMPTS: u32 = 20;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -46,7 +50,8 @@ pub struct Args {
     /// missing as `serve` does].
     #[arg(long, value_name = "FILE")]
     admin_token_file: Option<PathBuf>,
-    /// Print only the summary line, not one line per skill.
+    /// Print only the summary line and what was refused, not one line per
+    /// published skill.
     #[arg(short, long)]
     quiet: bool,
 }
@@ -120,15 +125,12 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             };
             let outcome =
                 done.map_err(|e| CliError::Usage(format!("registry import: a task failed: {e}")))?;
-            if !args.quiet {
-                println!(
-                    "{}",
-                    render::safe(&match &outcome {
-                        Outcome::Published(s) => format!("published {s}"),
-                        Outcome::Unchanged(s) => format!("unchanged {s}"),
-                        Outcome::Refused(s) => format!("refused   {s}"),
-                    })
-                );
+            match &outcome {
+                // Always said, --quiet or not: what was refused and why.
+                Outcome::Refused(why) => eprintln!("refused   {}", render::safe(why)),
+                _ if args.quiet => {}
+                Outcome::Published(s) => println!("published {}", render::safe(s)),
+                Outcome::Unchanged(s) => println!("unchanged {}", render::safe(s)),
             }
             outcomes.push(outcome);
         }
@@ -167,13 +169,27 @@ async fn import_one(
             "{shown}: no version: give it `metadata.version` in SKILL.md, or pass --version"
         ));
     };
-    match registry
-        .publish(admin, ns, Some(&version), packed.bytes.into(), None)
-        .await
-    {
-        Ok(p) if p.created => Outcome::Published(format!("{ns}/{}@{}", p.name, p.version)),
-        Ok(p) => Outcome::Unchanged(format!("{ns}/{}@{}", p.name, p.version)),
-        Err(e) => Outcome::Refused(format!("{shown}: {e}")),
+    let mut attempt = 1;
+    loop {
+        match registry
+            .publish(admin, ns, Some(&version), packed.bytes.clone().into(), None)
+            .await
+        {
+            Ok(p) if p.created => {
+                return Outcome::Published(format!("{ns}/{}@{}", p.name, p.version));
+            }
+            Ok(p) => return Outcome::Unchanged(format!("{ns}/{}@{}", p.name, p.version)),
+            // The registry's bounds ran out (a write slot, a row lock, the
+            // request's time: other imports hold them) and nothing was
+            // kept: publish again when it says, a bounded number of times.
+            Err(RegistryError::Busy { retry_after, .. }) if attempt < MAX_BUSY_ATTEMPTS => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_secs(retry_after.max(1))).await;
+            }
+            Err(e) => {
+                return Outcome::Refused(format!("{shown}: {e} (after {attempt} attempt(s))"));
+            }
+        }
     }
 }
 
