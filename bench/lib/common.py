@@ -28,7 +28,24 @@ import gen_skills
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(BENCH)
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-RELEASE = os.path.join(TARGET, "release")
+
+
+def host_triple():
+    """The host's target triple (`rustc -vV`), e.g. x86_64-unknown-linux-gnu."""
+    try:
+        out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "x86_64-unknown-linux-gnu"
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines()
+                 if line.startswith("host:")), "x86_64-unknown-linux-gnu")
+
+
+# Release builds name the host triple explicitly (`--target`), as the napi
+# CLI does for the Node addon: the two then share one set of compiled
+# dependencies in target/<triple>/release (without --target cargo keeps a
+# second set in target/release). scripts/dist.sh does the same.
+HOST = host_triple()
+RELEASE = os.path.join(TARGET, HOST, "release")
 SKILLDECK = os.path.join(RELEASE, "skilldeck")
 FLOOR = os.path.join(RELEASE, "floor")
 PEAK_RSS = os.path.join(RELEASE, "peak-rss")
@@ -48,7 +65,8 @@ def log(msg):
 def build(*packages, examples=(), locked=False, quiet=True):
     """`cargo build --release` of the given packages (and `-p skilldeck
     --example NAME` for each example)."""
-    flags = ["--release"] + (["--quiet"] if quiet else []) + (["--locked"] if locked else [])
+    flags = (["--release", "--target", HOST] + (["--quiet"] if quiet else [])
+             + (["--locked"] if locked else []))
     if packages:
         subprocess.run(["cargo", "build", *flags, *(a for p in packages for a in ("-p", p))],
                        cwd=ROOT, check=True)
