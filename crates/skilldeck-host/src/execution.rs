@@ -381,7 +381,7 @@ impl Execution {
             }
         );
         for problem in package_problems {
-            message.push_str("\n");
+            message.push('\n');
             message.push_str(problem);
         }
         Err(ToolError::new(ToolErrorKind::UnknownTool, message))

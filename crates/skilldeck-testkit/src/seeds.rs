@@ -30,11 +30,14 @@ pub fn seed_004_dir() -> std::path::PathBuf {
 pub fn copy_seed_004(name: &str, root: &std::path::Path) -> std::path::PathBuf {
     let from = seed_004_dir().join(name);
     let to = root.join(name);
-    std::fs::create_dir_all(&to).expect("create the skill folder");
-    for entry in std::fs::read_dir(&from).expect("read the fixture") {
-        let entry = entry.expect("fixture entry");
-        if entry.file_type().expect("file type").is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    std::fs::create_dir_all(&to).unwrap_or_else(|e| panic!("cannot create {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(&from).unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(entry.file_name()))
+                .unwrap_or_else(|e| panic!("cannot copy {}: {e}", path.display()));
         }
     }
     to
