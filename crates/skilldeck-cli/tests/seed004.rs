@@ -241,6 +241,15 @@ fn a_langchain_tool_is_listed_over_mcp_with_its_pydantic_schema_and_runs_in_the_
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(text(&refused).contains("city"), "{}", text(&refused));
 
+    // The tool's own error reaches the caller as a tool error.
+    let failed = client.call("weather_tool__forecast_archive", json!({"city": "Oslo"}));
+    assert_eq!(failed["isError"], true, "{failed}");
+    assert!(
+        text(&failed).contains("the forecast archive for Oslo is offline"),
+        "{}",
+        text(&failed)
+    );
+
     // The sandbox's uid, and no network: a port this test listens on on
     // loopback is out of reach, and nothing connects to it.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

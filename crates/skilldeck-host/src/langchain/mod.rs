@@ -664,6 +664,59 @@ mod tests {
         assert_eq!(name("").as_deref(), Some("t_"));
     }
 
+    fn package() -> (skilldeck_testkit::Root, skilldeck::Deck) {
+        let root = skilldeck_testkit::Root::new();
+        root.skill("pkg")
+            .description("A package. Use when testing.")
+            .frontmatter_raw("skill_type: langchain_tool\n")
+            .file("tools.py", "")
+            .write();
+        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([root
+            .path()
+            .to_path_buf()]));
+        (root, deck)
+    }
+
+    #[test]
+    fn a_reported_tool_without_an_object_schema_or_outside_the_package_is_left_out() {
+        let (_root, deck) = package();
+        let skill = deck.get("pkg").expect("loaded");
+        let object = json!({"type": "object", "properties": {"q": {"type": "string"}}});
+        let reply = json!({"ok": true, "protocol": 1, "skipped": [], "tools": [
+            {"name": "Search Notes", "description": "Search.", "schema": object, "module": "tools.py"},
+            {"name": "search_notes", "description": "Again.", "schema": object, "module": "tools.py"},
+            {"name": "flat", "description": "", "schema": {"type": "string"}, "module": "tools.py"},
+            {"name": "away", "description": "", "schema": object, "module": "../../etc/passwd"},
+            {"name": "bad", "description": "", "schema": {"type": "object", "minimum": "x"}, "module": "tools.py"},
+        ]});
+        let described = tools_of_reply(skill, &reply);
+        let names: Vec<&str> = described.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["search_notes"]);
+        assert_eq!(
+            described.tools[0].call,
+            ToolCall::LangChain {
+                name: "Search Notes".to_owned()
+            }
+        );
+        assert_eq!(described.problems.len(), 4, "{:#?}", described.problems);
+        assert!(
+            described
+                .problems
+                .iter()
+                .all(|d| d.code == Code::ToolPackageFailed)
+        );
+    }
+
+    #[test]
+    fn a_package_with_no_tool_is_reported() {
+        let (_root, deck) = package();
+        let skill = deck.get("pkg").expect("loaded");
+        let reply = json!({"ok": true, "protocol": 1, "skipped": [], "tools": []});
+        let described = tools_of_reply(skill, &reply);
+        assert!(described.tools.is_empty());
+        assert!(described.problems[0].message.contains("defines no tool"));
+    }
+
     #[test]
     fn a_venvs_folder_and_its_base_prefix_become_readable() {
         let dir = tempfile::tempdir().expect("tempdir");
