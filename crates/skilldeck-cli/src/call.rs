@@ -1,5 +1,6 @@
 //! `skilldeck call NAME TOOL --args JSON`: a tool a skill declares
-//! (`tools:`), its arguments checked against its schema by the host before
+//! (`tools:`, seed 004's `entry_points`) or a LangChain package's tool, its
+//! arguments checked against its schema by the host before
 //! anything runs, then its `run` script in the sandbox with the arguments
 //! as JSON on stdin. Stdout is the result (structured when it is JSON).
 //! The host's [`Execution`] finds the tool, checks the arguments and runs
@@ -45,7 +46,10 @@ pub struct Args {
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let deck = ctx.deck();
     let execution = execution(ctx)?;
-    let tools = SkillTools::build(deck);
+    // A LangChain package's tools are found by its worker in the sandbox
+    // (the explicit `call` may run skill code).
+    let packages = execution.packages();
+    let tools = SkillTools::build_with(deck, Some(&packages));
     let full_name =
         Execution::tool_full_name(deck, &tools, &args.name, &args.tool).map_err(not_run)?;
     let prepared = Execution::prepare_tool_json(

@@ -28,6 +28,8 @@ struct ToolRow<'a> {
     /// `None`: the host implements the tool (no script).
     run: Option<&'a str>,
     input_schema: &'a serde_json::Value,
+    /// How the arguments reach the script (`json`, `entry-point`).
+    call: &'a skilldeck::ToolCall,
 }
 
 #[derive(serde::Serialize)]
@@ -65,6 +67,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             description: &t.description,
             run: t.run.as_deref(),
             input_schema: &t.input_schema,
+            call: &t.call,
         })
         .collect();
     let mut out = render::stdout_for(args.format == Format::Json);
@@ -107,13 +110,27 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             if let Some(hint) = skill.argument_hint() {
                 writeln!(out, "| argument-hint | {hint} |")?;
             }
+            if let Some(kind) = fm.skill_type {
+                writeln!(out, "| skill_type | {kind} |")?;
+            }
+            if !fm.capabilities.is_empty() {
+                writeln!(
+                    out,
+                    "| required capabilities | {} |",
+                    fm.capabilities.join(", ")
+                )?;
+            }
             if !tools.is_empty() {
                 writeln!(out, "\n## Tools\n")?;
                 for t in &tools {
-                    let how = match t.run {
-                        Some(run) => format!("runs `{run}`"),
-                        None => "implemented by the host: offered once an application \
-                                 registers its handler"
+                    let how = match (t.run, t.call) {
+                        (Some(run), skilldeck::ToolCall::EntryPoint) => format!(
+                            "entry point: runs `{run}`, `args` on its command line, `input` \
+                             as JSON on stdin"
+                        ),
+                        (Some(run), _) => format!("runs `{run}`"),
+                        (None, _) => "implemented by the host: offered once an application \
+                                      registers its handler"
                             .to_owned(),
                     };
                     writeln!(
@@ -122,6 +139,15 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                         t.name, t.full_name, t.description
                     )?;
                 }
+            }
+            if fm.skill_type == Some(skilldeck::SkillType::LangchainTool) {
+                writeln!(
+                    out,
+                    "\nA LangChain tool package: its tools are found by importing it inside \
+                     the sandbox, never here (`skilldeck serve --exec` lists them, `skilldeck \
+                     call {} TOOL` runs one).",
+                    skill.name
+                )?;
             }
             writeln!(out, "\n---\n")?;
             writeln!(out, "{}", body.trim_start_matches(['\r', '\n']).trim_end())?;

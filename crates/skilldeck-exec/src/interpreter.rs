@@ -35,7 +35,8 @@ pub(crate) struct Command {
     /// and no known extension).
     pub runs_file_itself: bool,
     /// How the program was chosen: "shebang", "extension", "executable" or
-    /// "shell" ([`crate::Executor::run_shell`]).
+    /// "shell" ([`crate::Executor::run_shell`]) or "program"
+    /// ([`crate::Executor::run_program`]).
     pub chosen_by: &'static str,
 }
 

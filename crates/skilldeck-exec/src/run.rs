@@ -230,6 +230,38 @@ impl Executor {
         })
     }
 
+    /// Runs `program` with `pre_args` (then `$0`-style the skill folder,
+    /// then `request.args`) for `request.skill` under `policy`, as a skill
+    /// file would run: the same sandbox, limits, span and audit line. For a
+    /// program skilldeck ships rather than a file of the skill (the
+    /// LangChain worker: `python3 -I -c WORKER`); `program` must be an
+    /// absolute path the sandbox can read (a system folder, or a folder in
+    /// the policy's read paths).
+    pub fn run_program(
+        &self,
+        request: Request<'_>,
+        program: &Path,
+        pre_args: Vec<String>,
+        policy: &Policy,
+    ) -> Result<Outcome, ExecError> {
+        self.run_traced(request, policy, |r| {
+            if !program.is_absolute() {
+                return Err(ExecError::InvalidInput(format!(
+                    "skill '{}': the program '{}' is not an absolute path",
+                    r.skill.name,
+                    program.display()
+                )));
+            }
+            Ok(Command {
+                relative: String::new(),
+                program: program.to_path_buf(),
+                pre_args,
+                runs_file_itself: false,
+                chosen_by: "program",
+            })
+        })
+    }
+
     fn run_traced(
         &self,
         request: Request<'_>,

@@ -45,9 +45,9 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use skilldeck::Skill;
 use skilldeck::activation::dynamic::{Directive, DynamicContext};
 use skilldeck::deck::{Deck, ExecConfig};
+use skilldeck::{Skill, ToolCall};
 use skilldeck_exec::{
     CallContext, ErrorKind, ExecError, Executor, Input, Outcome, Policy, Profile, Request,
     executor_config, policy_from_config, profile_from_config,
@@ -157,6 +157,9 @@ pub struct PreparedRun<'d> {
     args: Vec<String>,
     stdin: Input,
     context: CallContext,
+    /// A LangChain package's tool: the worker runs, `stdin` holds its
+    /// `invoke` request.
+    langchain: bool,
 }
 
 impl PreparedRun<'_> {
@@ -183,6 +186,8 @@ pub struct Execution {
     code: Option<CodeState>,
     /// The decisions users made about calls that needed approval.
     approvals: crate::approval::Approvals,
+    /// Describes LangChain tool packages (in the sandbox, cached).
+    packages: std::sync::Arc<crate::langchain::PackageTools>,
 }
 
 /// `run_code`'s per-conversation work folders and the empty folder that
@@ -250,11 +255,18 @@ impl Execution {
         });
         Execution {
             approvals: crate::approval::Approvals::new(config.approval),
+            packages: std::sync::Arc::new(crate::langchain::PackageTools::new(config.clone())),
             config,
             executor,
             live: std::sync::RwLock::new(None),
             code,
         }
+    }
+
+    /// The describer of LangChain tool packages under this service's
+    /// config (a host's snapshots share it, so its cache outlives reloads).
+    pub fn packages(&self) -> std::sync::Arc<crate::langchain::PackageTools> {
+        std::sync::Arc::clone(&self.packages)
     }
 
     /// `run_code`'s work folders, when `[exec] code` is on.
@@ -353,17 +365,26 @@ impl Execution {
             return Ok(found.full_name.to_owned());
         }
         let names: Vec<String> = declared.iter().map(|t| t.tool.name.to_string()).collect();
-        Err(ToolError::new(
-            ToolErrorKind::UnknownTool,
-            format!(
-                "skill '{skill}' declares no tool '{tool}'; {}",
-                if names.is_empty() {
-                    "it declares none".to_owned()
-                } else {
-                    format!("its tools: {}", names.join(", "))
-                }
-            ),
-        ))
+        let skill_md = deck.get(skill).map(|s| s.skill_md.clone());
+        let package_problems: Vec<&str> = tools
+            .problems()
+            .iter()
+            .filter(|d| d.file.is_some() && d.file == skill_md)
+            .map(|d| d.message.as_str())
+            .collect();
+        let mut message = format!(
+            "skill '{skill}' declares no tool '{tool}'; {}",
+            if names.is_empty() {
+                "it declares none".to_owned()
+            } else {
+                format!("its tools: {}", names.join(", "))
+            }
+        );
+        for problem in package_problems {
+            message.push('\n');
+            message.push_str(problem);
+        }
+        Err(ToolError::new(ToolErrorKind::UnknownTool, message))
     }
 
     /// Checks a call of the skill tool `full_name` with `arguments` (JSON
@@ -416,18 +437,35 @@ impl Execution {
                 ),
             ));
         }
-        // Checked against the schema: serialising a JSON value cannot fail.
-        let stdin = serde_json::to_vec(arguments).unwrap_or_default();
+        let context = CallContext {
+            tool: full_name.to_owned(),
+            ..context
+        };
+        let (args, stdin, langchain) = match &resolved.tool.call {
+            // Checked against the schema: serialising a JSON value cannot fail.
+            ToolCall::Json => (
+                Vec::new(),
+                Input::Bytes(serde_json::to_vec(arguments).unwrap_or_default()),
+                false,
+            ),
+            ToolCall::EntryPoint => {
+                let (args, stdin) = entry_point_input(arguments);
+                (args, stdin, false)
+            }
+            ToolCall::LangChain { name } => (
+                Vec::new(),
+                Input::Bytes(crate::langchain::invoke_request(&run, name, arguments)),
+                true,
+            ),
+        };
         Ok(PreparedRun {
             skill: resolved.skill,
             tool: full_name.to_owned(),
             path: run,
-            args: Vec::new(),
-            stdin: Input::Bytes(stdin),
-            context: CallContext {
-                tool: full_name.to_owned(),
-                ..context
-            },
+            args,
+            stdin,
+            context,
+            langchain,
         })
     }
 
@@ -461,6 +499,7 @@ impl Execution {
             args,
             stdin,
             context,
+            langchain: false,
         })
     }
 
@@ -480,6 +519,9 @@ impl Execution {
             stdin: run.stdin,
             context: run.context,
         };
+        if run.langchain {
+            return crate::langchain::run_invoke(&self.executor, &self.config, request, policy);
+        }
         self.executor.run(request, &policy)
     }
 
@@ -602,6 +644,28 @@ impl Execution {
             .map_err(|e| exec_error(&what, &e))?;
         finish(&what, &skill.name, &tool, &path, outcome)
     }
+}
+
+/// An entry point's arguments (checked against
+/// [`skilldeck::spec::entry_point_schema`]): `args` on the command line,
+/// `input` as JSON on stdin (nothing when absent).
+fn entry_point_input(arguments: &Value) -> (Vec<String>, Input) {
+    let args = arguments
+        .get("args")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let stdin = match arguments.get("input") {
+        Some(input) => Input::Bytes(serde_json::to_vec(input).unwrap_or_default()),
+        None => Input::Null,
+    };
+    (args, stdin)
 }
 
 /// Refuses `path` unless it names a file under the skill's `scripts/`

@@ -167,7 +167,12 @@ impl Host {
     /// `options.discovery`).
     pub fn with_deck(options: HostOptions, deck: Deck) -> Result<Host, skilldeck::Error> {
         let options = Arc::new(options);
-        let snapshot = Snapshot::build(deck, 0, Arc::clone(&options))?;
+        let execution = options
+            .exec
+            .enabled
+            .then(|| Execution::new(options.exec.clone()));
+        let packages = execution.as_ref().map(Execution::packages);
+        let snapshot = Snapshot::build(deck, 0, Arc::clone(&options))?.with_packages(packages);
         Ok(Host {
             cache: Mutex::new(ContentCache::with_options(options.cache_options())),
             manifest: Manifest::new(options.digest_cache_entries),
@@ -176,10 +181,7 @@ impl Host {
             sessions: AtomicU64::new(0),
             uses: Mutex::new(HashMap::new()),
             hidden_folders: hidden_folders(&options),
-            execution: options
-                .exec
-                .enabled
-                .then(|| Execution::new(options.exec.clone())),
+            execution,
             client_roots: RwLock::new(Vec::new()),
             discovery_generation: AtomicU64::new(0),
             handlers: ToolHandlers::default(),
@@ -255,7 +257,8 @@ impl Host {
         }
         let generation = current.generation + 1;
         let uses = lock(&self.uses).clone();
-        let snapshot = Snapshot::build_ranked(deck, generation, Arc::clone(&self.options), &uses)?;
+        let snapshot = Snapshot::build_ranked(deck, generation, Arc::clone(&self.options), &uses)?
+            .with_packages(self.execution.as_ref().map(Execution::packages));
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshot);
         // Activations cached under the old deck may name moved files.
         lock(&self.cache).clear();

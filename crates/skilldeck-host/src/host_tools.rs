@@ -164,8 +164,9 @@ impl Host {
     /// Every declared tool this host does not offer, and why, each at its
     /// file and line: the tools left out at load (a problem in their entry:
     /// the deck's `tool-*` warnings) and the host-implemented tools without
-    /// a handler ([`Host::missing_handlers`]). What `doctor` and the
-    /// server's start-up log report.
+    /// a handler ([`Host::missing_handlers`]), and the LangChain packages
+    /// (or tools of them) the sandboxed worker could not describe. What
+    /// `doctor` and the server's start-up log report.
     pub fn unoffered_tools(&self, snapshot: &Snapshot) -> Vec<Diagnostic> {
         snapshot
             .deck
@@ -174,6 +175,7 @@ impl Host {
             .filter(|d| d.code.is_tool_problem() && !d.is_error())
             .cloned()
             .chain(self.missing_handlers(snapshot))
+            .chain(snapshot.skill_tools().problems().iter().cloned())
             .collect()
     }
 

@@ -17,6 +17,8 @@
 //!   mapped to a policy, skill tools, `run_skill_script`, dynamic context);
 //!   the tools a skill declares without a script, answered by handlers the
 //!   application registers ([`ToolHandler`], [`Host::register_tool_handler`]);
+//!   LangChain tool packages' tools, found and run by a worker inside the
+//!   sandbox ([`langchain`]);
 //! - the per-file `sha256:` [`Manifest`] of a skill;
 //! - what a face opens a host from ([`HostSpec`]: config files, roots,
 //!   working folder);
@@ -38,6 +40,7 @@ mod error;
 pub mod execution;
 mod host;
 mod host_tools;
+pub mod langchain;
 mod manifest;
 pub mod options;
 pub mod remote;
@@ -63,6 +66,7 @@ pub use error::Error;
 pub use execution::{Execution, RUN_SKILL_SCRIPT, SandboxedDynamicContext, ToolRun};
 pub use host::{Activated, DYNAMIC_CONTEXT_AGENT, Host, Reload};
 pub use host_tools::HandledCall;
+pub use langchain::{Described, Interpreter, PackageTools};
 pub use manifest::{Manifest, ManifestFile};
 pub use options::HostOptions;
 pub use rules::{

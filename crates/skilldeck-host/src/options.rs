@@ -121,6 +121,12 @@ impl HostOptions {
             for path in &mut grant.read {
                 *path = config.resolve(path);
             }
+            if let Some(python) = &mut grant.python {
+                *python = config.resolve(python);
+            }
+        }
+        if let Some(python) = &mut options.exec.python {
+            *python = config.resolve(python);
         }
         if let Some(budget) = config.serve.watch_budget {
             options.watch_budget = budget;

@@ -18,6 +18,7 @@ use serde_json::Value;
 use skilldeck::{Deck, Skill, SkillTool};
 
 use crate::error::Error;
+use crate::langchain::PackageTools;
 use crate::rules;
 
 /// Largest argument value accepted (bytes of its JSON text): the core's
@@ -35,8 +36,12 @@ pub struct SkillToolEntry {
     pub full_name: String,
     /// The skill's name.
     pub skill: String,
-    /// The tool's position in the skill's [`Skill::tools`].
+    /// The tool's position in the skill's [`Skill::tools`] (unused when
+    /// `found` holds the tool).
     index: usize,
+    /// A tool found in a LangChain package by the sandboxed worker (not
+    /// declared in the skill's frontmatter).
+    found: Option<SkillTool>,
     /// The compiled schema, on first use.
     validator: OnceLock<Result<Arc<jsonschema::Validator>, String>>,
 }
@@ -88,14 +93,27 @@ impl ResolvedTool<'_> {
 pub struct SkillTools {
     entries: Vec<SkillToolEntry>,
     by_name: HashMap<String, usize>,
+    /// Why LangChain packages (or some of their tools) are not offered.
+    problems: Vec<skilldeck::Diagnostic>,
 }
 
 impl SkillTools {
     /// The index of every tool `deck` declares (served skills or not, so
-    /// a call to a tool of an ineligible skill can say why it is refused).
+    /// a call to a tool of an ineligible skill can say why it is refused):
+    /// `tools:` entries and entry points. LangChain packages' tools need
+    /// [`SkillTools::build_with`].
     pub fn build(deck: &Deck) -> Self {
+        SkillTools::build_with(deck, None)
+    }
+
+    /// [`SkillTools::build`], plus the tools of every served LangChain
+    /// package (`skill_type: langchain_tool`) as `packages` describes them
+    /// in the sandbox (cached by fingerprint). Without `packages` (skill
+    /// code does not run here) a package offers nothing.
+    pub fn build_with(deck: &Deck, packages: Option<&PackageTools>) -> Self {
         let mut entries = Vec::new();
         let mut by_name = HashMap::new();
+        let mut problems = Vec::new();
         for skill in deck.skills() {
             for (index, tool) in skill.tools().iter().enumerate() {
                 let full_name = tool.full_name(&skill.name);
@@ -104,11 +122,56 @@ impl SkillTools {
                     full_name,
                     skill: skill.name.clone(),
                     index,
+                    found: None,
+                    validator: OnceLock::new(),
+                });
+            }
+            let Some(packages) = packages else {
+                continue;
+            };
+            if skill.skill_type() != Some(skilldeck::SkillType::LangchainTool)
+                || !rules::is_served(skill)
+            {
+                continue;
+            }
+            let described = packages.describe(skill);
+            problems.extend(described.problems.iter().cloned());
+            for tool in &described.tools {
+                let full_name = tool.full_name(&skill.name);
+                if by_name.contains_key(&full_name) {
+                    problems.push(
+                        skilldeck::Diagnostic::new(
+                            skilldeck::Code::ToolPackageFailed,
+                            skilldeck::Severity::Warning,
+                            format!(
+                                "LangChain tool '{full_name}' is left out: the skill already declares a tool of that name"
+                            ),
+                        )
+                        .in_file(&skill.skill_md),
+                    );
+                    continue;
+                }
+                by_name.insert(full_name.clone(), entries.len());
+                entries.push(SkillToolEntry {
+                    full_name,
+                    skill: skill.name.clone(),
+                    index: 0,
+                    found: Some(tool.clone()),
                     validator: OnceLock::new(),
                 });
             }
         }
-        SkillTools { entries, by_name }
+        SkillTools {
+            entries,
+            by_name,
+            problems,
+        }
+    }
+
+    /// Why LangChain packages (or some of their tools) are not offered, each
+    /// a [`skilldeck::Code::ToolPackageFailed`] warning in its `SKILL.md`.
+    pub fn problems(&self) -> &[skilldeck::Diagnostic] {
+        &self.problems
     }
 
     /// The tools of served skills, in deck order: what a host may offer.
@@ -272,7 +335,10 @@ impl SkillTools {
         e: &'d SkillToolEntry,
     ) -> Option<ResolvedTool<'d>> {
         let skill = deck.get(&e.skill)?;
-        let tool = skill.tools().get(e.index)?;
+        let tool = match &e.found {
+            Some(tool) => tool,
+            None => skill.tools().get(e.index)?,
+        };
         Some(ResolvedTool {
             full_name: &e.full_name,
             skill,

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use skilldeck::{CatalogSummary, Deck, SearchIndex, Skill};
 
+use crate::langchain::PackageTools;
 use crate::options::HostOptions;
 use crate::rules;
 use crate::skill_tools::SkillTools;
@@ -38,6 +39,8 @@ pub struct Snapshot {
     /// The skills' declared tools by full name, with compiled schemas,
     /// built on first use.
     skill_tools: OnceLock<SkillTools>,
+    /// Describes LangChain tool packages, when skill code runs here.
+    packages: Option<Arc<PackageTools>>,
 }
 
 impl Snapshot {
@@ -79,7 +82,16 @@ impl Snapshot {
             options,
             search: OnceLock::new(),
             skill_tools: OnceLock::new(),
+            packages: None,
         })
+    }
+
+    /// This snapshot with LangChain tool packages described by `packages`
+    /// (their tools join [`Snapshot::skill_tools`]); `None`: they offer
+    /// nothing (skill code does not run here).
+    pub fn with_packages(mut self, packages: Option<Arc<PackageTools>>) -> Snapshot {
+        self.packages = packages;
+        self
     }
 
     /// The options this snapshot was built under.
@@ -93,11 +105,14 @@ impl Snapshot {
             .get_or_init(|| SearchIndex::new(self.deck.skills()))
     }
 
-    /// The tools skills declare (`tools:`), by full name, with each schema
-    /// compiled once for this snapshot (built on first use).
+    /// The tools skills declare (`tools:`, entry points) and the tools of
+    /// LangChain packages (when [`Snapshot::with_packages`] gave a
+    /// describer), by full name, with each schema compiled once for this
+    /// snapshot (built on first use: describing a package runs it in the
+    /// sandbox, once per package content).
     pub fn skill_tools(&self) -> &SkillTools {
         self.skill_tools
-            .get_or_init(|| SkillTools::build(&self.deck))
+            .get_or_init(|| SkillTools::build_with(&self.deck, self.packages.as_deref()))
     }
 
     /// The served skill named `name`, if any.
@@ -154,10 +169,12 @@ pub fn catalog_fingerprint(deck: &Deck) -> u64 {
         s.user_invocable().hash(&mut h);
         s.argument_hint().hash(&mut h);
         s.skill_md.hash(&mut h);
+        s.skill_type().hash(&mut h);
         for tool in s.tools() {
             tool.name.hash(&mut h);
             tool.description.hash(&mut h);
             tool.run.hash(&mut h);
+            tool.call.hash(&mut h);
             tool.input_schema.to_string().hash(&mut h);
         }
     }

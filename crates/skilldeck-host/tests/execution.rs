@@ -302,6 +302,7 @@ fn the_exec_config_and_the_skills_grant_make_the_policy() {
                 network: true.into(),
                 read: vec!["/srv/data".into()],
                 env: vec!["API_TOKEN".into(), "LANG_EXTRA".into()],
+                python: None,
             },
         )]
         .into(),

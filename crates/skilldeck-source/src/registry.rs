@@ -630,7 +630,7 @@ fn check_signature(
 /// The `[exec]` config of `lock`: the local config with the lock's
 /// limits and its `run_code` setting (`[exec] code`), and per served skill the registry's network grant and the part
 /// of its env grant the operator allows (read paths stay the local
-/// config's). A registry env grant passes a variable only when the local
+/// config's, and so does a skill's `python`). A registry env grant passes a variable only when the local
 /// `[exec] registry-env` names it and it is not reserved
 /// ([`skilldeck::deck::is_reserved_env_name`]: `PATH`, `LD_*`, ...): the
 /// registry picks which skill gets an allowed variable, never which host
@@ -671,6 +671,9 @@ pub fn exec_config_of(base: &ExecConfig, lock: &AgentLock) -> ExecConfig {
                 network: skill.grants.network.into(),
                 read,
                 env,
+                // The local interpreter (a LangChain package's environment)
+                // stays the operator's, as read paths do.
+                python: local.get(&skill.name).and_then(|g| g.python.clone()),
             },
         );
     }
@@ -832,6 +835,7 @@ mod tests {
                 network: false.into(),
                 read: vec![PathBuf::from("/srv/data")],
                 env: vec!["LOCAL_ONLY".into()],
+                python: None,
             },
         );
         base.skills.insert(

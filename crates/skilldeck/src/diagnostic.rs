@@ -189,6 +189,20 @@ codes! {
     ToolSchemaInvalid = "tool-schema-invalid",
     /// A tool gives both `parameters` and `input_schema`.
     ToolSchemaConflict = "tool-schema-conflict",
+    /// Seed 004's `entry_points` is not a mapping of entry names to
+    /// scripts, or an entry has a key other than `run` and `description`.
+    ToolEntryPointsInvalid = "tool-entry-points-invalid",
+    /// A LangChain tool package (`skill_type: langchain_tool`) could not
+    /// be described by the sandboxed worker (an import error, no tool
+    /// found, a schema that is not an object), or one of its tools was
+    /// left out: nothing of it is offered.
+    ToolPackageFailed = "tool-package-failed",
+    /// Seed 004's `skill_type` is neither `agent_skill` nor
+    /// `langchain_tool`.
+    SkillTypeInvalid = "skill-type-invalid",
+    /// `required_capabilities` (or `metadata.capabilities`) is not a list
+    /// of words.
+    CapabilitiesInvalid = "capabilities-invalid",
     /// A `requires` block (top-level, or `metadata.openclaw.requires` and
     /// its aliases) is malformed.
     RequiresInvalid = "requires-invalid",

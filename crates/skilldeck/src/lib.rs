@@ -66,6 +66,6 @@ pub use search::{Hit, Lookup, SearchIndex, SearchQuery, did_you_mean, lookup, re
 pub use skill::{HostFields, Scope, Skill, SkillMode};
 pub use spec::{
     Checked, Frontmatter, Mode, NameCharset, Requirements, SkillName, SkillReport, SkillTool,
-    ToolName, ValidationOptions, check_text, full_tool_name, validate_dir, validate_found,
-    validate_found_many, validate_many, validate_path, validate_tree,
+    SkillType, ToolCall, ToolName, ValidationOptions, check_text, full_tool_name, validate_dir,
+    validate_found, validate_found_many, validate_many, validate_path, validate_tree,
 };

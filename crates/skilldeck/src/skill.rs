@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::error::Error;
 use crate::fs::read::read_frontmatter_prefix;
+use crate::spec::SkillType;
 use crate::spec::fields::Frontmatter;
 use crate::spec::options::ValidationOptions;
 use crate::spec::requires::Requirements;
@@ -194,6 +195,9 @@ pub struct HostFields {
 struct HostExt {
     tools: Vec<SkillTool>,
     requires: Vec<Requirements>,
+    /// Seed 004's `skill_type`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skill_type: Option<SkillType>,
     /// Why the skill is not eligible on this machine (`None`: eligible, or
     /// not assessed). Set by [`crate::Deck::new`] from the `requires`
     /// blocks (so only skills with an extension box ever hold one); never
@@ -220,7 +224,10 @@ struct ToolNote {
 
 impl PartialEq for HostExt {
     fn eq(&self, other: &Self) -> bool {
-        self.tools == other.tools && self.requires == other.requires && self.notes == other.notes
+        self.tools == other.tools
+            && self.requires == other.requires
+            && self.skill_type == other.skill_type
+            && self.notes == other.notes
     }
 }
 
@@ -291,14 +298,16 @@ impl HostFields {
         let names: Box<[Box<str>]> = argument_names_of(fm).into_iter().map(Box::from).collect();
         let args =
             (hint.is_some() || !names.is_empty()).then(|| Box::new(HostArgs { hint, names }));
-        let ext = (!fm.tools.is_empty() || !fm.requires.is_empty()).then(|| {
-            Box::new(HostExt {
-                tools: fm.tools.clone(),
-                requires: fm.requires.clone(),
-                ineligible: None,
-                notes: Vec::new(),
-            })
-        });
+        let ext = (!fm.tools.is_empty() || !fm.requires.is_empty() || fm.skill_type.is_some())
+            .then(|| {
+                Box::new(HostExt {
+                    tools: fm.tools.clone(),
+                    requires: fm.requires.clone(),
+                    skill_type: fm.skill_type,
+                    ineligible: None,
+                    notes: Vec::new(),
+                })
+            });
         HostFields {
             flags,
             catalog: 0,
@@ -480,6 +489,13 @@ impl Skill {
                 Some(d)
             })
             .collect()
+    }
+
+    /// Seed 004's `skill_type`, when the frontmatter gives one: a
+    /// [`SkillType::LangchainTool`] package's tools are found by a host's
+    /// sandboxed worker, not declared.
+    pub fn skill_type(&self) -> Option<SkillType> {
+        self.host.ext.as_ref().and_then(|e| e.skill_type)
     }
 
     /// The tool named `name`, if the skill declares it.

@@ -84,16 +84,12 @@ impl Host {
     /// skill declares some (a face then tells the client its tool list
     /// changed).
     pub fn activation_offers_tools(&self, snapshot: &Snapshot, skill: &str) -> bool {
+        // The snapshot's index: declared tools and a LangChain package's.
         self.tool_exposure() == ToolExposure::OnActivate
-            && snapshot.get(skill).is_some_and(|s| {
-                s.tools().iter().any(|t| {
-                    if t.is_host_implemented() {
-                        self.has_tool_handler(&t.full_name(&s.name))
-                    } else {
-                        self.execution().is_some()
-                    }
-                })
-            })
+            && snapshot
+                .skill_tools()
+                .of_skill(&snapshot.deck, skill)
+                .is_ok_and(|tools| tools.iter().any(|t| self.can_run_tool(t)))
     }
 
     /// The skill tools offered to `conversation` now, of the skills the

@@ -214,19 +214,14 @@ impl ValidatedUpload {
             .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
             .ok_or_else(|| RegistryError::Internal("SKILL.md: not in the package".to_owned()))?;
         let fm = unpacked.frontmatter.unwrap_or_default();
-        let capabilities = fm
-            .metadata
-            .iter()
-            .find(|(k, _)| k == "capabilities")
-            .map(|(_, v)| parse_capabilities(v))
-            .transpose()
-            .map_err(|why| {
-                RegistryError::bad_request(
-                    "registry-invalid-capabilities",
-                    format!("SKILL.md: metadata.capabilities: {why}"),
-                )
-            })?
-            .unwrap_or_default();
+        // `metadata.capabilities` and seed 004's top-level
+        // `required_capabilities`, merged by the core.
+        let capabilities = parse_capabilities(&fm.capabilities.join(" ")).map_err(|why| {
+            RegistryError::bad_request(
+                "registry-invalid-capabilities",
+                format!("SKILL.md: metadata.capabilities / required_capabilities: {why}"),
+            )
+        })?;
         // Audited from the bytes read (the registry's audit has no allow
         // list: a finding is the publisher's to fix, or the reviewer's to
         // weigh).

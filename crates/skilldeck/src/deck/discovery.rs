@@ -757,11 +757,23 @@ fn load_candidate(
                 .into_iter()
                 .map(|d| d.in_file(&skill_md))
                 .collect();
-            let Some(frontmatter) = checked.frontmatter else {
+            let Some(mut frontmatter) = checked.frontmatter else {
                 return Err(diagnostics);
             };
             if diagnostics.iter().any(Diagnostic::is_error) {
                 return Err(diagnostics);
+            }
+            // Seed 004's entry points take their descriptions from the
+            // body's list: only those skills read the rest of the file.
+            if frontmatter
+                .tools
+                .iter()
+                .any(|t| t.call == crate::spec::ToolCall::EntryPoint)
+                && let Ok(full) = crate::fs::read::read_skill_md_capped(&skill_md, cap)
+                && let Some(whole) =
+                    validate::check_text(&full, Some(dir), &options.validation).frontmatter
+            {
+                frontmatter.tools = whole.tools;
             }
             if let Some((ix, stamp)) = index.zip(stamp) {
                 ix.record(&skill_md, stamp);

@@ -24,11 +24,13 @@
 //! code-quota-bytes = 67108864 # one conversation's run_code work folder
 //! code-idle-secs = 1800     # a work folder unused this long is removed
 //! approval = "never"        # "never" | "ask" | "always-deny"
+//! python = "/opt/lc/bin/python3" # LangChain tool packages' interpreter (a venv's)
 //!
 //! [exec.skills.web-fetch]   # grants for one skill, by the operator
 //! network = true            # or ["api.github.com", "*.pypi.org"]: through the proxy only
 //! read = ["/srv/data"]      # relative paths: against the config's folder
 //! env = ["API_TOKEN"]
+//! python = "envs/web/bin/python3" # this skill's interpreter (its own venv)
 //! ```
 
 use std::collections::BTreeMap;
@@ -127,6 +129,12 @@ pub struct ExecConfig {
     /// skill tools, `run_code`) that the active skills' `allowed-tools` do
     /// not pre-approve.
     pub approval: ApprovalMode,
+    /// The Python interpreter that runs LangChain tool packages' worker
+    /// (`skill_type: langchain_tool`), typically a virtual environment's
+    /// `bin/python3` where `langchain-core` is installed (relative paths:
+    /// against the config file's folder). `None`: `python3` on the
+    /// sandbox's `PATH`. A skill's own `[exec.skills.<name>] python` wins.
+    pub python: Option<PathBuf>,
     /// `[exec.skills.<name>]`: grants for one skill.
     pub skills: BTreeMap<String, SkillGrant>,
 }
@@ -155,6 +163,7 @@ impl Default for ExecConfig {
             code_quota_bytes: DEFAULT_EXEC_CODE_QUOTA_BYTES,
             code_idle_secs: DEFAULT_EXEC_CODE_IDLE_SECS,
             approval: ApprovalMode::default(),
+            python: None,
             skills: BTreeMap::new(),
         }
     }
@@ -165,6 +174,16 @@ impl ExecConfig {
     /// extra reads, no extra variables).
     pub fn grant(&self, name: &str) -> SkillGrant {
         self.skills.get(name).cloned().unwrap_or_default()
+    }
+
+    /// The Python interpreter for skill `name`'s LangChain worker: its
+    /// grant's `python`, else `[exec] python`; `None`: `python3` on the
+    /// sandbox's `PATH`.
+    pub fn python_for(&self, name: &str) -> Option<&std::path::Path> {
+        self.skills
+            .get(name)
+            .and_then(|g| g.python.as_deref())
+            .or(self.python.as_deref())
     }
 }
 
@@ -302,6 +321,9 @@ pub struct SkillGrant {
     /// Extra environment variables passed through, by name.
     #[serde(deserialize_with = "env_names")]
     pub env: Vec<String>,
+    /// This skill's Python interpreter for its LangChain worker (its own
+    /// environment), instead of `[exec] python`.
+    pub python: Option<PathBuf>,
 }
 
 fn bounded_u64<'de, D: Deserializer<'de>>(d: D, what: &str, max: u64) -> Result<u64, D::Error> {

@@ -32,7 +32,7 @@ use crate::spec::options::ValidationOptions;
 /// First bytes of an index file.
 pub const MAGIC: &str = "skilldeck-index";
 /// Format version; a file of another version is ignored.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// Entries changed this close to the time the index is written are not stored.
 pub const RACY_WINDOW: Duration = Duration::from_secs(2);
 /// Largest index file read (bytes); a larger one is ignored.

@@ -7,9 +7,9 @@ use crate::diagnostic::{Code, Pos};
 use crate::limits::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS};
 use crate::spec::control::first_control;
 use crate::spec::name;
-use crate::spec::options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, Sink, help};
+use crate::spec::options::{HOST_FIELD_FORMS, KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, Sink, help};
 use crate::spec::requires::{Requirements, check_requires};
-use crate::spec::tools::{SkillTool, check_tools};
+use crate::spec::tools::{SkillTool, check_entry_points, check_tools};
 use crate::spec::yaml::{Key, Node, NodeKind};
 
 /// The frontmatter, typed. In lenient mode fields of the wrong type are
@@ -40,6 +40,14 @@ pub struct Frontmatter {
     /// skill needs from the machine, one entry per block.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requires: Vec<Requirements>,
+    /// Seed 004's `skill_type`: an agent skill or a LangChain tool package.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_type: Option<SkillType>,
+    /// The capabilities an agent needs to be offered the skill: seed 004's
+    /// top-level `required_capabilities` and `metadata.capabilities`
+    /// (comma- or space-separated), together, sorted and deduplicated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
     /// Every other field, in source order.
     #[serde(skip)]
     pub extra: Vec<(String, Node)>,
@@ -54,6 +62,43 @@ fn pairs_as_map<S: serde::Serializer>(pairs: &[(String, String)], s: S) -> Resul
     map.end()
 }
 
+/// Seed 004's `skill_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillType {
+    /// `agent_skill`: instructions and scripts; its `entry_points` are
+    /// tools.
+    AgentSkill,
+    /// `langchain_tool`: a Python package implementing LangChain tools,
+    /// offered as skill tools through a worker in the sandbox.
+    LangchainTool,
+}
+
+impl SkillType {
+    /// The frontmatter spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillType::AgentSkill => "agent_skill",
+            SkillType::LangchainTool => "langchain_tool",
+        }
+    }
+
+    /// The type spelled `text`.
+    pub fn parse(text: &str) -> Option<SkillType> {
+        match text {
+            "agent_skill" => Some(SkillType::AgentSkill),
+            "langchain_tool" => Some(SkillType::LangchainTool),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for SkillType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The field `name` of a mapping, if present.
 type Field<'n> = Option<&'n (Key, Node)>;
 
@@ -63,12 +108,14 @@ const OPENING: Pos = Pos::new(1, 1, 3);
 /// Checks every field of the frontmatter `root`; `dir_name` is the skill
 /// folder's name (for the name rule), `dir` the folder (for tool entry
 /// points; `None` skips file checks), `typed_tools` the `tools` field as
-/// typed JSON when the YAML could be read that way.
+/// typed JSON when the YAML could be read that way, `body` the Markdown
+/// after the frontmatter (entry points take their descriptions there).
 pub(crate) fn check_fields(
     root: &Node,
     dir_name: Option<&str>,
     dir: Option<&std::path::Path>,
     typed_tools: Option<&serde_json::Value>,
+    body: &str,
     sink: &mut Sink<'_>,
 ) -> Frontmatter {
     let mut fm = Frontmatter::default();
@@ -99,8 +146,109 @@ pub(crate) fn check_fields(
     check_allowed_tools(field("allowed-tools"), sink, &mut fm);
     let skill = fm.name.clone().or_else(|| dir_name.map(str::to_owned));
     fm.tools = check_tools(field("tools"), typed_tools, skill.as_deref(), dir, sink);
+    let entry_points = check_entry_points(
+        field("entry_points"),
+        skill.as_deref(),
+        dir,
+        body,
+        &fm.tools,
+        sink,
+    );
+    fm.tools.extend(entry_points);
     fm.requires = check_requires(entries, sink);
+    check_skill_type(field("skill_type"), sink, &mut fm);
+    check_capabilities(field("required_capabilities"), sink, &mut fm);
     fm
+}
+
+/// Seed 004's `skill_type`: `agent_skill` or `langchain_tool`.
+fn check_skill_type(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    let Some((key, value)) = field else {
+        return;
+    };
+    match &value.kind {
+        NodeKind::Null => {}
+        NodeKind::Scalar(text) => match SkillType::parse(text.trim()) {
+            Some(kind) => fm.skill_type = Some(kind),
+            None => {
+                let d = sink.push(
+                    Code::SkillTypeInvalid,
+                    Some(value.pos),
+                    format!(
+                        "Field 'skill_type' is '{}'; seed 004 defines agent_skill and langchain_tool",
+                        text.escape_debug()
+                    ),
+                );
+                help(
+                    d,
+                    "write `skill_type: agent_skill` (instructions, scripts, entry points) or `skill_type: langchain_tool` (a Python package of LangChain tools)",
+                );
+            }
+        },
+        other => {
+            sink.push(
+                Code::SkillTypeInvalid,
+                Some(key.pos),
+                format!(
+                    "Field 'skill_type' must be a string, found {}",
+                    other.describe()
+                ),
+            );
+        }
+    }
+}
+
+/// Seed 004's top-level `required_capabilities` (a list of words, or one
+/// comma- or space-separated string), merged with `metadata.capabilities`
+/// (read by [`check_metadata`] first).
+fn check_capabilities(field: Field<'_>, sink: &mut Sink<'_>, fm: &mut Frontmatter) {
+    let mut words: Vec<String> = fm
+        .metadata
+        .iter()
+        .filter(|(k, _)| k == "capabilities")
+        .flat_map(|(_, v)| split_words(v))
+        .collect();
+    if let Some((key, value)) = field {
+        match &value.kind {
+            NodeKind::Null => {}
+            NodeKind::Scalar(text) => words.extend(split_words(text)),
+            NodeKind::Seq(items) => {
+                for item in items {
+                    match &item.kind {
+                        NodeKind::Scalar(text) => words.extend(split_words(text)),
+                        other => {
+                            sink.push(
+                                Code::CapabilitiesInvalid,
+                                Some(item.pos),
+                                format!(
+                                    "Each entry of 'required_capabilities' must be a word, found {}",
+                                    other.describe()
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            NodeKind::Map(_) => {
+                let d = sink.push(
+                    Code::CapabilitiesInvalid,
+                    Some(key.pos),
+                    "Field 'required_capabilities' must be a list of words, found a mapping"
+                        .to_owned(),
+                );
+                help(d, "write `required_capabilities: [\"weather\"]`");
+            }
+        }
+    }
+    words.sort();
+    words.dedup();
+    fm.capabilities = words;
+}
+
+fn split_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
 }
 
 /// Fields the specification does not define: one diagnostic each, so each
@@ -125,10 +273,15 @@ fn check_unknown_fields(entries: &[(Key, Node)], sink: &mut Sink<'_>, fm: &mut F
                 spec_fields_list()
             ),
         );
-        help(
-            d,
-            format!("move it under `metadata:`, remove it, or admit it with `--allow-field {k}`"),
-        );
+        let text = match HOST_FIELD_FORMS.iter().find(|(f, _)| *f == k) {
+            Some((_, form)) => format!(
+                "{form}; admit it with `--allow-field {k}` (lenient mode, how hosts load, knows it)"
+            ),
+            None => format!(
+                "move it under `metadata:`, remove it, or admit it with `--allow-field {k}`"
+            ),
+        };
+        help(d, text);
     }
 }
 

@@ -23,7 +23,7 @@ pub use control::{
     REPLACEMENT, first_control, has_control, is_control, may_hold_control, replace_controls,
     replace_controls_with,
 };
-pub use fields::Frontmatter;
+pub use fields::{Frontmatter, SkillType};
 pub use folder::{
     SkillReport, validate_dir, validate_found, validate_found_many, validate_many, validate_path,
     validate_tree,
@@ -33,9 +33,12 @@ pub use name::{
     NameCharset, NameProblem, SkillName, check as check_name, lookalike_key,
     normalize as normalize_name, suggest as suggest_name,
 };
-pub use options::{KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
+pub use options::{HOST_FIELD_FORMS, KNOWN_HOST_FIELDS, Mode, SPEC_FIELDS, ValidationOptions};
 pub use requires::{REQUIRES_KEYS, REQUIRES_METADATA_KEYS, Requirements};
 pub use slug::{SLUG_PATTERN, SlugProblem, is_slug, slug_problem};
-pub use tools::{FULL_NAME_SEPARATOR, SkillTool, ToolName, ToolNameError, full_tool_name};
+pub use tools::{
+    FULL_NAME_SEPARATOR, SkillTool, ToolCall, ToolName, ToolNameError, entry_point_schema,
+    full_tool_name,
+};
 pub use validate::{Checked, check_text, is_valid};
 pub use yaml::{Key, Node, NodeKind, Repair, YamlError, repair_unquoted_colons, to_json};

@@ -32,6 +32,29 @@ pub const KNOWN_HOST_FIELDS: &[&str] = &[
     // skilldeck extensions: skill-defined tools and eligibility.
     "tools",
     "requires",
+    // Seed 004 (LinX): its skill types, entry points (tools) and the
+    // capabilities an agent needs.
+    "skill_type",
+    "entry_points",
+    "required_capabilities",
+];
+
+/// Where a host field's spec form lives, for the strict-mode
+/// `unknown-field` help: the fields seed 004 writes, each with the form
+/// the specification (or skilldeck) gives the same thing.
+pub const HOST_FIELD_FORMS: &[(&str, &str)] = &[
+    (
+        "entry_points",
+        "seed 004's entry points: skilldeck offers each as the tool `{skill}__{entry}`; the spec-compatible form is skilldeck's `tools:` list (name, description, parameters, run)",
+    ),
+    (
+        "required_capabilities",
+        "seed 004's capabilities: the spec-compatible form is `metadata: {capabilities: \"a b\"}`",
+    ),
+    (
+        "skill_type",
+        "seed 004's skill type (agent_skill or langchain_tool): the spec has none; an agent skill needs no type, and a LangChain tool package is read only by hosts that know the field",
+    ),
 ];
 
 /// Validation mode.

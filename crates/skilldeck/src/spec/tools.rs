@@ -111,6 +111,35 @@ pub fn full_tool_name(skill: &str, tool: &ToolName) -> String {
     out
 }
 
+/// How a tool's arguments reach the code that implements it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ToolCall {
+    /// A `tools:` entry: the arguments object, as JSON on stdin.
+    #[default]
+    Json,
+    /// A seed 004 entry point (`entry_points:`): the arguments' `args` (a
+    /// list of strings) on the command line, their `input` (an object) as
+    /// JSON on stdin (nothing when absent).
+    EntryPoint,
+    /// A tool of a LangChain tool package (`skill_type: langchain_tool`),
+    /// found by the host's sandboxed worker: `run` is the module that
+    /// defines it, `name` its LangChain name (the worker invokes the tool of
+    /// that name with the arguments object).
+    #[serde(rename = "langchain")]
+    LangChain {
+        /// The tool's name as LangChain knows it (`BaseTool.name`).
+        name: String,
+    },
+}
+
+impl ToolCall {
+    /// True for [`ToolCall::Json`] (not serialised: the default).
+    pub fn is_json(&self) -> bool {
+        matches!(self, ToolCall::Json)
+    }
+}
+
 /// One tool a skill declares.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SkillTool {
@@ -130,6 +159,9 @@ pub struct SkillTool {
     /// later report about the tool (no handler registered) points at it.
     #[serde(default)]
     pub line: u32,
+    /// How the arguments reach the code ([`ToolCall::Json`] for `tools:`).
+    #[serde(default, skip_serializing_if = "ToolCall::is_json")]
+    pub call: ToolCall,
 }
 
 impl SkillTool {
@@ -330,6 +362,7 @@ fn check_tool(
         input_schema,
         run,
         line: item.pos.line,
+        call: ToolCall::Json,
     })
 }
 
@@ -627,6 +660,215 @@ fn compiled(schema: Value, pos: Pos, field: &str, sink: &mut Sink<'_>) -> Option
     }
 }
 
+/// The keys an entry point written as a mapping may have.
+const ENTRY_POINT_KEYS: [&str; 2] = ["run", "description"];
+
+/// The JSON Schema of an entry point's arguments: `args`, the command-line
+/// arguments (strings), and `input`, an object passed as JSON on stdin.
+pub fn entry_point_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "args": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Command-line arguments for the script, in order."
+            },
+            "input": {
+                "type": "object",
+                "description": "A JSON object the script reads on standard input."
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+/// Checks seed 004's `entry_points` (a mapping of entry names to scripts)
+/// and turns each into a tool of the same rules as a `tools:` entry: its
+/// name is a [`ToolName`] unique among the skill's tools (`declared`), its
+/// script is inside the skill, its full name fits. The description is the
+/// mapping form's `description`, else the body's line for the entry
+/// (`` - `get_current`: Get current weather ``), else a sentence naming
+/// the script.
+pub(crate) fn check_entry_points(
+    field: Option<&(Key, Node)>,
+    skill: Option<&str>,
+    dir: Option<&Path>,
+    body: &str,
+    declared: &[SkillTool],
+    sink: &mut Sink<'_>,
+) -> Vec<SkillTool> {
+    let Some((key, value)) = field else {
+        return Vec::new();
+    };
+    let entries = match &value.kind {
+        NodeKind::Null => return Vec::new(),
+        NodeKind::Map(entries) => entries,
+        other => {
+            let d = sink.push(
+                Code::ToolEntryPointsInvalid,
+                Some(key.pos),
+                format!(
+                    "Field 'entry_points' must map entry names to scripts, found {}",
+                    other.describe()
+                ),
+            );
+            help(
+                d,
+                "write one `name: script.py` per line under `entry_points:` (seed 004's form), or declare `tools:`",
+            );
+            return Vec::new();
+        }
+    };
+    let real_dir = dir.and_then(|d| std::fs::canonicalize(d).ok());
+    let mut seen: Vec<(String, Pos)> = declared
+        .iter()
+        .map(|t| (t.name.0.clone(), Pos::new(t.line, 1, 0)))
+        .collect();
+    let mut tools = Vec::new();
+    for (i, (ekey, evalue)) in entries.iter().enumerate() {
+        if declared.len() + i >= MAX_SKILL_TOOLS {
+            sink.push(
+                Code::ToolEntryPointsInvalid,
+                Some(ekey.pos),
+                format!("A skill declares at most {MAX_SKILL_TOOLS} tools; the rest are ignored"),
+            );
+            break;
+        }
+        let name_node = Node {
+            kind: NodeKind::Scalar(ekey.text.clone()),
+            pos: ekey.pos,
+        };
+        let name_field = (ekey.clone(), name_node);
+        let name = check_tool_name(Some(&name_field), ekey.pos, skill, &seen, sink);
+        seen.push((ekey.text.clone(), ekey.pos));
+        let (run_node, description) = match &evalue.kind {
+            NodeKind::Scalar(_) => (Some(evalue.clone()), None),
+            NodeKind::Map(fields) => {
+                let mut ok = true;
+                for (fk, _) in fields {
+                    if !ENTRY_POINT_KEYS.contains(&fk.text.as_str()) {
+                        let d = sink.push(
+                            Code::ToolEntryPointsInvalid,
+                            Some(fk.pos),
+                            format!(
+                                "Unknown key '{}' in entry point '{}'; an entry point has {}",
+                                fk.text,
+                                ekey.text,
+                                ENTRY_POINT_KEYS.join(", ")
+                            ),
+                        );
+                        help(d, "use `tools:` for a tool with its own parameters");
+                        ok = false;
+                    }
+                }
+                let get = |k: &str| fields.iter().find(|(fk, _)| fk.text == k);
+                let description = get("description").and_then(|(_, v)| match &v.kind {
+                    NodeKind::Scalar(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+                    _ => None,
+                });
+                if !ok {
+                    continue;
+                }
+                (get("run").map(|(_, v)| v.clone()), description)
+            }
+            other => {
+                sink.push(
+                    Code::ToolEntryPointsInvalid,
+                    Some(evalue.pos),
+                    format!(
+                        "Entry point '{}' must name a script (or be a mapping with `run` and `description`), found {}",
+                        ekey.text,
+                        other.describe()
+                    ),
+                );
+                continue;
+            }
+        };
+        let Some(run_node) = run_node else {
+            let d = sink.push(
+                Code::ToolRunMissing,
+                Some(ekey.pos),
+                format!("Entry point '{}' names no script", ekey.text),
+            );
+            help(d, format!("write `{}: script.py`", ekey.text));
+            continue;
+        };
+        let run_field = (ekey.clone(), run_node);
+        let run = match check_run(Some(&run_field), real_dir.as_deref(), sink) {
+            Some(Some(run)) => run,
+            _ => continue,
+        };
+        let Some(name) = name else {
+            continue;
+        };
+        let description = description
+            .or_else(|| body_description(body, name.as_str()))
+            .unwrap_or_else(|| {
+                format!(
+                    "Entry point '{name}': runs {run} (`args` are its command-line arguments, `input` is JSON on its standard input)."
+                )
+            });
+        tools.push(SkillTool {
+            name,
+            description,
+            input_schema: entry_point_schema(),
+            run: Some(run),
+            line: ekey.pos.line,
+            call: ToolCall::EntryPoint,
+        });
+    }
+    tools
+}
+
+/// The body's description of entry point `name`: the text after a list
+/// item that starts with it (`` - `get_current`: Get current weather ``,
+/// `- **get_current** - ...`), at most [`crate::limits::MAX_DESCRIPTION_CHARS`]
+/// characters.
+fn body_description(body: &str, name: &str) -> Option<String> {
+    let mut in_fence = false;
+    for line in body.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        let Some(item) = trimmed
+            .strip_prefix("- ")
+            .or_else(|| trimmed.strip_prefix("* "))
+        else {
+            continue;
+        };
+        let item = item.trim_start();
+        let rest = [("`", "`"), ("**", "**"), ("", "")]
+            .iter()
+            .find_map(|(open, close)| {
+                item.strip_prefix(open)?
+                    .strip_prefix(name)?
+                    .strip_prefix(close)
+            });
+        let Some(rest) = rest else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let text = [":", "—", "–", "-"]
+            .iter()
+            .find_map(|sep| rest.strip_prefix(sep))
+            .map(str::trim);
+        if let Some(text) = text.filter(|t| !t.is_empty()) {
+            return Some(
+                text.chars()
+                    .take(crate::limits::MAX_DESCRIPTION_CHARS)
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
 /// A YAML node as JSON, scalars typed by their text the way YAML 1.2
 /// types plain scalars (used only when the typed parse is unavailable).
 pub(crate) fn node_to_json(node: &Node) -> Value {
@@ -670,6 +912,21 @@ mod tests {
         for bad in ["", "Search", "2fast", "_x", "with-hyphen", "sp ace", "é"] {
             assert!(ToolName::new(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_entry_point_takes_its_description_from_the_bodys_list_item() {
+        let body = "# Weather\n\n```\n- `get_current`: not this one\n```\n## Entry Points\n\n- `get_current`: Get current weather\n- **get_forecast** - Get 7-day forecast\n- `other`\n";
+        assert_eq!(
+            body_description(body, "get_current").as_deref(),
+            Some("Get current weather")
+        );
+        assert_eq!(
+            body_description(body, "get_forecast").as_deref(),
+            Some("Get 7-day forecast")
+        );
+        assert_eq!(body_description(body, "other"), None);
+        assert_eq!(body_description(body, "get"), None);
     }
 
     #[test]

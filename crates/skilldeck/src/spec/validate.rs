@@ -93,6 +93,7 @@ pub(crate) fn check_text_in(
         dir_name.as_deref(),
         dir,
         typed_tools.as_ref(),
+        split.body,
         &mut sink,
     );
     if options.lints {
