@@ -2,9 +2,10 @@
 //! server serves (`[serve] well-known = true`, HTTP only):
 //!
 //! - `GET /.well-known/agent-skills/index.json`: one `archive` entry per
-//!   served skill ([`skilldeck_package::discovery`] builds it: the one
-//!   rule, mapped by [`skilldeck_source::wellknown::served_index`]), its `url` relative (`NAME.tar.gz`), its `digest` the SHA-256
-//!   of the tar.gz served there;
+//!   served skill (`skilldeck_package::discovery` builds it: the one
+//!   rule, mapped by [`skilldeck_source::wellknown::served_index`]), its
+//!   `url` relative (`NAME.tar.gz`), its `digest` the SHA-256 of the
+//!   tar.gz served there;
 //! - `GET /.well-known/agent-skills/NAME.tar.gz`: that archive, packed
 //!   deterministically from the skill's folder (files at the root), so
 //!   its bytes are the ones the index's digest names while the folder is

@@ -4,7 +4,7 @@
 //! [`skilldeck_package::discovery`]).
 //!
 //! The host is hostile. The index is read within
-//! [`MAX_INDEX_BYTES`](skilldeck_package::discovery::MAX_INDEX_BYTES) and
+//! [`MAX_INDEX_BYTES`] and
 //! refused unless its `$schema` is known; the artifact an entry names is
 //! downloaded within its type's cap, and refused unless its SHA-256 is
 //! the entry's digest **before** a byte is unpacked; then the archive
