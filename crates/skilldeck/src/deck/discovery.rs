@@ -320,7 +320,12 @@ impl Candidate {
             return None;
         }
         let real = source.real_root.as_deref()?;
-        let rel = self.dir().strip_prefix(&*source.root).ok()?;
+        let dir = self.dir();
+        // Bytes first (the walk's own form), components when they differ.
+        let rel = match crate::fs::path::below(dir, &source.root) {
+            Some(rel) => rel,
+            None => dir.strip_prefix(&*source.root).ok()?,
+        };
         Some(real.join(rel))
     }
 }

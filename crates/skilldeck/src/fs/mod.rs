@@ -1,10 +1,12 @@
 //! The filesystem, safely: bounded non-blocking reads (`read.rs`),
-//! containment of paths inside a skill folder (`contain.rs`), the walk that
+//! containment of paths inside a skill folder (`contain.rs`), path
+//! questions answered on bytes for hot paths (`path.rs`), the walk that
 //! finds skill folders (`walk.rs`), file stamps (`stamp.rs`) and skilldeck's
 //! own folders (`dirs.rs`).
 
 pub(crate) mod contain;
 pub mod dirs;
+pub(crate) mod path;
 pub(crate) mod read;
 pub(crate) mod stamp;
 pub(crate) mod walk;

@@ -98,8 +98,20 @@ pub fn assign(root: &Path, skill_dirs: &[&Path]) -> RootPlugins {
             }
         }
     }
+    // The parent (as bytes) of the last skill folder whose folders above
+    // were all without a plugin: a skill folder beside it has the same
+    // folders above, so it is no plugin's either (the walk lists siblings
+    // one after another; a root without plugins costs a byte comparison
+    // per skill, not a lookup per folder above).
+    let mut plain_parent: Option<&[u8]> = None;
     for dir in skill_dirs {
+        let parent = crate::fs::path::plain_parent(dir);
+        if parent.is_some() && parent == plain_parent {
+            out.owners.push(Owner::None);
+            continue;
+        }
         let mut owner = Owner::None;
+        let mut plugin_above = false;
         for above in dir.ancestors().skip(1) {
             if !above.starts_with(root) {
                 break;
@@ -115,8 +127,12 @@ pub fn assign(root: &Path, skill_dirs: &[&Path]) -> RootPlugins {
                 };
                 looked.insert(above.to_path_buf(), state);
             }
+            plugin_above = true;
             match looked.get_mut(above) {
-                Some(Looked::Nothing) | None => continue,
+                Some(Looked::Nothing) | None => {
+                    plugin_above = false;
+                    continue;
+                }
                 Some(Looked::Broken) => owner = Owner::Refused,
                 Some(Looked::Plugin {
                     plugin,
@@ -138,6 +154,7 @@ pub fn assign(root: &Path, skill_dirs: &[&Path]) -> RootPlugins {
             }
             break;
         }
+        plain_parent = if plugin_above { None } else { parent };
         out.owners.push(owner);
     }
     out
@@ -193,6 +210,43 @@ mod tests {
         let r = assign(root, &[&pdf, &other, &plain]);
         assert_eq!(r.owners, [Owner::Plugin(0), Owner::None, Owner::None]);
         assert_eq!(r.plugins[0].manifest.name, "document-skills");
+    }
+
+    #[test]
+    fn siblings_share_their_owner_only_when_no_plugin_is_above_them() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        write(
+            &root.join("p/.claude-plugin/plugin.json"),
+            r#"{"name":"p"}"#,
+        );
+        let dirs: Vec<PathBuf> = [
+            "plain/a",
+            "plain/b",
+            "p/skills/c",
+            "p/skills/d",
+            "p/e",
+            "plain/f",
+        ]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+        let r = assign(root, &refs);
+        assert_eq!(
+            r.owners,
+            [
+                Owner::None,
+                Owner::None,
+                Owner::Plugin(0),
+                Owner::Plugin(0),
+                Owner::None,
+                Owner::None
+            ]
+        );
     }
 
     #[test]

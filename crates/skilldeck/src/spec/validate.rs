@@ -120,14 +120,14 @@ fn finish(sink: Sink<'_>, frontmatter: Option<Frontmatter>, body_line: u32) -> C
 /// no final component even after resolving (`/`).
 fn folder_name(dir: &Path) -> Option<String> {
     let owned;
-    let dir = if dir.file_name().is_none() {
-        owned = std::fs::canonicalize(dir).ok()?;
-        owned.as_path()
-    } else {
-        dir
+    let name = match crate::fs::path::file_name(dir) {
+        Some(name) => name,
+        None => {
+            owned = std::fs::canonicalize(dir).ok()?;
+            owned.file_name()?
+        }
     };
-    dir.file_name()
-        .map(|n| name::normalize(&n.to_string_lossy()))
+    Some(name::normalize(&name.to_string_lossy()))
 }
 
 fn pos_of_offset(text: &str, offset: usize) -> Pos {
