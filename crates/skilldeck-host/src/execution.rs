@@ -511,7 +511,19 @@ impl Execution {
         run: PreparedRun<'_>,
         overrides: &Overrides,
     ) -> Result<Outcome, ExecError> {
-        let policy = self.policy_with(&run.skill.name, overrides)?;
+        let mut policy = self.policy_with(&run.skill.name, overrides)?;
+        if !run.langchain {
+            // A LangChain worker's interpreter carries the environment.
+            match crate::environment::for_skill(&self.config, run.skill) {
+                Ok(Some(env)) => policy = crate::environment::apply(policy, &env),
+                Ok(None) => {}
+                Err(problem) => {
+                    return Err(ExecError::InvalidInput(crate::environment::describe(
+                        &problem,
+                    )));
+                }
+            }
+        }
         let request = Request {
             skill: run.skill,
             path: &run.path,

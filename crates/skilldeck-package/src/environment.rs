@@ -62,8 +62,10 @@ const STORE_LOCK: &str = ".lock";
 /// environments go.
 #[derive(Debug, Clone)]
 pub struct EnvironmentOptions {
-    /// The `uv` binary.
-    pub uv: PathBuf,
+    /// The `uv` binary the operator named; `None`: `$SKILLDECK_UV`, else
+    /// `uv` on `PATH` ([`find_uv`], looked up only when a skill declares
+    /// dependencies, so an install without any needs no uv).
+    pub uv: Option<PathBuf>,
     /// The interpreter environments are built for (absolute).
     pub python: PathBuf,
     /// The package index (`uv --index-url`); `None`: uv's default (PyPI).
@@ -77,20 +79,22 @@ pub struct EnvironmentOptions {
     pub store: EnvStore,
 }
 
-impl EnvironmentOptions {
-    /// Options with `uv` found by [`find_uv`], the default interpreter, the
-    /// process's store, PyPI, online.
-    pub fn detect(configured_uv: Option<&Path>) -> Result<EnvironmentOptions, Error> {
-        Ok(EnvironmentOptions {
-            uv: find_uv(configured_uv)?,
+impl Default for EnvironmentOptions {
+    /// uv found when needed, the default interpreter, the process's store,
+    /// PyPI, online.
+    fn default() -> Self {
+        EnvironmentOptions {
+            uv: None,
             python: PathBuf::from(DEFAULT_PYTHON),
             index_url: None,
             find_links: Vec::new(),
             offline: false,
             store: EnvStore::from_env(euid()),
-        })
+        }
     }
+}
 
+impl EnvironmentOptions {
     fn source_args(&self, cmd: &mut Command) {
         if let Some(url) = &self.index_url {
             cmd.arg("--index-url").arg(url);
@@ -203,11 +207,12 @@ pub fn resolve(
     deps: &Dependencies,
     options: &EnvironmentOptions,
 ) -> Result<LockedEnvironment, Error> {
+    let uv = find_uv(options.uv.as_deref())?;
     let python = python_version(&options.python)?;
     let work = tempdir_in_store(options)?;
     let input = work.join("requirements.in");
     fs::write(&input, deps.input_text()).map_err(|e| Error::io(&input, e))?;
-    let mut cmd = Command::new(&options.uv);
+    let mut cmd = Command::new(&uv);
     cmd.args([
         "pip",
         "compile",
@@ -434,10 +439,13 @@ pub fn build(
 ) -> Result<(PathBuf, Built), Error> {
     let _guard = lock_store(&options.store)?;
     let dest = options.store.path_of(&locked.key);
-    match options.store.check(skill, locked) {
+    // Re-hashed, not only its marker read: an environment changed since
+    // it was built is built again, never reused.
+    match options.store.verify(skill, locked) {
         Ok(ready) => return Ok((ready.dir, Built::Reused)),
         Err(_) if dest.exists() => {
-            // Not complete or not this record: built again from the lock.
+            // Not complete, not this record, or changed: built again from
+            // the lock.
             fs::remove_dir_all(&dest).map_err(|e| Error::io(&dest, e))?;
         }
         Err(_) => {}
@@ -467,7 +475,8 @@ fn build_into(
     options: &EnvironmentOptions,
     tmp: &Path,
 ) -> Result<(), Error> {
-    let mut venv = Command::new(&options.uv);
+    let uv = find_uv(options.uv.as_deref())?;
+    let mut venv = Command::new(&uv);
     venv.args(["venv", "--no-config", "--relocatable", "--quiet"])
         .args([
             "--python-preference",
@@ -490,7 +499,7 @@ fn build_into(
     })?;
     let reqs = tmp.join(BUILD_REQUIREMENTS);
     fs::write(&reqs, locked.requirements_with_hashes()).map_err(|e| Error::io(&reqs, e))?;
-    let mut sync = Command::new(&options.uv);
+    let mut sync = Command::new(&uv);
     sync.args(["pip", "sync", "--no-config", "--require-hashes", "--quiet"])
         .args(["--link-mode", "copy", "--compile-bytecode"])
         .arg("--python")
@@ -739,7 +748,13 @@ mod tests {
         let d = &e.diagnostics()[0];
         assert_eq!(d.code, Code::EnvironmentBuildFailed);
         assert!(d.message.contains("/nonexistent/uv"), "{d}");
-        assert!(d.help.as_deref().unwrap_or_default().contains("install-uv.sh"), "{d:?}");
+        assert!(
+            d.help
+                .as_deref()
+                .unwrap_or_default()
+                .contains("install-uv.sh"),
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -60,4 +60,7 @@ pub use signature::{
     SigningKey, Trust, Verified,
 };
 pub use unpack::{UnpackOptions, Unpacked, UnpackedBytes, unpack, unpack_bytes};
-pub use verify::{SignatureState, SkillCheck, Status, VerifyReport, verify, verify_with};
+pub use verify::{
+    EnvironmentCheck, SignatureState, SkillCheck, Status, VerifyReport, verify,
+    verify_environments, verify_with,
+};

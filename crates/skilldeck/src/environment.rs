@@ -578,7 +578,8 @@ impl EnvProblem {
                  (add --offline --find-links DIR without network)"
             }
             EnvProblem::Modified { .. } => {
-                "run `skilldeck env gc` then `skilldeck install --frozen` to rebuild it from the lock"
+                "run `skilldeck install --frozen` (it builds an environment that differs from \
+                 the lock again), or install the skill again if its requirements changed"
             }
         }
     }
@@ -649,6 +650,13 @@ impl EnvStore {
     /// The folder of the environment with key `key`.
     pub fn path_of(&self, key: &Digest) -> PathBuf {
         self.dir.join(key.hex())
+    }
+
+    /// The record in the marker of the environment `key` (`None`: not
+    /// complete, or the marker is malformed).
+    pub fn marker(&self, key: &Digest) -> Option<LockedEnvironment> {
+        let text = std::fs::read_to_string(self.path_of(key).join(MARKER_FILE)).ok()?;
+        toml::from_str(&text).ok()
     }
 
     /// Keys of the environments in the store (complete or not).
