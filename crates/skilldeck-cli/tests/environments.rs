@@ -495,3 +495,98 @@ fn the_audit_finds_a_typosquatted_dependency_and_a_source_override() {
     assert!(text.contains("requests"), "{text}");
     assert!(text.contains("deps.source-override"), "{text}");
 }
+
+/// `skilldeck ARGS` against the registry `server` as its admin.
+fn admin(
+    p: &Project,
+    server: &skilldeck_testkit::registry::RegistryProcess,
+    args: &[&str],
+) -> String {
+    let mut all = args.to_vec();
+    all.extend([
+        "--registry",
+        server.url.as_str(),
+        "--token-file",
+        server.admin_file.to_str().unwrap(),
+    ]);
+    ok(&p.run(&all))
+}
+
+#[test]
+fn serve_registry_builds_the_environments_of_the_agents_skills_and_leaves_out_one_that_cannot_be_built()
+ {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        format!(
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n\n\
+             [environments]\noffline = true\nfind-links = [{:?}]\n",
+            wheels.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    for (name, requirements) in [
+        ("dates", "python-dateutil>=2.8\n"),
+        ("broken", "no-such-package-skilldeck==1.0\n"),
+    ] {
+        let dir = p.skill(name, requirements);
+        admin(
+            &p,
+            &server,
+            &[
+                "publish",
+                dir.to_str().unwrap(),
+                "--namespace",
+                "acme",
+                "--version",
+                "1.0.0",
+            ],
+        );
+    }
+    admin(&p, &server, &["registry", "agent", "create", "bot-1"]);
+    for name in ["acme/dates", "acme/broken"] {
+        admin(&p, &server, &["registry", "assign", "bot-1", name]);
+    }
+    let token = admin(
+        &p,
+        &server,
+        &["registry", "token", "create", "--agent", "bot-1"],
+    );
+    let token_file = p.path().join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut command = p.command(&[
+        "serve",
+        "--registry",
+        &server.url,
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    command
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN");
+    let mut client = StdioClient::start(command);
+    let answer = client.request("tools/list", json!({}));
+    let names: Vec<&str> = answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.contains("__"))
+        .collect();
+    assert_eq!(names, ["dates__when"], "{answer}");
+    let called = client.call("dates__when", json!({}));
+    let text = skilldeck_testkit::mcp::text(&called);
+    assert!(text.contains("2026-11-27T10:00:00"), "{called}");
+    let log = client.wait_for_stderr(&["no-such-package-skilldeck==1.0"]);
+    assert!(log.contains("cannot be built"), "{log}");
+}
