@@ -590,3 +590,42 @@ fn serve_registry_builds_the_environments_of_the_agents_skills_and_leaves_out_on
     let log = client.wait_for_stderr(&["no-such-package-skilldeck==1.0"]);
     assert!(log.contains("cannot be built"), "{log}");
 }
+
+#[test]
+fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_install() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    // As if the lock had been made where /usr/bin/python3 was another
+    // version (or the system's Python was upgraded since).
+    let lockfile = p.path().join(".agents/skilldeck.lock");
+    let lock = p.lock();
+    let found = lock
+        .lines()
+        .find_map(|l| l.strip_prefix("python = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        &lockfile,
+        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\""),
+    )
+    .unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(
+        err.contains("environment-modified dates environment"),
+        "{err}"
+    );
+    assert!(err.contains("resolved for Python 3.0.1"), "{err}");
+    let err = failed(&p.run(&[
+        "install",
+        "--frozen",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+    ]));
+    assert!(err.contains(&format!("now Python {found}")), "{err}");
+}

@@ -437,6 +437,7 @@ pub fn build(
     locked: &LockedEnvironment,
     options: &EnvironmentOptions,
 ) -> Result<(PathBuf, Built), Error> {
+    check_interpreter(skill, locked)?;
     let _guard = lock_store(&options.store)?;
     let dest = options.store.path_of(&locked.key);
     // Re-hashed, not only its marker read: an environment changed since
@@ -463,6 +464,31 @@ pub fn build(
     }
     fs::rename(&tmp, &dest).map_err(|e| Error::io(&dest, e))?;
     Ok((dest, Built::Created))
+}
+
+/// Refuses `locked` when its interpreter is not the version it was
+/// resolved for any more (a system upgrade): its packages were chosen for
+/// that version, and the environment's `lib/pythonX.Y` would not be found.
+pub fn check_interpreter(skill: &str, locked: &LockedEnvironment) -> Result<(), Error> {
+    let found = python_version(Path::new(&locked.interpreter))?;
+    if found != locked.python {
+        return Err(Error::refused(
+            Diagnostic::new(
+                Code::EnvironmentModified,
+                Severity::Error,
+                format!(
+                    "skill '{skill}': its environment was resolved for Python {} ({}), which is \
+                     now Python {found}",
+                    locked.python, locked.interpreter
+                ),
+            )
+            .with_help(
+                "install the skill again without --frozen to resolve its dependencies for this \
+                 interpreter",
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The requirements file with hashes a build installs, inside the
@@ -621,7 +647,13 @@ pub fn prepare(
                 .with_help("install it without --frozen once to resolve and record them"),
             ));
         }
-        Some(p) if p.input == deps.input_digest() && p.interpreter == interpreter => p.clone(),
+        Some(p)
+            if p.input == deps.input_digest()
+                && p.interpreter == interpreter
+                && python_version(&options.python).is_ok_and(|v| v == p.python) =>
+        {
+            p.clone()
+        }
         _ => resolve(skill, skill_dir, &deps, options)?,
     };
     let (_, built) = build(skill, &locked, options)?;

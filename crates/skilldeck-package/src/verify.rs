@@ -266,7 +266,19 @@ pub fn verify_environments(report: &mut VerifyReport, store: &EnvStore) -> Resul
     for (name, entry) in &lock.skill {
         let check = match &entry.environment {
             Some(env) => {
-                let result = store.verify(name, env);
+                let result = store.verify(name, env).and_then(|ready| {
+                    match crate::environment::check_interpreter(name, env) {
+                        Ok(()) => Ok(ready),
+                        Err(e) => Err(skilldeck::environment::EnvProblem::Modified {
+                            skill: name.clone(),
+                            path: ready.dir.clone(),
+                            detail: e
+                                .diagnostics()
+                                .first()
+                                .map_or_else(|| e.to_string(), |d| d.message.clone()),
+                        }),
+                    }
+                });
                 EnvironmentCheck {
                     skill: name.clone(),
                     key: Some(env.key),
