@@ -87,20 +87,6 @@ impl EnvArgs {
     }
 }
 
-/// The build options `[environments]` alone gives (`serve --registry`
-/// materialises skills with them).
-pub fn options_from_config(config: &skilldeck::deck::EnvironmentsConfig) -> EnvironmentOptions {
-    let defaults = EnvironmentOptions::default();
-    EnvironmentOptions {
-        uv: config.uv.clone(),
-        python: config.python.clone().unwrap_or(defaults.python),
-        index_url: config.index_url.clone(),
-        find_links: config.find_links.clone(),
-        offline: config.offline.unwrap_or(false),
-        store: defaults.store,
-    }
-}
-
 /// `skilldeck env`.
 #[derive(Debug, clap::Subcommand)]
 pub enum EnvCommand {

@@ -95,6 +95,20 @@ impl Default for EnvironmentOptions {
 }
 
 impl EnvironmentOptions {
+    /// The options `[environments]` gives (its relative paths already
+    /// resolved by the config's layers), over the defaults.
+    pub fn from_config(config: &skilldeck::deck::EnvironmentsConfig) -> EnvironmentOptions {
+        let defaults = EnvironmentOptions::default();
+        EnvironmentOptions {
+            uv: config.uv.clone(),
+            python: config.python.clone().unwrap_or(defaults.python),
+            index_url: config.index_url.clone(),
+            find_links: config.find_links.clone(),
+            offline: config.offline.unwrap_or(false),
+            store: defaults.store,
+        }
+    }
+
     fn source_args(&self, cmd: &mut Command) {
         if let Some(url) = &self.index_url {
             cmd.arg("--index-url").arg(url);

@@ -85,8 +85,9 @@ pub struct RegistryOptions {
     /// Unsigned versions are refused (`serve --require-signature`).
     pub require_signature: bool,
     /// Build the environment of each served skill that declares
-    /// dependencies when it is materialised (`None`: not built; such skills
-    /// offer no tools and say `environment-missing`).
+    /// dependencies when it is materialised (default: uv's defaults, PyPI,
+    /// online; `skilldeck serve` sets `[environments]`'s; `None`: not
+    /// built, such skills offer no tools and say `environment-missing`).
     pub environments: Option<EnvironmentOptions>,
 }
 
@@ -102,7 +103,7 @@ impl RegistryOptions {
             cache: None,
             allowed_signers: None,
             require_signature: false,
-            environments: None,
+            environments: Some(EnvironmentOptions::default()),
         }
     }
 }
