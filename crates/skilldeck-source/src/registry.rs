@@ -532,6 +532,10 @@ impl RegistrySource {
                 }
             }
         }
+        if !registered && previous.is_none() {
+            // No skill declares dependencies, now or before: no lockfile.
+            return;
+        }
         if let Err(e) = out.save(&lockfile) {
             tracing::warn!(error = %e, "cannot write the served root's lockfile: skills with dependencies offer no tools");
         }
