@@ -619,7 +619,7 @@ fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_insta
         err.contains("environment-modified dates environment"),
         "{err}"
     );
-    assert!(err.contains("resolved for Python 3.0.1"), "{err}");
+    assert!(err.contains("built for Python 3.0.1"), "{err}");
     let err = failed(&p.run(&[
         "install",
         "--frozen",

@@ -724,6 +724,14 @@ impl EnvStore {
                 locked.package_list()
             )));
         }
+        if let Some(found) = interpreter_minor(Path::new(&locked.interpreter))
+            && !locked.python.starts_with(&format!("{found}."))
+        {
+            return Err(modified(format!(
+                "it was built for Python {}, and {} is now Python {found}",
+                locked.python, locked.interpreter
+            )));
+        }
         let bin = dir.join("bin");
         let python = bin.join("python3");
         if !python.exists() {
@@ -791,6 +799,21 @@ impl EnvStore {
         }
         Ok(ready)
     }
+}
+
+/// `X.Y` of an interpreter whose real file is named `pythonX.Y` (symlinks
+/// resolved: `/usr/bin/python3` → `python3.11`): a check that costs no
+/// process. `None` when the name says nothing.
+pub fn interpreter_minor(interpreter: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(interpreter).ok()?;
+    let name = real.file_name()?.to_str()?;
+    let version = name.strip_prefix("python")?;
+    let (major, minor) = version.split_once('.')?;
+    (!major.is_empty()
+        && !minor.is_empty()
+        && major.bytes().all(|b| b.is_ascii_digit())
+        && minor.bytes().all(|b| b.is_ascii_digit()))
+    .then(|| version.to_owned())
 }
 
 /// `lib/pythonX.Y/site-packages` of a virtual environment.
@@ -1081,7 +1104,7 @@ mod tests {
         let env = LockedEnvironment {
             kind: EnvKind::Python,
             key: Digest::from_bytes([0; 32]),
-            interpreter: "/usr/bin/python3".into(),
+            interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 0xab)],
@@ -1101,7 +1124,7 @@ mod tests {
         let mut env = LockedEnvironment {
             kind: EnvKind::Python,
             key: Digest::from_bytes([7; 32]),
-            interpreter: "/usr/bin/python3".into(),
+            interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
@@ -1120,13 +1143,48 @@ mod tests {
     }
 
     #[test]
+    fn an_interpreter_now_of_another_minor_version_makes_the_environment_unusable() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = EnvStore::new(store_dir.path());
+        let bin = store_dir.path().join("py");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("python3.12"), "").unwrap();
+        std::os::unix::fs::symlink("python3.12", bin.join("python3")).unwrap();
+        assert_eq!(
+            interpreter_minor(&bin.join("python3")).as_deref(),
+            Some("3.12")
+        );
+        let env = LockedEnvironment {
+            kind: EnvKind::Python,
+            key: Digest::from_bytes([7; 32]),
+            interpreter: bin.join("python3").to_string_lossy().into_owned(),
+            python: "3.11.2".into(),
+            input: Digest::from_bytes([1; 32]),
+            packages: vec![pkg("six", "1.17.0", 3)],
+        };
+        let dir = store.path_of(&env.key);
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(dir.join("bin/python3"), "").unwrap();
+        std::fs::write(dir.join(MARKER_FILE), env.to_toml()).unwrap();
+        let e = store.check("s", &env).unwrap_err();
+        assert_eq!(e.code(), Code::EnvironmentModified);
+        assert!(e.to_string().contains("is now Python 3.12"), "{e}");
+        let same = LockedEnvironment {
+            python: "3.12.1".into(),
+            ..env.clone()
+        };
+        std::fs::write(dir.join(MARKER_FILE), same.to_toml()).unwrap();
+        assert!(store.check("s", &same).is_ok());
+    }
+
+    #[test]
     fn verify_finds_a_changed_file_of_an_installed_package() {
         let store_dir = tempfile::tempdir().unwrap();
         let store = EnvStore::new(store_dir.path());
         let env = LockedEnvironment {
             kind: EnvKind::Python,
             key: Digest::from_bytes([7; 32]),
-            interpreter: "/usr/bin/python3".into(),
+            interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
