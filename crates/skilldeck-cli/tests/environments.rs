@@ -629,3 +629,32 @@ fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_insta
     ]));
     assert!(err.contains(&format!("now Python {found}")), "{err}");
 }
+
+#[test]
+fn a_dynamic_context_directive_runs_with_the_skills_environment() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    let dir = p.skill("dates", "python-dateutil>=2.8\n");
+    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "{skill_md}\nVersion: !`python3 -c 'import dateutil; print(\"dateutil-\" + dateutil.__version__)'`\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\ndynamic-context = true\n",
+    )
+    .unwrap();
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    let mut command = p.command(&["serve", "--no-watch", "--root", ".agents/skills"]);
+    command.stdin(Stdio::piped());
+    let mut client = StdioClient::start(command);
+    let activated = client.call("activate_skill", json!({"name": "dates"}));
+    let text = skilldeck_testkit::mcp::text(&activated);
+    assert!(text.contains("Version: dateutil-2.9.0.post0"), "{text}");
+}

@@ -50,6 +50,20 @@ pub fn apply(mut policy: Policy, env: &ReadyEnvironment) -> Policy {
     policy
 }
 
+/// `policy` for a run of `skill` under `config`: with its environment
+/// applied when it has one ([`for_skill`], [`apply`]), else as it was; the
+/// problem when the skill's environment cannot be used.
+pub fn policy_for(
+    config: &ExecConfig,
+    skill: &Skill,
+    policy: Policy,
+) -> Result<Policy, EnvProblem> {
+    Ok(match for_skill(config, skill)? {
+        Some(env) => apply(policy, &env),
+        None => policy,
+    })
+}
+
 /// A problem as one line for a model or a log: the reason, then what to do.
 pub fn describe(problem: &EnvProblem) -> String {
     format!(
