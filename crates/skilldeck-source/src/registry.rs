@@ -92,6 +92,12 @@ pub struct RegistryOptions {
 }
 
 impl RegistryOptions {
+    /// Builds environments with the config's `[environments]` settings
+    /// (index, wheel folders, offline, uv, interpreter).
+    pub fn environments_from(&mut self, config: &skilldeck::deck::EnvironmentsConfig) {
+        self.environments = Some(EnvironmentOptions::from_config(config));
+    }
+
     /// The registry at `url`, for `agent`, polled every
     /// [`DEFAULT_REGISTRY_POLL`].
     pub fn new(url: &str, agent: AgentId, token: Option<Token>) -> RegistryOptions {
