@@ -140,6 +140,20 @@ pub fn audit_files(shown: &Path, files: &[SkillFile<'_>], options: &AuditOptions
     {
         findings.push(f);
     }
+    let dependency_files: Vec<(&str, String)> = files
+        .iter()
+        .filter(|f| {
+            f.path == skilldeck::environment::REQUIREMENTS_TXT
+                || f.path == skilldeck::environment::PYPROJECT_TOML
+        })
+        .filter(|f| f.bytes.len() as u64 <= skilldeck::environment::MAX_REQUIREMENTS_BYTES)
+        .map(|f| (f.path, String::from_utf8_lossy(f.bytes).into_owned()))
+        .collect();
+    let texts: Vec<(&str, &str)> = dependency_files
+        .iter()
+        .map(|(p, t)| (*p, t.as_str()))
+        .collect();
+    findings.extend(crate::deps::findings(&texts));
     findings.sort_by(|a, b| {
         (a.file.as_bytes(), a.line, a.column, &a.code).cmp(&(
             b.file.as_bytes(),

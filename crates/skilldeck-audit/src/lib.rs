@@ -28,6 +28,7 @@
 mod allow;
 mod audit;
 mod content;
+pub mod deps;
 mod error;
 mod finding;
 mod hosts;

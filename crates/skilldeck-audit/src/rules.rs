@@ -287,6 +287,20 @@ pub static RULES: &[Rule] = &[
         "make the declaration true: remove the network use or correct the description",
     ),
     rule(
+        "deps.shadows-well-known",
+        FakePrerequisite,
+        High,
+        "a declared dependency (requirements.txt, pyproject.toml) one letter away from a well-known package's name (reqeusts for requests): a typosquat installs someone else's code",
+        "check the name on the package's official page and depend on the well-known one",
+    ),
+    rule(
+        "deps.source-override",
+        FakePrerequisite,
+        High,
+        "a declared dependency names its own source (--extra-index-url, a URL, a path): packages from outside the operator's index (install refuses it)",
+        "declare plain requirements; the operator chooses the index ([environments] index-url, find-links)",
+    ),
+    rule(
         "unanalysable.executable",
         Unanalysable,
         High,

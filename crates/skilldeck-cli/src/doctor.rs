@@ -76,6 +76,9 @@ struct Report<'a> {
     /// Declared tools left out (a problem in their entry) or not offered
     /// (host-implemented, no handler here), each at its file and line.
     tools: Vec<Diagnostic>,
+    /// Skills that declare dependencies whose environment cannot be used
+    /// (their scripts do not run, their tools are not offered).
+    environments: Vec<Diagnostic>,
     catalog: CatalogRow,
 }
 
@@ -108,7 +111,23 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let catalog = host_options.render_tool_catalog(deck)?;
     // What the host does not offer of the declared tools: its rule.
     let host = Host::with_deck(host_options.clone(), deck.clone())?;
-    let tools = host.unoffered_tools(&host.snapshot());
+    let tools: Vec<Diagnostic> = host
+        .unoffered_tools(&host.snapshot())
+        .into_iter()
+        .filter(|d| !d.code.as_str().starts_with("environment-"))
+        .collect();
+    let environments: Vec<Diagnostic> = deck
+        .skills()
+        .iter()
+        .filter(|s| s.is_served())
+        .filter(|s| skilldeck::environment::may_declare_dependencies(s.real_dir()))
+        .filter_map(|s| {
+            skilldeck_host::environment::for_skill(&ctx.config.exec, s)
+                .err()
+                .map(|p| p.to_diagnostics(&s.skill_md))
+        })
+        .flatten()
+        .collect();
     let e = &catalog.explanation;
     let catalog = CatalogRow {
         size: e.size,
@@ -151,6 +170,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             .filter_map(|s| excluded_because(s).map(|why| Excluded { name: &s.name, why }))
             .collect(),
         tools,
+        environments,
         catalog,
     };
     let mut out = render::stdout_for(args.format == Format::Json);
@@ -238,6 +258,18 @@ fn write_text(out: &mut impl Write, r: &Report<'_>) -> std::io::Result<()> {
         writeln!(out, "\ndeclared tools left out or not offered:")?;
         for d in &r.tools {
             writeln!(out, "  {d}")?;
+        }
+    }
+    if !r.environments.is_empty() {
+        writeln!(
+            out,
+            "\nskill environments not ready (these skills' scripts do not run):"
+        )?;
+        for d in &r.environments {
+            writeln!(out, "  {d}")?;
+            if let Some(help) = &d.help {
+                writeln!(out, "    = help: {help}")?;
+            }
         }
     }
     if !r.excluded.is_empty() {

@@ -277,6 +277,8 @@ pub struct UpdateArgs {
     /// Output format.
     #[arg(long = "output", value_parser = Format::parser(format::TABLE), default_value = "text")]
     output: Format,
+    #[command(flatten)]
+    environments: crate::env::EnvArgs,
 }
 
 /// One skill's update.
@@ -370,6 +372,7 @@ pub fn update(args: &UpdateArgs) -> Result<u8, CliError> {
         let options = InstallOptions {
             force: args.force,
             lockfile: args.root.lock.clone(),
+            environments: args.environments.options()?,
             ..InstallOptions::default()
         };
         let installed = match skilldeck_package::install(&root, &sources, &options) {

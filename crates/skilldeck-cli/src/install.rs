@@ -95,6 +95,8 @@ pub struct Args {
     output: Format,
     #[command(flatten)]
     audit: crate::audit::Gate,
+    #[command(flatten)]
+    environments: crate::env::EnvArgs,
 }
 
 pub fn run(args: &Args) -> Result<u8, CliError> {
@@ -133,6 +135,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         frozen: args.frozen,
         lockfile: args.lock.clone(),
         step_pause,
+        environments: args.environments.options()?,
         ..InstallOptions::default()
     };
     // Downloaded packages live until the install is done.
@@ -247,6 +250,18 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             )?;
             if let Some(v) = &i.signed {
                 writeln!(out, "  signed by {}{}", v.signer, principals(&v.principals))?;
+            }
+            if let Some(env) = &i.environment {
+                let how = match env.built {
+                    skilldeck_package::environment::Built::Created => "built",
+                    skilldeck_package::environment::Built::Reused => "shared",
+                };
+                writeln!(
+                    out,
+                    "  environment {how}: {} ({})",
+                    env.packages.join(" "),
+                    env.path.display()
+                )?;
             }
         }
     }

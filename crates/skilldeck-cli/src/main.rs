@@ -6,6 +6,7 @@ mod audit;
 mod call;
 mod context;
 mod doctor;
+mod env;
 mod error;
 mod exit;
 mod export;
@@ -242,6 +243,13 @@ enum Command {
         after_help = "Examples:\n  skilldeck remove pdf-tools\n  skilldeck remove pdf-tools --force   # even with local edits"
     )]
     Remove(git_source::RemoveArgs),
+    /// Skill environments (dependencies built at install time): list the
+    /// store, or collect what no lock records.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  skilldeck env list\n  skilldeck env gc --dry-run\n  skilldeck env gc"
+    )]
+    Env(env::EnvCommand),
     /// Re-hash installed skills against skilldeck.lock and check the
     /// signatures beside their sources (exit 1 on any difference).
     #[command(
@@ -326,6 +334,7 @@ fn run(cli: Cli) -> Result<u8, error::CliError> {
         Command::Update(args) => git_source::update(&args),
         Command::Remove(args) => git_source::remove(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Env(command) => env::run(&command),
         Command::Push(args) => oci_source::push(&args),
         Command::Publish(args) => publish::run(&args),
         Command::Completions { shell } => {

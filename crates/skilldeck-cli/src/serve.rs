@@ -182,6 +182,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             Err(e) => return crate::pack::refused(e),
         };
         registry.require_signature = args.require_signature;
+        // Skills with dependencies get their environment when they are
+        // materialised, as `[environments]` says where packages come from.
+        registry.environments_from(&ctx.config.environments);
         if let Some(secs) = args.registry_poll {
             registry.poll = std::time::Duration::try_from_secs_f64(secs)
                 .ok()

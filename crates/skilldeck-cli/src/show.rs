@@ -37,10 +37,55 @@ struct Shown<'a> {
     #[serde(flatten)]
     skill: SkillRow<'a>,
     tools: Vec<ToolRow<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    environment: Option<EnvRow>,
     frontmatter: &'a skilldeck::Frontmatter,
     body: &'a str,
     files: &'a [skilldeck::ResourceEntry],
     files_omitted: usize,
+}
+
+/// The skill's environment, when it declares dependencies.
+#[derive(serde::Serialize)]
+struct EnvRow {
+    /// `ready`, `operator-python` or the problem's code.
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<std::path::PathBuf>,
+    packages: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+fn environment_row(ctx: &Context, skill: &skilldeck::Skill) -> Option<EnvRow> {
+    if !skilldeck::environment::may_declare_dependencies(skill.real_dir()) {
+        return None;
+    }
+    match skilldeck_host::environment::for_skill(&ctx.config.exec, skill) {
+        Ok(Some(env)) => Some(EnvRow {
+            status: "ready".into(),
+            path: Some(env.dir.clone()),
+            packages: env
+                .locked
+                .packages
+                .iter()
+                .map(|p| format!("{}=={}", p.name, p.version))
+                .collect(),
+            problem: None,
+        }),
+        Ok(None) => ctx.config.exec.python_for(&skill.name).map(|p| EnvRow {
+            status: "operator-python".into(),
+            path: Some(p.to_path_buf()),
+            packages: Vec::new(),
+            problem: None,
+        }),
+        Err(problem) => Some(EnvRow {
+            status: problem.code().as_str().to_owned(),
+            path: None,
+            packages: Vec::new(),
+            problem: Some(skilldeck_host::environment::describe(&problem)),
+        }),
+    }
 }
 
 pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
@@ -70,6 +115,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             call: &t.call,
         })
         .collect();
+    let environment = environment_row(ctx, skill);
     let mut out = render::stdout_for(args.format == Format::Json);
     match args.format {
         Format::Json => render::write_json(
@@ -77,6 +123,7 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             &Shown {
                 skill: SkillRow::new(skill),
                 tools,
+                environment,
                 frontmatter: &frontmatter,
                 body,
                 files: &files.files,
@@ -112,6 +159,29 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
             }
             if let Some(kind) = fm.skill_type {
                 writeln!(out, "| skill_type | {kind} |")?;
+            }
+            if let Some(env) = &environment {
+                match (&env.problem, &env.path) {
+                    (Some(problem), _) => writeln!(
+                        out,
+                        "| environment | {}: {} |",
+                        env.status,
+                        problem.replace('|', "\\|")
+                    )?,
+                    (None, Some(path)) if env.status == "ready" => writeln!(
+                        out,
+                        "| environment | ready: {} (`{}`) |",
+                        env.packages.join(" "),
+                        path.display()
+                    )?,
+                    (None, path) => writeln!(
+                        out,
+                        "| environment | the operator's interpreter{} |",
+                        path.as_ref()
+                            .map(|p| format!(" `{}`", p.display()))
+                            .unwrap_or_default()
+                    )?,
+                }
             }
             if !fm.capabilities.is_empty() {
                 writeln!(

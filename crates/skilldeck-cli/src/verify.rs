@@ -36,7 +36,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         Ok(p) => p,
         Err(e) => return refused(e),
     };
-    let report = match skilldeck_package::verify_with(
+    let mut report = match skilldeck_package::verify_with(
         &root,
         args.lock.as_deref(),
         &PackageLimits::default(),
@@ -45,6 +45,11 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         Ok(r) => r,
         Err(e) => return refused(e),
     };
+    if let Err(e) =
+        skilldeck_package::verify_environments(&mut report, &skilldeck_host::environment::store())
+    {
+        return refused(e);
+    }
     // A git skill's tag must still name the locked commit.
     let moved = match (
         args.offline,
@@ -106,6 +111,22 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             writeln!(out, "{:<10} {name}", "tag-moved")?;
             writeln!(out, "  {}", render::safe(problem))?;
         }
+        for e in &report.environments {
+            if e.status == "ok" {
+                writeln!(
+                    out,
+                    "{:<10} {} environment ({})",
+                    "ok",
+                    e.skill,
+                    e.packages.join(" ")
+                )?;
+            } else {
+                writeln!(out, "{:<10} {} environment", e.status, e.skill)?;
+            }
+            if let Some(p) = &e.problem {
+                writeln!(out, "  {}", render::safe(p))?;
+            }
+        }
         for u in &report.untracked {
             writeln!(out, "untracked  {u} (not in {})", report.lockfile.display())?;
         }
@@ -121,6 +142,11 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             .filter(|s| s.status != Status::Ok)
             .count()
             + report.untracked.len()
+            + report
+                .environments
+                .iter()
+                .filter(|e| e.status != "ok")
+                .count()
             + moved.len();
         writeln!(
             out,

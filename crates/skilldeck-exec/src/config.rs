@@ -61,6 +61,7 @@ pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, Exec
         },
         tree_limits: exec.tree_limits,
         keep_workdir: false,
+        bin_dirs: Vec::new(),
     })
 }
 

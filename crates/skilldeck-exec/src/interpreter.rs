@@ -41,8 +41,13 @@ pub(crate) struct Command {
 }
 
 /// Checks `path` inside `skill` (containment, regular file, size) and
-/// decides how to run it.
-pub(crate) fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
+/// decides how to run it; interpreters are looked up in `bin_dirs` first
+/// (a skill environment's `bin`), then on [`SANDBOX_PATH`].
+pub(crate) fn resolve(
+    skill: &Skill,
+    path: &str,
+    bin_dirs: &[PathBuf],
+) -> Result<Command, ExecError> {
     let resource = skilldeck::resources::read_resource_capped(skill, path, MAX_SCRIPT_BYTES)
         .map_err(|e| match e {
             skilldeck::Error::Resource {
@@ -65,7 +70,7 @@ pub(crate) fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
     let first_line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
     if let Some(rest) = first_line.strip_prefix(b"#!") {
         let line = String::from_utf8_lossy(rest);
-        return from_shebang(skill, &relative, line.trim());
+        return from_shebang(skill, &relative, line.trim(), bin_dirs);
     }
     let extension = relative
         .rsplit('/')
@@ -75,7 +80,7 @@ pub(crate) fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
     if let Some(ext) = extension
         && let Some((_, name)) = INTERPRETERS_BY_EXTENSION.iter().find(|(e, _)| *e == ext)
     {
-        let program = on_sandbox_path(name).ok_or_else(|| {
+        let program = on_path(name, bin_dirs).ok_or_else(|| {
             ExecError::InvalidInput(format!(
                 "skill '{}': cannot run '{relative}': its interpreter '{name}' (for .{ext} files) is not installed (looked in {SANDBOX_PATH})",
                 skill.name
@@ -116,7 +121,12 @@ pub(crate) fn resolve(skill: &Skill, path: &str) -> Result<Command, ExecError> {
 /// `#!/usr/bin/env NAME` looks NAME up on the sandbox's PATH; `#!/path
 /// [arg]` needs `/path` to exist. The whole rest of the line is one
 /// argument, as the kernel passes it.
-fn from_shebang(skill: &Skill, relative: &str, line: &str) -> Result<Command, ExecError> {
+fn from_shebang(
+    skill: &Skill,
+    relative: &str,
+    line: &str,
+    bin_dirs: &[PathBuf],
+) -> Result<Command, ExecError> {
     let (interpreter, arg) = match line.split_once(char::is_whitespace) {
         Some((i, a)) => (i, Some(a.trim())),
         None => (line, None),
@@ -140,7 +150,7 @@ fn from_shebang(skill: &Skill, relative: &str, line: &str) -> Result<Command, Ex
         // `env -S a b` and friends: keep env, it resolves on the sandbox PATH.
         let name = arg.split_whitespace().next().unwrap_or(arg);
         if !name.starts_with('-') {
-            let program = on_sandbox_path(name).ok_or_else(|| missing(name))?;
+            let program = on_path(name, bin_dirs).ok_or_else(|| missing(name))?;
             let rest: Vec<String> = arg.split_whitespace().skip(1).map(str::to_owned).collect();
             return Ok(Command {
                 relative: relative.to_owned(),
@@ -165,6 +175,18 @@ fn from_shebang(skill: &Skill, relative: &str, line: &str) -> Result<Command, Ex
         runs_file_itself: false,
         chosen_by: "shebang",
     })
+}
+
+/// `name` found in one of `bin_dirs`, else on [`SANDBOX_PATH`].
+pub(crate) fn on_path(name: &str, bin_dirs: &[PathBuf]) -> Option<PathBuf> {
+    if name.contains('/') {
+        return None;
+    }
+    bin_dirs
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable_file(p))
+        .or_else(|| on_sandbox_path(name))
 }
 
 /// `name` found in a folder of [`SANDBOX_PATH`], as an executable file.

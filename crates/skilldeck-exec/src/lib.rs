@@ -71,3 +71,10 @@ pub use refusals::{
 pub use request::{CallContext, Input, Request};
 pub use run::{EffectivePolicy, Executor, ExecutorConfig, Outcome};
 pub use skilldeck::deck::{HostPattern, IpRange, NetworkGrant};
+
+/// The effective user id of this process: a root caller's scripts run as
+/// [`SANDBOX_UID`], so what they read (skill environments) must be in
+/// folders that user can traverse.
+pub fn effective_uid() -> u32 {
+    sys::euid()
+}

@@ -228,6 +228,11 @@ pub struct Policy {
     /// directory is then a plain folder on the host's disk, without the
     /// tmpfs quota, so that its files outlive the sandbox.
     pub keep_workdir: bool,
+    /// Folders put before [`SANDBOX_PATH`] on the script's `PATH`, and
+    /// searched first for its interpreter (`.py` files, `#!/usr/bin/env
+    /// python3`): a skill environment's `bin`. Each must also be readable
+    /// (under a path of `grants.read_paths`); the host sets both.
+    pub bin_dirs: Vec<PathBuf>,
 }
 
 impl Default for Policy {
@@ -238,6 +243,7 @@ impl Default for Policy {
             grants: Grants::default(),
             tree_limits: TreeLimitsMode::default(),
             keep_workdir: false,
+            bin_dirs: Vec::new(),
         }
     }
 }

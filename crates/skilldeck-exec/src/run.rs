@@ -197,7 +197,9 @@ impl Executor {
     /// sandbox could not be set up); a script that fails, times out or is
     /// killed is an [`Outcome`].
     pub fn run(&self, request: Request<'_>, policy: &Policy) -> Result<Outcome, ExecError> {
-        self.run_traced(request, policy, |r| interpreter::resolve(r.skill, r.path))
+        self.run_traced(request, policy, |r| {
+            interpreter::resolve(r.skill, r.path, &policy.bin_dirs)
+        })
     }
 
     /// Runs the shell command `command` (`sh -c COMMAND`, `$0` the skill

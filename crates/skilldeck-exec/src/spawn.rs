@@ -36,6 +36,17 @@ use crate::workdir::WorkDir;
 /// How long output is still read after the script ended past its deadline.
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 
+/// The script's `PATH`: the policy's `bin_dirs`, then [`SANDBOX_PATH`].
+fn sandbox_path(bin_dirs: &[std::path::PathBuf]) -> OsString {
+    let mut path = OsString::new();
+    for dir in bin_dirs {
+        path.push(dir.as_os_str());
+        path.push(":");
+    }
+    path.push(SANDBOX_PATH);
+    path
+}
+
 fn environment(
     request: &Request<'_>,
     policy: &Policy,
@@ -44,7 +55,7 @@ fn environment(
 ) -> Vec<(OsString, OsString)> {
     let ctx = &request.context;
     let mut env: Vec<(OsString, OsString)> = vec![
-        ("PATH".into(), SANDBOX_PATH.into()),
+        ("PATH".into(), sandbox_path(&policy.bin_dirs)),
         ("LANG".into(), SANDBOX_LANG.into()),
         ("HOME".into(), workdir.work.clone().into()),
         ("TMPDIR".into(), workdir.tmp.clone().into()),

@@ -57,6 +57,15 @@ pub enum Error {
         /// How many further problems the schema found.
         more: usize,
     },
+    /// A skill tool's skill declares dependencies whose environment cannot
+    /// be used (not built, removed, changed): nothing runs.
+    #[error("skill tool '{tool}' is not offered: {reason}")]
+    SkillEnvironment {
+        /// The tool's full name.
+        tool: String,
+        /// Why, with what to do.
+        reason: String,
+    },
     /// A skill tool's schema does not compile (it did when the skill was
     /// loaded: the file changed since, or a bug).
     #[error("the schema of '{tool}' does not compile: {message}")]

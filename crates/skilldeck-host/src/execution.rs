@@ -511,7 +511,12 @@ impl Execution {
         run: PreparedRun<'_>,
         overrides: &Overrides,
     ) -> Result<Outcome, ExecError> {
-        let policy = self.policy_with(&run.skill.name, overrides)?;
+        let mut policy = self.policy_with(&run.skill.name, overrides)?;
+        if !run.langchain {
+            // A LangChain worker's interpreter carries the environment.
+            policy = crate::environment::policy_for(&self.config, run.skill, policy)
+                .map_err(|p| ExecError::InvalidInput(crate::environment::describe(&p)))?;
+        }
         let request = Request {
             skill: run.skill,
             path: &run.path,
@@ -996,6 +1001,16 @@ impl DynamicContext for SandboxedDynamicContext<'_> {
         };
         policy.limits.timeout = policy.limits.timeout.min(DYNAMIC_TIMEOUT);
         policy.limits.output_cap = policy.limits.output_cap.min(DYNAMIC_OUTPUT_CAP);
+        // A directive runs with the skill's environment, as its scripts do.
+        let policy = match crate::environment::policy_for(&self.execution.config, skill, policy) {
+            Ok(p) => p,
+            Err(e) => {
+                return self.note(
+                    directive,
+                    &format!("not run: {}", crate::environment::describe(&e)),
+                );
+            }
+        };
         let request = Request {
             skill,
             path: "SKILL.md",

@@ -36,6 +36,7 @@ mod cache;
 mod catalog;
 pub mod code;
 mod conversation;
+pub mod environment;
 mod error;
 pub mod execution;
 mod host;

@@ -79,6 +79,17 @@ impl Execution {
             })?,
         };
         let mut policy = self.policy(&skill.name).map_err(|e| exec_refusal(&e))?;
+        // The model's code in a skill's context imports what the skill's
+        // scripts import: its environment, when it declares one.
+        policy = crate::environment::policy_for(self.config(), &skill, policy).map_err(|p| {
+            ToolError::new(
+                ToolErrorKind::Failed,
+                format!(
+                    "{RUN_CODE} was not run: {}",
+                    crate::environment::describe(&p)
+                ),
+            )
+        })?;
         if let Some(timeout) = args.timeout {
             policy = Overrides {
                 timeout: Some(timeout.min(policy.limits.timeout)),

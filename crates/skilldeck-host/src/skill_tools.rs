@@ -95,6 +95,9 @@ pub struct SkillTools {
     by_name: HashMap<String, usize>,
     /// Why LangChain packages (or some of their tools) are not offered.
     problems: Vec<skilldeck::Diagnostic>,
+    /// Skills whose environment cannot be used, with why: their tools are
+    /// not offered, and a call is refused saying why.
+    blocked: HashMap<String, String>,
 }
 
 impl SkillTools {
@@ -114,7 +117,21 @@ impl SkillTools {
         let mut entries = Vec::new();
         let mut by_name = HashMap::new();
         let mut problems = Vec::new();
+        let mut blocked = HashMap::new();
         for skill in deck.skills() {
+            let has_tools = !skill.tools().is_empty()
+                || skill.skill_type() == Some(skilldeck::SkillType::LangchainTool);
+            let mut env_ok = true;
+            if let Some(packages) = packages
+                && has_tools
+                && rules::is_served(skill)
+                && skilldeck::environment::may_declare_dependencies(skill.real_dir())
+                && let Err(problem) = crate::environment::for_skill(packages.config(), skill)
+            {
+                problems.extend(problem.to_diagnostics(&skill.skill_md));
+                blocked.insert(skill.name.clone(), crate::environment::describe(&problem));
+                env_ok = false;
+            }
             for (index, tool) in skill.tools().iter().enumerate() {
                 let full_name = tool.full_name(&skill.name);
                 by_name.insert(full_name.clone(), entries.len());
@@ -129,7 +146,8 @@ impl SkillTools {
             let Some(packages) = packages else {
                 continue;
             };
-            if skill.skill_type() != Some(skilldeck::SkillType::LangchainTool)
+            if !env_ok
+                || skill.skill_type() != Some(skilldeck::SkillType::LangchainTool)
                 || !rules::is_served(skill)
             {
                 continue;
@@ -165,6 +183,7 @@ impl SkillTools {
             entries,
             by_name,
             problems,
+            blocked,
         }
     }
 
@@ -174,12 +193,19 @@ impl SkillTools {
         &self.problems
     }
 
-    /// The tools of served skills, in deck order: what a host may offer.
+    /// The tools of served skills, in deck order: what a host may offer
+    /// (a skill whose environment cannot be used offers none).
     pub fn served<'d>(&'d self, deck: &'d Deck) -> impl Iterator<Item = ResolvedTool<'d>> {
         self.entries.iter().filter_map(|e| {
             self.resolve_entry(deck, e)
-                .filter(|r| rules::is_served(r.skill))
+                .filter(|r| rules::is_served(r.skill) && !self.blocked.contains_key(&r.skill.name))
         })
+    }
+
+    /// Why skill `name`'s tools are not offered although it is served: its
+    /// environment cannot be used (`None`: they are, or it has none).
+    pub fn environment_problem(&self, name: &str) -> Option<&str> {
+        self.blocked.get(name).map(String::as_str)
     }
 
     /// The tools of the skills the model may use
@@ -235,6 +261,12 @@ impl SkillTools {
             })?;
         if !rules::is_served(resolved.skill) {
             return Err(Error::Core(rules::not_served(resolved.skill)));
+        }
+        if let Some(reason) = self.blocked.get(&resolved.skill.name) {
+            return Err(Error::SkillEnvironment {
+                tool: full_name.to_owned(),
+                reason: reason.clone(),
+            });
         }
         Ok(resolved)
     }

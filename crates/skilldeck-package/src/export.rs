@@ -192,6 +192,7 @@ pub fn export_plugin(root: &Path, out: &Path, options: &ExportOptions) -> Result
                 commit: None,
                 signer: None,
                 files: unpacked.manifest.files().to_vec(),
+                environment: None,
             },
         );
         skills.push(ExportedSkill {

@@ -22,8 +22,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use skilldeck::environment::LockedEnvironment;
 use skilldeck::{Code, Diagnostic, Digest, Severity, SkillManifest};
 
+use crate::environment::{self, Built, EnvironmentOptions};
 use crate::error::Error;
 use crate::folder::{folder_files, folder_manifest, read_file};
 use crate::lock::{LockEntry, Lockfile, lock_path};
@@ -62,6 +64,11 @@ pub struct InstallOptions {
     /// Test hook: sleep this long after each step, so a test can kill the
     /// process at any of them. Never set in normal use.
     pub step_pause: Option<Duration>,
+    /// Build each skill's environment (its declared dependencies) before
+    /// it is swapped in, and record it in the lock. `None`: no environment
+    /// is built; a skill's locked record is kept while its requirements
+    /// are unchanged (its scripts need the environment built later).
+    pub environments: Option<EnvironmentOptions>,
 }
 
 /// What happened to one skill.
@@ -97,6 +104,22 @@ pub struct Installed {
     /// The signature that verified (`None`: not signed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signed: Option<Verified>,
+    /// Its environment, when it declares dependencies and it was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<InstalledEnvironment>,
+}
+
+/// The environment of an installed skill.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InstalledEnvironment {
+    /// The content key.
+    pub key: Digest,
+    /// Its folder in the store.
+    pub path: PathBuf,
+    /// Built now, or shared with another skill (or an earlier install).
+    pub built: Built,
+    /// `name==version` of every package.
+    pub packages: Vec<String>,
 }
 
 /// A source: a package file or a skill folder.
@@ -442,6 +465,8 @@ struct Staged {
     commit: Option<String>,
     existing: Option<SkillManifest>,
     signed: Option<Verified>,
+    environment: Option<LockedEnvironment>,
+    built: Option<InstalledEnvironment>,
 }
 
 fn stage_and_commit(
@@ -535,13 +560,49 @@ fn stage_and_commit(
         } else {
             None
         };
+        let previous = entry.and_then(|e| e.environment.as_ref());
+        let (environment, built) = match &options.environments {
+            Some(env_options) => match environment::prepare(
+                &unpacked.name,
+                &unpacked.dir,
+                previous,
+                options.frozen,
+                env_options,
+                lockfile,
+            )? {
+                Some((locked, built)) => {
+                    let info = InstalledEnvironment {
+                        key: locked.key,
+                        path: env_options.store.path_of(&locked.key),
+                        built,
+                        packages: locked
+                            .packages
+                            .iter()
+                            .map(|p| format!("{}=={}", p.name, p.version))
+                            .collect(),
+                    };
+                    (Some(locked), Some(info))
+                }
+                None => (None, None),
+            },
+            None => (kept_environment(&unpacked.dir, previous), None),
+        };
         staged.push(Staged {
             unpacked,
             source: source_text.clone(),
             commit: source.commit().map(str::to_owned),
             existing,
             signed,
+            environment,
+            built,
         });
+    }
+    // The lock is known to the store before it records environments, so a
+    // collection never removes one of them.
+    if let Some(env_options) = &options.environments
+        && staged.iter().any(|s| s.environment.is_some())
+    {
+        environment::register_lock(&env_options.store, lockfile)?;
     }
     // Swap every skill in (each behind its journal), then write the lock
     // once, then clean up: a crash anywhere is finished by the journals.
@@ -571,6 +632,16 @@ fn stage_and_commit(
     Ok(done)
 }
 
+/// Without building: the locked environment, while the skill still
+/// declares exactly the requirements it was resolved from.
+fn kept_environment(dir: &Path, previous: Option<&LockedEnvironment>) -> Option<LockedEnvironment> {
+    let previous = previous?;
+    match skilldeck::environment::declared_dependencies(dir) {
+        Ok(Some(deps)) if deps.input_digest() == previous.input => Some(previous.clone()),
+        _ => None,
+    }
+}
+
 fn pause(options: &InstallOptions) {
     if let Some(d) = options.step_pause {
         std::thread::sleep(d);
@@ -591,6 +662,8 @@ fn commit(
         commit,
         existing,
         signed,
+        environment,
+        built,
     } = staged;
     let name = unpacked.name.clone();
     let dest = root.join(&name);
@@ -601,6 +674,7 @@ fn commit(
         commit,
         signer: signed.as_ref().map(|v| v.signer.clone()),
         files: unpacked.manifest.files().to_vec(),
+        environment,
     };
     let installed = |action| Installed {
         name: name.clone(),
@@ -611,6 +685,7 @@ fn commit(
         action,
         path: dest.clone(),
         signed: signed.clone(),
+        environment: built.clone(),
     };
     let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
     let staging: Vec<PathBuf> = unpacked

@@ -15,11 +15,16 @@
 //! fingerprint, beside the package as `PACKAGE.sig`, checked by install
 //! and pinned per skill in the lock.
 //!
+//! Skills that declare dependencies (`requirements.txt`, `pyproject.toml`)
+//! get an [`environment`] built with uv at install time, pinned by hash in
+//! the lock, shared by content key and garbage-collected.
+//!
 //! A separate crate, so the core stays free of archive dependencies.
 
 #![deny(missing_docs)]
 
 pub mod discovery;
+pub mod environment;
 mod error;
 mod export;
 mod folder;
@@ -40,8 +45,8 @@ pub use export::{
 };
 pub use folder::{FolderFile, folder_files, folder_manifest};
 pub use install::{
-    Action, InstallOptions, Installed, LEFTOVER_PREFIX, Removed, Source, install, is_fetched,
-    lock_source, recover, remove, resolve_source,
+    Action, InstallOptions, Installed, InstalledEnvironment, LEFTOVER_PREFIX, Removed, Source,
+    install, is_fetched, lock_source, recover, remove, resolve_source,
 };
 pub use limits::PackageLimits;
 pub use lock::{LOCK_FORMAT, LOCKFILE_NAME, LockEntry, Lockfile, lock_path};
@@ -55,4 +60,7 @@ pub use signature::{
     SigningKey, Trust, Verified,
 };
 pub use unpack::{UnpackOptions, Unpacked, UnpackedBytes, unpack, unpack_bytes};
-pub use verify::{SignatureState, SkillCheck, Status, VerifyReport, verify, verify_with};
+pub use verify::{
+    EnvironmentCheck, SignatureState, SkillCheck, Status, VerifyReport, verify,
+    verify_environments, verify_with,
+};

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use skilldeck::environment::LockedEnvironment;
 use skilldeck::{Digest, FileDigest, SkillManifest};
 
 use crate::error::Error;
@@ -12,7 +13,7 @@ use crate::pack::{write_atomic, write_atomic_with};
 use crate::signer::SignerFingerprint;
 
 /// The lockfile's name.
-pub const LOCKFILE_NAME: &str = "skilldeck.lock";
+pub const LOCKFILE_NAME: &str = skilldeck::environment::LOCKFILE_NAME;
 
 /// The lockfile format this code reads and writes.
 pub const LOCK_FORMAT: u32 = 1;
@@ -20,10 +21,7 @@ pub const LOCK_FORMAT: u32 = 1;
 /// The lockfile of the skills root `root`: `skilldeck.lock` in its parent
 /// folder (`.agents/skills` → `.agents/skilldeck.lock`).
 pub fn lock_path(root: &Path) -> PathBuf {
-    match root.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.join(LOCKFILE_NAME),
-        _ => PathBuf::from(LOCKFILE_NAME),
-    }
+    skilldeck::environment::lock_path(root)
 }
 
 /// One installed skill as the lock records it.
@@ -51,6 +49,10 @@ pub struct LockEntry {
     pub signer: Option<SignerFingerprint>,
     /// Every file, sorted by path.
     pub files: Vec<FileDigest>,
+    /// The skill's environment (its declared dependencies, resolved and
+    /// pinned by hash), when it declares any and it was built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<LockedEnvironment>,
 }
 
 impl LockEntry {
@@ -157,6 +159,9 @@ impl Lockfile {
                 out.push_str(" },\n");
             }
             out.push_str("]\n");
+            if let Some(env) = &entry.environment {
+                write_environment(&mut out, name, env);
+            }
         }
         out
     }
@@ -170,6 +175,29 @@ impl Lockfile {
     pub fn save_unsynced(&self, path: &Path) -> Result<(), Error> {
         write_atomic_with(path, self.to_toml().as_bytes(), false)
     }
+}
+
+/// `[skill.NAME.environment]`: the kind, key and interpreter, then one
+/// line per package with its hashes.
+fn write_environment(out: &mut String, name: &str, env: &LockedEnvironment) {
+    let _ = writeln!(out, "\n[skill.{}.environment]", key(name));
+    let _ = writeln!(out, "kind = {}", quote(env.kind.as_str()));
+    let _ = writeln!(out, "key = {}", quote(&env.key.to_string()));
+    let _ = writeln!(out, "interpreter = {}", quote(&env.interpreter));
+    let _ = writeln!(out, "python = {}", quote(&env.python));
+    let _ = writeln!(out, "input = {}", quote(&env.input.to_string()));
+    out.push_str("packages = [\n");
+    for p in &env.packages {
+        let hashes: Vec<String> = p.hashes.iter().map(|h| quote(&h.to_string())).collect();
+        let _ = writeln!(
+            out,
+            "    {{ name = {}, version = {}, hashes = [{}] }},",
+            quote(&p.name),
+            quote(&p.version),
+            hashes.join(", ")
+        );
+    }
+    out.push_str("]\n");
 }
 
 fn quote(s: &str) -> String {
@@ -213,6 +241,7 @@ mod tests {
                         .unwrap(),
                 ),
                 files,
+                environment: None,
             },
         );
         lock.skill.insert(
@@ -224,6 +253,7 @@ mod tests {
                 commit: None,
                 signer: None,
                 files: manifest.files().to_vec(),
+                environment: None,
             },
         );
         let text = lock.to_toml();
@@ -245,6 +275,7 @@ mod tests {
                 commit: None,
                 signer: None,
                 files: manifest.files().to_vec(),
+                environment: None,
             },
         );
         let text = lock.to_toml();
@@ -283,6 +314,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("skilldeck.lock") && e.contains("SHA256:"), "{e}");
+    }
+
+    #[test]
+    fn a_skill_environment_round_trips_with_every_package_hash() {
+        use skilldeck::environment::{EnvKind, LockedPackage};
+        let mut lock = Lockfile::new("skills");
+        let manifest = SkillManifest::new(vec![FileDigest::of_bytes("SKILL.md", b"x", false)]);
+        lock.skill.insert(
+            "dates".into(),
+            LockEntry {
+                version: None,
+                source: "x".into(),
+                fingerprint: manifest.fingerprint(),
+                commit: None,
+                signer: None,
+                files: manifest.files().to_vec(),
+                environment: Some(LockedEnvironment {
+                    kind: EnvKind::Python,
+                    key: Digest::from_bytes([5; 32]),
+                    interpreter: "/usr/bin/python3".into(),
+                    python: "3.11.2".into(),
+                    input: Digest::from_bytes([6; 32]),
+                    packages: vec![LockedPackage {
+                        name: "six".into(),
+                        version: "1.17.0".into(),
+                        hashes: vec![Digest::from_bytes([1; 32]), Digest::from_bytes([2; 32])],
+                    }],
+                }),
+            },
+        );
+        let text = lock.to_toml();
+        assert!(text.contains("[skill.dates.environment]"), "{text}");
+        let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
+        assert_eq!(back, lock);
     }
 
     #[test]

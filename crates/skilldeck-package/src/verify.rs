@@ -3,7 +3,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use skilldeck::{Digest, ManifestDiff};
+use skilldeck::environment::EnvStore;
+use skilldeck::{Code, Digest, ManifestDiff};
 
 use crate::error::Error;
 use crate::folder::folder_manifest;
@@ -105,13 +106,38 @@ pub struct VerifyReport {
     pub untracked: Vec<String>,
     /// Skills whose install was interrupted (the next install finishes it).
     pub interrupted: Vec<String>,
+    /// The locked environments, re-checked ([`verify_environments`]; empty
+    /// until it runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub environments: Vec<EnvironmentCheck>,
+}
+
+/// One skill's environment, checked against the lock.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EnvironmentCheck {
+    /// The skill.
+    pub skill: String,
+    /// The locked key (`None`: the skill declares dependencies and the lock
+    /// records no environment).
+    pub key: Option<Digest>,
+    /// The locked packages (`name==version`).
+    pub packages: Vec<String>,
+    /// `ok`, or the stable code of the problem
+    /// (`environment-missing`, `environment-modified`,
+    /// `environment-requirement-invalid`).
+    pub status: &'static str,
+    /// What differs, and what to do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 impl VerifyReport {
     /// True when every locked skill is exactly as locked and nothing is
     /// untracked.
     pub fn is_clean(&self) -> bool {
-        self.untracked.is_empty() && self.skills.iter().all(|s| s.status == Status::Ok)
+        self.untracked.is_empty()
+            && self.skills.iter().all(|s| s.status == Status::Ok)
+            && self.environments.iter().all(|e| e.status == "ok")
     }
 }
 
@@ -224,7 +250,80 @@ pub fn verify_with(
         skills,
         untracked,
         interrupted,
+        environments: Vec::new(),
     })
+}
+
+/// Re-checks the environment of every locked skill against the lock, in
+/// `store`: its marker, every locked package at its version, every file
+/// its `RECORD` lists re-hashed, no other package
+/// ([`EnvStore::verify`]); and a skill that declares dependencies without a
+/// locked environment. Fills [`VerifyReport::environments`].
+pub fn verify_environments(report: &mut VerifyReport, store: &EnvStore) -> Result<(), Error> {
+    let Some(lock) = Lockfile::load(&report.lockfile)? else {
+        return Ok(());
+    };
+    for (name, entry) in &lock.skill {
+        let check = match &entry.environment {
+            Some(env) => {
+                let result = store.verify(name, env).and_then(|ready| {
+                    match crate::environment::check_interpreter(name, env) {
+                        Ok(()) => Ok(ready),
+                        Err(e) => Err(skilldeck::environment::EnvProblem::Modified {
+                            skill: name.clone(),
+                            path: ready.dir.clone(),
+                            detail: e
+                                .diagnostics()
+                                .first()
+                                .map_or_else(|| e.to_string(), |d| d.message.clone()),
+                        }),
+                    }
+                });
+                EnvironmentCheck {
+                    skill: name.clone(),
+                    key: Some(env.key),
+                    packages: env
+                        .packages
+                        .iter()
+                        .map(|p| format!("{}=={}", p.name, p.version))
+                        .collect(),
+                    status: result.as_ref().map_or_else(|p| p.code().as_str(), |_| "ok"),
+                    problem: result.err().map(|p| format!("{p}\n  = help: {}", p.help())),
+                }
+            }
+            None => {
+                let dir = report.root.join(name);
+                match skilldeck::environment::declared_dependencies(&dir) {
+                    Ok(None) => continue,
+                    Ok(Some(deps)) => EnvironmentCheck {
+                        skill: name.clone(),
+                        key: None,
+                        packages: Vec::new(),
+                        status: Code::EnvironmentMissing.as_str(),
+                        problem: Some(format!(
+                            "skill '{name}' declares {} but the lock records no environment for \
+                             it\n  = help: install it again with environments on",
+                            deps.files().join(", ")
+                        )),
+                    },
+                    Err(d) => EnvironmentCheck {
+                        skill: name.clone(),
+                        key: None,
+                        packages: Vec::new(),
+                        status: Code::EnvironmentRequirementInvalid.as_str(),
+                        problem: Some(
+                            d.iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join("\n"),
+                        ),
+                    },
+                }
+            }
+        };
+        report.environments.push(check);
+    }
+    Ok(())
 }
 
 /// The signature of one locked skill, beside its recorded source.

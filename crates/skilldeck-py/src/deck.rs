@@ -235,17 +235,21 @@ fn open_registry(
     tracing: &Tracing<'_>,
 ) -> Result<(Host, RegistrySource), OpenError> {
     // Only the agent's skills: no default root.
-    let mut options = options_of(
-        &HostSpec {
-            config,
-            roots: Some(Vec::new()),
-            cwd: None,
-            index: false,
-        },
-        tracing.otlp_endpoint,
-    )?;
+    let spec = HostSpec {
+        config,
+        roots: Some(Vec::new()),
+        cwd: None,
+        index: false,
+    };
+    let mut options = options_of(&spec, tracing.otlp_endpoint)?;
+    // Skills with dependencies get their environment as `[environments]`
+    // says (the config was read just above: an error would have stopped).
+    let mut settings = settings.clone();
+    if let Ok(resolved) = spec.load() {
+        settings.environments_from(&resolved.config.environments);
+    }
     traced("deck.discover", tracing.trace_id, || {
-        let source = RegistrySource::prepare(settings, &mut options).map_err(OpenError::Source)?;
+        let source = RegistrySource::prepare(&settings, &mut options).map_err(OpenError::Source)?;
         let host = Host::new(options).map_err(OpenError::Core)?;
         Ok((host, source))
     })

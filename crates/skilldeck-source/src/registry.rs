@@ -43,8 +43,11 @@ use std::time::Duration;
 
 use skilldeck::Scope;
 use skilldeck::deck::{ExecConfig, Root, SkillGrant, is_env_name, is_reserved_env_name};
+use skilldeck_package::environment::{self, EnvironmentOptions};
 use skilldeck_package::signature::{self, Trust};
-use skilldeck_package::{AllowedSigners, PackageLimits, UnpackOptions, folder_manifest, unpack};
+use skilldeck_package::{
+    AllowedSigners, LockEntry, Lockfile, PackageLimits, UnpackOptions, folder_manifest, unpack,
+};
 use skilldeck_registry::client::{Client, LockFetch};
 use skilldeck_registry::names::{AgentId, SkillRef};
 use skilldeck_registry::wire::{AgentLock, LockedSkill};
@@ -81,9 +84,20 @@ pub struct RegistryOptions {
     pub allowed_signers: Option<AllowedSigners>,
     /// Unsigned versions are refused (`serve --require-signature`).
     pub require_signature: bool,
+    /// Build the environment of each served skill that declares
+    /// dependencies when it is materialised (default: uv's defaults, PyPI,
+    /// online; `skilldeck serve` sets `[environments]`'s; `None`: not
+    /// built, such skills offer no tools and say `environment-missing`).
+    pub environments: Option<EnvironmentOptions>,
 }
 
 impl RegistryOptions {
+    /// Builds environments with the config's `[environments]` settings
+    /// (index, wheel folders, offline, uv, interpreter).
+    pub fn environments_from(&mut self, config: &skilldeck::deck::EnvironmentsConfig) {
+        self.environments = Some(EnvironmentOptions::from_config(config));
+    }
+
     /// The registry at `url`, for `agent`, polled every
     /// [`DEFAULT_REGISTRY_POLL`].
     pub fn new(url: &str, agent: AgentId, token: Option<Token>) -> RegistryOptions {
@@ -95,6 +109,7 @@ impl RegistryOptions {
             cache: None,
             allowed_signers: None,
             require_signature: false,
+            environments: Some(EnvironmentOptions::default()),
         }
     }
 }
@@ -123,6 +138,10 @@ pub struct RegistrySource {
     /// Which signatures are accepted.
     allowed_signers: Option<AllowedSigners>,
     require_signature: bool,
+    /// How environments are built (`None`: not built).
+    environments: Option<EnvironmentOptions>,
+    /// The registry's URL (the served root's lockfile names sources by it).
+    url: String,
     state: Mutex<State>,
 }
 
@@ -213,6 +232,8 @@ impl RegistrySource {
             base_exec: options.exec.clone(),
             allowed_signers: registry.allowed_signers.clone(),
             require_signature: registry.require_signature,
+            environments: registry.environments.clone(),
+            url: registry.url.clone(),
             state: Mutex::new(State::default()),
         };
         let (lock, etag, generation) = match source.client.lock(&source.agent, None) {
@@ -237,6 +258,7 @@ impl RegistrySource {
             Err(e) => return Err(Error::Client(e)),
         };
         let dirs = source.materialise(&lock)?;
+        source.build_environments(&lock, &dirs);
         source.link(&dirs)?;
         if etag.is_some() {
             source.save(&lock);
@@ -386,6 +408,7 @@ impl RegistrySource {
 
     fn apply(&self, target: &dyn Target, lock: &AgentLock) -> Result<(), Error> {
         let dirs = self.materialise(lock)?;
+        self.build_environments(lock, &dirs);
         self.link(&dirs)?;
         self.save(lock);
         let served = served_of(lock);
@@ -445,6 +468,83 @@ impl RegistrySource {
             dirs.insert(name.to_owned(), dir);
         }
         Ok(dirs)
+    }
+
+    /// Builds the environment of every skill of `lock` (materialised in
+    /// `dirs`) that declares dependencies, and records them in the served
+    /// root's lockfile (`skilldeck.lock` beside it), where the host finds
+    /// them at run time. A skill whose locked requirements are unchanged
+    /// reuses its resolution; one whose environment cannot be built is
+    /// logged with the failing requirement and offers no tools.
+    fn build_environments(&self, lock: &AgentLock, dirs: &BTreeMap<String, PathBuf>) {
+        let Some(options) = &self.environments else {
+            return;
+        };
+        let lockfile = skilldeck::environment::lock_path(&self.root);
+        let previous = Lockfile::load(&lockfile).ok().flatten();
+        let root_name = self
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut out = Lockfile::new(root_name);
+        let mut registered = false;
+        for skill in &lock.skills {
+            let Some(dir) = dirs.get(&skill.name) else {
+                continue;
+            };
+            if !skilldeck::environment::may_declare_dependencies(dir) {
+                continue;
+            }
+            if !registered {
+                if let Err(e) = environment::register_lock(&options.store, &lockfile) {
+                    tracing::warn!(error = %e, "cannot register the served root's lockfile with the environment store; no environment is built");
+                    return;
+                }
+                registered = true;
+            }
+            let prev = previous
+                .as_ref()
+                .and_then(|l| l.skill.get(&skill.name))
+                .and_then(|e| e.environment.as_ref());
+            let (Ok(fingerprint), Ok(manifest)) = (
+                skilldeck::Digest::parse(&skill.fingerprint),
+                folder_manifest(dir, &PackageLimits::default()),
+            ) else {
+                continue;
+            };
+            match environment::prepare(&skill.name, dir, prev, false, options, &lockfile) {
+                Ok(Some((env, built))) => {
+                    tracing::info!(agent = %self.agent, skill = %skill.name, packages = %env.package_list(), built = ?built, "the skill's environment is ready");
+                    out.skill.insert(
+                        skill.name.clone(),
+                        LockEntry {
+                            version: Some(skill.version.clone()),
+                            source: format!(
+                                "registry+{}#{}/{}@{}",
+                                self.url, skill.namespace, skill.name, skill.version
+                            ),
+                            fingerprint,
+                            commit: None,
+                            signer: None,
+                            files: manifest.files().to_vec(),
+                            environment: Some(env),
+                        },
+                    );
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(agent = %self.agent, skill = %skill.name, error = %e, "the skill's environment cannot be built: its tools are not offered");
+                }
+            }
+        }
+        if !registered && previous.is_none() {
+            // No skill declares dependencies, now or before: no lockfile.
+            return;
+        }
+        if let Err(e) = out.save(&lockfile) {
+            tracing::warn!(error = %e, "cannot write the served root's lockfile: skills with dependencies offer no tools");
+        }
     }
 
     fn check_signature(&self, skill: &LockedSkill) -> Result<(), Error> {

@@ -237,6 +237,23 @@ codes! {
     InstallLocalEdits = "install-local-edits",
     /// Lockfile: what is installed or given does not match the lock.
     LockMismatch = "lock-mismatch",
+    // Skill environments (issue 31): dependencies built outside the sandbox.
+    /// Environment: a line of a skill's `requirements.txt` (or an entry of
+    /// `pyproject.toml`'s `[project].dependencies`) is not a plain
+    /// requirement (an option such as `--index-url`, a path or URL, a
+    /// malformed name); the operator chooses where packages come from.
+    EnvironmentRequirementInvalid = "environment-requirement-invalid",
+    /// Environment: a skill's dependencies could not be resolved or
+    /// installed (a package not on the index, no matching version, no
+    /// network when not offline); the message names the requirement.
+    EnvironmentBuildFailed = "environment-build-failed",
+    /// Environment: a skill declares dependencies, but its environment is
+    /// not built (never installed, not in the lock, or removed from the
+    /// store): its scripts do not run and its tools are not offered.
+    EnvironmentMissing = "environment-missing",
+    /// Environment: the built environment differs from what the lock
+    /// records (a package missing, another version, a file changed).
+    EnvironmentModified = "environment-modified",
     // Plugins (issue 30): Claude Code and Codex plugins and marketplaces.
     /// Plugin: `plugin.json` is not valid JSON, or a field has the wrong
     /// type, or `name` is missing.

@@ -26,6 +26,7 @@ pub mod catalog;
 pub mod deck;
 mod diagnostic;
 pub mod digest;
+pub mod environment;
 mod error;
 pub mod fs;
 pub mod limits;

@@ -134,6 +134,23 @@ impl Interpreter {
         })
     }
 
+    /// The interpreter a run of skill `skill` uses: the operator's
+    /// ([`Interpreter::for_skill`]) when configured, else the skill's
+    /// environment when it declares dependencies
+    /// ([`crate::environment::for_skill`]: refused, naming the failing
+    /// requirement, when it is not built), else `python3` on the sandbox's
+    /// `PATH`.
+    pub fn for_run(config: &ExecConfig, skill: &Skill) -> Result<Interpreter, String> {
+        match crate::environment::for_skill(config, skill) {
+            Ok(Some(env)) => Ok(Interpreter {
+                program: env.python.clone(),
+                read_paths: env.read_paths(),
+            }),
+            Ok(None) => Interpreter::for_skill(config, &skill.name),
+            Err(problem) => Err(crate::environment::describe(&problem)),
+        }
+    }
+
     /// The worker's command line after the program.
     pub fn worker_args() -> Vec<String> {
         vec![
@@ -195,6 +212,11 @@ impl std::fmt::Debug for PackageTools {
 }
 
 impl PackageTools {
+    /// The configuration it describes under.
+    pub fn config(&self) -> &ExecConfig {
+        &self.config
+    }
+
     /// A describer under `config`'s policy (its limits, grants and
     /// interpreters; relative paths already resolved).
     pub fn new(config: ExecConfig) -> Self {
@@ -233,7 +255,7 @@ impl PackageTools {
                 problems: vec![problem(skill, message, help)],
             })
         };
-        let interpreter = match Interpreter::for_skill(&self.config, &skill.name) {
+        let interpreter = match Interpreter::for_run(&self.config, skill) {
             Ok(i) => i,
             Err(message) => {
                 return fail(
@@ -639,7 +661,7 @@ pub(crate) fn run_invoke(
     policy: Policy,
 ) -> Result<Outcome, ExecError> {
     let interpreter =
-        Interpreter::for_skill(config, &request.skill.name).map_err(ExecError::InvalidInput)?;
+        Interpreter::for_run(config, request.skill).map_err(ExecError::InvalidInput)?;
     let policy = interpreter.apply(policy);
     executor
         .run_program(

@@ -63,6 +63,10 @@ pub struct Config {
     /// `[serve]`: the MCP server's hot reload.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// `[environments]`: how skills' dependencies are resolved and built
+    /// at install time (uv, the interpreter, the index or wheel folder).
+    #[serde(default)]
+    pub environments: EnvironmentsConfig,
     /// `[telemetry]`: OpenTelemetry export (OTLP over HTTP).
     #[serde(default)]
     pub telemetry: TelemetryConfig,
@@ -414,6 +418,31 @@ pub struct ServeConfig {
     /// `/.well-known/agent-skills/index.json` and each skill's archive,
     /// without a token (default false).
     pub well_known: Option<bool>,
+}
+
+/// `[environments]`: how `install` builds skill environments (issue 31).
+/// The command line's `--uv`, `--python`, `--index-url`, `--find-links`
+/// and `--offline` win over these.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EnvironmentsConfig {
+    /// `uv = "/opt/uv/bin/uv"`: the uv binary (default: `$SKILLDECK_UV`,
+    /// else `uv` on `PATH`).
+    pub uv: Option<PathBuf>,
+    /// `python = "/usr/bin/python3"`: the interpreter environments are
+    /// built for; it must be readable in the sandbox (default
+    /// `/usr/bin/python3`).
+    pub python: Option<PathBuf>,
+    /// `index-url = "https://pypi.internal/simple"`: a private index
+    /// instead of PyPI.
+    pub index_url: Option<String>,
+    /// `find-links = ["wheels"]`: folders of wheels (relative to the
+    /// config file).
+    #[serde(default)]
+    pub find_links: Vec<PathBuf>,
+    /// `offline = true`: never use the network (packages from
+    /// `find-links` and uv's cache only).
+    pub offline: Option<bool>,
 }
 
 /// `[cache]`.

@@ -36,6 +36,9 @@ pub const PATH_KEYS: &[&str] = &[
     "skill[].path",
     "discovery.managed[]",
     "exec.skills.*.read[]",
+    "environments.find-links[]",
+    "environments.uv",
+    "environments.python",
     "registry.ui.oidc.client-secret-file",
 ];
 

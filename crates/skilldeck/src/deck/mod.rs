@@ -21,7 +21,8 @@ pub use config::{
 };
 pub use config::{
     BundledMode, CONFIG_FILE, CacheConfig, CatalogConfig, Config, DiscoveryConfig,
-    ExplicitSkillConfig, MANAGED_ROOT, MAX_CONFIG_BYTES, ResourcesConfig, ValidateConfig,
+    EnvironmentsConfig, ExplicitSkillConfig, MANAGED_ROOT, MAX_CONFIG_BYTES, ResourcesConfig,
+    ValidateConfig,
 };
 pub use config_layers::{ConfigLayers, PATH_KEYS as CONFIG_PATH_KEYS};
 pub use deck::{Deck, RootReport, Shadowed};

@@ -1,6 +1,7 @@
 //! Where skilldeck keeps its files, per the XDG base directory rules: the
 //! user config (`$XDG_CONFIG_HOME`, else `~/.config`), caches
-//! (`$XDG_CACHE_HOME/skilldeck`, else `~/.cache/skilldeck`) and state
+//! (`$XDG_CACHE_HOME/skilldeck`, else `~/.cache/skilldeck`), data
+//! (`$XDG_DATA_HOME/skilldeck`, else `~/.local/share/skilldeck`) and state
 //! (`$XDG_STATE_HOME/skilldeck`, else `~/.local/state/skilldeck`). An empty
 //! variable counts as unset, as the specification says.
 
@@ -39,6 +40,15 @@ pub fn cache_dir() -> PathBuf {
 pub fn state_dir() -> PathBuf {
     var("XDG_STATE_HOME")
         .or_else(|| home().map(|h| h.join(".local/state")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("skilldeck")
+}
+
+/// skilldeck's data folder: `$XDG_DATA_HOME/skilldeck`, else
+/// `~/.local/share/skilldeck`, else under the temporary folder.
+pub fn data_dir() -> PathBuf {
+    var("XDG_DATA_HOME")
+        .or_else(|| home().map(|h| h.join(".local/share")))
         .unwrap_or_else(std::env::temp_dir)
         .join("skilldeck")
 }

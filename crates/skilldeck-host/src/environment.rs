@@ -1,0 +1,74 @@
+//! Skill environments at run time (issue 31): a skill that declares
+//! dependencies runs with the environment its lock records, built at
+//! install time ([`skilldeck::environment`]); the environment is mounted
+//! read-only and its `bin` put first on the script's `PATH` (its `python3`
+//! the interpreter of `.py` files); the run keeps no network.
+//!
+//! When the environment cannot be used (the skill was never installed with
+//! skilldeck, the store lost it, it differs from the lock, the
+//! requirements are malformed), nothing of the skill runs: its tools are
+//! not offered ([`crate::SkillTools`] leaves them out, with the
+//! diagnostic), a call or a script run is refused naming the failing
+//! requirement and what to do, and `show`/`doctor` say so.
+//!
+//! The operator's own interpreter wins: a skill with an `[exec] python`
+//! (or `[exec.skills.<name>] python`) runs with it, environment or not.
+
+use skilldeck::Skill;
+use skilldeck::deck::ExecConfig;
+use skilldeck::environment::{EnvProblem, EnvStore, ReadyEnvironment, environment_for};
+use skilldeck_exec::Policy;
+
+/// The environment store this process uses (`$SKILLDECK_ENVS_DIR`, else
+/// the default for this user).
+pub fn store() -> EnvStore {
+    EnvStore::from_env(skilldeck_exec::effective_uid())
+}
+
+/// The environment skill `skill` runs with under `config`: `Ok(None)` when
+/// it declares no dependencies or the operator gave it an interpreter.
+pub fn for_skill(
+    config: &ExecConfig,
+    skill: &Skill,
+) -> Result<Option<ReadyEnvironment>, EnvProblem> {
+    if config.python_for(&skill.name).is_some() {
+        return Ok(None);
+    }
+    environment_for(&store(), &skill.name, skill.real_dir(), &skill.root)
+}
+
+/// `policy` with `env` readable and its `bin` first on the script's `PATH`.
+pub fn apply(mut policy: Policy, env: &ReadyEnvironment) -> Policy {
+    for path in env.read_paths() {
+        if !policy.grants.read_paths.contains(&path) {
+            policy.grants.read_paths.push(path);
+        }
+    }
+    if !policy.bin_dirs.contains(&env.bin) {
+        policy.bin_dirs.insert(0, env.bin.clone());
+    }
+    policy
+}
+
+/// `policy` for a run of `skill` under `config`: with its environment
+/// applied when it has one ([`for_skill`], [`apply`]), else as it was; the
+/// problem when the skill's environment cannot be used.
+pub fn policy_for(
+    config: &ExecConfig,
+    skill: &Skill,
+    policy: Policy,
+) -> Result<Policy, EnvProblem> {
+    Ok(match for_skill(config, skill)? {
+        Some(env) => apply(policy, &env),
+        None => policy,
+    })
+}
+
+/// A problem as one line for a model or a log: the reason, then what to do.
+pub fn describe(problem: &EnvProblem) -> String {
+    format!(
+        "{problem} ({}: {})",
+        problem.code().as_str(),
+        problem.help()
+    )
+}

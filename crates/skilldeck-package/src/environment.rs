@@ -1,0 +1,855 @@
+//! Building skill environments (issue 31) outside the sandbox, at install
+//! time, with `uv`:
+//!
+//! 1. resolution: the skill's declared requirements
+//!    ([`skilldeck::environment::declared_dependencies`]) go through `uv pip
+//!    compile --generate-hashes` for the chosen interpreter, against the
+//!    operator's index or wheel folder ([`EnvironmentOptions`]); every
+//!    resolved package is recorded with the sha256 of each of its
+//!    artifacts ([`LockedEnvironment`]), keyed by content
+//!    ([`skilldeck::environment::environment_key`]). A frozen install, or
+//!    one whose skill declares the same requirements as the lock recorded,
+//!    reuses the locked set and resolves nothing;
+//! 2. build: `uv venv --relocatable` then `uv pip sync --require-hashes`
+//!    of exactly the locked set into a temporary folder of the store, the
+//!    marker written last, then one rename to `STORE/KEY`: an environment
+//!    is complete or absent. One with the same key already there is shared
+//!    (two skills with the same set and interpreter: one environment);
+//! 3. garbage collection ([`gc`]): every install registers its lockfile
+//!    with the store; an environment that no registered lock records is
+//!    removed.
+//!
+//! Every build holds the store's lock file (`STORE/.lock`), so a
+//! collection never removes what an install is building.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use skilldeck::environment::{
+    Dependencies, EnvKind, EnvStore, LockedEnvironment, LockedPackage, MARKER_FILE,
+    environment_key, normalise_name,
+};
+use skilldeck::{Code, Diagnostic, Digest, Severity};
+
+use crate::error::Error;
+use crate::lock::Lockfile;
+
+/// The variable naming the `uv` binary (else `uv` on `PATH`).
+pub const UV_ENV: &str = "SKILLDECK_UV";
+
+/// The interpreter environments are built for unless the operator names
+/// another: the sandbox's `python3` (a system folder it always shows).
+pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
+
+/// Characters of `uv`'s error output quoted in a build failure (its end,
+/// where the reason is).
+pub const MAX_UV_ERROR_CHARS: usize = 2_000;
+
+/// The folder of the store where installs register their lockfiles (the
+/// roots of [`gc`]).
+pub const LOCKS_DIR: &str = ".locks";
+
+/// Prefix of a build in progress (or one a crash left) in the store.
+pub const BUILD_PREFIX: &str = ".build-";
+
+/// The store's lock file.
+const STORE_LOCK: &str = ".lock";
+
+/// How environments are built: the tools, where packages come from, where
+/// environments go.
+#[derive(Debug, Clone)]
+pub struct EnvironmentOptions {
+    /// The `uv` binary the operator named; `None`: `$SKILLDECK_UV`, else
+    /// `uv` on `PATH` ([`find_uv`], looked up only when a skill declares
+    /// dependencies, so an install without any needs no uv).
+    pub uv: Option<PathBuf>,
+    /// The interpreter environments are built for (absolute).
+    pub python: PathBuf,
+    /// The package index (`uv --index-url`); `None`: uv's default (PyPI).
+    pub index_url: Option<String>,
+    /// Folders of wheels and sdists (`uv --find-links`).
+    pub find_links: Vec<PathBuf>,
+    /// No network: packages come from `find_links` (and an index on
+    /// `file://`) and uv's cache only.
+    pub offline: bool,
+    /// Where environments are stored.
+    pub store: EnvStore,
+}
+
+impl Default for EnvironmentOptions {
+    /// uv found when needed, the default interpreter, the process's store,
+    /// PyPI, online.
+    fn default() -> Self {
+        EnvironmentOptions {
+            uv: None,
+            python: PathBuf::from(DEFAULT_PYTHON),
+            index_url: None,
+            find_links: Vec::new(),
+            offline: false,
+            store: EnvStore::from_env(euid()),
+        }
+    }
+}
+
+impl EnvironmentOptions {
+    /// The options `[environments]` gives (its relative paths already
+    /// resolved by the config's layers), over the defaults.
+    pub fn from_config(config: &skilldeck::deck::EnvironmentsConfig) -> EnvironmentOptions {
+        let defaults = EnvironmentOptions::default();
+        EnvironmentOptions {
+            uv: config.uv.clone(),
+            python: config.python.clone().unwrap_or(defaults.python),
+            index_url: config.index_url.clone(),
+            find_links: config.find_links.clone(),
+            offline: config.offline.unwrap_or(false),
+            store: defaults.store,
+        }
+    }
+
+    fn source_args(&self, cmd: &mut Command) {
+        if let Some(url) = &self.index_url {
+            cmd.arg("--index-url").arg(url);
+        } else if self.offline {
+            cmd.arg("--no-index");
+        }
+        for dir in &self.find_links {
+            cmd.arg("--find-links").arg(dir);
+        }
+        if self.offline {
+            cmd.arg("--offline");
+        }
+    }
+}
+
+fn euid() -> u32 {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::geteuid().as_raw()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        1
+    }
+}
+
+fn failed(message: String, help: &str) -> Error {
+    Error::refused(
+        Diagnostic::new(Code::EnvironmentBuildFailed, Severity::Error, message).with_help(help),
+    )
+}
+
+/// The `uv` binary: `configured`, else `$SKILLDECK_UV`, else `uv` on
+/// `PATH`; refused, saying how to get one, when none is executable.
+pub fn find_uv(configured: Option<&Path>) -> Result<PathBuf, Error> {
+    let from_env = std::env::var_os(UV_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    if let Some(p) = configured.map(Path::to_path_buf).or(from_env) {
+        if is_executable(&p) {
+            return Ok(p);
+        }
+        return Err(failed(
+            format!("uv '{}' is not an executable file", p.display()),
+            "point --uv (or SKILLDECK_UV) at the uv binary; `bash scripts/install-uv.sh` installs \
+             one from PyPI",
+        ));
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let p = dir.join("uv");
+            if is_executable(&p) {
+                return Ok(p);
+            }
+        }
+    }
+    Err(failed(
+        "uv is needed to build skill environments and was not found (not on PATH, no \
+         SKILLDECK_UV)"
+            .into(),
+        "install uv (`pip install uv`, or `bash scripts/install-uv.sh`), pass --uv PATH, or \
+         install without environments (--no-environments: the skill's scripts then do not run)",
+    ))
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        p.is_file()
+    }
+}
+
+/// The version of the interpreter `python` (`3.11.2`).
+pub fn python_version(python: &Path) -> Result<String, Error> {
+    let out = Command::new(python)
+        .args([
+            "-I",
+            "-c",
+            "import platform; print(platform.python_version())",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            failed(
+                format!("cannot run the interpreter {}: {e}", python.display()),
+                "point --python (or [environments] python) at a Python 3 interpreter the \
+                 sandbox can read (/usr/bin/python3)",
+            )
+        })?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if !out.status.success() || version.is_empty() {
+        return Err(failed(
+            format!("{} did not report its version", python.display()),
+            "point --python at a working Python 3 interpreter",
+        ));
+    }
+    Ok(version)
+}
+
+/// Resolves `deps` of skill `skill` (declared in `skill_dir`) for the
+/// options' interpreter: every package pinned with its hashes.
+pub fn resolve(
+    skill: &str,
+    skill_dir: &Path,
+    deps: &Dependencies,
+    options: &EnvironmentOptions,
+) -> Result<LockedEnvironment, Error> {
+    let uv = find_uv(options.uv.as_deref())?;
+    let python = python_version(&options.python)?;
+    let work = tempdir_in_store(options)?;
+    let input = work.join("requirements.in");
+    fs::write(&input, deps.input_text()).map_err(|e| Error::io(&input, e))?;
+    let mut cmd = Command::new(&uv);
+    cmd.args([
+        "pip",
+        "compile",
+        "--no-config",
+        "--generate-hashes",
+        "--no-header",
+    ])
+    .args([
+        "--no-annotate",
+        "--quiet",
+        "--python-preference",
+        "only-system",
+    ])
+    .arg("--python")
+    .arg(&options.python)
+    .arg("--output-file")
+    .arg(work.join("requirements.txt"))
+    .arg(&input);
+    options.source_args(&mut cmd);
+    let result = run_uv(&mut cmd);
+    let compiled = fs::read_to_string(work.join("requirements.txt"));
+    let _ = fs::remove_dir_all(&work);
+    if let Err(stderr) = result {
+        return Err(resolution_failed(skill, skill_dir, deps, &stderr, options));
+    }
+    let text = compiled.map_err(|e| Error::io(work.join("requirements.txt"), e))?;
+    let packages = parse_compiled(&text).map_err(|m| {
+        failed(
+            format!("skill '{skill}': uv's resolution could not be read: {m}"),
+            "report this with the uv version (`uv --version`)",
+        )
+    })?;
+    let interpreter = options.python.to_string_lossy().into_owned();
+    Ok(LockedEnvironment {
+        kind: EnvKind::Python,
+        key: environment_key(EnvKind::Python, &interpreter, &python, &packages),
+        interpreter,
+        python,
+        input: deps.input_digest(),
+        packages,
+    })
+}
+
+/// The failure of a resolution, naming the declared requirement uv's
+/// message is about (the first one it names), with its file and line.
+fn resolution_failed(
+    skill: &str,
+    skill_dir: &Path,
+    deps: &Dependencies,
+    stderr: &str,
+    options: &EnvironmentOptions,
+) -> Error {
+    let lower = stderr.to_ascii_lowercase();
+    let named = deps
+        .requirements
+        .iter()
+        .find(|r| lower.contains(&r.name) || lower.contains(&r.name.replace('-', "_")));
+    let tail = tail_chars(stderr.trim(), MAX_UV_ERROR_CHARS);
+    let from = match (
+        &options.index_url,
+        options.find_links.is_empty(),
+        options.offline,
+    ) {
+        (Some(url), _, _) => format!("index {url}"),
+        (None, false, true) => "the wheel folder (offline)".to_owned(),
+        (None, false, false) => "PyPI and the wheel folder".to_owned(),
+        (None, true, true) => "uv's cache (offline)".to_owned(),
+        (None, true, false) => "PyPI".to_owned(),
+    };
+    let mut d = match named {
+        Some(r) => Diagnostic::new(
+            Code::EnvironmentBuildFailed,
+            Severity::Error,
+            format!(
+                "skill '{skill}': requirement '{}' cannot be installed from {from}:\n{tail}",
+                r.text
+            ),
+        )
+        .in_file(skill_dir.join(&r.file))
+        .at(skilldeck::Pos {
+            line: r.line,
+            column: 1,
+            len: 0,
+        }),
+        None => Diagnostic::new(
+            Code::EnvironmentBuildFailed,
+            Severity::Error,
+            format!("skill '{skill}': its requirements cannot be resolved from {from}:\n{tail}"),
+        )
+        .in_file(skill_dir.join(deps.files()[0])),
+    };
+    d.help = Some(
+        "check the name and version on the index; offline, put its wheel in the --find-links \
+         folder; nothing was installed"
+            .to_owned(),
+    );
+    Error::refused(d)
+}
+
+fn tail_chars(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let skip = count - max;
+    format!("…{}", text.chars().skip(skip).collect::<String>())
+}
+
+/// Parses `uv pip compile --generate-hashes` output: `name==version \`
+/// followed by `--hash=sha256:HEX` lines.
+pub fn parse_compiled(text: &str) -> Result<Vec<LockedPackage>, String> {
+    let mut packages: Vec<LockedPackage> = Vec::new();
+    for raw in text.lines() {
+        let line = raw.trim().trim_end_matches('\\').trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(hex) = line.strip_prefix("--hash=sha256:") {
+            let last = packages
+                .last_mut()
+                .ok_or_else(|| format!("a hash before any package: {line}"))?;
+            let digest = Digest::from_hex(hex).map_err(|e| format!("{line}: {e}"))?;
+            last.hashes.push(digest);
+            continue;
+        }
+        if line.starts_with('-') {
+            return Err(format!("unexpected option line: {line}"));
+        }
+        let spec = line.split(';').next().unwrap_or(line).trim();
+        let (name, version) = spec
+            .split_once("==")
+            .ok_or_else(|| format!("not pinned: {line}"))?;
+        packages.push(LockedPackage {
+            name: normalise_name(name.trim()),
+            version: version.trim().to_owned(),
+            hashes: Vec::new(),
+        });
+    }
+    if let Some(p) = packages.iter().find(|p| p.hashes.is_empty()) {
+        return Err(format!("package {} has no hash", p.name));
+    }
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(packages)
+}
+
+fn run_uv(cmd: &mut Command) -> Result<(), String> {
+    // uv's own settings files never change what a skill gets.
+    cmd.env_remove("UV_INDEX_URL")
+        .env_remove("UV_EXTRA_INDEX_URL")
+        .env_remove("UV_FIND_LINKS")
+        .env_remove("UV_INDEX")
+        .env_remove("UV_DEFAULT_INDEX")
+        .env("UV_NO_PROGRESS", "1")
+        .stdin(Stdio::null());
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn ensure_store(store: &EnvStore) -> Result<(), Error> {
+    let dir = store.dir();
+    fs::create_dir_all(dir.join(LOCKS_DIR)).map_err(|e| Error::io(dir, e))?;
+    // The sandbox user reads environments: the store is traversable.
+    set_mode(dir, 0o755);
+    Ok(())
+}
+
+fn tempdir_in_store(options: &EnvironmentOptions) -> Result<PathBuf, Error> {
+    ensure_store(&options.store)?;
+    let dir = options.store.dir().join(format!(
+        "{BUILD_PREFIX}resolve-{}-{}",
+        std::process::id(),
+        next_id()
+    ));
+    fs::create_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
+}
+
+fn next_id() -> u64 {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Holds the store's lock while alive.
+struct StoreLock {
+    _file: fs::File,
+}
+
+fn lock_store(store: &EnvStore) -> Result<StoreLock, Error> {
+    ensure_store(store)?;
+    let path = store.dir().join(STORE_LOCK);
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    file.lock().map_err(|e| Error::io(&path, e))?;
+    Ok(StoreLock { _file: file })
+}
+
+/// What [`build`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Built {
+    /// The environment was built now.
+    Created,
+    /// An environment with the same key was already in the store.
+    Reused,
+}
+
+/// Builds the environment `locked` (exactly its packages, each checked
+/// against its hashes) into the store, unless one with its key is there and
+/// complete. Returns its folder.
+pub fn build(
+    skill: &str,
+    locked: &LockedEnvironment,
+    options: &EnvironmentOptions,
+) -> Result<(PathBuf, Built), Error> {
+    check_interpreter(skill, locked)?;
+    let _guard = lock_store(&options.store)?;
+    let dest = options.store.path_of(&locked.key);
+    // Re-hashed, not only its marker read: an environment changed since
+    // it was built is built again, never reused.
+    match options.store.verify(skill, locked) {
+        Ok(ready) => return Ok((ready.dir, Built::Reused)),
+        Err(_) if dest.exists() => {
+            // Not complete, not this record, or changed: built again from
+            // the lock.
+            fs::remove_dir_all(&dest).map_err(|e| Error::io(&dest, e))?;
+        }
+        Err(_) => {}
+    }
+    let tmp = options.store.dir().join(format!(
+        "{BUILD_PREFIX}{}-{}-{}",
+        locked.key.hex(),
+        std::process::id(),
+        next_id()
+    ));
+    let result = build_into(skill, locked, options, &tmp);
+    if let Err(e) = result {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    fs::rename(&tmp, &dest).map_err(|e| Error::io(&dest, e))?;
+    Ok((dest, Built::Created))
+}
+
+/// Refuses `locked` when its interpreter is not the version it was
+/// resolved for any more (a system upgrade): its packages were chosen for
+/// that version, and the environment's `lib/pythonX.Y` would not be found.
+pub fn check_interpreter(skill: &str, locked: &LockedEnvironment) -> Result<(), Error> {
+    let found = python_version(Path::new(&locked.interpreter))?;
+    if found != locked.python {
+        return Err(Error::refused(
+            Diagnostic::new(
+                Code::EnvironmentModified,
+                Severity::Error,
+                format!(
+                    "skill '{skill}': its environment was resolved for Python {} ({}), which is \
+                     now Python {found}",
+                    locked.python, locked.interpreter
+                ),
+            )
+            .with_help(
+                "install the skill again without --frozen to resolve its dependencies for this \
+                 interpreter",
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The requirements file with hashes a build installs, inside the
+/// environment (kept: it says what was installed).
+pub const BUILD_REQUIREMENTS: &str = "skilldeck-requirements.txt";
+
+fn build_into(
+    skill: &str,
+    locked: &LockedEnvironment,
+    options: &EnvironmentOptions,
+    tmp: &Path,
+) -> Result<(), Error> {
+    let uv = find_uv(options.uv.as_deref())?;
+    let mut venv = Command::new(&uv);
+    venv.args(["venv", "--no-config", "--relocatable", "--quiet"])
+        .args([
+            "--python-preference",
+            "only-system",
+            "--no-python-downloads",
+        ])
+        .arg("--python")
+        .arg(&locked.interpreter)
+        .arg(tmp);
+    run_uv(&mut venv).map_err(|stderr| {
+        failed(
+            format!(
+                "skill '{skill}': cannot create a virtual environment for {}: {}",
+                locked.interpreter,
+                tail_chars(stderr.trim(), MAX_UV_ERROR_CHARS)
+            ),
+            "the interpreter the lock records must exist here (the same path); install it or \
+             install the skill again to resolve for this machine's interpreter",
+        )
+    })?;
+    let reqs = tmp.join(BUILD_REQUIREMENTS);
+    fs::write(&reqs, locked.requirements_with_hashes()).map_err(|e| Error::io(&reqs, e))?;
+    let mut sync = Command::new(&uv);
+    sync.args(["pip", "sync", "--no-config", "--require-hashes", "--quiet"])
+        .args(["--link-mode", "copy", "--compile-bytecode"])
+        .arg("--python")
+        .arg(tmp.join("bin/python3"))
+        .arg(&reqs);
+    options.source_args(&mut sync);
+    run_uv(&mut sync).map_err(|stderr| {
+        let lower = stderr.to_ascii_lowercase();
+        let named = locked
+            .packages
+            .iter()
+            .find(|p| lower.contains(&p.name) || lower.contains(&p.name.replace('-', "_")));
+        failed(
+            format!(
+                "skill '{skill}': {} cannot be installed: {}",
+                named.map_or_else(
+                    || "its locked packages".to_owned(),
+                    |p| format!("locked package {}=={}", p.name, p.version)
+                ),
+                tail_chars(stderr.trim(), MAX_UV_ERROR_CHARS)
+            ),
+            "the package (with one of the locked hashes) must be on the index or in the \
+             --find-links folder; a hash mismatch means the artifact changed: do not trust it",
+        )
+    })?;
+    let marker = tmp.join(MARKER_FILE);
+    let mut f = fs::File::create(&marker).map_err(|e| Error::io(&marker, e))?;
+    f.write_all(locked.to_toml().as_bytes())
+        .and_then(|()| f.sync_all())
+        .map_err(|e| Error::io(&marker, e))?;
+    readable_by_all(tmp);
+    Ok(())
+}
+
+/// Makes a built tree readable (and folders traversable) by every user:
+/// the sandbox's user runs it.
+fn readable_by_all(dir: &Path) {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        set_mode(&d, 0o755);
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if meta.is_file() {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = meta.permissions().mode();
+                    set_mode(&e.path(), if mode & 0o100 != 0 { 0o755 } else { 0o644 });
+                }
+            }
+        }
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = fs::set_permissions(path, fs::Permissions::from_mode(mode));
+    }
+    #[cfg(not(unix))]
+    let _ = (path, mode);
+}
+
+/// The environment of one skill being installed: resolved (or the locked
+/// set reused) and built. `previous`: the lock's record for the skill;
+/// `frozen`: use it and resolve nothing. `Ok(None)`: the skill declares no
+/// dependencies.
+pub fn prepare(
+    skill: &str,
+    skill_dir: &Path,
+    previous: Option<&LockedEnvironment>,
+    frozen: bool,
+    options: &EnvironmentOptions,
+    lockfile: &Path,
+) -> Result<Option<(LockedEnvironment, Built)>, Error> {
+    let deps = skilldeck::environment::declared_dependencies(skill_dir).map_err(Error::Refused)?;
+    let Some(deps) = deps else {
+        return Ok(None);
+    };
+    let interpreter = options.python.to_string_lossy();
+    let locked = match previous {
+        Some(p) if frozen => {
+            if p.input != deps.input_digest() {
+                return Err(Error::refused(
+                    Diagnostic::new(
+                        Code::LockMismatch,
+                        Severity::Error,
+                        format!(
+                            "skill '{skill}' declares other requirements than {} recorded",
+                            lockfile.display()
+                        ),
+                    )
+                    .in_file(lockfile),
+                ));
+            }
+            p.clone()
+        }
+        None if frozen => {
+            return Err(Error::refused(
+                Diagnostic::new(
+                    Code::LockMismatch,
+                    Severity::Error,
+                    format!(
+                        "skill '{skill}' declares dependencies ({}), but {} records no \
+                         environment for it",
+                        deps.files().join(", "),
+                        lockfile.display()
+                    ),
+                )
+                .in_file(lockfile)
+                .with_help("install it without --frozen once to resolve and record them"),
+            ));
+        }
+        Some(p)
+            if p.input == deps.input_digest()
+                && p.interpreter == interpreter
+                && python_version(&options.python).is_ok_and(|v| v == p.python) =>
+        {
+            p.clone()
+        }
+        _ => resolve(skill, skill_dir, &deps, options)?,
+    };
+    let (_, built) = build(skill, &locked, options)?;
+    Ok(Some((locked, built)))
+}
+
+/// Registers `lockfile` with the store: [`gc`] keeps what it records.
+pub fn register_lock(store: &EnvStore, lockfile: &Path) -> Result<(), Error> {
+    ensure_store(store)?;
+    let abs = std::path::absolute(lockfile).map_err(|e| Error::io(lockfile, e))?;
+    let text = abs.to_string_lossy().into_owned();
+    let name = Digest::of(text.as_bytes()).hex();
+    let path = store.dir().join(LOCKS_DIR).join(name);
+    if fs::read_to_string(&path).is_ok_and(|t| t == text) {
+        return Ok(());
+    }
+    crate::pack::write_atomic(&path, text.as_bytes())
+}
+
+/// What [`gc`] found and removed.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct GcReport {
+    /// The lockfiles read (their environments kept).
+    pub locks: Vec<PathBuf>,
+    /// Registered lockfiles that are gone (unregistered now).
+    pub forgotten: Vec<PathBuf>,
+    /// Environments kept.
+    pub kept: Vec<Digest>,
+    /// Environments removed (or that would be, with `dry_run`).
+    pub removed: Vec<Digest>,
+    /// Unfinished builds removed.
+    pub leftovers: usize,
+}
+
+/// Removes every environment of `store` that no registered lockfile
+/// records, and builds a crash left (nothing with `dry_run`). A lockfile
+/// that cannot be read keeps everything (fail closed: nothing is removed,
+/// the error names it).
+pub fn gc(store: &EnvStore, dry_run: bool) -> Result<GcReport, Error> {
+    let mut report = GcReport::default();
+    if !store.dir().is_dir() {
+        return Ok(report);
+    }
+    let _guard = lock_store(store)?;
+    let mut referenced: BTreeSet<Digest> = BTreeSet::new();
+    let locks_dir = store.dir().join(LOCKS_DIR);
+    let mut registrations: Vec<PathBuf> = fs::read_dir(&locks_dir)
+        .map_err(|e| Error::io(&locks_dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    registrations.sort();
+    for reg in registrations {
+        let Ok(text) = fs::read_to_string(&reg) else {
+            continue;
+        };
+        let lockfile = PathBuf::from(text.trim());
+        match Lockfile::load(&lockfile)? {
+            Some(lock) => {
+                referenced.extend(
+                    lock.skill
+                        .values()
+                        .filter_map(|e| e.environment.as_ref().map(|env| env.key)),
+                );
+                report.locks.push(lockfile);
+            }
+            None => {
+                if !dry_run {
+                    let _ = fs::remove_file(&reg);
+                }
+                report.forgotten.push(lockfile);
+            }
+        }
+    }
+    for key in store.keys() {
+        if referenced.contains(&key) {
+            report.kept.push(key);
+        } else {
+            if !dry_run {
+                let path = store.path_of(&key);
+                fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))?;
+            }
+            report.removed.push(key);
+        }
+    }
+    if let Ok(entries) = fs::read_dir(store.dir()) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(BUILD_PREFIX) {
+                report.leftovers += 1;
+                if !dry_run {
+                    let _ = fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uv_compile_output_is_read_with_every_hash_and_sorted() {
+        let text = "six==1.17.0 \\\n    --hash=sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274\n\
+                    Python_Dateutil==2.9.0.post0 \\\n    --hash=sha256:a8b2bc7bffae282281c8140a97d3aa9c14da0b136dfe83f850eea9a5f7470427 \\\n    --hash=sha256:37dd54208da7e1cd875388217d5e00ebd4179249f90fb72437e91a35459a0ad3\n";
+        let p = parse_compiled(text).unwrap();
+        assert_eq!(p[0].name, "python-dateutil");
+        assert_eq!(p[0].version, "2.9.0.post0");
+        assert_eq!(p[0].hashes.len(), 2);
+        assert_eq!(p[1].name, "six");
+    }
+
+    #[test]
+    fn uv_output_without_hashes_or_pins_is_refused() {
+        assert!(parse_compiled("six==1.17.0\n").is_err());
+        assert!(parse_compiled("six>=1\n    --hash=sha256:00\n").is_err());
+        assert!(parse_compiled("--index-url https://x\n").is_err());
+    }
+
+    #[test]
+    fn a_missing_uv_is_refused_saying_how_to_get_one() {
+        let e = find_uv(Some(Path::new("/nonexistent/uv"))).unwrap_err();
+        let d = &e.diagnostics()[0];
+        assert_eq!(d.code, Code::EnvironmentBuildFailed);
+        assert!(d.message.contains("/nonexistent/uv"), "{d}");
+        assert!(
+            d.help
+                .as_deref()
+                .unwrap_or_default()
+                .contains("install-uv.sh"),
+            "{d:?}"
+        );
+    }
+
+    #[test]
+    fn gc_removes_what_no_registered_lock_records_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EnvStore::new(dir.path().join("envs"));
+        ensure_store(&store).unwrap();
+        let kept = Digest::from_bytes([1; 32]);
+        let dropped = Digest::from_bytes([2; 32]);
+        for k in [kept, dropped] {
+            fs::create_dir_all(store.path_of(&k)).unwrap();
+        }
+        fs::create_dir_all(store.dir().join(format!("{BUILD_PREFIX}x"))).unwrap();
+        let lockfile = dir.path().join("skilldeck.lock");
+        let text = format!(
+            "format = 1\nroot = \"skills\"\n\n[skill.a]\nsource = \"x\"\n\
+             fingerprint = \"sha256:{z}\"\nfiles = []\n\n[skill.a.environment]\nkind = \"python\"\n\
+             key = \"{kept}\"\ninterpreter = \"/usr/bin/python3\"\npython = \"3.11.2\"\n\
+             input = \"sha256:{z}\"\npackages = []\n",
+            z = "0".repeat(64)
+        );
+        fs::write(&lockfile, text).unwrap();
+        register_lock(&store, &lockfile).unwrap();
+        let gone = dir.path().join("gone/skilldeck.lock");
+        register_lock(&store, &gone).unwrap();
+        let dry = gc(&store, true).unwrap();
+        assert_eq!(dry.removed, [dropped]);
+        assert!(store.path_of(&dropped).exists());
+        let report = gc(&store, false).unwrap();
+        assert_eq!(report.kept, [kept]);
+        assert_eq!(report.removed, [dropped]);
+        assert_eq!(report.forgotten, [gone]);
+        assert_eq!(report.leftovers, 1);
+        assert!(store.path_of(&kept).exists());
+        assert!(!store.path_of(&dropped).exists());
+    }
+
+    #[test]
+    fn gc_with_an_unreadable_lock_removes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EnvStore::new(dir.path().join("envs"));
+        ensure_store(&store).unwrap();
+        let k = Digest::from_bytes([3; 32]);
+        fs::create_dir_all(store.path_of(&k)).unwrap();
+        let lockfile = dir.path().join("skilldeck.lock");
+        fs::write(&lockfile, "format = 1\nroot = [\n").unwrap();
+        register_lock(&store, &lockfile).unwrap();
+        let e = gc(&store, false).unwrap_err();
+        assert!(e.to_string().contains("skilldeck.lock"), "{e}");
+        assert!(store.path_of(&k).exists());
+    }
+}
