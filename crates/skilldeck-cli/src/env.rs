@@ -29,16 +29,16 @@ pub struct EnvArgs {
     #[arg(long)]
     offline: bool,
     /// A folder of wheels packages may come from (repeatable; also
-    /// [environments] find-links).
+    /// `[environments]` find-links).
     #[arg(long, value_name = "DIR")]
     find_links: Vec<PathBuf>,
-    /// A package index instead of PyPI (also [environments] index-url).
+    /// A package index instead of PyPI (also `[environments]` index-url).
     #[arg(long, value_name = "URL")]
     index_url: Option<String>,
-    /// The uv binary (else [environments] uv, SKILLDECK_UV, uv on PATH).
+    /// The uv binary (else `[environments]` uv, SKILLDECK_UV, uv on PATH).
     #[arg(long, value_name = "FILE")]
     uv: Option<PathBuf>,
-    /// The interpreter environments are built for (else [environments]
+    /// The interpreter environments are built for (else `[environments]`
     /// python, /usr/bin/python3).
     #[arg(long, value_name = "FILE")]
     python: Option<PathBuf>,
