@@ -52,7 +52,10 @@ fn tie_class(item: &Item<'_>) -> (bool, i64, i64, u64, Scope) {
 /// of many collections is listed as a cross-section of all of them, not
 /// as the alphabetical head of the list.
 pub(super) fn keep_order(items: &[Item<'_>], rest: &[usize]) -> Vec<usize> {
-    let mut turns: HashMap<(usize, &[u8]), usize> = HashMap::with_capacity(rest.len().min(1024));
+    // foldhash, not SipHash: one lookup per listed skill on every budgeted
+    // render (the keys are folder paths; the seed is still random).
+    let mut turns: HashMap<(usize, &[u8]), usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(rest.len().min(1024), Default::default());
     let mut class = 0usize;
     let mut keyed: Vec<(usize, usize, usize, usize)> = Vec::with_capacity(rest.len());
     for (position, &i) in rest.iter().enumerate() {
