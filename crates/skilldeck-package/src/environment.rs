@@ -422,15 +422,9 @@ struct StoreLock {
 
 fn lock_store(store: &EnvStore) -> Result<StoreLock, Error> {
     ensure_store(store)?;
-    let path = store.dir().join(STORE_LOCK);
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    file.lock().map_err(|e| Error::io(&path, e))?;
-    Ok(StoreLock { _file: file })
+    Ok(StoreLock {
+        _file: crate::file_lock::exclusive(&store.dir().join(STORE_LOCK))?,
+    })
 }
 
 /// What [`build`] did.

@@ -389,15 +389,9 @@ struct RootLock {
 }
 
 fn lock_root(root: &Path) -> Result<RootLock, Error> {
-    let path = root.join(INSTALL_LOCK);
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    file.lock().map_err(|e| Error::io(&path, e))?;
-    Ok(RootLock { _file: file })
+    Ok(RootLock {
+        _file: crate::file_lock::exclusive(&root.join(INSTALL_LOCK))?,
+    })
 }
 
 /// Installs `sources` into the skills root `root` (created if missing).

@@ -27,6 +27,7 @@ pub mod discovery;
 pub mod environment;
 mod error;
 mod export;
+mod file_lock;
 mod folder;
 mod install;
 pub mod limits;
