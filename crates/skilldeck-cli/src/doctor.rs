@@ -114,20 +114,9 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
     let tools: Vec<Diagnostic> = host
         .unoffered_tools(&host.snapshot())
         .into_iter()
-        .filter(|d| !d.code.as_str().starts_with("environment-"))
+        .filter(|d| !d.code.is_environment_problem())
         .collect();
-    let environments: Vec<Diagnostic> = deck
-        .skills()
-        .iter()
-        .filter(|s| s.is_served())
-        .filter(|s| skilldeck::environment::may_declare_dependencies(s.real_dir()))
-        .filter_map(|s| {
-            skilldeck_host::environment::for_skill(&ctx.config.exec, s)
-                .err()
-                .map(|p| p.to_diagnostics(&s.skill_md))
-        })
-        .flatten()
-        .collect();
+    let environments = skilldeck_host::environment::problems(&ctx.config.exec, deck);
     let e = &catalog.explanation;
     let catalog = CatalogRow {
         size: e.size,

@@ -14,9 +14,9 @@
 //! The operator's own interpreter wins: a skill with an `[exec] python`
 //! (or `[exec.skills.<name>] python`) runs with it, environment or not.
 
-use skilldeck::Skill;
 use skilldeck::deck::ExecConfig;
 use skilldeck::environment::{EnvProblem, EnvStore, ReadyEnvironment, environment_for};
+use skilldeck::{Deck, Diagnostic, Skill};
 use skilldeck_exec::Policy;
 
 /// The environment store this process uses (`$SKILLDECK_ENVS_DIR`, else
@@ -71,4 +71,21 @@ pub fn describe(problem: &EnvProblem) -> String {
         problem.code().as_str(),
         problem.help()
     )
+}
+
+/// The problems of the environments of `deck`'s served skills (each at
+/// the skill's file): what `doctor` lists and why those skills run
+/// nothing. Skills without dependencies, or with the operator's
+/// interpreter, have none.
+pub fn problems(config: &ExecConfig, deck: &Deck) -> Vec<Diagnostic> {
+    deck.skills()
+        .iter()
+        .filter(|s| crate::rules::is_served(s))
+        .filter_map(|s| {
+            for_skill(config, s)
+                .err()
+                .map(|p| p.to_diagnostics(&s.skill_md))
+        })
+        .flatten()
+        .collect()
 }

@@ -125,7 +125,6 @@ impl SkillTools {
             if let Some(packages) = packages
                 && has_tools
                 && rules::is_served(skill)
-                && skilldeck::environment::may_declare_dependencies(skill.real_dir())
                 && let Err(problem) = crate::environment::for_skill(packages.config(), skill)
             {
                 problems.extend(problem.to_diagnostics(&skill.skill_md));

@@ -279,6 +279,12 @@ impl Code {
     pub fn is_tool_problem(self) -> bool {
         self.as_str().starts_with("tool")
     }
+
+    /// True for a problem of a skill's environment (its declared
+    /// dependencies: `environment-*`).
+    pub fn is_environment_problem(self) -> bool {
+        self.as_str().starts_with("environment-")
+    }
 }
 
 impl fmt::Display for Code {
