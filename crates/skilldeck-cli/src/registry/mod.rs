@@ -1,25 +1,35 @@
-//! `skilldeck registry ...`: run a registry server (`serve`) and collect
-//! its unreferenced blobs (`gc`). The rules live in `skilldeck-registry`;
-//! this module only maps flags onto it.
+//! `skilldeck registry ...`: run a registry server (`serve`), collect its
+//! unreferenced blobs (`gc`), load it in bulk (`import`), and the client
+//! commands. The rules live in `skilldeck-registry`; this module only maps
+//! flags onto it.
+//!
+//! The server commands need the `server` feature (on by default). A build
+//! without it (the lean binary `scripts/dist.sh` ships) still parses them
+//! and refuses them, saying which build has them ([`NotBuilt`]).
 
 pub mod agent;
 pub mod assign;
 pub mod deprecate;
+#[cfg(feature = "server")]
 pub mod gc;
+#[cfg(feature = "server")]
 pub mod import;
 pub mod label;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod skills;
 pub mod test_run;
+#[cfg(feature = "server")]
 pub mod test_runner;
 pub mod token;
 pub mod yank;
 
-use std::path::PathBuf;
-
-use skilldeck_registry::{RegistryConfig, RegistryLimits};
-
 use crate::error::CliError;
+
+#[cfg(feature = "server")]
+mod backend;
+#[cfg(feature = "server")]
+pub use backend::{Backend, registry_error, runtime};
 
 /// The registry subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -28,12 +38,22 @@ pub enum RegistryCommand {
     /// PostgreSQL + S3).
     #[command(after_help = "Examples:\n  skilldeck registry serve\n  \
                       skilldeck registry serve --database-url postgres://reg@127.0.0.1/reg --store s3://skills --listen 0.0.0.0:7878")]
+    #[cfg(feature = "server")]
     Serve(serve::Args),
+    /// Serve the registry API (not in this build: see the error).
+    #[cfg(not(feature = "server"))]
+    #[command(hide = true)]
+    Serve(NotBuilt),
     /// Delete blobs no version references (older than a grace period).
     #[command(
         after_help = "Examples:\n  skilldeck registry gc\n  skilldeck registry gc --grace-secs 0"
     )]
+    #[cfg(feature = "server")]
     Gc(gc::Args),
+    /// Delete unreferenced blobs (not in this build: see the error).
+    #[cfg(not(feature = "server"))]
+    #[command(hide = true)]
+    Gc(NotBuilt),
     /// Publish every skill folder under a root straight into the
     /// registry's store (in-process, N at a time, through the registry's
     /// own publish): the bulk path for a first load or a migration.
@@ -42,7 +62,13 @@ pub enum RegistryCommand {
         after_help = "Examples:\n  skilldeck registry import ./skills --data /srv/registry --namespace acme --jobs 4\n  \
                       skilldeck registry import ./skills --database-url postgres://reg@127.0.0.1/reg --store s3://skills"
     )]
+    #[cfg(feature = "server")]
     Import(import::Args),
+    /// Publish a root into the registry's store (not in this build: see the
+    /// error).
+    #[cfg(not(feature = "server"))]
+    #[command(hide = true)]
+    Import(NotBuilt),
     /// Agents: create, show, list, update, delete (a registry client).
     #[command(
         subcommand,
@@ -112,9 +138,18 @@ pub enum RegistryCommand {
 /// Runs a registry subcommand.
 pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
     match command {
+        #[cfg(feature = "server")]
         RegistryCommand::Serve(args) => serve::run(args),
+        #[cfg(feature = "server")]
         RegistryCommand::Gc(args) => gc::run(args),
+        #[cfg(feature = "server")]
         RegistryCommand::Import(args) => import::run(args),
+        #[cfg(not(feature = "server"))]
+        RegistryCommand::Serve(_) => Err(server_not_built("serve")),
+        #[cfg(not(feature = "server"))]
+        RegistryCommand::Gc(_) => Err(server_not_built("gc")),
+        #[cfg(not(feature = "server"))]
+        RegistryCommand::Import(_) => Err(server_not_built("import")),
         RegistryCommand::Agent(c) => agent::run(c),
         RegistryCommand::Assign(args) => assign::run_assign(args),
         RegistryCommand::Unassign(args) => assign::run_unassign(args),
@@ -129,87 +164,22 @@ pub fn run(command: &RegistryCommand) -> Result<u8, CliError> {
     }
 }
 
-/// Where the registry keeps its state.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Backend {
-    /// The data folder (SQLite file, blobs, admin token, the staging
-    /// folder of publishes in flight) [default:
-    /// $XDG_DATA_HOME/skilldeck/registry].
-    #[arg(long, value_name = "DIR")]
-    pub data: Option<PathBuf>,
-    /// `sqlite://PATH?mode=rwc` or `postgres://...` [default: the SQLite
-    /// file in the data folder].
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "SKILLDECK_REGISTRY_DATABASE_URL",
-        hide_env_values = true
-    )]
-    pub database_url: Option<String>,
-    /// `file:///abs/dir` or `s3://bucket[/prefix]` (S3 settings from
-    /// AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-    /// AWS_REGION, AWS_ALLOW_HTTP) [default: DATA/blobs].
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "SKILLDECK_REGISTRY_STORE",
-        hide_env_values = true
-    )]
-    pub store: Option<String>,
+/// The arguments of a server command in a build without the server, taken
+/// as they come so the refusal, not a parse error, is what the user reads.
+#[cfg(not(feature = "server"))]
+#[derive(Debug, clap::Args)]
+pub struct NotBuilt {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    _rest: Vec<String>,
 }
 
-impl Backend {
-    /// The data folder: `--data`, else `$XDG_DATA_HOME/skilldeck/registry`,
-    /// else `~/.local/share/skilldeck/registry`.
-    pub fn data_dir(&self) -> Result<PathBuf, CliError> {
-        if let Some(d) = &self.data {
-            return absolute(d);
-        }
-        if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|x| !x.is_empty()) {
-            return Ok(PathBuf::from(x).join("skilldeck").join("registry"));
-        }
-        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            Some(h) => Ok(PathBuf::from(h).join(".local/share/skilldeck/registry")),
-            None => Err(CliError::Usage(
-                "no data folder: pass --data DIR (neither XDG_DATA_HOME nor HOME is set)".into(),
-            )),
-        }
-    }
-
-    /// The registry configuration these flags name.
-    pub fn config(&self, data: &std::path::Path) -> RegistryConfig {
-        RegistryConfig {
-            database_url: self.database_url.clone().unwrap_or_else(|| {
-                format!("sqlite://{}?mode=rwc", data.join("registry.db").display())
-            }),
-            store_url: self
-                .store
-                .clone()
-                .unwrap_or_else(|| format!("file://{}", data.join("blobs").display())),
-            staging_dir: data.join("staging"),
-            limits: RegistryLimits::default(),
-            trust: skilldeck_registry::TrustPolicy::default(),
-            report: skilldeck_registry::ReportPolicy::default(),
-        }
-    }
-}
-
-fn absolute(path: &std::path::Path) -> Result<PathBuf, CliError> {
-    std::path::absolute(path).map_err(|e| CliError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })
-}
-
-/// A registry failure as a CLI error (its message names what failed).
-pub fn registry_error(e: skilldeck_registry::RegistryError) -> CliError {
-    CliError::Usage(format!("registry: {e}"))
-}
-
-/// A multi-threaded runtime for the server.
-pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CliError::Output)
+/// The refusal of `registry COMMAND` in a build without the server.
+#[cfg(not(feature = "server"))]
+fn server_not_built(command: &str) -> CliError {
+    CliError::Usage(format!(
+        "`skilldeck registry {command}` is part of the registry server, which this build \
+         leaves out (the lean binary). Install the full build: `cargo install --locked \
+         --path crates/skilldeck-cli` (its default features include `server`), or build \
+         this one with `--features server`"
+    ))
 }
