@@ -53,6 +53,10 @@ pub const MAX_REMOTE_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 /// fingerprint in its `skills/list` entry.
 pub const FINGERPRINT_META_KEY: &str = "dev.skilldeck/fingerprint";
 
+/// The folder of the upstream records under the cache
+/// ([`RemoteSkills::write_record`]).
+pub const RECORDS_DIR: &str = ".upstreams";
+
 /// An upstream's name: the namespace of its skills. Lowercase letters,
 /// digits and `-`, 1 to [`MAX_UPSTREAM_NAME_CHARS`] characters, not
 /// starting or ending with `-`.
@@ -528,6 +532,80 @@ impl RemoteSkills {
     /// The listings refused, each with its reason.
     pub fn refused(&self) -> &[Error] {
         &self.refused
+    }
+
+    /// What is served from `upstream`, as a record a check can hold the
+    /// upstream to later: each skill's served name, its name and URI at
+    /// the upstream, its fingerprint and every file's path, digest and
+    /// size (sorted by name), and the listings refused with why.
+    pub fn record(&self, upstream: &UpstreamName) -> Value {
+        let mut skills: Vec<&Arc<RemoteSkill>> = self
+            .skills
+            .values()
+            .map(|(remote, _)| remote)
+            .filter(|r| &r.upstream == upstream)
+            .collect();
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        let refused: Vec<Value> = self
+            .refused
+            .iter()
+            .filter_map(|e| match e {
+                Error::Upstream {
+                    upstream: u,
+                    skill,
+                    problem,
+                    message,
+                } if u == upstream.as_str() => Some(serde_json::json!({
+                    "skill": skill,
+                    "code": problem.code(),
+                    "message": message,
+                })),
+                _ => None,
+            })
+            .collect();
+        serde_json::json!({
+            "upstream": upstream.as_str(),
+            "skills": skills.iter().map(|r| serde_json::json!({
+                "name": r.name,
+                "skill": r.skill_name,
+                "uri": r.uri,
+                "fingerprint": r.fingerprint.to_string(),
+                "files": r.files.iter().map(|f| serde_json::json!({
+                    "path": f.path,
+                    "digest": f.digest.to_string(),
+                    "size": f.size,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "refused": refused,
+        })
+    }
+
+    /// Where [`RemoteSkills::write_record`] keeps `upstream`'s record:
+    /// `CACHE/.upstreams/NAME.json` (a dot folder: never a skill's).
+    pub fn record_path(&self, upstream: &UpstreamName) -> PathBuf {
+        self.cache
+            .join(RECORDS_DIR)
+            .join(format!("{}.json", upstream.as_str()))
+    }
+
+    /// Writes `upstream`'s [`RemoteSkills::record`] to
+    /// [`RemoteSkills::record_path`], whole (a temporary file renamed over
+    /// the last one: a reader never sees half a record).
+    pub fn write_record(&self, upstream: &UpstreamName) -> Result<PathBuf, Error> {
+        let path = self.record_path(upstream);
+        let io = |p: &Path, e: std::io::Error| Error::Io {
+            path: p.to_path_buf(),
+            source: e,
+        };
+        let dir = self.cache.join(RECORDS_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let mut text = serde_json::to_string_pretty(&self.record(upstream))
+            .map_err(|e| io(&path, std::io::Error::other(e)))?;
+        text.push('\n');
+        let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| io(&path, e))?;
+        file.persist(&path).map_err(|e| io(&path, e.error))?;
+        Ok(path)
     }
 
     /// The deck's skills for the accepted listings.
