@@ -553,3 +553,59 @@ fn gateway_follows_an_http_upstreams_list_changes_and_records_what_it_serves() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn gateway_serves_an_upstreams_plugin_skill_under_its_plugin_name_beside_a_plain_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = upstream_skills(tmp.path());
+    let plugin = skilldeck_testkit::plugins::claude_plugin(&upstream, "document-skills", &["pdf"]);
+    skilldeck_testkit::file(
+        plugin.join("skills/pdf/references/forms.md"),
+        "plugin forms\n",
+    );
+    let local = local_skills(tmp.path());
+    let cache = tmp.path().join("cache");
+    let spec = format!(
+        "up=stdio:{BIN} serve --no-watch --root {}",
+        upstream.display()
+    );
+    let mut client = gateway(tmp.path(), &local, &[spec], &cache);
+    let names = model_names(&mut client);
+    for want in ["up/pdf", "up/document-skills:pdf"] {
+        assert!(names.contains(&want.to_owned()), "{want} not in {names:?}");
+    }
+    let uris = skill_uris(&mut client);
+    let plugin_md = "skill://up/document-skills%3A/pdf/SKILL.md";
+    assert!(uris.contains(&plugin_md.to_owned()), "{uris:?}");
+    assert!(
+        uris.contains(&"skill://up/pdf/SKILL.md".to_owned()),
+        "{uris:?}"
+    );
+    let activated = client.call("activate_skill", json!({"name": "up/document-skills:pdf"}));
+    assert!(text(&activated).contains("Steps for pdf"), "{activated}");
+    let read = client.request(
+        "resources/read",
+        json!({"uri": "skill://up/document-skills%3A/pdf/references/forms.md"}),
+    );
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "plugin forms\n",
+        "{read}"
+    );
+    let plain = client.call("activate_skill", json!({"name": "up/pdf"}));
+    assert!(
+        text(&plain).contains("The upstream's pdf instructions."),
+        "{plain}"
+    );
+    let rec = record(&cache, "up");
+    let entry = rec["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "up/document-skills:pdf")
+        .unwrap_or_else(|| panic!("{rec}"))
+        .clone();
+    assert_eq!(
+        entry["fingerprint"].as_str().unwrap(),
+        folder_fingerprint(&plugin.join("skills/pdf"))
+    );
+}

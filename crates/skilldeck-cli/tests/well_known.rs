@@ -420,6 +420,13 @@ fn an_index_whose_digest_for_the_name_changed_is_outdated_and_update_moves_it_al
         said.contains(&format!("pdf: fingerprint {old} → sha256:")),
         "{said}"
     );
+    let json = sd(home, &["outdated", "--output", "json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows[0]["channel"], "well-known", "{rows}");
+    assert_eq!(rows[0]["kind"], "index", "{rows}");
+    assert_eq!(rows[0]["locked"], old.as_str(), "{rows}");
+    assert_eq!(rows[0]["changed"], true, "{rows}");
+    assert_eq!(rows[0]["pinned"], false, "{rows}");
     let before = std::fs::read_to_string(&lockfile).unwrap();
     let dry = ok(&sd(home, &["update", "--dry-run"]));
     assert!(dry.contains("would update pdf"), "{dry}");
@@ -452,6 +459,18 @@ fn an_index_whose_digest_for_the_name_changed_is_outdated_and_update_moves_it_al
     assert!(std::fs::read_to_string(&lockfile).unwrap().contains(&new));
     ok(&sd(home, &["outdated"]));
     ok(&sd(home, &["verify"]));
+    // remove takes it out of the root and the lock, as any skill.
+    let removed = ok(&sd(home, &["remove", "pdf"]));
+    assert!(
+        removed.starts_with(&format!("removed pdf {new} (wellknown+")),
+        "{removed}"
+    );
+    assert!(!home.join(".agents/skills/pdf").exists());
+    assert!(
+        !std::fs::read_to_string(&lockfile)
+            .unwrap()
+            .contains("[skill.pdf]")
+    );
 }
 
 /// `GET path` on `addr`: the body, the ETag, and the

@@ -185,6 +185,33 @@ fn refuse(
     }
 }
 
+/// How a skill URI marks a plugin's segment (`skill://PLUGIN%3A/SKILL/...`,
+/// either hex case): the segment before the skill's own ends with it.
+const PLUGIN_MARKERS: [&str; 2] = ["%3A", "%3a"];
+
+/// The plugin of a skill path `[...]/PLUGIN%3A/SKILL`, if it has one.
+fn plugin_of(skill_path: &str) -> Option<&str> {
+    let (before, _skill) = skill_path.rsplit_once('/')?;
+    let segment = before.rsplit('/').next()?;
+    PLUGIN_MARKERS
+        .iter()
+        .find_map(|m| segment.strip_suffix(m))
+        .filter(|p| !p.is_empty() && !p.contains('%'))
+}
+
+/// `skill_path` without its plugin marker (to check it has no other
+/// escape).
+fn without_plugin(skill_path: &str) -> String {
+    match plugin_of(skill_path) {
+        Some(plugin) => {
+            let (before, skill) = skill_path.rsplit_once('/').unwrap_or(("", skill_path));
+            let outer = before.rsplit_once('/').map(|(o, _)| format!("{o}/"));
+            format!("{}{plugin}/{skill}", outer.unwrap_or_default())
+        }
+        None => skill_path.to_owned(),
+    }
+}
+
 /// The text of a `SKILL.md` holding only `frontmatter` (JSON is YAML).
 fn frontmatter_text(frontmatter: &Map<String, Value>) -> String {
     format!("---\n{}\n---\n", Value::Object(frontmatter.clone()))
@@ -241,7 +268,9 @@ impl RemoteSkill {
             .uri
             .strip_prefix("skill://")
             .and_then(|rest| rest.strip_suffix("/SKILL.md"))
-            .filter(|p| !p.is_empty() && !p.contains(['?', '#', '%']))
+            .filter(|p| {
+                !p.is_empty() && !p.contains(['?', '#']) && !without_plugin(p).contains('%')
+            })
             .ok_or_else(|| {
                 bad(
                     UpstreamProblem::Listing,
@@ -343,7 +372,12 @@ impl RemoteSkill {
         Ok((
             RemoteSkill {
                 upstream: upstream.clone(),
-                name: namespaced(upstream, &name),
+                // A plugin's skill (`PLUGIN%3A/SKILL`) keeps its plugin in
+                // its served name: `UPSTREAM/PLUGIN:SKILL`.
+                name: match plugin_of(skill_path) {
+                    Some(plugin) => namespaced(upstream, &format!("{plugin}:{name}")),
+                    None => namespaced(upstream, &name),
+                },
                 skill_name: name,
                 uri: listing.uri,
                 frontmatter: listing.frontmatter,
@@ -708,5 +742,29 @@ impl RemoteSkills {
             "upstream skill fetched and verified"
         );
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugin_marker_names_the_plugin_and_no_other_escape_passes() {
+        assert_eq!(plugin_of("document-skills%3A/pdf"), Some("document-skills"));
+        assert_eq!(plugin_of("outer/docs%3a/pdf"), Some("docs"));
+        assert_eq!(plugin_of("pdf"), None);
+        assert_eq!(plugin_of("outer/pdf"), None);
+        // Not before the skill's own segment, empty, or with another escape.
+        assert_eq!(plugin_of("docs%3A/pdf/x"), None);
+        assert_eq!(plugin_of("%3A/pdf"), None);
+        assert_eq!(plugin_of("a%2F%3A/pdf"), None);
+        assert_eq!(
+            without_plugin("document-skills%3A/pdf"),
+            "document-skills/pdf"
+        );
+        assert_eq!(without_plugin("outer/docs%3A/pdf"), "outer/docs/pdf");
+        assert!(without_plugin("a%2Fb/pdf").contains('%'));
+        assert!(without_plugin("docs%3A/pdf/x").contains('%'));
     }
 }
