@@ -3067,19 +3067,33 @@ async fn a_read_token_lists_and_downloads_its_namespace_and_can_do_nothing_else(
 /// listed once, with its own archive and digest.
 #[tokio::test]
 async fn the_well_known_index_lists_every_skill_past_one_page_of_a_namespace() {
-    let env = env().await;
+    let env = std::sync::Arc::new(env().await);
     let page = skilldeck_registry::MAX_PAGE_LIMIT as usize;
     let big = page + 1;
-    for i in 0..big {
-        let r = env
-            .publish("namespace=big&version=1.0.0", simple(&format!("s{i:04}")))
-            .await;
-        assert_eq!(
-            r.status(),
-            StatusCode::CREATED,
-            "{}",
-            r.text().await.unwrap()
-        );
+    // One-file packages built in memory, published 16 at a time (the
+    // test's cost is the publishes, not the index).
+    let names: Vec<String> = (0..big).map(|i| format!("s{i:04}")).collect();
+    for batch in names.chunks(16) {
+        let mut publishes = tokio::task::JoinSet::new();
+        for name in batch {
+            let env = std::sync::Arc::clone(&env);
+            let md = format!(
+                "---\nname: {name}\ndescription: Does {name} things. Use when testing.\n---\n# {name}\n"
+            );
+            let body = tar_gz(&[file_entry(
+                format!("{name}/SKILL.md").as_bytes(),
+                md.as_bytes(),
+            )]);
+            publishes.spawn(async move {
+                let r = env.publish("namespace=big&version=1.0.0", body).await;
+                let status = r.status();
+                (status, r.text().await.unwrap())
+            });
+        }
+        while let Some(done) = publishes.join_next().await {
+            let (status, text) = done.unwrap();
+            assert_eq!(status, StatusCode::CREATED, "{text}");
+        }
     }
     // A later namespace: its `s0000` is hidden by big's, its `zz-last`
     // listed after big's.
