@@ -2,7 +2,8 @@
 # OCI artifacts against a real registry: Debian's `docker-registry` (the
 # CNCF distribution server; installed with apt-get when missing) started on
 # a free loopback port by scripts/oci-registry.sh over a temporary storage
-# folder, then crates/skilldeck-cli/tests/oci.rs run against it with
+# folder, then crates/skilldeck-cli/tests/oci.rs and one_fingerprint.rs
+# (one skill through every channel, OCI included) run against it with
 # SKILLDECK_TEST_REQUIRE_OCI=1 (a test that cannot reach the registry
 # fails, it does not skip). The registry is stopped and its folder removed
 # on exit, whatever happened.
@@ -34,5 +35,5 @@ echo "docker-registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/nul
 SKILLDECK_TEST_OCI_REGISTRY="$addr" \
     SKILLDECK_TEST_OCI_STORAGE="$work/storage" \
     SKILLDECK_TEST_REQUIRE_OCI=1 \
-    cargo test -p skilldeck-cli --locked --test oci
+    cargo test -p skilldeck-cli --locked --test oci --test one_fingerprint
 echo "PASS: OCI artifacts against docker-registry ($((SECONDS - started)) s)"

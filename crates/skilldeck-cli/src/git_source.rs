@@ -1,5 +1,7 @@
 //! Git sources for `install`, and the commands that follow a source over
-//! time: `outdated`, `update` and `remove`.
+//! time: `outdated`, `update` (for every channel that moves: git here,
+//! OCI tags, well-known indexes and marketplace entries through
+//! [`crate::channels`]) and `remove`.
 //!
 //! A git source (`git+https://HOST/REPO[#REF][:PATH]`, `git+file://...`,
 //! `github:OWNER/REPO[/PATH][@REF]`) is resolved and written to a folder
@@ -16,6 +18,7 @@ use skilldeck_source::git::{
     self, GitCheckout, GitSpec, RefKind, RemoteRefs, Resolved, check_tag_not_moved,
 };
 
+use crate::channels::{self, Channel, Now, ReachArgs};
 use crate::error::CliError;
 use crate::exit;
 use crate::format::{self, Format};
@@ -117,18 +120,23 @@ fn load_lock(root: &Path, lock: Option<&Path>) -> Result<(PathBuf, Option<Lockfi
     Ok((lockfile, loaded))
 }
 
-/// Where a git entry stands against its remote.
+/// Where a lock entry stands against its source.
 #[derive(Debug, serde::Serialize)]
 pub struct Standing {
     /// The skill.
     pub name: String,
+    /// The channel: `git`, `oci`, `well-known` or `marketplace`.
+    pub channel: &'static str,
     /// The source the lock records.
     pub source: String,
-    /// The commit the lock records.
+    /// What the lock pins: the commit (git), the manifest digest (OCI),
+    /// the fingerprint (well-known, marketplace).
     pub locked: Option<String>,
-    /// The kind of ref: `commit`, `tag`, `branch` or `default-branch`.
+    /// git: the kind of ref (`commit`, `tag`, `branch` or
+    /// `default-branch`); OCI: `tag` (follows it) or `digest` (a pin);
+    /// `index`; `marketplace-entry`.
     pub kind: &'static str,
-    /// The commit the ref names now.
+    /// The same as `locked`, now.
     pub current: String,
     /// Pinned (a full commit or a tag): `update` keeps it.
     pub pinned: bool,
@@ -165,6 +173,7 @@ fn standing(
         .is_none_or(|c| !c.eq_ignore_ascii_case(&resolved.commit));
     let s = Standing {
         name: name.to_owned(),
+        channel: "git",
         source: entry.source.clone(),
         locked: entry.commit.clone(),
         kind,
@@ -187,19 +196,54 @@ pub struct RootArgs {
     lock: Option<PathBuf>,
 }
 
+/// A non-git entry's standing as an `outdated` row.
+fn channel_standing(name: &str, entry: &LockEntry, channel: Channel, now: &Now) -> Standing {
+    Standing {
+        name: name.to_owned(),
+        channel: channel.as_str(),
+        source: entry.source.clone(),
+        locked: Some(now.locked.clone()),
+        kind: now.kind,
+        current: now.current.clone(),
+        pinned: now.pinned,
+        newer_tags: Vec::new(),
+        changed: now.changed,
+    }
+}
+
+/// The tag an OCI lock source follows (`oci://R/REPO:TAG@DIGEST`).
+fn oci_tag(source: &str) -> String {
+    skilldeck_source::oci::OciRef::parse(source)
+        .ok()
+        .and_then(|r| r.followed_tag().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+/// What a well-known or marketplace entry follows, for the text output.
+fn follows(channel: &str) -> &'static str {
+    if channel == "well-known" {
+        "follows its well-known index"
+    } else {
+        "follows its marketplace entry"
+    }
+}
+
 /// `skilldeck outdated`.
 #[derive(Debug, clap::Args)]
 pub struct OutdatedArgs {
     #[command(flatten)]
     root: RootArgs,
+    #[command(flatten)]
+    reach: ReachArgs,
     /// Output format.
     #[arg(long = "output", value_parser = Format::parser(format::TABLE), default_value = "text")]
     output: Format,
 }
 
-/// Lists git skills whose ref names a newer commit than the lock's, and
-/// pinned tags with newer version tags. Exit 1 when any is outdated or a
-/// tag moved.
+/// Lists skills whose source names other content than the lock's now
+/// (git refs, OCI tags, well-known indexes, marketplace entries:
+/// [`channels`]), and pinned git tags with newer version tags. Exit 1
+/// when any is outdated or a git tag moved.
 pub fn outdated(args: &OutdatedArgs) -> Result<u8, CliError> {
     let root = skills_root(args.root.dir.as_deref())?;
     let (lockfile, lock) = load_lock(&root, args.root.lock.as_deref())?;
@@ -211,11 +255,14 @@ pub fn outdated(args: &OutdatedArgs) -> Result<u8, CliError> {
     })?;
     let mut cache = BTreeMap::new();
     let mut rows = Vec::new();
+    let tmp = std::env::temp_dir();
     for (name, entry) in &lock.skill {
-        if !git::is_git_source(&entry.source) {
-            continue;
+        if git::is_git_source(&entry.source) {
+            rows.push(standing(name, entry, &mut cache)?.2);
+        } else if let Some(channel) = Channel::of(&entry.source) {
+            let now = channels::now(channel, name, entry, &lockfile, &args.reach, false, &tmp)?;
+            rows.push(channel_standing(name, entry, channel, &now));
         }
-        rows.push(standing(name, entry, &mut cache)?.2);
     }
     let stale = rows
         .iter()
@@ -226,21 +273,53 @@ pub fn outdated(args: &OutdatedArgs) -> Result<u8, CliError> {
         render::write_json(&mut out, &rows)?;
     } else {
         for s in &rows {
-            let locked = s.locked.as_deref().map(short).unwrap_or("(none)");
-            let line = match (s.kind, s.changed) {
-                ("tag", true) => format!(
+            let locked = match s.locked.as_deref() {
+                Some(l) if s.channel == "git" => short(l),
+                Some(l) => l,
+                None => "(none)",
+            };
+            let line = match (s.channel, s.kind, s.changed) {
+                ("oci", "digest", _) => format!(
+                    "{}: pinned at {locked} ({}: a digest never moves)",
+                    s.name, s.source
+                ),
+                ("oci", _, true) => format!(
+                    "{}: {locked} → {} (tag {}; `skilldeck update {}`)",
+                    s.name,
+                    s.current,
+                    oci_tag(&s.source),
+                    s.name
+                ),
+                ("oci", _, false) => format!(
+                    "{}: up to date at {locked} (tag {})",
+                    s.name,
+                    oci_tag(&s.source)
+                ),
+                ("well-known" | "marketplace", _, true) => format!(
+                    "{}: fingerprint {locked} → {} ({}; `skilldeck update {}`)",
+                    s.name,
+                    s.current,
+                    follows(s.channel),
+                    s.name
+                ),
+                ("well-known" | "marketplace", _, false) => format!(
+                    "{}: up to date at {locked} ({})",
+                    s.name,
+                    follows(s.channel)
+                ),
+                (_, "tag", true) => format!(
                     "{}: the tag MOVED: locked {locked}, now {} (refused by install; see `skilldeck verify`)",
                     s.name,
                     short(&s.current)
                 ),
-                (_, true) => format!(
+                (_, _, true) => format!(
                     "{}: {locked} → {} ({}; `skilldeck update {}`)",
                     s.name,
                     short(&s.current),
                     s.kind,
                     s.name
                 ),
-                (_, false) if !s.newer_tags.is_empty() => format!(
+                (_, _, false) if !s.newer_tags.is_empty() => format!(
                     "{}: pinned at {locked}; newer tags: {} (install {} at one to move)",
                     s.name,
                     s.newer_tags.join(", "),
@@ -252,7 +331,7 @@ pub fn outdated(args: &OutdatedArgs) -> Result<u8, CliError> {
         }
         writeln!(
             out,
-            "{} git skill{} checked, {stale} outdated",
+            "{} skill{} checked, {stale} outdated",
             rows.len(),
             if rows.len() == 1 { "" } else { "s" }
         )?;
@@ -264,10 +343,13 @@ pub fn outdated(args: &OutdatedArgs) -> Result<u8, CliError> {
 /// `skilldeck update [NAME...]`.
 #[derive(Debug, clap::Args)]
 pub struct UpdateArgs {
-    /// The skills to update (default: every git skill of the lock).
+    /// The skills to update (default: every skill of the lock that
+    /// follows its source: git, OCI by tag, well-known, marketplace).
     names: Vec<String>,
     #[command(flatten)]
     root: RootArgs,
+    #[command(flatten)]
+    reach: ReachArgs,
     /// Replace skills with local edits.
     #[arg(long)]
     force: bool,
@@ -285,9 +367,17 @@ pub struct UpdateArgs {
 #[derive(Debug, serde::Serialize)]
 struct Change {
     name: String,
+    /// `git`, `oci`, `well-known` or `marketplace`.
+    channel: &'static str,
     source: String,
+    /// The source the lock records after the update (an OCI tag's new
+    /// digest; the same source for the other channels).
+    new_source: String,
     old_commit: Option<String>,
-    new_commit: String,
+    new_commit: Option<String>,
+    /// OCI: the manifest digests.
+    old_digest: Option<String>,
+    new_digest: Option<String>,
     old_fingerprint: String,
     new_fingerprint: Option<String>,
     old_version: Option<String>,
@@ -297,9 +387,24 @@ struct Change {
     newer_tags: Vec<String>,
 }
 
-/// Updates git skills that follow a branch (or the default branch) to the
-/// ref's commit now, in one install (all or nothing); pinned ones (a full
-/// commit, a tag) stay, with newer tags shown. A tag that moved is
+fn outcome(pinned: bool, changed: bool, dry_run: bool) -> &'static str {
+    if pinned {
+        "pinned"
+    } else if !changed {
+        "unchanged"
+    } else if dry_run {
+        "would-update"
+    } else {
+        "updated"
+    }
+}
+
+/// Updates the skills that follow their source to what it names now, in
+/// one install (all or nothing; nothing is written when anything cannot
+/// be fetched or checked): git skills that follow a branch (or the
+/// default branch), OCI skills installed by tag, well-known skills and
+/// marketplace entries. Pinned ones (a full commit, a git tag, an OCI
+/// digest) stay, with newer git tags shown. A git tag that moved is
 /// refused.
 pub fn update(args: &UpdateArgs) -> Result<u8, CliError> {
     let root = skills_root(args.root.dir.as_deref())?;
@@ -318,10 +423,11 @@ pub fn update(args: &UpdateArgs) -> Result<u8, CliError> {
                     lockfile.display()
                 )));
             }
-            Some(e) if !git::is_git_source(&e.source) => {
+            Some(e) if !git::is_git_source(&e.source) && Channel::of(&e.source).is_none() => {
                 return Err(CliError::Usage(format!(
-                    "skill '{n}' was installed from {}, not a git source: install a newer \
-                     package or folder to update it",
+                    "skill '{n}' was installed from {}, which does not move (a package file, \
+                     a folder or a registry version): install a newer package, folder or \
+                     version to update it",
                     e.source
                 )));
             }
@@ -332,41 +438,76 @@ pub fn update(args: &UpdateArgs) -> Result<u8, CliError> {
     let mut cache = BTreeMap::new();
     let mut changes = Vec::new();
     let mut checkouts = Vec::new();
+    let mut held = Vec::new();
     let mut sources = Vec::new();
     for (name, entry) in &lock.skill {
-        if !git::is_git_source(&entry.source)
-            || (!args.names.is_empty() && !args.names.contains(name))
-        {
+        if !args.names.is_empty() && !args.names.contains(name) {
             continue;
         }
-        let (spec, resolved, s) = standing(name, entry, &mut cache)?;
-        check_tag_not_moved(&spec, &resolved, entry.commit.as_deref()).map_err(source_error)?;
-        let outcome = if resolved.kind.is_pinned() {
-            "pinned"
-        } else if !s.changed {
-            "unchanged"
-        } else if args.dry_run {
-            "would-update"
-        } else {
-            "updated"
-        };
-        if outcome == "updated" {
-            let (co, source) = checkout(&spec, &resolved.commit, None, &tmp)?;
-            checkouts.push(co);
-            sources.push(source);
+        if git::is_git_source(&entry.source) {
+            let (spec, resolved, s) = standing(name, entry, &mut cache)?;
+            check_tag_not_moved(&spec, &resolved, entry.commit.as_deref()).map_err(source_error)?;
+            let outcome = outcome(resolved.kind.is_pinned(), s.changed, args.dry_run);
+            if outcome == "updated" {
+                let (co, source) = checkout(&spec, &resolved.commit, None, &tmp)?;
+                checkouts.push(co);
+                sources.push(source);
+            }
+            changes.push(Change {
+                name: name.clone(),
+                channel: "git",
+                source: entry.source.clone(),
+                new_source: entry.source.clone(),
+                old_commit: entry.commit.clone(),
+                new_commit: Some(resolved.commit.clone()),
+                old_digest: None,
+                new_digest: None,
+                old_fingerprint: entry.fingerprint.to_string(),
+                new_fingerprint: None,
+                old_version: entry.version.clone(),
+                new_version: None,
+                outcome,
+                newer_tags: s.newer_tags,
+            });
+        } else if let Some(channel) = Channel::of(&entry.source) {
+            let mut now = channels::now(
+                channel,
+                name,
+                entry,
+                &lockfile,
+                &args.reach,
+                !args.dry_run,
+                &tmp,
+            )?;
+            let outcome = outcome(now.pinned, now.changed, args.dry_run);
+            if outcome == "updated" {
+                let fetched = now.fetched.take().ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "{}: nothing was fetched to update it",
+                        entry.source
+                    ))
+                })?;
+                sources.push(fetched.source());
+                held.push(fetched);
+            }
+            let oci = channel == Channel::Oci;
+            changes.push(Change {
+                name: name.clone(),
+                channel: channel.as_str(),
+                source: entry.source.clone(),
+                new_source: now.source.clone(),
+                old_commit: entry.commit.clone(),
+                new_commit: now.commit.clone(),
+                old_digest: oci.then(|| now.locked.clone()),
+                new_digest: oci.then(|| now.current.clone()),
+                old_fingerprint: entry.fingerprint.to_string(),
+                new_fingerprint: now.fingerprint.map(|f| f.to_string()),
+                old_version: entry.version.clone(),
+                new_version: None,
+                outcome,
+                newer_tags: Vec::new(),
+            });
         }
-        changes.push(Change {
-            name: name.clone(),
-            source: entry.source.clone(),
-            old_commit: entry.commit.clone(),
-            new_commit: resolved.commit.clone(),
-            old_fingerprint: entry.fingerprint.to_string(),
-            new_fingerprint: None,
-            old_version: entry.version.clone(),
-            new_version: None,
-            outcome,
-            newer_tags: s.newer_tags,
-        });
     }
     if !sources.is_empty() {
         let options = InstallOptions {
@@ -383,53 +524,101 @@ pub fn update(args: &UpdateArgs) -> Result<u8, CliError> {
             // The skill's name may have changed upstream: match by source.
             if let Some(c) = changes
                 .iter_mut()
-                .find(|c| c.outcome == "updated" && c.source == i.source)
+                .find(|c| c.outcome == "updated" && c.new_source == i.source)
             {
                 c.new_fingerprint = Some(i.fingerprint.to_string());
                 c.new_version = i.version.clone();
+                if c.channel == "git" {
+                    c.new_commit = i.commit.clone().or(c.new_commit.take());
+                }
             }
         }
         drop(checkouts);
+        drop(held);
     }
     let mut out = render::stdout_for(args.output == Format::Json);
     if args.output == Format::Json {
         render::write_json(&mut out, &changes)?;
     } else {
         for c in &changes {
-            let old = c.old_commit.as_deref().map(short).unwrap_or("(none)");
-            let line = match c.outcome {
-                "updated" | "would-update" => {
-                    let verb = if c.outcome == "updated" {
-                        "updated"
-                    } else {
-                        "would update"
-                    };
-                    let version = match (&c.old_version, &c.new_version) {
-                        (Some(a), Some(b)) if a != b => format!(", version {a} → {b}"),
-                        _ => String::new(),
-                    };
-                    format!(
-                        "{verb} {}: commit {old} → {}, fingerprint {} → {}{version}",
-                        c.name,
-                        short(&c.new_commit),
-                        c.old_fingerprint,
-                        c.new_fingerprint.as_deref().unwrap_or("(not fetched)")
-                    )
-                }
-                "pinned" if !c.newer_tags.is_empty() => format!(
-                    "pinned {} at {old} ({}); newer tags: {}: install the source at one to move",
-                    c.name,
-                    c.source,
-                    c.newer_tags.join(", ")
-                ),
-                "pinned" => format!("pinned {} at {old} ({})", c.name, c.source),
-                _ => format!("unchanged {} at {old}", c.name),
-            };
-            writeln!(out, "{}", render::safe(&line))?;
+            writeln!(out, "{}", render::safe(&change_line(c)))?;
         }
     }
     out.flush()?;
     Ok(exit::OK)
+}
+
+/// The text line `update` prints for one skill.
+fn change_line(c: &Change) -> String {
+    let old_commit = c.old_commit.as_deref().map(short).unwrap_or("(none)");
+    let new_fingerprint = c.new_fingerprint.as_deref().unwrap_or("(not fetched)");
+    let version = match (&c.old_version, &c.new_version) {
+        (Some(a), Some(b)) if a != b => format!(", version {a} → {b}"),
+        _ => String::new(),
+    };
+    let verb = if c.outcome == "updated" {
+        "updated"
+    } else {
+        "would update"
+    };
+    match (c.channel, c.outcome) {
+        ("git", "updated" | "would-update") => format!(
+            "{verb} {}: commit {old_commit} → {}, fingerprint {} → {new_fingerprint}{version}",
+            c.name,
+            c.new_commit.as_deref().map(short).unwrap_or("(none)"),
+            c.old_fingerprint,
+        ),
+        ("git", "pinned") if !c.newer_tags.is_empty() => format!(
+            "pinned {} at {old_commit} ({}); newer tags: {}: install the source at one to move",
+            c.name,
+            c.source,
+            c.newer_tags.join(", ")
+        ),
+        ("git", "pinned") => format!("pinned {} at {old_commit} ({})", c.name, c.source),
+        ("git", _) => format!("unchanged {} at {old_commit}", c.name),
+        ("oci", "updated" | "would-update") => format!(
+            "{verb} {}: tag {} {} → {}, fingerprint {} → {new_fingerprint}{version}",
+            c.name,
+            oci_tag(&c.source),
+            c.old_digest.as_deref().unwrap_or("(none)"),
+            c.new_digest.as_deref().unwrap_or("(none)"),
+            c.old_fingerprint,
+        ),
+        ("oci", "pinned") => format!(
+            "pinned {} at {} ({}: a digest never moves; install the tag to follow it)",
+            c.name,
+            c.old_digest.as_deref().unwrap_or("(none)"),
+            c.source
+        ),
+        ("oci", _) => format!(
+            "unchanged {} at {} (tag {})",
+            c.name,
+            c.old_digest.as_deref().unwrap_or("(none)"),
+            oci_tag(&c.source)
+        ),
+        (channel, "updated" | "would-update") => {
+            let commit = match (&c.old_commit, &c.new_commit) {
+                (a, Some(b)) if a.as_deref() != Some(b.as_str()) => format!(
+                    ", commit {} → {}",
+                    a.as_deref().map(short).unwrap_or("(none)"),
+                    short(b)
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "{verb} {}: fingerprint {} → {new_fingerprint}{commit}{version} ({})",
+                c.name,
+                c.old_fingerprint,
+                follows(channel)
+            )
+        }
+        (channel, _) => format!(
+            "unchanged {} at {} ({})",
+            c.name,
+            c.old_fingerprint,
+            follows(channel)
+        ),
+    }
 }
 
 /// `skilldeck remove NAME...`.

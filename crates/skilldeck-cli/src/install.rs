@@ -231,6 +231,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 .iter()
                 .find(|p| p.source == i.source)
                 .and_then(|p| p.tag.as_deref())
+                // A source that follows its tag names it already.
+                .filter(|t| !i.source.contains(&format!(":{t}@")))
                 .map(|t| format!(" (tag {t})"))
                 .unwrap_or_default();
             writeln!(

@@ -4,6 +4,7 @@ mod activate;
 mod allocator;
 mod audit;
 mod call;
+mod channels;
 mod context;
 mod doctor;
 mod env;
@@ -230,12 +231,16 @@ enum Command {
                             skilldeck export codex-plugin .agents/skills -o dist/acme-codex --name acme --plugin-version 1.2.0"
     )]
     Export(export::Args),
-    /// Show git skills whose ref names a newer commit than the lock's, and
-    /// pinned tags with newer version tags (exit 1 when any).
+    /// Show skills whose source names other content than the lock's now
+    /// (a git branch's commit, an OCI tag's digest, a well-known index's or
+    /// a marketplace entry's skill), and pinned git tags with newer version
+    /// tags (exit 1 when any).
     #[command(after_help = "Examples:\n  skilldeck outdated\n  skilldeck outdated --output json")]
     Outdated(git_source::OutdatedArgs),
-    /// Update git skills that follow a branch to its commit now (pinned
-    /// commits and tags stay), showing old → new commit and fingerprint.
+    /// Update skills that follow their source (git branches, OCI tags,
+    /// well-known indexes, marketplace entries) to what it names now, all
+    /// or nothing; pinned commits, git tags and OCI digests stay. Shows old
+    /// → new commit or digest and fingerprint.
     #[command(after_help = "Examples:\n  skilldeck update\n  skilldeck update pdf-tools --dry-run")]
     Update(git_source::UpdateArgs),
     /// Remove installed skills: folder and lock entry together.

@@ -79,3 +79,48 @@ pub fn fetch_locked(
     };
     Ok((fetched, source))
 }
+
+/// What a lock entry's marketplace entry offers for its skill now
+/// (`outdated`, `update`): the marketplace read again, a git plugin at
+/// its ref's commit now; the skill's folder, its fingerprint and the
+/// source to install it as (refused by the install unless it still has
+/// that fingerprint).
+pub fn fetch_now(
+    name: &str,
+    entry: &LockEntry,
+    lockfile: &Path,
+    tmp: &Path,
+) -> Result<(FetchedPlugin, Source, skilldeck::Digest), CliError> {
+    let spec = MarketplaceSpec::parse(&entry.source)
+        .map_err(source_error)?
+        .resolved_against(lockfile);
+    if spec.skill.is_none() {
+        return Err(CliError::Usage(format!(
+            "{}: skill '{name}' has the source {} with no skill after the plugin: install it \
+             again to record one",
+            lockfile.display(),
+            entry.source
+        )));
+    }
+    let fetched = marketplace::fetch(&spec, None, tmp).map_err(source_error)?;
+    let skill = fetched.skills.first().ok_or_else(|| {
+        CliError::Usage(format!(
+            "{}: {} has no skill",
+            lockfile.display(),
+            entry.source
+        ))
+    })?;
+    let fingerprint = skilldeck_package::folder_manifest(
+        &skill.folder,
+        &skilldeck_package::PackageLimits::default(),
+    )
+    .map_err(|e| CliError::Usage(format!("{}: {e}", entry.source)))?
+    .fingerprint();
+    let source = Source::Checkout {
+        folder: skill.folder.clone(),
+        source: entry.source.clone(),
+        commit: fetched.commit.clone(),
+        fingerprint: Some(fingerprint),
+    };
+    Ok((fetched, source, fingerprint))
+}

@@ -33,7 +33,10 @@ pub struct OciArgs {
 }
 
 impl OciArgs {
-    fn options(&self, reference: &OciRef) -> Result<OciOptions, skilldeck_source::Error> {
+    pub(crate) fn options(
+        &self,
+        reference: &OciRef,
+    ) -> Result<OciOptions, skilldeck_source::Error> {
         Ok(OciOptions {
             credentials: Credentials::resolve(
                 &reference.registry,
@@ -128,7 +131,10 @@ fn fetch_locked_entry(
             ),
         });
     }
-    oci::pull(&reference, Some(&entry.fingerprint), options)
+    let mut pulled = oci::pull(&reference, Some(&entry.fingerprint), options)?;
+    // Exactly what the lock says (a followed tag stays recorded).
+    pulled.source = entry.source.clone();
+    Ok(pulled)
 }
 
 /// Says on standard error what a pull could not check.

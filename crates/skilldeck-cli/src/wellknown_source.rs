@@ -74,12 +74,15 @@ pub fn list(text: &str, allow_http: bool, out: &mut dyn Write) -> Result<(), Cli
 pub struct Fetched {
     /// What to install.
     pub source: Source,
+    /// Its content fingerprint (checked again by the install).
+    pub fingerprint: skilldeck::Digest,
     /// Keeps the package file until dropped.
     _file: WellKnownFetched,
 }
 
 fn fetched(f: WellKnownFetched) -> Fetched {
     Fetched {
+        fingerprint: f.fingerprint,
         source: Source::Fetched {
             package: f.package().to_path_buf(),
             source: f.lock_source.clone(),
@@ -144,12 +147,34 @@ pub fn fetch_locked(
     allow_http: bool,
     tmp: &Path,
 ) -> Result<Fetched, CliError> {
+    fetch_entry(name, entry, Some(&entry.fingerprint), allow_http, tmp)
+}
+
+/// Fetches what a lock entry's index offers for its skill now (`outdated`,
+/// `update`): the artifact's digest checked against the index, whatever
+/// its fingerprint.
+pub fn fetch_now(
+    name: &str,
+    entry: &LockEntry,
+    allow_http: bool,
+    tmp: &Path,
+) -> Result<Fetched, CliError> {
+    fetch_entry(name, entry, None, allow_http, tmp)
+}
+
+fn fetch_entry(
+    name: &str,
+    entry: &LockEntry,
+    expected: Option<&skilldeck::Digest>,
+    allow_http: bool,
+    tmp: &Path,
+) -> Result<Fetched, CliError> {
     let spec = WellKnownSpec::parse(&entry.source, allow_http).map_err(source_error)?;
     let skill = spec.skill.clone().unwrap_or_else(|| name.to_owned());
     let client = WellKnownClient::new(allow_http).map_err(source_error)?;
     let index = client.index(&spec).map_err(source_error)?;
     client
-        .fetch(&spec, &index, &skill, Some(&entry.fingerprint), tmp)
+        .fetch(&spec, &index, &skill, expected, tmp)
         .map(fetched)
         .map_err(source_error)
 }

@@ -396,3 +396,216 @@ fn a_malformed_upstream_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("http(s)://"), "{stderr}");
 }
+
+/// The record the gateway keeps of what it serves from `upstream`.
+fn record(cache: &Path, upstream: &str) -> serde_json::Value {
+    let path = cache.join(".upstreams").join(format!("{upstream}.json"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// skilldeck's fingerprint of the skill folder `dir` (its files' paths
+/// and digests), as `sha256:...`.
+fn folder_fingerprint(dir: &Path) -> String {
+    let mut files = Vec::new();
+    for entry in walk(dir) {
+        let rel = entry
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        files.push(skilldeck::digest::FileDigest::of_bytes(
+            &rel,
+            &std::fs::read(&entry).unwrap(),
+            false,
+        ));
+    }
+    skilldeck::digest::SkillManifest::new(files)
+        .fingerprint()
+        .to_string()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The gateway in front of the upstream `spec` (serving `upstream`, its
+/// watcher on) follows its list changes: a new skill and a changed one
+/// are re-served, its clients hear `list_changed`, and its record names
+/// what it serves with the upstream folder's fingerprints.
+fn check_gateway_follows_the_upstream(base: &Path, upstream: &Path, spec: String) {
+    let local = local_skills(base);
+    let cache = base.join("cache");
+    let mut client = gateway(base, &local, &[spec], &cache);
+    let names = model_names(&mut client);
+    assert!(names.contains(&"up/pdf".to_owned()), "{names:?}");
+    let rec = record(&cache, "up");
+    assert_eq!(rec["upstream"], "up");
+    assert_eq!(rec["skills"].as_array().unwrap().len(), 1, "{rec}");
+    assert_eq!(rec["skills"][0]["name"], "up/pdf");
+    assert_eq!(
+        rec["skills"][0]["fingerprint"].as_str().unwrap(),
+        folder_fingerprint(&upstream.join("pdf"))
+    );
+
+    // A new skill at the upstream: the gateway's clients hear of it and
+    // get it.
+    client.notes.clear();
+    skilldeck_testkit::skill(upstream, "docx")
+        .description("Edit Word documents.")
+        .body("# DOCX\n\nThe upstream's docx instructions.\n")
+        .write();
+    if !client
+        .notes
+        .iter()
+        .any(|n| n == "notifications/resources/list_changed")
+    {
+        client.wait_for_notification("notifications/resources/list_changed");
+    }
+    let names = model_names(&mut client);
+    assert!(names.contains(&"up/docx".to_owned()), "{names:?}");
+    let docx = client.call("activate_skill", json!({"name": "up/docx"}));
+    assert!(
+        text(&docx).contains("The upstream's docx instructions."),
+        "{docx}"
+    );
+    let rec = record(&cache, "up");
+    let served: Vec<&str> = rec["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(served, ["up/docx", "up/pdf"], "{rec}");
+
+    // pdf changes (its description and its body): re-served with its new
+    // fingerprint, so activation fetches and verifies the new files.
+    client.notes.clear();
+    skilldeck_testkit::skill(upstream, "pdf")
+        .description("Fill and sign PDF forms.")
+        .body("# PDF\n\nThe upstream's revised pdf instructions.\n")
+        .file("references/FORMS.md", "How to fill forms.\n")
+        .write();
+    if !client
+        .notes
+        .iter()
+        .any(|n| n == "notifications/resources/list_changed")
+    {
+        client.wait_for_notification("notifications/resources/list_changed");
+    }
+    let pdf = client.call("activate_skill", json!({"name": "up/pdf"}));
+    assert!(
+        text(&pdf).contains("The upstream's revised pdf instructions."),
+        "{pdf}"
+    );
+    let rec = record(&cache, "up");
+    let pdf_record = rec["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "up/pdf")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        pdf_record["fingerprint"].as_str().unwrap(),
+        folder_fingerprint(&upstream.join("pdf"))
+    );
+}
+
+#[test]
+fn gateway_follows_a_stdio_upstreams_list_changes_and_records_what_it_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = upstream_skills(tmp.path());
+    let spec = format!("up=stdio:{BIN} serve --root {}", upstream.display());
+    check_gateway_follows_the_upstream(tmp.path(), &upstream, spec);
+}
+
+#[test]
+fn gateway_follows_an_http_upstreams_list_changes_and_records_what_it_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = upstream_skills(tmp.path());
+    let root = upstream.display().to_string();
+    let mut server = command(
+        tmp.path(),
+        &["serve", "--http", "127.0.0.1:0", "--root", &root],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let lines = lines_of(server.stderr.take().unwrap());
+    let line = wait_for_line(
+        &lines,
+        "skilldeck serve: listening on ",
+        "the HTTP upstream",
+    );
+    let url = line.trim().to_owned();
+    check_gateway_follows_the_upstream(tmp.path(), &upstream, format!("up={url}"));
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn gateway_serves_an_upstreams_plugin_skill_under_its_plugin_name_beside_a_plain_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = upstream_skills(tmp.path());
+    let plugin = skilldeck_testkit::plugins::claude_plugin(&upstream, "document-skills", &["pdf"]);
+    skilldeck_testkit::file(
+        plugin.join("skills/pdf/references/forms.md"),
+        "plugin forms\n",
+    );
+    let local = local_skills(tmp.path());
+    let cache = tmp.path().join("cache");
+    let spec = format!(
+        "up=stdio:{BIN} serve --no-watch --root {}",
+        upstream.display()
+    );
+    let mut client = gateway(tmp.path(), &local, &[spec], &cache);
+    let names = model_names(&mut client);
+    for want in ["up/pdf", "up/document-skills:pdf"] {
+        assert!(names.contains(&want.to_owned()), "{want} not in {names:?}");
+    }
+    let uris = skill_uris(&mut client);
+    let plugin_md = "skill://up/document-skills%3A/pdf/SKILL.md";
+    assert!(uris.contains(&plugin_md.to_owned()), "{uris:?}");
+    assert!(
+        uris.contains(&"skill://up/pdf/SKILL.md".to_owned()),
+        "{uris:?}"
+    );
+    let activated = client.call("activate_skill", json!({"name": "up/document-skills:pdf"}));
+    assert!(text(&activated).contains("Steps for pdf"), "{activated}");
+    let read = client.request(
+        "resources/read",
+        json!({"uri": "skill://up/document-skills%3A/pdf/references/forms.md"}),
+    );
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "plugin forms\n",
+        "{read}"
+    );
+    let plain = client.call("activate_skill", json!({"name": "up/pdf"}));
+    assert!(
+        text(&plain).contains("The upstream's pdf instructions."),
+        "{plain}"
+    );
+    let rec = record(&cache, "up");
+    let entry = rec["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "up/document-skills:pdf")
+        .unwrap_or_else(|| panic!("{rec}"))
+        .clone();
+    assert_eq!(
+        entry["fingerprint"].as_str().unwrap(),
+        folder_fingerprint(&plugin.join("skills/pdf"))
+    );
+}

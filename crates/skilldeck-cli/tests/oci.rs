@@ -132,14 +132,16 @@ fn push_then_install_by_tag_and_by_digest_gives_the_folder_fingerprint_and_froze
     ok(skilldeck(&folder, &["install", dir.to_str().unwrap()]));
     assert_eq!(lock_value(&folder, "fingerprint"), fingerprint);
 
-    // By tag: recorded by the digest the tag named.
+    // By tag: recorded by the digest the tag named, with the tag it
+    // follows.
     let by_tag = project(tmp.path(), "by-tag");
     let out = ok(skilldeck(&by_tag, &["install", &tagged]));
+    let follows = format!("oci://{addr}/{repo}:1.0.0@{digest}");
     assert_eq!(
         out.trim(),
-        format!("installed pdf 1.0.0 {fingerprint} from {canonical} (tag 1.0.0)")
+        format!("installed pdf 1.0.0 {fingerprint} from {follows}")
     );
-    assert_eq!(lock_value(&by_tag, "source"), canonical);
+    assert_eq!(lock_value(&by_tag, "source"), follows);
     assert_eq!(lock_value(&by_tag, "fingerprint"), fingerprint);
     let installed = by_tag.join(".agents/skills/pdf");
     assert!(installed.join("SKILL.md").is_file());
@@ -166,7 +168,12 @@ fn push_then_install_by_tag_and_by_digest_gives_the_folder_fingerprint_and_froze
         out.trim(),
         format!("installed pdf 1.0.0 {fingerprint} from {canonical}")
     );
-    assert_eq!(lock(&by_digest), lock(&by_tag));
+    assert_eq!(lock_value(&by_digest, "source"), canonical);
+    assert_eq!(
+        lock(&by_digest),
+        lock(&by_tag).replace(&follows, &canonical),
+        "the same entry but for the followed tag"
+    );
 
     // Pushing the same folder again gives the same manifest (deterministic).
     let again = ok(skilldeck(
@@ -186,19 +193,19 @@ fn push_then_install_by_tag_and_by_digest_gives_the_folder_fingerprint_and_froze
     std::fs::remove_dir_all(&installed).unwrap();
     let out = ok(skilldeck(&by_tag, &["install", "--frozen"]));
     assert!(
-        out.contains(&format!("pdf 1.0.0 {fingerprint} from {canonical}")),
+        out.contains(&format!("pdf 1.0.0 {fingerprint} from {follows}")),
         "{out}"
     );
     assert!(!installed.join("references.md").exists());
     // Naming the tag under --frozen installs the lock's digest, not the tag's now.
     let out = ok(skilldeck(&by_tag, &["install", "--frozen", &tagged]));
-    assert!(out.contains(&canonical), "{out}");
+    assert!(out.contains(&follows), "{out}");
     ok(skilldeck(&by_tag, &["verify"]));
     // Without --frozen the tag is resolved again: the new content.
     let out = ok(skilldeck(&by_tag, &["install", &tagged]));
     assert!(out.starts_with("replaced pdf"), "{out}");
     assert!(installed.join("references.md").is_file());
-    assert_ne!(lock_value(&by_tag, "source"), canonical);
+    assert_ne!(lock_value(&by_tag, "source"), follows);
     // And remove takes it out of the lock and the root.
     ok(skilldeck(&by_tag, &["remove", "pdf"]));
     assert!(!installed.exists());
@@ -412,4 +419,77 @@ fn a_registry_not_on_this_machine_gets_https_and_an_unreachable_one_says_so() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("repository 'Acme/pdf'"));
+}
+
+#[test]
+fn a_tag_that_names_a_new_digest_is_outdated_and_update_pulls_it_but_a_pinned_digest_never_is() {
+    let Some(Registry { addr, .. }) = oci::registry("a_tag_that_names_a_new_digest") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skill(tmp.path(), "pdf", "tag-follows");
+    let repo = repo("tag-follows");
+    let tagged = format!("oci://{addr}/{repo}:1.0.0");
+    let (old_fp, old_digest) = pushed(&ok(skilldeck(
+        tmp.path(),
+        &["push", &tagged, dir.to_str().unwrap()],
+    )));
+    let by_tag = project(tmp.path(), "by-tag");
+    ok(skilldeck(&by_tag, &["install", &tagged]));
+    let by_digest = project(tmp.path(), "by-digest");
+    ok(skilldeck(
+        &by_digest,
+        &["install", &format!("oci://{addr}/{repo}@{old_digest}")],
+    ));
+    let o = ok(skilldeck(&by_tag, &["outdated"]));
+    assert!(
+        o.contains(&format!("pdf: up to date at {old_digest} (tag 1.0.0)")),
+        "{o}"
+    );
+
+    // The tag now names other content.
+    std::fs::write(dir.join("references.md"), "moved on\n").unwrap();
+    let (new_fp, new_digest) = pushed(&ok(skilldeck(
+        tmp.path(),
+        &["push", &tagged, dir.to_str().unwrap()],
+    )));
+    assert_ne!(new_digest, old_digest);
+    let o = skilldeck(&by_tag, &["outdated"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains(&format!("pdf: {old_digest} → {new_digest} (tag 1.0.0;")),
+        "{}",
+        text(&o)
+    );
+    let before = lock(&by_tag);
+    let dry = ok(skilldeck(&by_tag, &["update", "--dry-run"]));
+    assert!(dry.contains("would update pdf"), "{dry}");
+    assert_eq!(lock(&by_tag), before);
+    let u = ok(skilldeck(&by_tag, &["update"]));
+    assert_eq!(
+        u.trim(),
+        format!(
+            "updated pdf: tag 1.0.0 {old_digest} → {new_digest}, fingerprint {old_fp} → {new_fp}"
+        )
+    );
+    assert_eq!(
+        lock_value(&by_tag, "source"),
+        format!("oci://{addr}/{repo}:1.0.0@{new_digest}")
+    );
+    assert_eq!(lock_value(&by_tag, "fingerprint"), new_fp);
+    assert!(by_tag.join(".agents/skills/pdf/references.md").is_file());
+    ok(skilldeck(&by_tag, &["outdated"]));
+    ok(skilldeck(&by_tag, &["verify"]));
+
+    // Installed by digest: a pin, never outdated, kept by update.
+    let pinned = lock(&by_digest);
+    let o = ok(skilldeck(&by_digest, &["outdated"]));
+    assert!(
+        o.contains("pdf: pinned at") && o.contains("0 outdated"),
+        "{o}"
+    );
+    let u = ok(skilldeck(&by_digest, &["update"]));
+    assert!(u.starts_with(&format!("pinned pdf at {old_digest}")), "{u}");
+    assert_eq!(lock(&by_digest), pinned);
 }

@@ -669,3 +669,209 @@ fn export_refuses_a_skill_with_local_edits_against_the_lock() {
     );
     assert!(!t.path().join("dist").exists());
 }
+
+/// The value of `key = "..."` in the lock entry `[skill.NAME]` of `lock`.
+fn entry_value(lock: &Path, name: &str, key: &str) -> String {
+    let text = std::fs::read_to_string(lock).unwrap();
+    let start = text
+        .find(&format!("[skill.{name}]"))
+        .unwrap_or_else(|| panic!("no {name} in {text}"));
+    text[start..]
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+        .map(|v| v.trim_end_matches('"').to_owned())
+        .unwrap_or_else(|| panic!("no {key} for {name} in {text}"))
+}
+
+#[test]
+fn a_marketplace_entry_whose_plugin_moved_is_outdated_and_update_moves_it_all_or_nothing() {
+    let t = tmp();
+    let market = local_marketplace(t.path());
+    let root = t.path().join("p/.agents/skills");
+    let dir = root.to_string_lossy().into_owned();
+    let lockfile = t.path().join("p/.agents/skilldeck.lock");
+    ok(skilldeck(
+        t.path(),
+        &[
+            "install",
+            "marketplace:market#document-skills",
+            "--dir",
+            &dir,
+        ],
+    ));
+    let (old_pdf, old_xlsx) = (
+        entry_value(&lockfile, "pdf", "fingerprint"),
+        entry_value(&lockfile, "xlsx", "fingerprint"),
+    );
+    let o = ok(skilldeck(t.path(), &["outdated", "--dir", &dir]));
+    assert!(
+        o.contains("pdf: up to date") && o.contains("2 skills checked, 0 outdated"),
+        "{o}"
+    );
+
+    // The entry now points at another folder whose pdf changed and whose
+    // xlsx does not validate: outdated names both, update refuses and
+    // writes nothing.
+    let moved = claude_plugin(
+        &market.join("plugins-v2"),
+        "document-skills",
+        &["pdf", "xlsx"],
+    );
+    skilldeck_testkit::file(
+        moved.join("skills/pdf/SKILL.md"),
+        skilldeck_testkit::skill_md("pdf", &description("pdf"), "# pdf, moved on\n"),
+    );
+    skilldeck_testkit::file(
+        moved.join("skills/xlsx/SKILL.md"),
+        "---\nname: xlsx\ndescription: [unclosed\n---\nbroken\n",
+    );
+    claude_marketplace(
+        &market,
+        "acme",
+        &[("document-skills", json!("./plugins-v2/document-skills"))],
+    );
+    let o = skilldeck(t.path(), &["outdated", "--dir", &dir]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        said.contains(&format!("pdf: fingerprint {old_pdf} → sha256:"))
+            && said.contains("follows its marketplace entry"),
+        "{said}"
+    );
+    let before = std::fs::read_to_string(&lockfile).unwrap();
+    let dry = ok(skilldeck(t.path(), &["update", "--dry-run", "--dir", &dir]));
+    assert!(dry.contains("would update pdf"), "{dry}");
+    assert_eq!(std::fs::read_to_string(&lockfile).unwrap(), before);
+    let refused = skilldeck(t.path(), &["update", "--dir", &dir]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+    assert_eq!(
+        std::fs::read_to_string(&lockfile).unwrap(),
+        before,
+        "nothing half-written"
+    );
+    assert!(
+        !std::fs::read_to_string(root.join("pdf/SKILL.md"))
+            .unwrap()
+            .contains("moved on")
+    );
+
+    // The xlsx fixed (the same as installed): only pdf moves.
+    skilldeck_testkit::file(
+        moved.join("skills/xlsx/SKILL.md"),
+        std::fs::read_to_string(root.join("xlsx/SKILL.md")).unwrap(),
+    );
+    let u = ok(skilldeck(t.path(), &["update", "--dir", &dir]));
+    let new_pdf = entry_value(&lockfile, "pdf", "fingerprint");
+    assert_ne!(new_pdf, old_pdf);
+    assert!(
+        u.contains(&format!("updated pdf: fingerprint {old_pdf} → {new_pdf}"))
+            && u.contains(&format!("unchanged xlsx at {old_xlsx}")),
+        "{u}"
+    );
+    assert_eq!(entry_value(&lockfile, "xlsx", "fingerprint"), old_xlsx);
+    assert!(
+        std::fs::read_to_string(root.join("pdf/SKILL.md"))
+            .unwrap()
+            .contains("moved on")
+    );
+    ok(skilldeck(t.path(), &["outdated", "--dir", &dir]));
+    ok(skilldeck(t.path(), &["verify", "--dir", &dir]));
+    // remove works for it as for any skill.
+    ok(skilldeck(t.path(), &["remove", "pdf", "--dir", &dir]));
+    assert!(!root.join("pdf").exists());
+    assert!(
+        !std::fs::read_to_string(&lockfile)
+            .unwrap()
+            .contains("[skill.pdf]")
+    );
+}
+
+#[test]
+fn a_plugin_skill_has_a_skill_uri_that_round_trips_and_never_collides_with_a_plain_one() {
+    use skilldeck_testkit::mcp::StdioClient;
+    let t = tmp();
+    let root = t.path().join("root");
+    claude_plugin(&root, "document-skills", &["pdf"]);
+    skilldeck_testkit::skill(&root, "pdf")
+        .description(description("pdf"))
+        .body("# the plain pdf\n")
+        .file("references/plain.md", "plain\n")
+        .write();
+    skilldeck_testkit::file(
+        root.join("document-skills/skills/pdf/references/forms.md"),
+        "plugin forms\n",
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skilldeck"));
+    command
+        .args(["serve", "--no-watch", "--root"])
+        .arg(&root)
+        .current_dir(t.path())
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path().join(".xdg-config"))
+        .env("XDG_CACHE_HOME", t.path().join(".xdg-cache"));
+    let mut client = StdioClient::start(command);
+    let plugin_md = "skill://document-skills%3A/pdf/SKILL.md";
+    let plugin_ref = "skill://document-skills%3A/pdf/references/forms.md";
+
+    let listed = client.request("resources/list", json!({}));
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    for want in [
+        plugin_md,
+        plugin_ref,
+        "skill://pdf/SKILL.md",
+        "skill://pdf/references/plain.md",
+    ] {
+        assert!(uris.contains(&want), "{want} not in {uris:?}");
+    }
+    // The extension lists it under that URI, its frontmatter verbatim
+    // (the skill's own name: the plugin is in the URI).
+    let skills = client.request("skills/list", json!({}));
+    let entry = skills["result"]["skills"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{skills}"))
+        .iter()
+        .find(|s| s["uri"] == plugin_md)
+        .unwrap_or_else(|| panic!("{plugin_md} not in {skills}"))
+        .clone();
+    assert_eq!(entry["frontmatter"]["name"], "pdf", "{entry}");
+    assert!(
+        entry["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["uri"] == plugin_ref),
+        "{entry}"
+    );
+    let got = client.request("skills/get", json!({"uri": plugin_md}));
+    assert!(got.get("result").is_some(), "{got}");
+
+    // resources/read gives the plugin's files, never the plain skill's.
+    let read = |client: &mut StdioClient, uri: &str| -> String {
+        let r = client.request("resources/read", json!({"uri": uri}));
+        r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{uri}: {r}"))
+            .to_owned()
+    };
+    assert!(read(&mut client, plugin_md).contains("Steps for pdf"));
+    assert_eq!(read(&mut client, plugin_ref), "plugin forms\n");
+    assert!(read(&mut client, "skill://pdf/SKILL.md").contains("the plain pdf"));
+    // The lower-case escape names the same skill; a bare `:` (a port, in a
+    // URI) and other escapes name none.
+    assert!(read(&mut client, "skill://document-skills%3a/pdf/SKILL.md").contains("Steps for pdf"));
+    for bad in [
+        "skill://document-skills:pdf/SKILL.md",
+        "skill://document-skills%3Apdf/SKILL.md",
+        "skill://document-skills/pdf/SKILL.md",
+        "skill://document-skills%2Fpdf/SKILL.md",
+        "skill://pdf/references/forms.md",
+    ] {
+        let r = client.request("resources/read", json!({"uri": bad}));
+        assert!(r.get("error").is_some(), "{bad}: {r}");
+    }
+}

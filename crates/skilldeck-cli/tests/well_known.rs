@@ -219,9 +219,14 @@ fn sha256_hex(bytes: &[u8]) -> String {
     skilldeck::Digest::of(bytes).hex()
 }
 
-/// `skilldeck serve --http 127.0.0.1:0` over `root` with `config`, and
-/// its base URL.
-fn serve_http(home: &Path, root: &Path, config: &Path) -> (Child, String) {
+/// `skilldeck serve --http 127.0.0.1:0` over `root` with `config`, its
+/// base URL, and its standard error's lines (keep them: a dropped
+/// receiver stops draining the pipe).
+fn serve_http(
+    home: &Path,
+    root: &Path,
+    config: &Path,
+) -> (Child, String, std::sync::mpsc::Receiver<String>) {
     let mut child = Command::new(bin())
         .args(["serve", "--http", "127.0.0.1:0", "--root"])
         .arg(root)
@@ -239,7 +244,7 @@ fn serve_http(home: &Path, root: &Path, config: &Path) -> (Child, String) {
     let err = lines_of(child.stderr.take().unwrap());
     let line = wait_for_line(&err, "skilldeck serve: listening on ", "serve --http");
     let url = line.trim().trim_end_matches("/mcp").to_owned();
-    (child, url)
+    (child, url, err)
 }
 
 #[test]
@@ -250,7 +255,7 @@ fn the_index_of_serve_http_installs_in_another_process_with_the_folder_fingerpri
     let review = skill(&root, "review", "0.3.0");
     let config = home.join("serve.toml");
     std::fs::write(&config, "[serve]\nwell-known = true\n").unwrap();
-    let (mut child, url) = serve_http(home, &root, &config);
+    let (mut child, url, _err) = serve_http(home, &root, &config);
     let listed = sd(home, &["install", &url, "--list"]);
     let install = sd(home, &["install", &url, "--skill", "review"]);
     let _ = child.kill();
@@ -271,7 +276,7 @@ fn serve_http_publishes_no_index_unless_switched_on() {
     skill(&root, "review", "0.3.0");
     let config = home.join("serve.toml");
     std::fs::write(&config, "").unwrap();
-    let (mut child, url) = serve_http(home, &root, &config);
+    let (mut child, url, _err) = serve_http(home, &root, &config);
     let out = sd(home, &["install", &url, "--list"]);
     let _ = child.kill();
     let _ = child.wait();
@@ -349,4 +354,221 @@ fn a_server_that_lies_about_a_digest_is_refused_naming_the_entry_and_both_digest
     );
     assert!(!home.join(".agents/skills/pdf").exists());
     assert!(!home.join(".agents/skilldeck.lock").exists());
+}
+
+/// An index (schema 0.2.0) listing `pdf` as an archive with `digest`.
+fn pdf_index(digest: &str) -> Vec<u8> {
+    format!(
+        r#"{{"$schema":"https://schemas.agentskills.io/discovery/0.2.0/schema.json",
+            "skills":[{{"name":"pdf","type":"archive","description":"d","url":"pdf.tar.gz","digest":"{digest}"}}]}}"#
+    )
+    .into_bytes()
+}
+
+/// `skilldeck pack DIR` → the package's bytes.
+fn packed(home: &Path, dir: &Path) -> Vec<u8> {
+    let package = home.join("packed.tar.gz");
+    let _ = std::fs::remove_file(&package);
+    ok(&sd(
+        home,
+        &[
+            "pack",
+            dir.to_str().unwrap(),
+            "-o",
+            package.to_str().unwrap(),
+        ],
+    ));
+    std::fs::read(&package).unwrap()
+}
+
+#[test]
+fn an_index_whose_digest_for_the_name_changed_is_outdated_and_update_moves_it_all_or_nothing() {
+    use std::sync::{Arc, Mutex};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let v1 = packed(home, &skill(&home.join("v1"), "pdf", "1.0.0"));
+    let v2 = packed(home, &skill(&home.join("v2"), "pdf", "2.0.0"));
+    let digest = |b: &[u8]| format!("sha256:{}", sha256_hex(b));
+    // (index, archive) the server answers with now.
+    let served = Arc::new(Mutex::new((pdf_index(&digest(&v1)), v1.clone())));
+    let state = served.clone();
+    let url = tiny_server(move |path| {
+        let s = state.lock().unwrap();
+        match path {
+            "/.well-known/agent-skills/index.json" => Some(s.0.clone()),
+            "/.well-known/agent-skills/pdf.tar.gz" => Some(s.1.clone()),
+            _ => None,
+        }
+    });
+    let lockfile = home.join(".agents/skilldeck.lock");
+    let out = ok(&sd(home, &["install", &format!("{url}#pdf")]));
+    let old = fingerprint_of(&out);
+    let o = ok(&sd(home, &["outdated"]));
+    assert!(
+        o.contains(&format!(
+            "pdf: up to date at {old} (follows its well-known index)"
+        )),
+        "{o}"
+    );
+
+    // The index names other bytes for pdf: outdated.
+    *served.lock().unwrap() = (pdf_index(&digest(&v2)), v2.clone());
+    let o = sd(home, &["outdated"]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let said = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        said.contains(&format!("pdf: fingerprint {old} → sha256:")),
+        "{said}"
+    );
+    let json = sd(home, &["outdated", "--output", "json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows[0]["channel"], "well-known", "{rows}");
+    assert_eq!(rows[0]["kind"], "index", "{rows}");
+    assert_eq!(rows[0]["locked"], old.as_str(), "{rows}");
+    assert_eq!(rows[0]["changed"], true, "{rows}");
+    assert_eq!(rows[0]["pinned"], false, "{rows}");
+    let before = std::fs::read_to_string(&lockfile).unwrap();
+    let dry = ok(&sd(home, &["update", "--dry-run"]));
+    assert!(dry.contains("would update pdf"), "{dry}");
+    assert_eq!(std::fs::read_to_string(&lockfile).unwrap(), before);
+
+    // A server whose archive does not match its index's digest: update
+    // refuses and writes nothing.
+    *served.lock().unwrap() = (pdf_index(&digest(&v2)), v1.clone());
+    let e = failed(&sd(home, &["update", "pdf"]));
+    assert!(e.contains(&digest(&v2)) && e.contains(&digest(&v1)), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&lockfile).unwrap(),
+        before,
+        "nothing half-written"
+    );
+
+    *served.lock().unwrap() = (pdf_index(&digest(&v2)), v2.clone());
+    let u = ok(&sd(home, &["update", "pdf"]));
+    let new = fingerprint_of(&ok(&sd(
+        home,
+        &["install", &format!("{url}#pdf"), "--dir", "other/skills"],
+    )));
+    assert_ne!(new, old);
+    assert!(
+        u.contains(&format!(
+            "updated pdf: fingerprint {old} → {new}, version 1.0.0 → 2.0.0"
+        )),
+        "{u}"
+    );
+    assert!(std::fs::read_to_string(&lockfile).unwrap().contains(&new));
+    ok(&sd(home, &["outdated"]));
+    ok(&sd(home, &["verify"]));
+    // remove takes it out of the root and the lock, as any skill.
+    let removed = ok(&sd(home, &["remove", "pdf"]));
+    assert!(
+        removed.starts_with(&format!("removed pdf {new} (wellknown+")),
+        "{removed}"
+    );
+    assert!(!home.join(".agents/skills/pdf").exists());
+    assert!(
+        !std::fs::read_to_string(&lockfile)
+            .unwrap()
+            .contains("[skill.pdf]")
+    );
+}
+
+/// `GET path` on `addr`: the body, the ETag, and the
+/// `skilldeck-index-build` number of the build the answer comes from.
+fn get_built(addr: &str, path: &str) -> (Vec<u8>, String, u64) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let header = |name: &str| -> String {
+        head.lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim()
+                    .eq_ignore_ascii_case(name)
+                    .then(|| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| panic!("no {name} in {head}"))
+    };
+    (
+        raw[end + 4..].to_vec(),
+        header("etag"),
+        header("skilldeck-index-build").parse().unwrap(),
+    )
+}
+
+#[test]
+fn the_served_index_is_built_once_per_state_of_the_skills_and_rebuilt_when_a_file_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path();
+    let root = home.join("served");
+    let review = skill(&root, "review", "0.3.0");
+    skill(&root, "lint", "0.1.0");
+    let config = home.join("serve.toml");
+    std::fs::write(&config, "[serve]\nwell-known = true\n").unwrap();
+    let (mut child, url, _err) = serve_http(home, &root, &config);
+    let addr = url.trim_start_matches("http://").to_owned();
+    let index_path = "/.well-known/agent-skills/index.json";
+    let archive_path = "/.well-known/agent-skills/review.tar.gz";
+    let digest_of = |body: &[u8], name: &str| -> String {
+        let json: serde_json::Value = serde_json::from_slice(body).unwrap();
+        json["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {json}"))["digest"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+
+    // Indexes and archives asked again and again: one build (the first),
+    // the same bytes and ETags.
+    let (index1, etag1, build1) = get_built(&addr, index_path);
+    let (archive1, aetag1, abuild1) = get_built(&addr, archive_path);
+    let (index2, etag2, build2) = get_built(&addr, index_path);
+    let (archive2, aetag2, abuild2) = get_built(&addr, archive_path);
+    assert_eq!((build1, abuild1, build2, abuild2), (1, 1, 1, 1));
+    assert_eq!((&index1, &etag1), (&index2, &etag2));
+    assert_eq!((&archive1, &aetag1), (&archive2, &aetag2));
+    assert_eq!(
+        digest_of(&index1, "review"),
+        format!("sha256:{}", sha256_hex(&archive1))
+    );
+
+    // A file of review changes: once the watcher has seen it, the index is
+    // built again, with the new archive's digest (lint's is the same).
+    std::fs::write(review.join("references/guide.md"), "# Guide, revised\n").unwrap();
+    let give_up = std::time::Instant::now() + skilldeck_testkit::process::GIVE_UP;
+    let (revised, build) = loop {
+        let (body, _, build) = get_built(&addr, index_path);
+        if digest_of(&body, "review") != digest_of(&index1, "review") {
+            break (body, build);
+        }
+        // Until the watcher reports the change, the kept build answers.
+        assert_eq!(build, 1, "rebuilt with nothing changed");
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the index never saw the change"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(build > 1);
+    let (archive3, _, abuild3) = get_built(&addr, archive_path);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(abuild3 >= build);
+    assert_eq!(
+        digest_of(&revised, "review"),
+        format!("sha256:{}", sha256_hex(&archive3))
+    );
+    assert_eq!(digest_of(&revised, "lint"), digest_of(&index1, "lint"));
 }

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use skilldeck::{ActivationFormat, Deck, Diagnostic, Skill};
@@ -82,10 +82,17 @@ pub struct Host {
     client_roots: RwLock<Vec<skilldeck::Root>>,
     /// Bumped whenever [`Host::discovery`] changes (a watcher re-plans).
     discovery_generation: AtomicU64,
+    /// Bumped whenever a file inside a skill changes
+    /// ([`Host::skill_files_changed`]).
+    files_generation: AtomicU64,
     /// The handlers of host-implemented tools ([`crate::tool_handlers`]).
     handlers: ToolHandlers,
     /// Skills upstream MCP servers serve ([`Host::set_remote`]).
     remote: RwLock<Option<Arc<RemoteSkills>>>,
+    /// Set by [`Host::set_remote`]: the next reload builds a snapshot even
+    /// when names and descriptions are the same (an upstream skill's files
+    /// may have changed, and its folder is named by its fingerprint).
+    remote_changed: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -184,8 +191,10 @@ impl Host {
             execution,
             client_roots: RwLock::new(Vec::new()),
             discovery_generation: AtomicU64::new(0),
+            files_generation: AtomicU64::new(0),
             handlers: ToolHandlers::default(),
             remote: RwLock::new(None),
+            remote_changed: AtomicBool::new(false),
             options,
         })
     }
@@ -247,7 +256,8 @@ impl Host {
         let skills = deck.len();
         let fingerprint = catalog_fingerprint(&deck);
         let current = self.snapshot();
-        if fingerprint == current.fingerprint {
+        let remote_changed = self.remote_changed.swap(false, Ordering::AcqRel);
+        if fingerprint == current.fingerprint && !remote_changed {
             return Ok(Reload {
                 catalog_changed: false,
                 generation: current.generation,
@@ -275,6 +285,7 @@ impl Host {
     /// [`crate::remote`]).
     pub fn set_remote(&self, remote: RemoteSkills) {
         *self.remote.write().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(remote));
+        self.remote_changed.store(true, Ordering::Release);
     }
 
     /// The upstream skills served, if any.
@@ -349,6 +360,18 @@ impl Host {
         true
     }
 
+    /// What the skills' files are at: `(snapshot generation, files
+    /// generation)` changes whenever the catalog is rebuilt or a file
+    /// inside a skill changes (as the watcher reports them), so anything
+    /// built from the served skills' files (the well-known index's
+    /// archives) can be kept until it does.
+    pub fn content_generation(&self) -> (u64, u64) {
+        (
+            self.snapshot().generation,
+            self.files_generation.load(Ordering::Acquire),
+        )
+    }
+
     /// Changes each time [`Host::discovery`] does (a file watcher compares
     /// it to know when to plan its watches again).
     pub fn discovery_generation(&self) -> u64 {
@@ -360,6 +383,7 @@ impl Host {
     /// session, so sessions that had it get the new instructions on their
     /// next activation. Returns in how many sessions it was active.
     pub fn skill_files_changed(&self, name: &str) -> usize {
+        self.files_generation.fetch_add(1, Ordering::Release);
         lock(&self.cache).invalidate(name);
         self.tracker.forget_skill(name)
     }

@@ -53,6 +53,10 @@ pub const MAX_REMOTE_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 /// fingerprint in its `skills/list` entry.
 pub const FINGERPRINT_META_KEY: &str = "dev.skilldeck/fingerprint";
 
+/// The folder of the upstream records under the cache
+/// ([`RemoteSkills::write_record`]).
+pub const RECORDS_DIR: &str = ".upstreams";
+
 /// An upstream's name: the namespace of its skills. Lowercase letters,
 /// digits and `-`, 1 to [`MAX_UPSTREAM_NAME_CHARS`] characters, not
 /// starting or ending with `-`.
@@ -181,6 +185,33 @@ fn refuse(
     }
 }
 
+/// How a skill URI marks a plugin's segment (`skill://PLUGIN%3A/SKILL/...`,
+/// either hex case): the segment before the skill's own ends with it.
+const PLUGIN_MARKERS: [&str; 2] = ["%3A", "%3a"];
+
+/// The plugin of a skill path `[...]/PLUGIN%3A/SKILL`, if it has one.
+fn plugin_of(skill_path: &str) -> Option<&str> {
+    let (before, _skill) = skill_path.rsplit_once('/')?;
+    let segment = before.rsplit('/').next()?;
+    PLUGIN_MARKERS
+        .iter()
+        .find_map(|m| segment.strip_suffix(m))
+        .filter(|p| !p.is_empty() && !p.contains('%'))
+}
+
+/// `skill_path` without its plugin marker (to check it has no other
+/// escape).
+fn without_plugin(skill_path: &str) -> String {
+    match plugin_of(skill_path) {
+        Some(plugin) => {
+            let (before, skill) = skill_path.rsplit_once('/').unwrap_or(("", skill_path));
+            let outer = before.rsplit_once('/').map(|(o, _)| format!("{o}/"));
+            format!("{}{plugin}/{skill}", outer.unwrap_or_default())
+        }
+        None => skill_path.to_owned(),
+    }
+}
+
 /// The text of a `SKILL.md` holding only `frontmatter` (JSON is YAML).
 fn frontmatter_text(frontmatter: &Map<String, Value>) -> String {
     format!("---\n{}\n---\n", Value::Object(frontmatter.clone()))
@@ -237,7 +268,9 @@ impl RemoteSkill {
             .uri
             .strip_prefix("skill://")
             .and_then(|rest| rest.strip_suffix("/SKILL.md"))
-            .filter(|p| !p.is_empty() && !p.contains(['?', '#', '%']))
+            .filter(|p| {
+                !p.is_empty() && !p.contains(['?', '#']) && !without_plugin(p).contains('%')
+            })
             .ok_or_else(|| {
                 bad(
                     UpstreamProblem::Listing,
@@ -339,7 +372,12 @@ impl RemoteSkill {
         Ok((
             RemoteSkill {
                 upstream: upstream.clone(),
-                name: namespaced(upstream, &name),
+                // A plugin's skill (`PLUGIN%3A/SKILL`) keeps its plugin in
+                // its served name: `UPSTREAM/PLUGIN:SKILL`.
+                name: match plugin_of(skill_path) {
+                    Some(plugin) => namespaced(upstream, &format!("{plugin}:{name}")),
+                    None => namespaced(upstream, &name),
+                },
                 skill_name: name,
                 uri: listing.uri,
                 frontmatter: listing.frontmatter,
@@ -530,6 +568,80 @@ impl RemoteSkills {
         &self.refused
     }
 
+    /// What is served from `upstream`, as a record a check can hold the
+    /// upstream to later: each skill's served name, its name and URI at
+    /// the upstream, its fingerprint and every file's path, digest and
+    /// size (sorted by name), and the listings refused with why.
+    pub fn record(&self, upstream: &UpstreamName) -> Value {
+        let mut skills: Vec<&Arc<RemoteSkill>> = self
+            .skills
+            .values()
+            .map(|(remote, _)| remote)
+            .filter(|r| &r.upstream == upstream)
+            .collect();
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        let refused: Vec<Value> = self
+            .refused
+            .iter()
+            .filter_map(|e| match e {
+                Error::Upstream {
+                    upstream: u,
+                    skill,
+                    problem,
+                    message,
+                } if u == upstream.as_str() => Some(serde_json::json!({
+                    "skill": skill,
+                    "code": problem.code(),
+                    "message": message,
+                })),
+                _ => None,
+            })
+            .collect();
+        serde_json::json!({
+            "upstream": upstream.as_str(),
+            "skills": skills.iter().map(|r| serde_json::json!({
+                "name": r.name,
+                "skill": r.skill_name,
+                "uri": r.uri,
+                "fingerprint": r.fingerprint.to_string(),
+                "files": r.files.iter().map(|f| serde_json::json!({
+                    "path": f.path,
+                    "digest": f.digest.to_string(),
+                    "size": f.size,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "refused": refused,
+        })
+    }
+
+    /// Where [`RemoteSkills::write_record`] keeps `upstream`'s record:
+    /// `CACHE/.upstreams/NAME.json` (a dot folder: never a skill's).
+    pub fn record_path(&self, upstream: &UpstreamName) -> PathBuf {
+        self.cache
+            .join(RECORDS_DIR)
+            .join(format!("{}.json", upstream.as_str()))
+    }
+
+    /// Writes `upstream`'s [`RemoteSkills::record`] to
+    /// [`RemoteSkills::record_path`], whole (a temporary file renamed over
+    /// the last one: a reader never sees half a record).
+    pub fn write_record(&self, upstream: &UpstreamName) -> Result<PathBuf, Error> {
+        let path = self.record_path(upstream);
+        let io = |p: &Path, e: std::io::Error| Error::Io {
+            path: p.to_path_buf(),
+            source: e,
+        };
+        let dir = self.cache.join(RECORDS_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let mut text = serde_json::to_string_pretty(&self.record(upstream))
+            .map_err(|e| io(&path, std::io::Error::other(e)))?;
+        text.push('\n');
+        let mut file = tempfile::NamedTempFile::new_in(&dir).map_err(|e| io(&dir, e))?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| io(&path, e))?;
+        file.persist(&path).map_err(|e| io(&path, e.error))?;
+        Ok(path)
+    }
+
     /// The deck's skills for the accepted listings.
     pub fn skills(&self) -> Vec<Skill> {
         let mut skills: Vec<Skill> = self.skills.values().map(|(_, s)| s.clone()).collect();
@@ -630,5 +742,29 @@ impl RemoteSkills {
             "upstream skill fetched and verified"
         );
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plugin_marker_names_the_plugin_and_no_other_escape_passes() {
+        assert_eq!(plugin_of("document-skills%3A/pdf"), Some("document-skills"));
+        assert_eq!(plugin_of("outer/docs%3a/pdf"), Some("docs"));
+        assert_eq!(plugin_of("pdf"), None);
+        assert_eq!(plugin_of("outer/pdf"), None);
+        // Not before the skill's own segment, empty, or with another escape.
+        assert_eq!(plugin_of("docs%3A/pdf/x"), None);
+        assert_eq!(plugin_of("%3A/pdf"), None);
+        assert_eq!(plugin_of("a%2F%3A/pdf"), None);
+        assert_eq!(
+            without_plugin("document-skills%3A/pdf"),
+            "document-skills/pdf"
+        );
+        assert_eq!(without_plugin("outer/docs%3A/pdf"), "outer/docs/pdf");
+        assert!(without_plugin("a%2Fb/pdf").contains('%'));
+        assert!(without_plugin("docs%3A/pdf/x").contains('%'));
     }
 }

@@ -74,7 +74,13 @@ pub fn frontmatter_of(skill: &Skill, skill_md: &[u8]) -> Result<SkillFrontmatter
     let Some(serde_json::Value::String(name)) = map.remove("name") else {
         return Err(not_servable(skill, "its frontmatter has no string `name`"));
     };
-    if name != skill.name {
+    // A plugin skill is served as `PLUGIN:SKILL`; its frontmatter names
+    // the skill alone.
+    let plugin_skill = skill
+        .name
+        .split_once(uri::PLUGIN_SEPARATOR)
+        .is_some_and(|(_, own)| own == name);
+    if name != skill.name && !plugin_skill {
         return Err(not_servable(
             skill,
             format!("its frontmatter name '{name}' is not the name it is served under"),

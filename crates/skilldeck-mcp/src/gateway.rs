@@ -10,13 +10,26 @@
 //! command line, split like a shell does, speaking MCP on its stdin and
 //! stdout). Without a `NAME`, it is made from the URL's host or the
 //! command's program name.
+//!
+//! The gateway follows its upstreams: when one says its resource list
+//! changed (`notifications/resources/list_changed`, pushed on a session
+//! opened with `initialize`, or on a `subscriptions/listen` stream on
+//! 2026-07-28), that upstream is listed again, the catalog rebuilt and
+//! re-served, and the gateway's own clients told their lists changed.
+//! What is served from each upstream (names, URIs, fingerprints, every
+//! file's digest and size, what was refused) is written to
+//! `CACHE/.upstreams/NAME.json` after each listing
+//! ([`skilldeck_host::remote::RemoteSkills::write_record`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{ReadResourceRequestParams, ResourceContents};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt as _};
-use skilldeck_host::remote::{FINGERPRINT_META_KEY, Listing, Upstream, UpstreamName};
+use rmcp::model::{
+    ReadResourceRequestParams, ResourceContents, ServerNotification, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use skilldeck_host::remote::{FINGERPRINT_META_KEY, Listing, RemoteSkills, Upstream, UpstreamName};
+use tokio::sync::Notify;
 
 use crate::error::Error;
 
@@ -84,11 +97,26 @@ impl UpstreamSpec {
     }
 }
 
+/// The client side of an upstream session: it wakes the gateway when the
+/// upstream's resource list changed.
+#[derive(Debug, Clone, Default)]
+pub struct Listener {
+    changed: Arc<Notify>,
+}
+
+impl ClientHandler for Listener {
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Several before the gateway wakes are one re-listing.
+        self.changed.notify_one();
+    }
+}
+
 /// A connected upstream: its client session, and the runtime its reads
 /// run on (the host calls [`Upstream::read`] from a blocking thread).
 pub struct Connected {
     name: UpstreamName,
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Listener>,
+    changed: Arc<Notify>,
     runtime: tokio::runtime::Handle,
     /// The spawned process of a stdio upstream (killed when this goes).
     _child: Option<tokio::process::Child>,
@@ -109,21 +137,24 @@ fn upstream_error(name: &UpstreamName, what: impl std::fmt::Display) -> Error {
 /// Connects to `spec` (initializes the MCP session).
 pub async fn connect(spec: &UpstreamSpec) -> Result<Connected, Error> {
     let name = &spec.name;
-    match &spec.endpoint {
+    let listener = Listener::default();
+    let changed = Arc::clone(&listener.changed);
+    let connected = match &spec.endpoint {
         Endpoint::Http(url) => {
             let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.as_str());
-            let service = ().serve(transport).await.map_err(|e| {
+            let service = listener.serve(transport).await.map_err(|e| {
                 upstream_error(
                     name,
                     format!("cannot connect to {url}: {e}; check the URL and that the server runs"),
                 )
             })?;
-            Ok(Connected {
+            Connected {
                 name: name.clone(),
                 service,
+                changed,
                 runtime: tokio::runtime::Handle::current(),
                 _child: None,
-            })
+            }
         }
         Endpoint::Stdio(argv) => {
             let mut child = tokio::process::Command::new(&argv[0])
@@ -137,23 +168,54 @@ pub async fn connect(spec: &UpstreamSpec) -> Result<Connected, Error> {
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(upstream_error(name, "its stdio could not be opened"));
             };
-            let service = ().serve((stdout, stdin)).await.map_err(|e| {
+            let service = listener.serve((stdout, stdin)).await.map_err(|e| {
                 upstream_error(
                     name,
                     format!("`{}` did not start an MCP session: {e}", argv.join(" ")),
                 )
             })?;
-            Ok(Connected {
+            Connected {
                 name: name.clone(),
                 service,
+                changed,
                 runtime: tokio::runtime::Handle::current(),
                 _child: Some(child),
-            })
+            }
         }
-    }
+    };
+    connected.listen_for_changes();
+    Ok(connected)
 }
 
 impl Connected {
+    /// On a 2026-07-28 session the upstream sends list changes only on a
+    /// `subscriptions/listen` stream: one is opened, and its
+    /// `resources/list_changed` wake the gateway as the pushed ones do. An
+    /// upstream of an earlier protocol refuses it; its pushed
+    /// notifications reach [`Listener`].
+    fn listen_for_changes(&self) {
+        let peer = self.service.peer().clone();
+        let changed = Arc::clone(&self.changed);
+        let name = self.name.clone();
+        tokio::spawn(async move {
+            let filter = SubscriptionFilter::builder()
+                .resources_list_changed()
+                .build();
+            match peer.listen(filter).await {
+                Ok(mut subscription) => {
+                    while let Ok(Some(note)) = subscription.next().await {
+                        if matches!(note, ServerNotification::ResourceListChangedNotification(_)) {
+                            changed.notify_one();
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(upstream = %name, error = %e, "no subscriptions/listen: following pushed list_changed");
+                }
+            }
+        });
+    }
+
     /// Its catalog: every `skills/list` page, as [`Listing`]s (nothing
     /// else is read).
     pub async fn list(&self) -> Result<Vec<Listing>, Error> {
@@ -234,10 +296,125 @@ impl Upstream for Connected {
     }
 }
 
+/// What the gateway serves from its upstreams: each one's session and last
+/// listing, from which the host's [`RemoteSkills`] is rebuilt when one
+/// changes.
+struct Followed {
+    cache: std::path::PathBuf,
+    validation: skilldeck::ValidationOptions,
+    upstreams: Mutex<Vec<(Arc<Connected>, Vec<Listing>)>>,
+}
+
+impl Followed {
+    /// The host's remote skills from the listings now; each upstream's
+    /// record written, refusals logged.
+    fn remote(&self) -> RemoteSkills {
+        let upstreams = self
+            .upstreams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let remote = RemoteSkills::new(
+            self.cache.clone(),
+            self.validation.clone(),
+            upstreams
+                .iter()
+                .map(|(c, l)| (Arc::clone(c) as Arc<dyn Upstream>, l.clone()))
+                .collect(),
+        );
+        for refused in remote.refused() {
+            tracing::warn!(error = %refused, "upstream skill refused");
+        }
+        for (c, _) in upstreams.iter() {
+            if let Err(e) = remote.write_record(&c.name) {
+                tracing::warn!(upstream = %c.name, error = %e, "the upstream record could not be written");
+            }
+        }
+        remote
+    }
+}
+
+/// Serves `remote` and re-serves the catalog (the target reloads; its
+/// clients hear about a change).
+async fn serve_remote<T: skilldeck_source::Target + 'static>(
+    engine: &Arc<T>,
+    remote: RemoteSkills,
+) -> Result<bool, Error> {
+    engine.host().set_remote(remote);
+    let engine = Arc::clone(engine);
+    tokio::task::spawn_blocking(move || engine.reload())
+        .await
+        .map_err(|e| Error::Upstream(format!("merging the upstream skills: {e}")))?
+        .map_err(|e| Error::Upstream(format!("merging the upstream skills: {e}")))
+}
+
+/// Waits for upstream `index` to say its list changed, lists it again and,
+/// when the listing differs, re-serves the catalog; until the session
+/// ends.
+async fn follow<T: skilldeck_source::Target + 'static>(
+    engine: Arc<T>,
+    followed: Arc<Followed>,
+    index: usize,
+) {
+    let connected = {
+        let upstreams = followed
+            .upstreams
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(&upstreams[index].0)
+    };
+    loop {
+        connected.changed.notified().await;
+        if connected.service.is_closed() {
+            tracing::warn!(upstream = %connected.name, "the upstream's session ended; its skills stay as last listed");
+            return;
+        }
+        let listings = match connected.list().await {
+            Ok(l) => l,
+            Err(e) => {
+                // The last listing stays served (its skills still verify
+                // against the digests listed before).
+                tracing::warn!(upstream = %connected.name, error = %e, "the upstream said its list changed but could not be listed again; serving its last listing");
+                continue;
+            }
+        };
+        {
+            let mut upstreams = followed
+                .upstreams
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if upstreams[index].1 == listings {
+                tracing::debug!(upstream = %connected.name, "upstream listed again: unchanged");
+                continue;
+            }
+            upstreams[index].1 = listings;
+        }
+        let remote = {
+            let followed = Arc::clone(&followed);
+            match tokio::task::spawn_blocking(move || followed.remote()).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(error = %e, "rebuilding the upstream catalog failed");
+                    continue;
+                }
+            }
+        };
+        match serve_remote(&engine, remote).await {
+            Ok(changed) => {
+                tracing::info!(upstream = %connected.name, catalog_changed = changed, "upstream listed again and re-served")
+            }
+            Err(e) => {
+                tracing::warn!(upstream = %connected.name, error = %e, "re-serving the upstream failed")
+            }
+        }
+    }
+}
+
 /// Connects to every upstream, lists each one's skills and hands them to
 /// the target's host (cached under `cache`); the target (the server's
-/// engine) reloads, so clients see one merged catalog. Listings that do not verify are logged
-/// with their upstream and reason, and the others are served.
+/// engine) reloads, so clients see one merged catalog. Listings that do
+/// not verify are logged with their upstream and reason, and the others
+/// are served. From then on each upstream is followed: a list change it
+/// announces is listed again and re-served ([`follow`]).
 pub async fn attach<T: skilldeck_source::Target + 'static>(
     engine: &Arc<T>,
     specs: &[UpstreamSpec],
@@ -252,23 +429,28 @@ pub async fn attach<T: skilldeck_source::Target + 'static>(
             )));
         }
     }
-    let mut upstreams: Vec<(Arc<dyn Upstream>, Vec<Listing>)> = Vec::new();
+    let mut upstreams: Vec<(Arc<Connected>, Vec<Listing>)> = Vec::new();
     for spec in specs {
         let connected = connect(spec).await?;
         let listings = connected.list().await?;
         tracing::info!(upstream = %spec.name, skills = listings.len(), "upstream listed");
         upstreams.push((Arc::new(connected), listings));
     }
-    let validation = engine.host().options().discovery.validation.clone();
-    let remote = skilldeck_host::remote::RemoteSkills::new(cache, validation, upstreams);
-    for refused in remote.refused() {
-        tracing::warn!(error = %refused, "upstream skill refused");
+    let count = upstreams.len();
+    let followed = Arc::new(Followed {
+        cache,
+        validation: engine.host().options().discovery.validation.clone(),
+        upstreams: Mutex::new(upstreams),
+    });
+    let remote = {
+        let followed = Arc::clone(&followed);
+        tokio::task::spawn_blocking(move || followed.remote())
+            .await
+            .map_err(|e| Error::Upstream(format!("listing the upstream skills: {e}")))?
+    };
+    serve_remote(engine, remote).await?;
+    for index in 0..count {
+        tokio::spawn(follow(Arc::clone(engine), Arc::clone(&followed), index));
     }
-    engine.host().set_remote(remote);
-    let engine = Arc::clone(engine);
-    tokio::task::spawn_blocking(move || engine.reload())
-        .await
-        .map_err(|e| Error::Upstream(format!("merging the upstream skills: {e}")))?
-        .map_err(|e| Error::Upstream(format!("merging the upstream skills: {e}")))?;
     Ok(())
 }

@@ -40,8 +40,8 @@ pub use service::browse::{
 pub use service::config::WellKnownPolicy;
 #[cfg(feature = "server")]
 pub use service::config::{
-    DEFAULT_PROTECTED_LABEL, DbLimits, RegistryConfig, RegistryLimits, ReportPolicy, ServerLimits,
-    TestRunLimits, TrustPolicy,
+    DEFAULT_PROTECTED_LABEL, DbLimits, MAX_PAGE_LIMIT, RegistryConfig, RegistryLimits,
+    ReportPolicy, ServerLimits, TestRunLimits, TrustPolicy,
 };
 #[cfg(feature = "server")]
 pub use service::gc::GcReport;

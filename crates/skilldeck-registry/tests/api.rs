@@ -3060,3 +3060,101 @@ async fn a_read_token_lists_and_downloads_its_namespace_and_can_do_nothing_else(
     .await;
     problem(env.get_as(&reader, "/audit").await, StatusCode::FORBIDDEN).await;
 }
+
+/// The discovery schema 0.2.0 has no pagination: an index lists every
+/// skill its publisher shows. The registry reads each namespace in pages
+/// of `MAX_PAGE_LIMIT` (500) skills; past a page, every skill is still
+/// listed once, with its own archive and digest.
+#[tokio::test]
+async fn the_well_known_index_lists_every_skill_past_one_page_of_a_namespace() {
+    let env = std::sync::Arc::new(env().await);
+    let page = skilldeck_registry::MAX_PAGE_LIMIT as usize;
+    let big = page + 1;
+    // One-file packages built in memory, published 16 at a time (the
+    // test's cost is the publishes, not the index).
+    let names: Vec<String> = (0..big).map(|i| format!("s{i:04}")).collect();
+    for batch in names.chunks(16) {
+        let mut publishes = tokio::task::JoinSet::new();
+        for name in batch {
+            let env = std::sync::Arc::clone(&env);
+            let md = format!(
+                "---\nname: {name}\ndescription: Does {name} things. Use when testing.\n---\n# {name}\n"
+            );
+            let body = tar_gz(&[file_entry(
+                format!("{name}/SKILL.md").as_bytes(),
+                md.as_bytes(),
+            )]);
+            publishes.spawn(async move {
+                let r = env.publish("namespace=big&version=1.0.0", body).await;
+                let status = r.status();
+                (status, r.text().await.unwrap())
+            });
+        }
+        while let Some(done) = publishes.join_next().await {
+            let (status, text) = done.unwrap();
+            assert_eq!(status, StatusCode::CREATED, "{text}");
+        }
+    }
+    // A later namespace: its `s0000` is hidden by big's, its `zz-last`
+    // listed after big's.
+    for name in ["s0000", "zz-last"] {
+        let r = env
+            .publish("namespace=other&version=2.0.0", simple(name))
+            .await;
+        assert_eq!(
+            r.status(),
+            StatusCode::CREATED,
+            "{}",
+            r.text().await.unwrap()
+        );
+    }
+    env.registry
+        .set_well_known(
+            skilldeck_registry::WellKnownPolicy::parse(&["big".into(), "other".into()]).unwrap(),
+        )
+        .unwrap();
+    let client = reqwest::Client::new();
+    let answer = client
+        .get(format!("{}/.well-known/agent-skills/index.json", env.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let index: Value = answer.json().await.unwrap();
+    let entries = index["skills"].as_array().unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<String> = (0..big).map(|i| format!("s{i:04}")).collect();
+    expected.push("zz-last".into());
+    assert_eq!(names.len(), big + 1, "every skill once");
+    assert_eq!(
+        names,
+        expected.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+    let s0 = &entries[0];
+    assert_eq!(s0["version"], "1.0.0", "big's s0000, not other's: {s0}");
+    // The skills past the first page and the other namespace's have their
+    // archives, with the digests the index names.
+    for entry in [&entries[page - 1], &entries[page], &entries[big]] {
+        let url = format!(
+            "{}/.well-known/agent-skills/{}",
+            env.base,
+            entry["url"].as_str().unwrap()
+        );
+        let bytes = client
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(
+            skilldeck::sha256_digest(&bytes),
+            entry["digest"].as_str().unwrap(),
+            "{url}"
+        );
+    }
+}

@@ -62,22 +62,34 @@ pub fn served_archive(skill: &skilldeck::Skill) -> Result<DiscoveryArchive, Erro
 /// at `NAME.tar.gz` (relative to the index) with the digest of
 /// [`served_archive`]; a skill that does not pack is left out and logged.
 pub fn served_index<'a>(skills: impl Iterator<Item = &'a skilldeck::Skill>) -> DiscoveryIndex {
-    let entries = skills
-        .filter_map(|skill| match served_archive(skill) {
-            Ok(a) => Some(DiscoveryEntry::archive_with_digest(
-                &skill.name,
-                &skill.description,
-                a.packed.version.as_deref(),
-                format!("{}{SERVED_ARCHIVE_SUFFIX}", skill.name),
-                a.digest,
-            )),
+    served_catalog(skills).0
+}
+
+/// [`served_index`] and the archives its entries name, by skill name,
+/// packed once (a server keeps both until its skills change).
+pub fn served_catalog<'a>(
+    skills: impl Iterator<Item = &'a skilldeck::Skill>,
+) -> (DiscoveryIndex, Vec<(String, DiscoveryArchive)>) {
+    let mut entries = Vec::new();
+    let mut archives = Vec::new();
+    for skill in skills {
+        match served_archive(skill) {
+            Ok(a) => {
+                entries.push(DiscoveryEntry::archive_with_digest(
+                    &skill.name,
+                    &skill.description,
+                    a.packed.version.as_deref(),
+                    format!("{}{SERVED_ARCHIVE_SUFFIX}", skill.name),
+                    a.digest,
+                ));
+                archives.push((skill.name.clone(), a));
+            }
             Err(e) => {
                 tracing::warn!(skill = %skill.name, error = %e, "left out of the well-known index: it does not pack");
-                None
             }
-        })
-        .collect();
-    DiscoveryIndex::new(entries)
+        }
+    }
+    (DiscoveryIndex::new(entries), archives)
 }
 
 /// How a lockfile's source names a skill from a well-known index:

@@ -17,4 +17,4 @@ pub mod transfer;
 
 pub use credentials::Credentials;
 pub use reference::{OCI_SCHEME, OciRef, is_oci_source};
-pub use transfer::{OciOptions, Pulled, Pushed, pull, push};
+pub use transfer::{OciOptions, Pulled, Pushed, pull, push, resolve};

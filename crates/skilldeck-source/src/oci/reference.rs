@@ -15,6 +15,9 @@ pub const OCI_SCHEME: &str = "oci://";
 /// Longest repository name (the distribution spec's limit).
 pub const MAX_REPOSITORY_BYTES: usize = 255;
 
+/// The tag a reference with neither a tag nor a digest names.
+pub const DEFAULT_TAG: &str = "latest";
+
 /// Longest tag (the distribution spec's limit).
 pub const MAX_TAG_BYTES: usize = 128;
 
@@ -84,6 +87,40 @@ impl OciRef {
     /// (the manifest digest pulled; no tag, which may move).
     pub fn canonical(&self, digest: &Digest) -> String {
         format!("{OCI_SCHEME}{}/{}@{digest}", self.registry, self.repository)
+    }
+
+    /// What a lock records for this reference pulled at `digest`: a
+    /// reference with a digest is a pin, recorded as
+    /// `oci://REGISTRY/REPOSITORY@DIGEST`; one by tag (none: `latest`)
+    /// follows the tag, recorded as `oci://REGISTRY/REPOSITORY:TAG@DIGEST`
+    /// (the digest is what is installed and what `install --frozen`
+    /// pulls; the tag is what `outdated` and `update` resolve again).
+    pub fn lock_source(&self, digest: &Digest) -> String {
+        match (&self.tag, &self.digest) {
+            (_, Some(_)) => self.canonical(digest),
+            (tag, None) => format!(
+                "{OCI_SCHEME}{}/{}:{}@{digest}",
+                self.registry,
+                self.repository,
+                tag.as_deref().unwrap_or(DEFAULT_TAG)
+            ),
+        }
+    }
+
+    /// The tag a lock entry follows: `Some` for a source recorded by
+    /// [`OciRef::lock_source`] from a tag (`...:TAG@DIGEST`), `None` for a
+    /// pin (`...@DIGEST`).
+    pub fn followed_tag(&self) -> Option<&str> {
+        self.digest.as_ref().and(self.tag.as_deref())
+    }
+
+    /// The same repository at its tag, with no digest (what `outdated`
+    /// resolves).
+    pub fn at_tag(&self) -> OciRef {
+        OciRef {
+            digest: None,
+            ..self.clone()
+        }
     }
 
     /// The same repository at exactly `digest` (no tag).

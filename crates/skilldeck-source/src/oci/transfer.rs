@@ -166,7 +166,7 @@ fn oci_reference(reference: &OciRef) -> Reference {
         (None, None) => Reference::with_tag(
             reference.registry.clone(),
             reference.repository.clone(),
-            "latest".into(),
+            super::reference::DEFAULT_TAG.into(),
         ),
     }
 }
@@ -310,6 +310,32 @@ pub fn push(dir: &Path, target: &OciRef, options: &OciOptions) -> Result<Pushed,
     })
 }
 
+/// The manifest digest `reference`'s tag names now (a `HEAD` of the
+/// manifest, its `Docker-Content-Digest`), for `outdated`: nothing is
+/// pulled or trusted beyond that (an `update` pulls and checks every
+/// byte). A reference with a digest is answered with it, unasked.
+pub fn resolve(reference: &OciRef, options: &OciOptions) -> Result<Digest, Error> {
+    if let Some(d) = reference.digest {
+        return Ok(d);
+    }
+    let (client, auth) = client(reference, options);
+    let oci = oci_reference(reference);
+    let rt = runtime(reference)?;
+    let text = rt.block_on(async {
+        match client.fetch_manifest_digest(&oci, &auth).await {
+            Ok(d) => Ok(d),
+            Err(e) => Err(manifest_error(&client, &auth, reference, options, &oci, e).await),
+        }
+    });
+    let text = text.map_err(|m| oci_error(reference, m))?;
+    Digest::parse(&text).map_err(|e| {
+        oci_error(
+            reference,
+            format!("the registry named the tag's manifest by '{text}', not a sha256 digest: {e}"),
+        )
+    })
+}
+
 /// Pulls the skill artifact `reference` names (its digest when it has one,
 /// else its tag now) and checks it (see the module); with `locked` (a
 /// frozen install), the artifact's fingerprint must be that one.
@@ -366,7 +392,7 @@ pub fn pull(
         .filter(|n| skilldeck_package::check_entry_path(n.as_bytes()).is_ok() && !n.contains('/'))
         .unwrap_or("skill");
     let package = dir.path().join(format!("{name}.tar.gz"));
-    let source = reference.canonical(&digest);
+    let source = reference.lock_source(&digest);
     // The content's fingerprint, from the package as install will read it.
     let unpacked = skilldeck_package::unpack_bytes(
         &layer,
