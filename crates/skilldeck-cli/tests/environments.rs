@@ -1016,12 +1016,12 @@ fn a_git_dependency_and_a_package_with_an_install_script_are_refused_with_their_
     std::fs::write(dir.join("package-lock.json"), lock).unwrap();
     let err = failed(&p.run(&["install", "src/scripted"]));
     assert!(err.contains("environment-requirement-invalid"), "{err}");
-    assert!(err.contains("package-lock.json:12"), "{err}");
+    assert!(err.contains("package-lock.json:11"), "{err}");
     assert!(err.contains("not a registry tarball"), "{err}");
-    assert!(err.contains("package-lock.json:17"), "{err}");
+    assert!(err.contains("package-lock.json:16"), "{err}");
     assert!(err.contains("has an install script"), "{err}");
     assert!(err.contains("outside the sandbox"), "{err}");
-    assert!(err.contains("package-lock.json:24"), "{err}");
+    assert!(err.contains("package-lock.json:25"), "{err}");
     assert!(err.contains("has no integrity"), "{err}");
     assert!(!p.path().join(".agents/skills/scripted").exists());
 }

@@ -1463,9 +1463,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = EnvStore::new(dir.path().join("envs"));
         ensure_store(&store).unwrap();
-        let kept = Digest::from_bytes([1; 32]);
+        let kept = environment_key(EnvKind::Python, "/usr/bin/python3", "3.11.2", &[]);
+        let kept_node = environment_key(EnvKind::Node, "/usr/bin/node", "20.20.2", &[]);
         let dropped = Digest::from_bytes([2; 32]);
-        for k in [kept, dropped] {
+        for k in [kept, kept_node, dropped] {
             fs::create_dir_all(store.path_of(&k)).unwrap();
         }
         fs::create_dir_all(store.dir().join(format!("{BUILD_PREFIX}x"))).unwrap();
@@ -1474,6 +1475,8 @@ mod tests {
             "format = 1\nroot = \"skills\"\n\n[skill.a]\nsource = \"x\"\n\
              fingerprint = \"sha256:{z}\"\nfiles = []\n\n[skill.a.environment]\nkind = \"python\"\n\
              key = \"{kept}\"\ninterpreter = \"/usr/bin/python3\"\npython = \"3.11.2\"\n\
+             input = \"sha256:{z}\"\npackages = []\n\n[skill.a.node-environment]\nkind = \"node\"\n\
+             key = \"{kept_node}\"\ninterpreter = \"/usr/bin/node\"\nnode = \"20.20.2\"\n\
              input = \"sha256:{z}\"\npackages = []\n",
             z = "0".repeat(64)
         );
@@ -1485,7 +1488,9 @@ mod tests {
         assert_eq!(dry.removed, [dropped]);
         assert!(store.path_of(&dropped).exists());
         let report = gc(&store, false).unwrap();
-        assert_eq!(report.kept, [kept]);
+        let mut want = vec![kept, kept_node];
+        want.sort_by_key(Digest::hex);
+        assert_eq!(report.kept, want);
         assert_eq!(report.removed, [dropped]);
         assert_eq!(report.forgotten, [gone]);
         assert_eq!(report.leftovers, 1);

@@ -1694,11 +1694,17 @@ impl EnvStore {
     }
 }
 
-/// The marker's record when it has what a build adds (a Node tree), else
-/// the lock's.
+/// The lock's record, with what a build adds (a Node tree and its
+/// packages' file digests) taken from the marker when the lock has not got
+/// it yet (a resolution about to share an environment another skill built;
+/// its own declaration digest is kept).
 fn found_or(locked: &LockedEnvironment, found: LockedEnvironment) -> LockedEnvironment {
     if locked.tree.is_none() && found.tree.is_some() {
-        found
+        LockedEnvironment {
+            tree: found.tree,
+            packages: found.packages,
+            ..locked.clone()
+        }
     } else {
         locked.clone()
     }
@@ -1999,7 +2005,7 @@ mod tests {
                 "[project]\nname = \"x\"\ndependencies = [\n  \"attrs[tests]~=23.1\",\n]\n",
             ),
         ]);
-        let deps = declared_dependencies(dir.path()).unwrap().unwrap();
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
         let got: Vec<(&str, &str, u32)> = deps
             .requirements
             .iter()
@@ -2039,9 +2045,9 @@ mod tests {
     #[test]
     fn a_skill_without_dependency_files_declares_none() {
         let dir = skill_with(&[(PYPROJECT_TOML, "[project]\nname = \"x\"\n")]);
-        assert_eq!(declared_dependencies(dir.path()).unwrap(), None);
+        assert!(declared_dependencies(dir.path()).unwrap().is_empty());
         let empty = skill_with(&[(REQUIREMENTS_TXT, "# nothing\n\n")]);
-        assert_eq!(declared_dependencies(empty.path()).unwrap(), None);
+        assert!(declared_dependencies(empty.path()).unwrap().is_empty());
     }
 
     #[test]
@@ -2058,6 +2064,7 @@ mod tests {
             name: name.into(),
             version: version.into(),
             hashes: vec![Digest::from_bytes([byte; 32])],
+            ..LockedPackage::default()
         }
     }
 
@@ -2092,6 +2099,8 @@ mod tests {
             key: Digest::from_bytes([0; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 0xab)],
         };
@@ -2112,6 +2121,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -2145,6 +2156,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: bin.join("python3").to_string_lossy().into_owned(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -2172,6 +2185,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -2211,6 +2226,254 @@ mod tests {
             base64url(Digest::of(b"").as_bytes()),
             "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
         );
+    }
+
+    const ODD: &str = "sha512-CQpnWPrDwmP1+SMHXZhtLtJv90yiyVfluGsX5iNCVkrhQtU3TQHsUWPG9wkdk9Lgd5yNpAg9jQEo90CBaXgWMA==";
+    const NUMBER: &str = "sha512-Wu1VHeILBK8KAWJUAiSZQX94GmOE45Rg6/538fKwiloUu21KncEkYGPqob2oSZ5mUT73vLGrHQjKw3KMPwfDzg==";
+
+    #[test]
+    fn package_json_dependencies_and_optional_ones_are_read_dev_dependencies_are_not() {
+        let dir = skill_with(&[(
+            PACKAGE_JSON,
+            "{\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\",\n    \"@scope/pkg\": \"~1.2 || >=2\"\n  },\n  \
+             \"optionalDependencies\": {\n    \"fsevents\": \"*\"\n  },\n  \
+             \"devDependencies\": {\n    \"x\": \"git+https://e.example/x.git\"\n  }\n}\n",
+        )]);
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
+        assert_eq!(deps.kind, EnvKind::Node);
+        let got: Vec<(&str, &str, u32, bool)> = deps
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.npm_spec(), r.line, r.optional))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("@scope/pkg", "~1.2 || >=2", 4, false),
+                ("is-odd", "^3.0.1", 3, false),
+                ("fsevents", "*", 7, true)
+            ]
+        );
+        assert_eq!(deps.shipped_lock, None);
+        let none = skill_with(&[(PACKAGE_JSON, "{\"name\": \"x\", \"scripts\": {}}")]);
+        assert!(declared_dependencies(none.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_node_skill_cannot_choose_its_source_every_refused_spec_named_at_its_line() {
+        let dir = skill_with(&[(
+            PACKAGE_JSON,
+            "{\n\"dependencies\": {\n\"a\": \"git+ssh://git@e.example/a.git\",\n\"b\": \"github:u/b\",\n\
+             \"c\": \"https://e.example/c.tgz\",\n\"d\": \"file:../d\",\n\"e\": \"link:../e\",\n\
+             \"f\": \"workspace:*\",\n\"g\": \"npm:other@1\",\n\"h\": \"user/repo\",\n\"i\": \"1.0.0\",\n\
+             \"../j\": \"1\"\n},\n\"bundleDependencies\": true\n}\n",
+        )]);
+        let problems = declared_dependencies(dir.path()).unwrap_err();
+        let mut lines: Vec<u32> = problems.iter().map(|d| d.line.unwrap()).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [3, 4, 5, 6, 7, 8, 9, 10, 12, 14], "{problems:#?}");
+        assert!(
+            problems
+                .iter()
+                .all(|d| d.code == Code::EnvironmentRequirementInvalid
+                    && d.file.as_ref().unwrap().ends_with(PACKAGE_JSON))
+        );
+    }
+
+    fn lock_text(extra: &str) -> String {
+        format!(
+            "{{\"lockfileVersion\": 3, \"packages\": {{\n\"\": {{\"dependencies\": {{\"is-odd\": \"^3.0.1\"}}}},\n\
+             \"node_modules/is-number\": {{\"version\": \"6.0.0\", \"resolved\": \"https://registry.npmjs.org/is-number/-/is-number-6.0.0.tgz\", \"integrity\": \"{NUMBER}\"}},\n\
+             \"node_modules/is-odd\": {{\"version\": \"3.0.1\", \"resolved\": \"https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz\", \"integrity\": \"{ODD}\", \"dependencies\": {{\"is-number\": \"^6.0.0\"}}}}{extra}\n}}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_shipped_lock_that_matches_is_the_resolution_and_one_that_does_not_is_ignored() {
+        let manifest = "{\"dependencies\": {\"is-odd\": \"^3.0.1\"}}";
+        let dir = skill_with(&[
+            (PACKAGE_JSON, manifest),
+            (PACKAGE_LOCK_JSON, &lock_text("")),
+        ]);
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
+        let lock = deps.shipped_lock.as_ref().unwrap();
+        let paths: Vec<&str> = lock
+            .packages
+            .iter()
+            .map(|p| p.path.as_deref().unwrap())
+            .collect();
+        assert_eq!(paths, ["node_modules/is-number", "node_modules/is-odd"]);
+        assert_eq!(lock.packages[1].integrity.as_ref().unwrap().as_str(), ODD);
+        assert_eq!(lock.packages[1].dependencies["is-number"], "^6.0.0");
+        assert_eq!(lock.registries[0].1, NPM_DEFAULT_REGISTRY);
+        assert!(deps.input_text().contains("package-lock.json sha256:"));
+        // Another range in package.json: the lock is not its resolution.
+        let other = skill_with(&[
+            (PACKAGE_JSON, "{\"dependencies\": {\"is-odd\": \"^3.0.0\"}}"),
+            (PACKAGE_LOCK_JSON, &lock_text("")),
+        ]);
+        let deps = declared_dependencies(other.path()).unwrap().remove(0);
+        assert_eq!(deps.shipped_lock, None);
+        // A dev-only package in the lock plays no part.
+        let dev = skill_with(&[
+            (PACKAGE_JSON, manifest),
+            (
+                PACKAGE_LOCK_JSON,
+                &lock_text(
+                    ",\n\"node_modules/tool\": {\"dev\": true, \"resolved\": \"git+https://e.example/t.git\"}",
+                ),
+            ),
+        ]);
+        let deps = declared_dependencies(dev.path()).unwrap().remove(0);
+        assert_eq!(deps.shipped_lock.unwrap().packages.len(), 2);
+    }
+
+    #[test]
+    fn a_shipped_lock_with_an_install_script_a_link_or_no_integrity_is_refused() {
+        let manifest = "{\"dependencies\": {\"is-odd\": \"^3.0.1\"}}";
+        let bad = lock_text(
+            ",\n\"node_modules/native\": {\"version\": \"1.0.0\", \"resolved\": \"https://registry.npmjs.org/native/-/native-1.0.0.tgz\", \"integrity\": \"sha512-AAAA\", \"hasInstallScript\": true},\n\
+             \"node_modules/local\": {\"link\": true, \"resolved\": \"../local\"},\n\
+             \"packages/ws\": {\"version\": \"1.0.0\"}",
+        );
+        let dir = skill_with(&[(PACKAGE_JSON, manifest), (PACKAGE_LOCK_JSON, &bad)]);
+        let problems = declared_dependencies(dir.path()).unwrap_err();
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let all = text.join("\n");
+        assert!(all.contains("has an install script"), "{all}");
+        assert!(all.contains("is not a sha512 digest"), "{all}");
+        assert!(all.contains("is a link to a local folder"), "{all}");
+        assert!(
+            all.contains("'packages/ws' is a local folder or workspace"),
+            "{all}"
+        );
+        assert!(
+            problems
+                .iter()
+                .all(|d| d.file.as_ref().unwrap().ends_with(PACKAGE_LOCK_JSON))
+        );
+        let lines: Vec<u32> = problems.iter().map(|d| d.line.unwrap()).collect();
+        assert!(
+            lines.contains(&5) && lines.contains(&6) && lines.contains(&7),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn integrity_is_a_sha512_sri_and_sha1_alone_is_refused() {
+        assert_eq!(Integrity::parse(ODD).unwrap().as_str(), ODD);
+        let both = format!("sha1-Aa0= {ODD}");
+        assert_eq!(Integrity::parse(&both).unwrap().as_str(), ODD);
+        assert!(Integrity::parse("sha1-qUqW4OhOwEZs5UkXr1mMKQ/ZzIE=").is_err());
+        assert!(Integrity::parse("sha512-AAAA").is_err());
+        assert!(toml::from_str::<BTreeMap<String, Integrity>>("i = \"sha256-x\"").is_err());
+    }
+
+    #[test]
+    fn a_resolved_url_is_a_registry_tarball_of_that_exact_package() {
+        assert_eq!(
+            registry_of("https://r.example/npm/@s/b/-/b-1.0.0.tgz", "@s/b", "1.0.0").as_deref(),
+            Some("https://r.example/npm")
+        );
+        assert_eq!(registry_of("https://r.example/x.tgz", "x", "1.0.0"), None);
+        assert_eq!(
+            registry_of("https://r.example/b/-/b-1.0.1.tgz", "b", "1.0.0"),
+            None
+        );
+        assert_eq!(registry_of("file:/b/-/b-1.0.0.tgz", "b", "1.0.0"), None);
+        assert_eq!(
+            node_modules_name("node_modules/a/node_modules/@s/b"),
+            Some("@s/b")
+        );
+        assert_eq!(node_modules_name("packages/a"), None);
+    }
+
+    fn node_env(store: &EnvStore) -> LockedEnvironment {
+        let packages = vec![LockedPackage {
+            path: Some("node_modules/is-odd".into()),
+            name: "is-odd".into(),
+            version: "3.0.1".into(),
+            integrity: Some(Integrity::parse(ODD).unwrap()),
+            ..LockedPackage::default()
+        }];
+        let key = environment_key(EnvKind::Node, "/usr/bin/node", "20.20.2", &packages);
+        let dir = store.path_of(&key);
+        std::fs::create_dir_all(dir.join("node_modules/is-odd")).unwrap();
+        std::fs::create_dir_all(dir.join("node_modules/.bin")).unwrap();
+        std::fs::write(
+            dir.join("node_modules/is-odd/index.js"),
+            "module.exports = 1;\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join(NPM_HIDDEN_LOCKFILE), "{}").unwrap();
+        std::os::unix::fs::symlink("../is-odd/index.js", dir.join("node_modules/.bin/odd"))
+            .unwrap();
+        let tree = NodeTree::of(&dir).unwrap();
+        let mut env = LockedEnvironment {
+            kind: EnvKind::Node,
+            key,
+            interpreter: "/usr/bin/node".into(),
+            python: String::new(),
+            node: "20.20.2".into(),
+            input: Digest::from_bytes([1; 32]),
+            tree: Some(tree.tree),
+            packages,
+        };
+        env.packages[0].files = tree.packages.get("node_modules/is-odd").copied();
+        std::fs::write(dir.join(MARKER_FILE), env.to_toml()).unwrap();
+        env
+    }
+
+    #[test]
+    fn a_node_environment_runs_with_its_node_modules_and_verify_names_the_changed_package() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = EnvStore::new(store_dir.path());
+        let env = node_env(&store);
+        env.validate().unwrap();
+        let ready = store.verify("s", &env).unwrap();
+        assert_eq!(ready.node_modules, Some(ready.dir.join(NODE_MODULES)));
+        assert_eq!(ready.python, None);
+        assert!(ready.bin_dirs.is_empty(), "/usr/bin is shown anyway");
+        // npm's own cache of the tree is not part of it.
+        std::fs::write(ready.dir.join(NPM_HIDDEN_LOCKFILE), "{\"other\": 1}").unwrap();
+        store.verify("s", &env).unwrap();
+        let index = ready.dir.join("node_modules/is-odd/index.js");
+        std::fs::write(&index, "module.exports = 2;\n").unwrap();
+        let e = store.verify("s", &env).unwrap_err();
+        assert_eq!(e.code(), Code::EnvironmentModified);
+        assert!(
+            e.to_string().contains("is-odd@3.0.1 (node_modules/is-odd)"),
+            "{e}"
+        );
+        std::fs::write(&index, "module.exports = 1;\n").unwrap();
+        store.verify("s", &env).unwrap();
+        std::fs::remove_file(ready.dir.join("node_modules/.bin/odd")).unwrap();
+        std::os::unix::fs::symlink("/bin/sh", ready.dir.join("node_modules/.bin/odd")).unwrap();
+        let e = store.verify("s", &env).unwrap_err();
+        assert!(e.to_string().contains("outside the locked packages"), "{e}");
+        // The cheap check only reads the marker.
+        assert!(store.check("s", &env).is_ok());
+    }
+
+    #[test]
+    fn the_node_key_depends_on_paths_and_integrity_and_the_node_major_only() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let env = node_env(&EnvStore::new(store_dir.path()));
+        let key = |version: &str, packages: &[LockedPackage]| {
+            environment_key(EnvKind::Node, "/usr/bin/node", version, packages)
+        };
+        assert_eq!(key("20.1.0", &env.packages), env.key);
+        assert_ne!(key("22.1.0", &env.packages), env.key);
+        let mut moved = env.packages.clone();
+        moved[0].path = Some("node_modules/x/node_modules/is-odd".into());
+        assert_ne!(key("20.20.2", &moved), env.key);
+        let mut other = env.packages.clone();
+        other[0].integrity = Some(Integrity::parse(NUMBER).unwrap());
+        assert_ne!(key("20.20.2", &other), env.key);
+        // What a build adds is not part of the key.
+        let mut built = env.packages.clone();
+        built[0].files = None;
+        assert_eq!(key("20.20.2", &built), env.key);
     }
 
     #[test]
