@@ -75,7 +75,7 @@ pub fn policy_for(
 ) -> Result<Policy, EnvProblem> {
     Ok(for_skill(config, skill)?
         .iter()
-        .fold(policy, |policy, env| apply(policy, env)))
+        .fold(policy, apply))
 }
 
 /// A problem as one line for a model or a log: the reason, then what to do.
