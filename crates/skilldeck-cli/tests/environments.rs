@@ -609,9 +609,35 @@ fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_insta
         .and_then(|v| v.strip_suffix('"'))
         .unwrap()
         .to_owned();
+    // The record stays consistent: its key is the one its content gives
+    // (an edited record is refused as such).
+    let table: toml::Table = toml::from_str(&lock).unwrap();
+    let mut env: skilldeck::environment::LockedEnvironment = table["skill"]["dates"]["environment"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let old_key = env.key.to_string();
+    env.python = "3.0.1".into();
+    env.key = skilldeck::environment::environment_key(
+        env.kind,
+        &env.interpreter,
+        &env.python,
+        &env.packages,
+    );
     std::fs::write(
         &lockfile,
-        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\""),
+        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\"")
+            .replace(&old_key, &env.key.to_string()),
+    )
+    .unwrap();
+    // And the environment was built for it then (the system's Python was
+    // upgraded since): stored under that record's key, with its marker.
+    let hex = |k: &str| k.trim_start_matches("sha256:").to_owned();
+    let built = p.store().join(hex(&env.key.to_string()));
+    std::fs::rename(p.store().join(hex(&old_key)), &built).unwrap();
+    std::fs::write(
+        built.join(skilldeck::environment::MARKER_FILE),
+        env.to_toml(),
     )
     .unwrap();
     let err = failed(&p.run(&["verify"]));

@@ -73,9 +73,7 @@ pub fn policy_for(
     skill: &Skill,
     policy: Policy,
 ) -> Result<Policy, EnvProblem> {
-    Ok(for_skill(config, skill)?
-        .iter()
-        .fold(policy, apply))
+    Ok(for_skill(config, skill)?.iter().fold(policy, apply))
 }
 
 /// A problem as one line for a model or a log: the reason, then what to do.
