@@ -1104,3 +1104,62 @@ fn without_npm_an_install_of_a_skill_with_node_dependencies_is_refused_saying_ho
     );
     ok(&p.run(&["install", "src/plain", "--npm", "/nonexistent/npm"]));
 }
+
+#[test]
+fn a_skill_with_a_python_and_a_node_environment_runs_both_and_the_lock_records_both() {
+    let (Some((uv, wheels)), Some(cache)) = (uv_and_wheels(), npm_cache()) else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    let cache = own_cache(&p, &cache);
+    let dir = p.node_skill("both", IS_ODD_PACKAGE_JSON);
+    std::fs::write(dir.join("requirements.txt"), "python-dateutil>=2.8\n").unwrap();
+    std::fs::write(dir.join("scripts/when.py"), SCRIPT).unwrap();
+    let out = ok(&p.run(&[
+        "install",
+        "src/both",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+        "--npm-cache",
+        cache.to_str().unwrap(),
+    ]));
+    assert!(
+        out.contains("  environment built: python-dateutil=="),
+        "{out}"
+    );
+    assert!(
+        out.contains("  node environment built: is-number@6.0.0"),
+        "{out}"
+    );
+    let lock = p.lock();
+    assert!(lock.contains("[skill.both.environment]"), "{lock}");
+    assert!(lock.contains("[skill.both.node-environment]"), "{lock}");
+    assert_eq!(p.environments().len(), 2);
+    let ran = ok(&p.run(&["run", "both", "scripts/when.py", "--root", ".agents/skills"]));
+    assert!(ran.starts_with("2026-11-27T10:00:00"), "{ran}");
+    let ran = ok(&p.run(&["run", "both", "scripts/odd.mjs", "--root", ".agents/skills"]));
+    assert!(ran.starts_with("esm false"), "{ran}");
+    let out = ok(&p.run(&["verify", "--format", "json"]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = v["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["python", "node"]);
+    // The Node one missing: the skill runs nothing, its Python script
+    // included.
+    let node_env = lock
+        .split("[skill.both.node-environment]")
+        .nth(1)
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("key = \"sha256:")))
+        .and_then(|k| k.strip_suffix('"'))
+        .unwrap()
+        .to_owned();
+    std::fs::remove_dir_all(p.store().join(node_env)).unwrap();
+    let err = failed(&p.run(&["run", "both", "scripts/when.py", "--root", ".agents/skills"]));
+    assert!(err.contains("environment-missing"), "{err}");
+    assert!(err.contains("is-odd@3.0.1"), "{err}");
+}
