@@ -1160,3 +1160,86 @@ fn a_skill_with_a_python_and_a_node_environment_runs_both_and_the_lock_records_b
     assert!(err.contains("environment-missing"), "{err}");
     assert!(err.contains("is-odd@3.0.1"), "{err}");
 }
+
+#[test]
+fn serve_registry_builds_the_node_environments_of_the_agents_skills_and_leaves_out_one_that_cannot_be_built()
+ {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        format!(
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n\n\
+             [environments]\noffline = true\nnpm-cache = {:?}\n",
+            cache.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    for (name, package_json) in [
+        ("odd", IS_ODD_PACKAGE_JSON),
+        (
+            "uncached",
+            "{\"dependencies\": {\"no-such-package-skilldeck\": \"^1.0.0\"}}\n",
+        ),
+    ] {
+        let dir = p.node_skill(name, package_json);
+        admin(
+            &p,
+            &server,
+            &[
+                "publish",
+                dir.to_str().unwrap(),
+                "--namespace",
+                "acme",
+                "--version",
+                "1.0.0",
+            ],
+        );
+    }
+    admin(&p, &server, &["registry", "agent", "create", "bot-1"]);
+    for name in ["acme/odd", "acme/uncached"] {
+        admin(&p, &server, &["registry", "assign", "bot-1", name]);
+    }
+    let token = admin(
+        &p,
+        &server,
+        &["registry", "token", "create", "--agent", "bot-1"],
+    );
+    let token_file = p.path().join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut command = p.command(&[
+        "serve",
+        "--registry",
+        &server.url,
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    command
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN");
+    let mut client = StdioClient::start(command);
+    let answer = client.request("tools/list", json!({}));
+    let names: Vec<&str> = answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.contains("__"))
+        .collect();
+    assert_eq!(names, ["odd__odd"], "{answer}");
+    let called = client.call("odd__odd", json!({}));
+    let text = skilldeck_testkit::mcp::text(&called);
+    assert!(text.contains("cjs true"), "{called}");
+    let log = client.wait_for_stderr(&["no-such-package-skilldeck"]);
+    assert!(log.contains("cannot be built"), "{log}");
+}
