@@ -17,12 +17,27 @@ Rows (min and median of --runs runs, whole processes):
 Each row runs twice: with uv's cache warm (the wheels already unpacked, as
 on a machine that installed them before) and cold (an empty cache per run).
 
+Node rows (with --node, or --node-only), offline from one npm cache that
+holds is-odd 3.0.1 and is-number 6.0.0 (filled from the npm registry with
+`npm cache add`, once, unless --npm-cache DIR is given):
+  - npm ci into a fresh folder                       (the baseline: the same
+                                                     package.json and lock,
+                                                     --offline --ignore-scripts
+                                                     --omit=dev)
+  - skilldeck install SKILL                         (resolve with npm
+                                                     --package-lock-only, npm ci,
+                                                     tree digest, marker, swap, lock)
+  - skilldeck install --frozen, environment removed (npm ci of the locked set)
+  - skilldeck install of a 2nd skill, same set      (shared: tree re-hashed, no build)
+  - skilldeck verify                                 (the tree re-hashed)
+
 The wheels come from PyPI with pip (a registry download, once, into a temp
 folder) unless --wheels DIR is given; uv from --uv, $SKILLDECK_UV, or
 scripts/install-uv.sh.
 
 usage: bench/environments.py [--runs 5] [--binary PATH] [--uv PATH]
                              [--wheels DIR] [--set small|requests]
+                             [--node | --node-only] [--npm-cache DIR]
 """
 import argparse
 import os
@@ -63,6 +78,84 @@ def timed(fn, runs, reset):
     return min(times), statistics.median(times)
 
 
+NODE_PINS = ["is-odd@3.0.1", "is-number@6.0.0"]
+
+
+def node_rows(args, work):
+    """The Node rows: skilldeck install against npm ci of the same set."""
+    rows = []
+    blank = os.path.join(work, "blank.npmrc")
+    blank_global = os.path.join(work, "blank-global.npmrc")
+    for f in (blank, blank_global):
+        open(f, "w").close()
+    npm_config = ["--userconfig", blank, "--globalconfig", blank_global, "--update-notifier=false"]
+    cache = args.npm_cache
+    if not cache:
+        cache = os.path.join(work, "npm-cache")
+        run(["npm", "cache", "add", *NODE_PINS, "--cache", cache, *npm_config])
+    skill = os.path.join(work, "src", "odd")
+    os.makedirs(os.path.join(skill, "scripts"))
+    with open(os.path.join(skill, "SKILL.md"), "w") as f:
+        f.write("---\nname: odd\ndescription: Bench skill with npm dependencies. Use in benches.\n---\n# Odd\n")
+    with open(os.path.join(skill, "package.json"), "w") as f:
+        f.write('{"dependencies": {"is-odd": "^3.0.1"}}\n')
+    with open(os.path.join(skill, "scripts", "odd.mjs"), "w") as f:
+        f.write("import isOdd from 'is-odd';\nconsole.log(isOdd(3));\n")
+    twin = os.path.join(work, "src", "odd2")
+    shutil.copytree(skill, twin)
+    with open(os.path.join(twin, "SKILL.md"), "w") as f:
+        f.write("---\nname: odd2\ndescription: Bench skill with npm dependencies. Use in benches.\n---\n# Odd\n")
+    # The baseline's folder: the same package.json and the lock npm resolves.
+    base = os.path.join(work, "npm-ci")
+    os.makedirs(base)
+    shutil.copy(os.path.join(skill, "package.json"), base)
+    npm_flags = ["--offline", "--cache", cache, "--ignore-scripts", "--no-audit", "--no-fund", *npm_config]
+    run(["npm", "install", "--package-lock-only", "--omit=dev", *npm_flags], cwd=base)
+    proj = os.path.join(work, "node-proj")
+    store = os.path.join(work, "node-store")
+    e = dict(os.environ, SKILLDECK_ENVS_DIR=store, HOME=os.path.join(work, "home"),
+             XDG_CONFIG_HOME=os.path.join(work, "xdg"))
+    src = ["--offline", "--npm-cache", cache]
+
+    def clear(*paths):
+        for p in paths:
+            shutil.rmtree(p, ignore_errors=True)
+
+    rows.append(("npm ci into a fresh folder (Node)",
+                 timed(lambda: run(["npm", "ci", "--omit=dev", *npm_flags], cwd=base), args.runs,
+                       lambda: clear(os.path.join(base, "node_modules")))))
+
+    def reset_install():
+        clear(proj, store)
+        os.makedirs(proj)
+
+    rows.append(("skilldeck install (Node)",
+                 timed(lambda: run([args.binary, "install", skill, *src], env=e, cwd=proj),
+                       args.runs, reset_install)))
+
+    def frozen():
+        run([args.binary, "install", "--frozen", *src], env=e, cwd=proj)
+
+    rows.append(("skilldeck install --frozen, env removed (Node)",
+                 timed(frozen, args.runs, lambda: clear(store))))
+
+    def reset_shared():
+        shutil.rmtree(os.path.join(proj, ".agents", "skills", "odd2"), ignore_errors=True)
+        frozen()
+        lock = os.path.join(proj, ".agents", "skilldeck.lock")
+        text = open(lock).read()
+        if "[skill.odd2]" in text:
+            text = text[: text.index("[skill.odd2]")].rstrip() + "\n"
+            open(lock, "w").write(text)
+
+    rows.append(("skilldeck install of a 2nd skill, same set (Node)",
+                 timed(lambda: run([args.binary, "install", twin, *src], env=e, cwd=proj),
+                       args.runs, reset_shared)))
+    rows.append(("skilldeck verify (files and the Node tree re-hashed)",
+                 timed(lambda: run([args.binary, "verify"], env=e, cwd=proj), args.runs, lambda: None)))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -71,9 +164,26 @@ def main():
     ap.add_argument("--wheels")
     ap.add_argument("--set", choices=sorted(SETS), default="small")
     ap.add_argument("--python", default="/usr/bin/python3")
+    ap.add_argument("--node", action="store_true", help="add the Node rows")
+    ap.add_argument("--node-only", action="store_true", help="only the Node rows")
+    ap.add_argument("--npm-cache", help="an npm cache holding is-odd 3.0.1 and is-number 6.0.0")
     args = ap.parse_args()
     if not os.path.isfile(args.binary):
         sys.exit(f"{args.binary} not built (cargo build --release -p skilldeck-cli)")
+    if args.node_only:
+        work = tempfile.mkdtemp(prefix="skilldeck-bench-env-")
+        os.chmod(work, 0o755)
+        try:
+            rows = node_rows(args, work)
+            print(f"# Skill environments: Node ({', '.join(NODE_PINS)}), offline from an npm cache")
+            print(f"\nnode {run(['node', '--version']).strip()}; npm {run(['npm', '--version']).strip()}; "
+                  f"{args.runs} runs; min / median wall time of whole processes; binary {args.binary}\n")
+            print("| what | min | median |\n|---|---:|---:|")
+            for name, (lo, med) in rows:
+                print(f"| {name} | {lo * 1000:.0f} ms | {med * 1000:.0f} ms |")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     uv = args.uv or run(["bash", os.path.join(common.ROOT, "scripts/install-uv.sh")]).strip().splitlines()[-1]
     requirements, pins = SETS[args.set]
     work = tempfile.mkdtemp(prefix="skilldeck-bench-env-")
@@ -182,6 +292,8 @@ def main():
         rows.append(("skilldeck verify (files and environment re-hashed)",
                      timed(lambda: run([args.binary, "verify"], env=env(), cwd=proj),
                            args.runs, lambda: None)))
+        if args.node:
+            rows.extend(node_rows(args, work))
         python = run([args.python, "--version"]).strip()
         uv_version = run([uv, "--version"]).strip()
         print(f"# Skill environments: `{args.set}` set ({', '.join(pins)}), offline from a wheel folder")

@@ -142,11 +142,15 @@ pub fn audit_files(shown: &Path, files: &[SkillFile<'_>], options: &AuditOptions
     }
     let dependency_files: Vec<(&str, String)> = files
         .iter()
-        .filter(|f| {
-            f.path == skilldeck::environment::REQUIREMENTS_TXT
-                || f.path == skilldeck::environment::PYPROJECT_TOML
+        .filter(|f| match f.path {
+            skilldeck::environment::REQUIREMENTS_TXT | skilldeck::environment::PYPROJECT_TOML => {
+                f.bytes.len() as u64 <= skilldeck::environment::MAX_REQUIREMENTS_BYTES
+            }
+            skilldeck::environment::PACKAGE_JSON => {
+                f.bytes.len() as u64 <= skilldeck::environment::MAX_PACKAGE_JSON_BYTES
+            }
+            _ => false,
         })
-        .filter(|f| f.bytes.len() as u64 <= skilldeck::environment::MAX_REQUIREMENTS_BYTES)
         .map(|f| (f.path, String::from_utf8_lossy(f.bytes).into_owned()))
         .collect();
     let texts: Vec<(&str, &str)> = dependency_files

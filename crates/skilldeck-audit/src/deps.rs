@@ -9,6 +9,11 @@
 //!   option, a URL, a path): packages from outside the operator's index.
 //!   `install` refuses such a skill; the audit says so before.
 //!
+//! `package.json`'s `dependencies` and `optionalDependencies` the same way:
+//! a name one edit from a well-known npm package's ([`WELL_KNOWN_NPM`]),
+//! a spec that names its source (git, `github:`, a URL, `file:`, `npm:`
+//! alias, `user/repo`) or `bundleDependencies`.
+//!
 //! A requirement not on the index is found by `install` itself, whose
 //! resolution fails naming it (`environment-build-failed`): the audit
 //! does not reach the network.
@@ -134,6 +139,45 @@ pub const WELL_KNOWN: &[&str] = &[
     "yarl",
 ];
 
+/// Well-known npm packages: among the most downloaded, and those skills'
+/// scripts import most. A dependency one edit away from one of these, and
+/// not itself one, is a finding.
+pub const WELL_KNOWN_NPM: &[&str] = &[
+    "@anthropic-ai/sdk",
+    "axios",
+    "body-parser",
+    "chalk",
+    "cheerio",
+    "commander",
+    "cross-env",
+    "dayjs",
+    "debug",
+    "dotenv",
+    "express",
+    "glob",
+    "inquirer",
+    "jsonwebtoken",
+    "lodash",
+    "minimist",
+    "moment",
+    "mongoose",
+    "node-fetch",
+    "nodemailer",
+    "openai",
+    "playwright",
+    "puppeteer",
+    "react",
+    "request",
+    "rimraf",
+    "semver",
+    "typescript",
+    "underscore",
+    "uuid",
+    "webpack",
+    "yargs",
+    "zod",
+];
+
 /// Shortest name compared with [`WELL_KNOWN`]: below it one edit turns
 /// most short names into another real one (`six`/`sic`).
 pub const MIN_TYPOSQUAT_CHARS: usize = 4;
@@ -144,10 +188,13 @@ pub(crate) fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
     let text_of = |name: &str| files.iter().find(|(p, _)| *p == name).map(|(_, t)| *t);
     let requirements_txt = text_of(skilldeck::environment::REQUIREMENTS_TXT);
     let pyproject = text_of(skilldeck::environment::PYPROJECT_TOML);
-    if requirements_txt.is_none() && pyproject.is_none() {
-        return Vec::new();
-    }
     let mut out = Vec::new();
+    if let Some(text) = text_of(skilldeck::environment::PACKAGE_JSON) {
+        node_findings(text, &mut out);
+    }
+    if requirements_txt.is_none() && pyproject.is_none() {
+        return out;
+    }
     // requirements.txt line by line, so a refused line does not hide a
     // typosquat on another; pyproject.toml as a whole.
     let mut units: Vec<(&str, u32, Option<&str>, Option<&str>)> = Vec::new();
@@ -215,6 +262,81 @@ pub(crate) fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The findings of `package.json` (`text`): each dependency on its own,
+/// so a refused spec does not hide a typosquat on another.
+fn node_findings(text: &str, out: &mut Vec<Finding>) {
+    use skilldeck::environment::{PACKAGE_JSON, json_key_line, npm_spec_source};
+    let Ok(serde_json::Value::Object(manifest)) = serde_json::from_str(text) else {
+        return;
+    };
+    for key in ["bundleDependencies", "bundledDependencies"] {
+        let bundles = match manifest.get(key) {
+            Some(serde_json::Value::Array(a)) => !a.is_empty(),
+            Some(serde_json::Value::Bool(b)) => *b,
+            _ => false,
+        };
+        if bundles {
+            out.push(finding(
+                "deps.source-override",
+                PACKAGE_JSON,
+                json_key_line(text, None, key),
+                key,
+                format!(
+                    "'{key}' ships packages inside the skill itself: install refuses it (the \
+                     operator chooses the registry)"
+                ),
+            ));
+        }
+    }
+    for section in ["dependencies", "optionalDependencies"] {
+        let Some(serde_json::Value::Object(deps)) = manifest.get(section) else {
+            continue;
+        };
+        for (name, spec) in deps {
+            let line = json_key_line(text, Some(section), name);
+            let spec = spec.as_str().unwrap_or_default();
+            let evidence = format!("\"{name}\": \"{spec}\"");
+            if let Some(what) = npm_spec_source(spec) {
+                out.push(finding(
+                    "deps.source-override",
+                    PACKAGE_JSON,
+                    line,
+                    &evidence,
+                    format!(
+                        "dependency '{name}' is {what} ('{spec}'): install refuses it (the \
+                         operator chooses the registry)"
+                    ),
+                ));
+            }
+            if let Some(known) = shadowed_npm(name) {
+                out.push(finding(
+                    "deps.shadows-well-known",
+                    PACKAGE_JSON,
+                    line,
+                    &evidence,
+                    format!(
+                        "dependency '{name}' is one letter away from the well-known npm package \
+                         '{known}': a typosquat would install someone else's code"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The well-known npm name `name` is one edit from, when it is not one
+/// itself.
+pub fn shadowed_npm(name: &str) -> Option<&'static str> {
+    if name.chars().count() < MIN_TYPOSQUAT_CHARS || WELL_KNOWN_NPM.contains(&name) {
+        return None;
+    }
+    WELL_KNOWN_NPM
+        .iter()
+        .copied()
+        .filter(|k| k.chars().count() >= MIN_TYPOSQUAT_CHARS)
+        .find(|k| one_edit(name.as_bytes(), k.as_bytes()))
 }
 
 fn names_a_source(line: &str) -> bool {
@@ -332,5 +454,28 @@ mod tests {
         )]);
         assert_eq!(f[0].code, "deps.shadows-well-known");
         assert_eq!(f[0].file, "pyproject.toml");
+    }
+
+    #[test]
+    fn npm_typosquats_and_source_overrides_are_found_at_their_package_json_line() {
+        let text = "{\n  \"name\": \"x\",\n  \"dependencies\": {\n    \"lodahs\": \"^4.17.0\",\n    \
+                    \"is-odd\": \"github:evil/is-odd\",\n    \"express\": \"^4\"\n  },\n  \
+                    \"optionalDependencies\": { \"left\": \"git+https://evil.example/x.git\" },\n  \
+                    \"bundleDependencies\": [\"is-odd\"]\n}\n";
+        let f = findings(&[("package.json", text)]);
+        let got: Vec<(&str, Option<u32>)> = f.iter().map(|f| (f.code.as_str(), f.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("deps.source-override", Some(9)),
+                ("deps.source-override", Some(5)),
+                ("deps.shadows-well-known", Some(4)),
+                ("deps.source-override", Some(8)),
+            ],
+            "{f:#?}"
+        );
+        assert!(f.iter().all(|f| f.file == "package.json"));
+        assert_eq!(shadowed_npm("express"), None);
+        assert_eq!(shadowed_npm("expresss"), Some("express"));
     }
 }

@@ -15,7 +15,7 @@ use crate::pack::refused;
 use crate::render;
 
 /// How `install` builds the environments of skills that declare
-/// dependencies (`requirements.txt`, `pyproject.toml`).
+/// dependencies (`requirements.txt`, `pyproject.toml`, `package.json`).
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "Skill environments")]
 pub struct EnvArgs {
@@ -24,8 +24,9 @@ pub struct EnvArgs {
     /// their environment.
     #[arg(long)]
     no_environments: bool,
-    /// Never use the network to get packages: they come from --find-links
-    /// folders (and uv's cache) only.
+    /// Never use the network to get packages: Python packages come from
+    /// --find-links folders (and uv's cache) only, Node packages from npm's
+    /// cache (--npm-cache).
     #[arg(long)]
     offline: bool,
     /// A folder of wheels packages may come from (repeatable; also
@@ -42,6 +43,22 @@ pub struct EnvArgs {
     /// python, /usr/bin/python3).
     #[arg(long, value_name = "FILE")]
     python: Option<PathBuf>,
+    /// An npm registry instead of the npm registry (also `[environments]`
+    /// npm-registry).
+    #[arg(long, value_name = "URL")]
+    npm_registry: Option<String>,
+    /// npm's cache folder (also `[environments]` npm-cache); with
+    /// --offline, the only source of Node packages.
+    #[arg(long, value_name = "DIR")]
+    npm_cache: Option<PathBuf>,
+    /// The npm binary (else `[environments]` npm, SKILLDECK_NPM, npm on
+    /// PATH).
+    #[arg(long, value_name = "FILE")]
+    npm: Option<PathBuf>,
+    /// The Node interpreter Node environments are built for (else
+    /// `[environments]` node, /usr/bin/node).
+    #[arg(long, value_name = "FILE")]
+    node: Option<PathBuf>,
 }
 
 impl EnvArgs {
@@ -64,6 +81,7 @@ impl EnvArgs {
                 .collect()
         };
         let defaults = EnvironmentOptions::default();
+        let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
         let options = EnvironmentOptions {
             uv: self.uv.clone().or(config.uv),
             python: self
@@ -74,15 +92,16 @@ impl EnvArgs {
             index_url: self.index_url.clone().or(config.index_url),
             find_links,
             offline: self.offline || config.offline.unwrap_or(false),
+            npm: self.npm.clone().or(config.npm),
+            node: self
+                .node
+                .clone()
+                .or(config.node)
+                .map_or(defaults.node, absolute),
+            npm_registry: self.npm_registry.clone().or(config.npm_registry),
+            npm_cache: self.npm_cache.clone().map(absolute).or(config.npm_cache),
             store: defaults.store,
         };
-        if options.offline && options.find_links.is_empty() && options.index_url.is_none() {
-            return Err(CliError::Usage(
-                "--offline needs a source of packages: --find-links DIR (a folder of wheels) or \
-                 --index-url file:///..."
-                    .into(),
-            ));
-        }
         Ok(Some(options))
     }
 }
@@ -90,7 +109,7 @@ impl EnvArgs {
 /// `skilldeck env`.
 #[derive(Debug, clap::Subcommand)]
 pub enum EnvCommand {
-    /// List the environments in the store: key, packages, interpreter.
+    /// List the environments in the store: key, kind, interpreter, packages.
     List {
         /// Output format.
         #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
@@ -161,7 +180,11 @@ struct Listed {
     path: PathBuf,
     complete: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<skilldeck::environment::EnvKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     python: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
     packages: Vec<String>,
 }
 
@@ -175,17 +198,16 @@ fn list(format: Format) -> Result<u8, CliError> {
             key: key.to_string(),
             path,
             complete: marker.is_some(),
+            kind: marker.as_ref().map(|m| m.kind),
             python: marker
                 .as_ref()
+                .filter(|m| m.kind == skilldeck::environment::EnvKind::Python)
                 .map(|m| format!("{} {}", m.interpreter, m.python)),
-            packages: marker
-                .map(|m| {
-                    m.packages
-                        .iter()
-                        .map(|p| format!("{}=={}", p.name, p.version))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            node: marker
+                .as_ref()
+                .filter(|m| m.kind == skilldeck::environment::EnvKind::Node)
+                .map(|m| format!("{} {}", m.interpreter, m.node)),
+            packages: marker.map(|m| m.package_names()).unwrap_or_default(),
         });
     }
     let mut out = render::stdout_for(format == Format::Json);
@@ -198,7 +220,10 @@ fn list(format: Format) -> Result<u8, CliError> {
                 out,
                 "{} {} {}",
                 l.key,
-                l.python.as_deref().unwrap_or("(incomplete: no marker)"),
+                l.python
+                    .as_deref()
+                    .or(l.node.as_deref())
+                    .unwrap_or("(incomplete: no marker)"),
                 l.packages.join(" ")
             )?;
         }

@@ -253,14 +253,18 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             if let Some(v) = &i.signed {
                 writeln!(out, "  signed by {}{}", v.signer, principals(&v.principals))?;
             }
-            if let Some(env) = &i.environment {
+            for env in &i.environments {
                 let how = match env.built {
                     skilldeck_package::environment::Built::Created => "built",
                     skilldeck_package::environment::Built::Reused => "shared",
                 };
+                let kind = match env.kind {
+                    skilldeck::environment::EnvKind::Python => "",
+                    skilldeck::environment::EnvKind::Node => "node ",
+                };
                 writeln!(
                     out,
-                    "  environment {how}: {} ({})",
+                    "  {kind}environment {how}: {} ({})",
                     env.packages.join(" "),
                     env.path.display()
                 )?;

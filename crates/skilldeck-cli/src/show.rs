@@ -52,6 +52,9 @@ struct EnvRow {
     status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<std::path::PathBuf>,
+    /// Every ready environment's folder (Python, Node) when there are two.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    paths: Vec<std::path::PathBuf>,
     packages: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
@@ -62,26 +65,28 @@ fn environment_row(ctx: &Context, skill: &skilldeck::Skill) -> Option<EnvRow> {
         return None;
     }
     match skilldeck_host::environment::for_skill(&ctx.config.exec, skill) {
-        Ok(Some(env)) => Some(EnvRow {
+        Ok(envs) if !envs.is_empty() => Some(EnvRow {
             status: "ready".into(),
-            path: Some(env.dir.clone()),
-            packages: env
-                .locked
-                .packages
-                .iter()
-                .map(|p| format!("{}=={}", p.name, p.version))
-                .collect(),
+            path: Some(envs[0].dir.clone()),
+            paths: if envs.len() > 1 {
+                envs.iter().map(|e| e.dir.clone()).collect()
+            } else {
+                Vec::new()
+            },
+            packages: envs.iter().flat_map(|e| e.locked.package_names()).collect(),
             problem: None,
         }),
-        Ok(None) => ctx.config.exec.python_for(&skill.name).map(|p| EnvRow {
+        Ok(_) => ctx.config.exec.python_for(&skill.name).map(|p| EnvRow {
             status: "operator-python".into(),
             path: Some(p.to_path_buf()),
+            paths: Vec::new(),
             packages: Vec::new(),
             problem: None,
         }),
         Err(problem) => Some(EnvRow {
             status: problem.code().as_str().to_owned(),
             path: None,
+            paths: Vec::new(),
             packages: Vec::new(),
             problem: Some(skilldeck_host::environment::describe(&problem)),
         }),
@@ -170,9 +175,17 @@ pub fn run(args: &Args, ctx: &Context) -> Result<u8, CliError> {
                     )?,
                     (None, Some(path)) if env.status == "ready" => writeln!(
                         out,
-                        "| environment | ready: {} (`{}`) |",
+                        "| environment | ready: {} ({}) |",
                         env.packages.join(" "),
-                        path.display()
+                        if env.paths.is_empty() {
+                            std::slice::from_ref(path)
+                        } else {
+                            env.paths.as_slice()
+                        }
+                        .iter()
+                        .map(|p| format!("`{}`", p.display()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                     )?,
                     (None, path) => writeln!(
                         out,

@@ -609,9 +609,35 @@ fn an_interpreter_that_is_not_the_locked_version_fails_verify_and_a_frozen_insta
         .and_then(|v| v.strip_suffix('"'))
         .unwrap()
         .to_owned();
+    // The record stays consistent: its key is the one its content gives
+    // (an edited record is refused as such).
+    let table: toml::Table = toml::from_str(&lock).unwrap();
+    let mut env: skilldeck::environment::LockedEnvironment = table["skill"]["dates"]["environment"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let old_key = env.key.to_string();
+    env.python = "3.0.1".into();
+    env.key = skilldeck::environment::environment_key(
+        env.kind,
+        &env.interpreter,
+        &env.python,
+        &env.packages,
+    );
     std::fs::write(
         &lockfile,
-        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\""),
+        lock.replace(&format!("python = \"{found}\""), "python = \"3.0.1\"")
+            .replace(&old_key, &env.key.to_string()),
+    )
+    .unwrap();
+    // And the environment was built for it then (the system's Python was
+    // upgraded since): stored under that record's key, with its marker.
+    let hex = |k: &str| k.trim_start_matches("sha256:").to_owned();
+    let built = p.store().join(hex(&env.key.to_string()));
+    std::fs::rename(p.store().join(hex(&old_key)), &built).unwrap();
+    std::fs::write(
+        built.join(skilldeck::environment::MARKER_FILE),
+        env.to_toml(),
     )
     .unwrap();
     let err = failed(&p.run(&["verify"]));
@@ -657,4 +683,563 @@ fn a_dynamic_context_directive_runs_with_the_skills_environment() {
     let activated = client.call("activate_skill", json!({"name": "dates"}));
     let text = skilldeck_testkit::mcp::text(&activated);
     assert!(text.contains("Version: dateutil-2.9.0.post0"), "{text}");
+}
+
+// Node environments: package.json + npm ci, from an npm cache offline.
+
+/// The integrity npm's registry publishes for is-odd 3.0.1 and is-number
+/// 6.0.0 (the test packages scripts/test-environments.sh caches).
+const IS_ODD_INTEGRITY: &str = "sha512-CQpnWPrDwmP1+SMHXZhtLtJv90yiyVfluGsX5iNCVkrhQtU3TQHsUWPG9wkdk9Lgd5yNpAg9jQEo90CBaXgWMA==";
+const IS_NUMBER_INTEGRITY: &str = "sha512-Wu1VHeILBK8KAWJUAiSZQX94GmOE45Rg6/538fKwiloUu21KncEkYGPqob2oSZ5mUT73vLGrHQjKw3KMPwfDzg==";
+
+/// The npm cache holding is-odd and is-number, when the environment
+/// provides it; with `SKILLDECK_TEST_REQUIRE_NPM=1`, a failure when it
+/// does not.
+fn npm_cache() -> Option<PathBuf> {
+    let cache = std::env::var_os("SKILLDECK_TEST_NPM_CACHE").map(PathBuf::from);
+    if std::env::var_os("SKILLDECK_TEST_REQUIRE_NPM").is_some_and(|v| v == "1") {
+        let cache = cache.as_ref().expect(
+            "SKILLDECK_TEST_REQUIRE_NPM=1 but SKILLDECK_TEST_NPM_CACHE is not set (run \
+             scripts/test-environments.sh)",
+        );
+        assert!(cache.is_dir(), "{} is not a folder", cache.display());
+    }
+    if cache.is_none() {
+        eprintln!(
+            "SKILLDECK_TEST_NPM_CACHE not set: the Node environment build tests did not run \
+             (scripts/test-environments.sh runs them)"
+        );
+    }
+    cache
+}
+
+/// A CommonJS script and an ES module that import is-odd and say where
+/// it was loaded from.
+const CJS_SCRIPT: &str = "const isOdd = require('is-odd');\n\
+                          console.log('cjs', isOdd(3), require.resolve('is-odd'));\n";
+const ESM_SCRIPT: &str = "import isOdd from 'is-odd';\n\
+                          console.log('esm', isOdd(4), import.meta.resolve('is-odd'));\n";
+
+impl Project {
+    /// A skill `name` whose `package.json` is `package_json`, with the two
+    /// scripts and a tool that runs the CommonJS one.
+    fn node_skill(&self, name: &str, package_json: &str) -> PathBuf {
+        let dir = self.path().join("src").join(name);
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Tell odd numbers with is-odd. Use when a \
+                 number's parity matters.\ntools:\n  - name: odd\n    description: Is 3 odd.\n    \
+                 input_schema: {{type: object, properties: {{}}}}\n    run: scripts/odd.js\n---\n\
+                 # {name}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("package.json"), package_json).unwrap();
+        std::fs::write(dir.join("scripts/odd.js"), CJS_SCRIPT).unwrap();
+        std::fs::write(dir.join("scripts/odd.mjs"), ESM_SCRIPT).unwrap();
+        dir
+    }
+}
+
+const IS_ODD_PACKAGE_JSON: &str = "{\n  \"name\": \"odd\",\n  \"private\": true,\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\"\n  },\n  \"devDependencies\": {\n    \"left-pad\": \"git+https://example.invalid/left-pad.git\"\n  }\n}\n";
+
+fn install_node_offline(p: &Project, cache: &Path, sources: &[&str]) -> Output {
+    let mut args = vec!["install"];
+    args.extend_from_slice(sources);
+    args.extend_from_slice(&["--offline", "--npm-cache", cache.to_str().unwrap()]);
+    p.run(&args)
+}
+
+/// A copy of the test cache: npm writes to its cache (index entries,
+/// logs), and each test keeps its own.
+fn own_cache(p: &Project, cache: &Path) -> PathBuf {
+    let to = p.path().join("npm-cache");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(cache)
+        .arg(&to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    to
+}
+
+#[test]
+fn a_commonjs_and_an_es_module_script_import_a_node_package_in_the_sandbox_after_an_offline_install()
+ {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    let out = ok(&install_node_offline(&p, &cache, &["src/odd"]));
+    assert!(
+        out.contains("node environment built: is-number@6.0.0 is-odd@3.0.1"),
+        "{out}"
+    );
+    let store = p.store();
+    for (script, want) in [
+        ("scripts/odd.js", "cjs true "),
+        ("scripts/odd.mjs", "esm false file://"),
+    ] {
+        let ran = ok(&p.run(&["run", "odd", script, "--root", ".agents/skills"]));
+        assert!(ran.starts_with(want), "{script}: {ran}");
+        assert!(
+            ran.contains(&format!("{}/", store.display())) && ran.contains("node_modules/is-odd"),
+            "{script} imported is-odd from outside the store: {ran}"
+        );
+    }
+    assert_eq!(tools(&p), ["odd__odd"]);
+    let shown = ok(&p.run(&["show", "odd", "--root", ".agents/skills"]));
+    assert!(
+        shown.contains("| environment | ready: is-number@6.0.0 is-odd@3.0.1"),
+        "{shown}"
+    );
+    let listed = ok(&p.run(&["env", "list"]));
+    assert!(listed.contains(" /usr/bin/node "), "{listed}");
+    assert!(listed.contains("is-odd@3.0.1"), "{listed}");
+}
+
+#[test]
+fn the_lock_records_every_node_package_with_its_integrity_and_the_installed_tree() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    ok(&install_node_offline(&p, &cache, &["src/odd"]));
+    let lock = p.lock();
+    assert!(lock.contains("[skill.odd.node-environment]"), "{lock}");
+    assert!(!lock.contains("[skill.odd.environment]"), "{lock}");
+    assert!(lock.contains("kind = \"node\""), "{lock}");
+    assert!(lock.contains("interpreter = \"/usr/bin/node\""), "{lock}");
+    assert!(lock.contains("tree = \"sha256:"), "{lock}");
+    for integrity in [IS_ODD_INTEGRITY, IS_NUMBER_INTEGRITY] {
+        assert!(
+            lock.contains(integrity),
+            "{integrity} not in the lock:\n{lock}"
+        );
+    }
+    assert!(
+        lock.contains("path = \"node_modules/is-odd\", name = \"is-odd\", version = \"3.0.1\""),
+        "{lock}"
+    );
+    assert!(
+        lock.contains("dependencies = { \"is-number\" = \"^6.0.0\" }"),
+        "{lock}"
+    );
+    // Dev dependencies play no part (the git one would be refused).
+    assert!(!lock.contains("left-pad"), "{lock}");
+    // An edited record is not trusted.
+    let lockfile = p.path().join(".agents/skilldeck.lock");
+    std::fs::write(
+        &lockfile,
+        lock.replace("version = \"6.0.0\"", "version = \"6.0.1\""),
+    )
+    .unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(err.contains("the record was edited"), "{err}");
+}
+
+#[test]
+fn two_skills_with_the_same_node_dependencies_share_one_environment() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    p.node_skill("also-odd", "{\"dependencies\": {\"is-odd\": \"3.0.1\"}}\n");
+    let out = ok(&install_node_offline(
+        &p,
+        &cache,
+        &["src/odd", "src/also-odd"],
+    ));
+    assert!(out.contains("node environment built"), "{out}");
+    assert!(out.contains("node environment shared"), "{out}");
+    assert_eq!(p.environments().len(), 1, "{:?}", p.environments());
+    for skill in ["odd", "also-odd"] {
+        ok(&p.run(&["run", skill, "scripts/odd.mjs", "--root", ".agents/skills"]));
+    }
+}
+
+#[test]
+fn verify_finds_a_modified_node_modules_file_and_install_frozen_repairs_it() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    ok(&install_node_offline(&p, &cache, &["src/odd"]));
+    let out = ok(&p.run(&["verify"]));
+    assert!(out.contains("ok         odd environment"), "{out}");
+    let env = p.store().join(&p.environments()[0]);
+    let index = env.join("node_modules/is-number/index.js");
+    let mut text = std::fs::read_to_string(&index).unwrap();
+    text.push_str("\nconsole.log('planted');\n");
+    std::fs::write(&index, text).unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(
+        err.contains("environment-modified odd environment"),
+        "{err}"
+    );
+    assert!(
+        err.contains("is-number@6.0.0 (node_modules/is-number)"),
+        "{err}"
+    );
+    let lock_before = p.lock();
+    ok(&p.run(&[
+        "install",
+        "--frozen",
+        "--offline",
+        "--npm-cache",
+        cache.to_str().unwrap(),
+    ]));
+    assert_eq!(
+        p.lock(),
+        lock_before,
+        "a frozen install never changes the lock"
+    );
+    ok(&p.run(&["verify"]));
+    // A file added beside the packages is found too.
+    std::fs::write(env.join("node_modules/evil.js"), "x").unwrap();
+    let err = failed(&p.run(&["verify"]));
+    assert!(
+        err.contains("outside the locked packages' folders"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_node_environment_is_a_clear_error_and_its_skill_offers_no_tools() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    ok(&install_node_offline(&p, &cache, &["src/odd"]));
+    for env in p.environments() {
+        std::fs::remove_dir_all(p.store().join(env)).unwrap();
+    }
+    let err = failed(&p.run(&["run", "odd", "scripts/odd.js", "--root", ".agents/skills"]));
+    assert!(err.contains("environment-missing"), "{err}");
+    assert!(err.contains("is-odd@3.0.1"), "{err}");
+    assert!(err.contains("skilldeck install --frozen"), "{err}");
+    let call = failed(&p.run(&[
+        "call",
+        "odd",
+        "odd",
+        "--args",
+        "{}",
+        "--root",
+        ".agents/skills",
+    ]));
+    assert!(call.contains("environment-missing"), "{call}");
+    assert_eq!(tools(&p), Vec::<String>::new());
+    let shown = ok(&p.run(&["show", "odd", "--root", ".agents/skills"]));
+    assert!(
+        shown.contains("| environment | environment-missing"),
+        "{shown}"
+    );
+    let doctor = ok(&p.run(&["doctor", "--root", ".agents/skills"]));
+    assert!(doctor.contains("error[environment-missing]"), "{doctor}");
+}
+
+#[test]
+fn npm_user_config_and_npm_config_variables_do_not_change_where_packages_come_from() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    // Every way npm reads its config, pointed at a registry that is not
+    // there: the user's ~/.npmrc, a userconfig named by a variable, and
+    // npm_config_* variables. Honoured, resolution would find nothing in
+    // the cache for that registry (or record its URLs, which install
+    // refuses), and scripts would run.
+    let evil = "registry=http://127.0.0.1:9/\n@evil:registry=http://127.0.0.1:9/\n\
+                ignore-scripts=false\nreplace-registry-host=never\n";
+    std::fs::create_dir_all(p.path().join("home")).unwrap();
+    std::fs::write(p.path().join("home/.npmrc"), evil).unwrap();
+    std::fs::write(p.path().join("evil.npmrc"), evil).unwrap();
+    let out = p
+        .command(&[
+            "install",
+            "src/odd",
+            "--offline",
+            "--npm-cache",
+            cache.to_str().unwrap(),
+        ])
+        .env("npm_config_registry", "http://127.0.0.1:9/")
+        .env("NPM_CONFIG_REGISTRY", "http://127.0.0.1:9/")
+        .env("npm_config_userconfig", p.path().join("evil.npmrc"))
+        .env("npm_config_ignore_scripts", "false")
+        .output()
+        .unwrap();
+    let out = ok(&out);
+    assert!(out.contains("node environment built"), "{out}");
+    assert!(!p.lock().contains("127.0.0.1"), "{}", p.lock());
+    ok(&p.run(&["run", "odd", "scripts/odd.mjs", "--root", ".agents/skills"]));
+}
+
+#[test]
+fn a_git_dependency_and_a_package_with_an_install_script_are_refused_with_their_file_and_line() {
+    // No npm needed: the declaration itself is refused, every problem at
+    // once, and nothing is installed.
+    let p = Project::new(None);
+    p.node_skill(
+        "sneaky",
+        "{\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\",\n    \
+         \"left-pad\": \"git+https://evil.example/left-pad.git\",\n    \
+         \"right-pad\": \"github:evil/right-pad\",\n    \"aliased\": \"npm:is-odd@3\"\n  },\n  \
+         \"bundleDependencies\": [\"is-odd\"]\n}\n",
+    );
+    let err = failed(&p.run(&["install", "src/sneaky"]));
+    assert!(err.contains("environment-requirement-invalid"), "{err}");
+    for (line, what) in [
+        (4, "a git repository"),
+        (5, "a GitHub repository"),
+        (6, "an alias of another package"),
+        (8, "bundleDependencies"),
+    ] {
+        assert!(
+            err.contains(&format!("package.json:{line}")),
+            "{line}: {err}"
+        );
+        assert!(err.contains(what), "{what}: {err}");
+    }
+    assert!(!p.path().join(".agents/skills/sneaky").exists());
+
+    // The skill's own lock: a package with an install script, one resolved
+    // elsewhere than a registry, one without integrity.
+    let dir = p.node_skill(
+        "scripted",
+        "{\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\"\n  }\n}\n",
+    );
+    let lock = format!(
+        "{{\n  \"name\": \"scripted\",\n  \"lockfileVersion\": 3,\n  \"requires\": true,\n  \
+         \"packages\": {{\n    \"\": {{\n      \"dependencies\": {{\n        \"is-odd\": \"^3.0.1\"\n      }}\n    }},\n    \
+         \"node_modules/is-number\": {{\n      \"version\": \"6.0.0\",\n      \
+         \"resolved\": \"https://evil.example/tarballs/is-number.tgz\",\n      \
+         \"integrity\": \"{IS_NUMBER_INTEGRITY}\"\n    }},\n    \
+         \"node_modules/is-odd\": {{\n      \"version\": \"3.0.1\",\n      \
+         \"resolved\": \"https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz\",\n      \
+         \"integrity\": \"{IS_ODD_INTEGRITY}\",\n      \"hasInstallScript\": true,\n      \
+         \"dependencies\": {{\n        \"is-number\": \"^6.0.0\"\n      }}\n    }},\n    \
+         \"node_modules/no-integrity\": {{\n      \"version\": \"1.0.0\",\n      \
+         \"resolved\": \"https://registry.npmjs.org/no-integrity/-/no-integrity-1.0.0.tgz\"\n    }}\n  }}\n}}\n"
+    );
+    std::fs::write(dir.join("package-lock.json"), lock).unwrap();
+    let err = failed(&p.run(&["install", "src/scripted"]));
+    assert!(err.contains("environment-requirement-invalid"), "{err}");
+    assert!(err.contains("package-lock.json:11"), "{err}");
+    assert!(err.contains("not a registry tarball"), "{err}");
+    assert!(err.contains("package-lock.json:16"), "{err}");
+    assert!(err.contains("has an install script"), "{err}");
+    assert!(err.contains("outside the sandbox"), "{err}");
+    assert!(err.contains("package-lock.json:25"), "{err}");
+    assert!(err.contains("has no integrity"), "{err}");
+    assert!(!p.path().join(".agents/skills/scripted").exists());
+}
+
+#[test]
+fn a_shipped_lock_into_another_registry_is_refused_naming_its_line() {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    let dir = p.node_skill(
+        "elsewhere",
+        "{\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\"\n  }\n}\n",
+    );
+    let lock = format!(
+        "{{\n  \"lockfileVersion\": 3,\n  \"packages\": {{\n    \"\": {{\n      \
+         \"dependencies\": {{ \"is-odd\": \"^3.0.1\" }}\n    }},\n    \
+         \"node_modules/is-number\": {{\n      \"version\": \"6.0.0\",\n      \
+         \"resolved\": \"https://npm.evil.example/is-number/-/is-number-6.0.0.tgz\",\n      \
+         \"integrity\": \"{IS_NUMBER_INTEGRITY}\"\n    }},\n    \
+         \"node_modules/is-odd\": {{\n      \"version\": \"3.0.1\",\n      \
+         \"resolved\": \"https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz\",\n      \
+         \"integrity\": \"{IS_ODD_INTEGRITY}\",\n      \
+         \"dependencies\": {{ \"is-number\": \"^6.0.0\" }}\n    }}\n  }}\n}}\n"
+    );
+    std::fs::write(dir.join("package-lock.json"), &lock).unwrap();
+    let err = failed(&install_node_offline(&p, &cache, &["src/elsewhere"]));
+    assert!(err.contains("environment-requirement-invalid"), "{err}");
+    assert!(err.contains("package-lock.json:7"), "{err}");
+    assert!(err.contains("https://npm.evil.example"), "{err}");
+    // The same lock into npm's registry is the resolution install uses.
+    std::fs::write(
+        dir.join("package-lock.json"),
+        lock.replace("https://npm.evil.example", "https://registry.npmjs.org"),
+    )
+    .unwrap();
+    let out = ok(&install_node_offline(&p, &cache, &["src/elsewhere"]));
+    assert!(out.contains("node environment built"), "{out}");
+}
+
+#[test]
+fn without_npm_an_install_of_a_skill_with_node_dependencies_is_refused_saying_how_to_get_it() {
+    let p = Project::new(None);
+    p.node_skill("odd", IS_ODD_PACKAGE_JSON);
+    let err = failed(&p.run(&["install", "src/odd", "--npm", "/nonexistent/npm"]));
+    assert!(err.contains("environment-build-failed"), "{err}");
+    assert!(err.contains("/nonexistent/npm"), "{err}");
+    assert!(!p.path().join(".agents/skills/odd").exists());
+    // A package.json without dependencies needs no npm.
+    p.node_skill(
+        "plain",
+        "{\"name\": \"plain\", \"devDependencies\": {\"x\": \"1\"}}\n",
+    );
+    ok(&p.run(&["install", "src/plain", "--npm", "/nonexistent/npm"]));
+}
+
+#[test]
+fn a_skill_with_a_python_and_a_node_environment_runs_both_and_the_lock_records_both() {
+    let (Some((uv, wheels)), Some(cache)) = (uv_and_wheels(), npm_cache()) else {
+        return;
+    };
+    let p = Project::new(Some(&uv));
+    let cache = own_cache(&p, &cache);
+    let dir = p.node_skill("both", IS_ODD_PACKAGE_JSON);
+    std::fs::write(dir.join("requirements.txt"), "python-dateutil>=2.8\n").unwrap();
+    std::fs::write(dir.join("scripts/when.py"), SCRIPT).unwrap();
+    let out = ok(&p.run(&[
+        "install",
+        "src/both",
+        "--offline",
+        "--find-links",
+        wheels.to_str().unwrap(),
+        "--npm-cache",
+        cache.to_str().unwrap(),
+    ]));
+    assert!(
+        out.contains("  environment built: python-dateutil=="),
+        "{out}"
+    );
+    assert!(
+        out.contains("  node environment built: is-number@6.0.0"),
+        "{out}"
+    );
+    let lock = p.lock();
+    assert!(lock.contains("[skill.both.environment]"), "{lock}");
+    assert!(lock.contains("[skill.both.node-environment]"), "{lock}");
+    assert_eq!(p.environments().len(), 2);
+    let ran = ok(&p.run(&["run", "both", "scripts/when.py", "--root", ".agents/skills"]));
+    assert!(ran.starts_with("2026-11-27T10:00:00"), "{ran}");
+    let ran = ok(&p.run(&["run", "both", "scripts/odd.mjs", "--root", ".agents/skills"]));
+    assert!(ran.starts_with("esm false"), "{ran}");
+    let out = ok(&p.run(&["verify", "--format", "json"]));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let kinds: Vec<&str> = v["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["python", "node"]);
+    // The Node one missing: the skill runs nothing, its Python script
+    // included.
+    let node_env = lock
+        .split("[skill.both.node-environment]")
+        .nth(1)
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("key = \"sha256:")))
+        .and_then(|k| k.strip_suffix('"'))
+        .unwrap()
+        .to_owned();
+    std::fs::remove_dir_all(p.store().join(node_env)).unwrap();
+    let err = failed(&p.run(&["run", "both", "scripts/when.py", "--root", ".agents/skills"]));
+    assert!(err.contains("environment-missing"), "{err}");
+    assert!(err.contains("is-odd@3.0.1"), "{err}");
+}
+
+#[test]
+fn serve_registry_builds_the_node_environments_of_the_agents_skills_and_leaves_out_one_that_cannot_be_built()
+ {
+    let Some(cache) = npm_cache() else {
+        return;
+    };
+    let p = Project::new(None);
+    let cache = own_cache(&p, &cache);
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        format!(
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n\n\
+             [environments]\noffline = true\nnpm-cache = {:?}\n",
+            cache.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    for (name, package_json) in [
+        ("odd", IS_ODD_PACKAGE_JSON),
+        (
+            "uncached",
+            "{\"dependencies\": {\"no-such-package-skilldeck\": \"^1.0.0\"}}\n",
+        ),
+    ] {
+        let dir = p.node_skill(name, package_json);
+        admin(
+            &p,
+            &server,
+            &[
+                "publish",
+                dir.to_str().unwrap(),
+                "--namespace",
+                "acme",
+                "--version",
+                "1.0.0",
+            ],
+        );
+    }
+    admin(&p, &server, &["registry", "agent", "create", "bot-1"]);
+    for name in ["acme/odd", "acme/uncached"] {
+        admin(&p, &server, &["registry", "assign", "bot-1", name]);
+    }
+    let token = admin(
+        &p,
+        &server,
+        &["registry", "token", "create", "--agent", "bot-1"],
+    );
+    let token_file = p.path().join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut command = p.command(&[
+        "serve",
+        "--registry",
+        &server.url,
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    command
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN");
+    let mut client = StdioClient::start(command);
+    let answer = client.request("tools/list", json!({}));
+    let names: Vec<&str> = answer["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.contains("__"))
+        .collect();
+    assert_eq!(names, ["odd__odd"], "{answer}");
+    let called = client.call("odd__odd", json!({}));
+    let text = skilldeck_testkit::mcp::text(&called);
+    assert!(text.contains("cjs true"), "{called}");
+    let log = client.wait_for_stderr(&["no-such-package-skilldeck"]);
+    assert!(log.contains("cannot be built"), "{log}");
 }

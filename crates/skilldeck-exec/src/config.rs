@@ -62,6 +62,8 @@ pub fn policy_from_config(exec: &ExecConfig, skill: &str) -> Result<Policy, Exec
         tree_limits: exec.tree_limits,
         keep_workdir: false,
         bin_dirs: Vec::new(),
+        vars: Vec::new(),
+        node_modules: None,
     })
 }
 

@@ -233,6 +233,19 @@ pub struct Policy {
     /// python3`): a skill environment's `bin`. Each must also be readable
     /// (under a path of `grants.read_paths`); the host sets both.
     pub bin_dirs: Vec<PathBuf>,
+    /// Variables set for the script after the ones passed through (so a
+    /// pass-through cannot replace them): a Node skill environment's
+    /// `NODE_PATH` and `NODE_OPTIONS`. The host sets them with the
+    /// environment's `grants.read_paths`.
+    pub vars: Vec<(String, String)>,
+    /// A Node skill environment's `node_modules`, which the run sees as
+    /// the run folder's `node_modules` (beside the skill folder's mount
+    /// point, above the work directory): Node's own resolution of a bare
+    /// `require` or `import` from the skill's scripts (CommonJS and ES
+    /// modules alike) and from the work directory walks up to it. It must
+    /// also be readable (under a path of `grants.read_paths`); the host
+    /// sets both.
+    pub node_modules: Option<PathBuf>,
 }
 
 impl Default for Policy {
@@ -244,6 +257,8 @@ impl Default for Policy {
             tree_limits: TreeLimitsMode::default(),
             keep_workdir: false,
             bin_dirs: Vec::new(),
+            vars: Vec::new(),
+            node_modules: None,
         }
     }
 }

@@ -348,7 +348,7 @@ impl Executor {
         let cgroup = RunCgroup::create(&limits, policy.tree_limits)?;
         // The sandbox uid owns the work dir wherever root drops to it.
         let chown = backend.script_uid(euid()) != euid();
-        let workdir = WorkDir::create(&self.work_root, chown)?;
+        let workdir = WorkDir::create(&self.work_root, chown, policy.node_modules.as_deref())?;
         let result = spawn_and_wait(
             backend,
             request,

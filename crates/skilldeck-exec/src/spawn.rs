@@ -74,6 +74,10 @@ fn environment(
             env.push((name.into(), value));
         }
     }
+    for (name, value) in &policy.vars {
+        env.retain(|(k, _)| k != name.as_str());
+        env.push((name.into(), value.into()));
+    }
     if !policy.grants.network.hosts().is_empty() {
         // Last, so a variable passed through by name cannot point the
         // script's clients elsewhere (there is nowhere else to go anyway).

@@ -129,7 +129,8 @@ pub(crate) fn ensure_private_root(path: &Path) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// `<root>/run-…/{data/{work,tmp},skill}`.
+/// `<root>/run-…/{data/{work,tmp},skill}`, and `node_modules` when the run
+/// has a Node environment.
 #[derive(Debug)]
 pub(crate) struct WorkDir {
     /// The run folder.
@@ -142,12 +143,20 @@ pub(crate) struct WorkDir {
     pub tmp: PathBuf,
     /// Mount point of the skill folder.
     pub skill: PathBuf,
+    /// `<root>/node_modules`: a symlink to the run's Node environment's
+    /// `node_modules`, when it has one (bwrap, which shows its own tree,
+    /// makes the same link inside).
+    pub node_modules: Option<(PathBuf, PathBuf)>,
 }
 
 impl WorkDir {
     /// A fresh run folder under the (checked) work root `base`; `work` and
     /// `tmp` belong to the sandbox user when `chown_to_sandbox`.
-    pub(crate) fn create(base: &Path, chown_to_sandbox: bool) -> Result<WorkDir, ExecError> {
+    pub(crate) fn create(
+        base: &Path,
+        chown_to_sandbox: bool,
+        node_modules: Option<&Path>,
+    ) -> Result<WorkDir, ExecError> {
         let wd = |path: &Path| {
             let path = path.to_path_buf();
             move |source| ExecError::WorkDir { path, source }
@@ -167,6 +176,8 @@ impl WorkDir {
             work: data.join("work"),
             tmp: data.join("tmp"),
             skill: root.join("skill"),
+            node_modules: node_modules
+                .map(|target| (root.join("node_modules"), target.to_path_buf())),
             data,
             root,
         };
@@ -180,6 +191,9 @@ impl WorkDir {
                 }
             }
             std::fs::create_dir(&dir.skill)?;
+            if let Some((link, target)) = &dir.node_modules {
+                std::os::unix::fs::symlink(target, link)?;
+            }
             Ok(())
         };
         if let Err(e) = setup() {

@@ -1,8 +1,12 @@
 //! Skill environments at run time (issue 31): a skill that declares
-//! dependencies runs with the environment its lock records, built at
-//! install time ([`skilldeck::environment`]); the environment is mounted
-//! read-only and its `bin` put first on the script's `PATH` (its `python3`
-//! the interpreter of `.py` files); the run keeps no network.
+//! dependencies runs with the environments its lock records (a Python one,
+//! a Node one, or both), built at install time ([`skilldeck::environment`]);
+//! each is mounted read-only; a Python environment's `bin` is put first on
+//! the script's `PATH` (its `python3` the interpreter of `.py` files), a
+//! Node environment's `node_modules` is linked beside the skill folder in
+//! the run (`Policy::node_modules`), where Node's own resolution of a bare
+//! `require` or `import` finds it (and `NODE_PATH` names it); the run keeps
+//! no network.
 //!
 //! When the environment cannot be used (the skill was never installed with
 //! skilldeck, the store lost it, it differs from the lock, the
@@ -25,27 +29,38 @@ pub fn store() -> EnvStore {
     EnvStore::from_env(skilldeck_exec::effective_uid())
 }
 
-/// The environment skill `skill` runs with under `config`: `Ok(None)` when
-/// it declares no dependencies or the operator gave it an interpreter.
-pub fn for_skill(
-    config: &ExecConfig,
-    skill: &Skill,
-) -> Result<Option<ReadyEnvironment>, EnvProblem> {
-    if config.python_for(&skill.name).is_some() {
-        return Ok(None);
-    }
-    environment_for(&store(), &skill.name, skill.real_dir(), &skill.root)
+/// The environments skill `skill` runs with under `config` (none when it
+/// declares no dependencies; its Python one is not used when the operator
+/// gave it an interpreter).
+pub fn for_skill(config: &ExecConfig, skill: &Skill) -> Result<Vec<ReadyEnvironment>, EnvProblem> {
+    environment_for(
+        &store(),
+        &skill.name,
+        skill.real_dir(),
+        &skill.root,
+        config.python_for(&skill.name).is_some(),
+    )
 }
 
-/// `policy` with `env` readable and its `bin` first on the script's `PATH`.
+/// `policy` with `env` readable, its `bin` folders first on the script's
+/// `PATH` and its variables set.
 pub fn apply(mut policy: Policy, env: &ReadyEnvironment) -> Policy {
-    for path in env.read_paths() {
-        if !policy.grants.read_paths.contains(&path) {
-            policy.grants.read_paths.push(path);
+    for path in &env.read_paths {
+        if !policy.grants.read_paths.contains(path) {
+            policy.grants.read_paths.push(path.clone());
         }
     }
-    if !policy.bin_dirs.contains(&env.bin) {
-        policy.bin_dirs.insert(0, env.bin.clone());
+    for bin in env.bin_dirs.iter().rev() {
+        if !policy.bin_dirs.contains(bin) {
+            policy.bin_dirs.insert(0, bin.clone());
+        }
+    }
+    for (name, value) in &env.vars {
+        policy.vars.retain(|(k, _)| k != name);
+        policy.vars.push((name.clone(), value.clone()));
+    }
+    if let Some(modules) = &env.node_modules {
+        policy.node_modules = Some(modules.clone());
     }
     policy
 }
@@ -58,10 +73,7 @@ pub fn policy_for(
     skill: &Skill,
     policy: Policy,
 ) -> Result<Policy, EnvProblem> {
-    Ok(match for_skill(config, skill)? {
-        Some(env) => apply(policy, &env),
-        None => policy,
-    })
+    Ok(for_skill(config, skill)?.iter().fold(policy, apply))
 }
 
 /// A problem as one line for a model or a log: the reason, then what to do.

@@ -193,6 +193,7 @@ pub fn export_plugin(root: &Path, out: &Path, options: &ExportOptions) -> Result
                 signer: None,
                 files: unpacked.manifest.files().to_vec(),
                 environment: None,
+                node_environment: None,
             },
         );
         skills.push(ExportedSkill {

@@ -104,21 +104,24 @@ pub struct Installed {
     /// The signature that verified (`None`: not signed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signed: Option<Verified>,
-    /// Its environment, when it declares dependencies and it was built.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub environment: Option<InstalledEnvironment>,
+    /// Its environments (Python, Node), when it declares dependencies and
+    /// they were built.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub environments: Vec<InstalledEnvironment>,
 }
 
-/// The environment of an installed skill.
+/// An environment of an installed skill.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct InstalledEnvironment {
+    /// Its kind.
+    pub kind: skilldeck::environment::EnvKind,
     /// The content key.
     pub key: Digest,
     /// Its folder in the store.
     pub path: PathBuf,
     /// Built now, or shared with another skill (or an earlier install).
     pub built: Built,
-    /// `name==version` of every package.
+    /// `name==version` (Python) or `name@version` (Node) of every package.
     pub packages: Vec<String>,
 }
 
@@ -459,8 +462,8 @@ struct Staged {
     commit: Option<String>,
     existing: Option<SkillManifest>,
     signed: Option<Verified>,
-    environment: Option<LockedEnvironment>,
-    built: Option<InstalledEnvironment>,
+    environments: Vec<LockedEnvironment>,
+    built: Vec<InstalledEnvironment>,
 }
 
 fn stage_and_commit(
@@ -554,32 +557,30 @@ fn stage_and_commit(
         } else {
             None
         };
-        let previous = entry.and_then(|e| e.environment.as_ref());
-        let (environment, built) = match &options.environments {
-            Some(env_options) => match environment::prepare(
+        let previous: Vec<&LockedEnvironment> =
+            entry.map(LockEntry::environments).unwrap_or_default();
+        let (environments, built) = match &options.environments {
+            Some(env_options) => environment::prepare(
                 &unpacked.name,
                 &unpacked.dir,
-                previous,
+                &previous,
                 options.frozen,
                 env_options,
                 lockfile,
-            )? {
-                Some((locked, built)) => {
-                    let info = InstalledEnvironment {
-                        key: locked.key,
-                        path: env_options.store.path_of(&locked.key),
-                        built,
-                        packages: locked
-                            .packages
-                            .iter()
-                            .map(|p| format!("{}=={}", p.name, p.version))
-                            .collect(),
-                    };
-                    (Some(locked), Some(info))
-                }
-                None => (None, None),
-            },
-            None => (kept_environment(&unpacked.dir, previous), None),
+            )?
+            .into_iter()
+            .map(|(locked, built)| {
+                let info = InstalledEnvironment {
+                    kind: locked.kind,
+                    key: locked.key,
+                    path: env_options.store.path_of(&locked.key),
+                    built,
+                    packages: locked.package_names(),
+                };
+                (locked, info)
+            })
+            .unzip(),
+            None => (kept_environments(&unpacked.dir, &previous), Vec::new()),
         };
         staged.push(Staged {
             unpacked,
@@ -587,14 +588,14 @@ fn stage_and_commit(
             commit: source.commit().map(str::to_owned),
             existing,
             signed,
-            environment,
+            environments,
             built,
         });
     }
     // The lock is known to the store before it records environments, so a
     // collection never removes one of them.
     if let Some(env_options) = &options.environments
-        && staged.iter().any(|s| s.environment.is_some())
+        && staged.iter().any(|s| !s.environments.is_empty())
     {
         environment::register_lock(&env_options.store, lockfile)?;
     }
@@ -626,14 +627,24 @@ fn stage_and_commit(
     Ok(done)
 }
 
-/// Without building: the locked environment, while the skill still
-/// declares exactly the requirements it was resolved from.
-fn kept_environment(dir: &Path, previous: Option<&LockedEnvironment>) -> Option<LockedEnvironment> {
-    let previous = previous?;
-    match skilldeck::environment::declared_dependencies(dir) {
-        Ok(Some(deps)) if deps.input_digest() == previous.input => Some(previous.clone()),
-        _ => None,
+/// Without building: the locked environments whose kind the skill still
+/// declares exactly the requirements of that it was resolved from.
+fn kept_environments(dir: &Path, previous: &[&LockedEnvironment]) -> Vec<LockedEnvironment> {
+    if previous.is_empty() {
+        return Vec::new();
     }
+    let Ok(declared) = skilldeck::environment::declared_dependencies(dir) else {
+        return Vec::new();
+    };
+    previous
+        .iter()
+        .filter(|p| {
+            declared
+                .iter()
+                .any(|d| d.kind == p.kind && d.input_digest() == p.input)
+        })
+        .map(|p| (*p).clone())
+        .collect()
 }
 
 fn pause(options: &InstallOptions) {
@@ -656,20 +667,22 @@ fn commit(
         commit,
         existing,
         signed,
-        environment,
+        environments,
         built,
     } = staged;
     let name = unpacked.name.clone();
     let dest = root.join(&name);
-    let entry = LockEntry {
+    let mut entry = LockEntry {
         version: unpacked.version.clone(),
         source: source.clone(),
         fingerprint: unpacked.manifest.fingerprint(),
         commit,
         signer: signed.as_ref().map(|v| v.signer.clone()),
         files: unpacked.manifest.files().to_vec(),
-        environment,
+        environment: None,
+        node_environment: None,
     };
+    entry.set_environments(environments);
     let installed = |action| Installed {
         name: name.clone(),
         version: entry.version.clone(),
@@ -679,7 +692,7 @@ fn commit(
         action,
         path: dest.clone(),
         signed: signed.clone(),
-        environment: built.clone(),
+        environments: built.clone(),
     };
     let changed = (lock.skill.get(&name) != Some(&entry)).then(|| entry.clone());
     let staging: Vec<PathBuf> = unpacked

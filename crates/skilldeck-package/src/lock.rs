@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use skilldeck::environment::LockedEnvironment;
+use skilldeck::environment::{EnvKind, LockedEnvironment, lock_key};
 use skilldeck::{Digest, FileDigest, SkillManifest};
 
 use crate::error::Error;
@@ -49,13 +49,40 @@ pub struct LockEntry {
     pub signer: Option<SignerFingerprint>,
     /// Every file, sorted by path.
     pub files: Vec<FileDigest>,
-    /// The skill's environment (its declared dependencies, resolved and
-    /// pinned by hash), when it declares any and it was built.
+    /// The skill's Python environment (its declared dependencies, resolved
+    /// and pinned by hash), when it declares any and it was built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<LockedEnvironment>,
+    /// The skill's Node environment (`[skill.NAME.node-environment]`).
+    #[serde(
+        default,
+        rename = "node-environment",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub node_environment: Option<LockedEnvironment>,
 }
 
 impl LockEntry {
+    /// Its environments, Python first.
+    pub fn environments(&self) -> Vec<&LockedEnvironment> {
+        self.environment
+            .iter()
+            .chain(self.node_environment.iter())
+            .collect()
+    }
+
+    /// Records `envs` (at most one of each kind; none: no environment).
+    pub fn set_environments(&mut self, envs: Vec<LockedEnvironment>) {
+        self.environment = None;
+        self.node_environment = None;
+        for env in envs {
+            match env.kind {
+                EnvKind::Python => self.environment = Some(env),
+                EnvKind::Node => self.node_environment = Some(env),
+            }
+        }
+    }
+
     /// The entry's files as a manifest.
     pub fn manifest(&self) -> SkillManifest {
         SkillManifest::new(self.files.clone())
@@ -107,6 +134,29 @@ impl Lockfile {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_owned(),
         })?;
+        for (name, entry) in &lock.skill {
+            for (slot, env) in [
+                (EnvKind::Python, &entry.environment),
+                (EnvKind::Node, &entry.node_environment),
+            ] {
+                let Some(env) = env else { continue };
+                let problem = if env.kind == slot {
+                    env.validate().err()
+                } else {
+                    Some(format!(
+                        "[skill.{name}.{}] records a {} environment",
+                        lock_key(slot),
+                        env.kind.as_str()
+                    ))
+                };
+                if let Some(message) = problem {
+                    return Err(Error::Lock {
+                        path: path.to_path_buf(),
+                        message: format!("skill '{name}': {message}"),
+                    });
+                }
+            }
+        }
         if lock.format != LOCK_FORMAT {
             return Err(Error::Lock {
                 path: path.to_path_buf(),
@@ -159,7 +209,7 @@ impl Lockfile {
                 out.push_str(" },\n");
             }
             out.push_str("]\n");
-            if let Some(env) = &entry.environment {
+            for env in entry.environments() {
                 write_environment(&mut out, name, env);
             }
         }
@@ -177,25 +227,73 @@ impl Lockfile {
     }
 }
 
-/// `[skill.NAME.environment]`: the kind, key and interpreter, then one
-/// line per package with its hashes.
+/// `[skill.NAME.environment]` (Python) or `[skill.NAME.node-environment]`:
+/// the kind, key and interpreter, then one line per package with what pins
+/// it.
 fn write_environment(out: &mut String, name: &str, env: &LockedEnvironment) {
-    let _ = writeln!(out, "\n[skill.{}.environment]", key(name));
+    let _ = writeln!(out, "\n[skill.{}.{}]", key(name), lock_key(env.kind));
     let _ = writeln!(out, "kind = {}", quote(env.kind.as_str()));
     let _ = writeln!(out, "key = {}", quote(&env.key.to_string()));
     let _ = writeln!(out, "interpreter = {}", quote(&env.interpreter));
-    let _ = writeln!(out, "python = {}", quote(&env.python));
+    match env.kind {
+        EnvKind::Python => {
+            let _ = writeln!(out, "python = {}", quote(&env.python));
+        }
+        EnvKind::Node => {
+            let _ = writeln!(out, "node = {}", quote(&env.node));
+        }
+    }
     let _ = writeln!(out, "input = {}", quote(&env.input.to_string()));
+    if let Some(tree) = &env.tree {
+        let _ = writeln!(out, "tree = {}", quote(&tree.to_string()));
+    }
     out.push_str("packages = [\n");
     for p in &env.packages {
-        let hashes: Vec<String> = p.hashes.iter().map(|h| quote(&h.to_string())).collect();
-        let _ = writeln!(
-            out,
-            "    {{ name = {}, version = {}, hashes = [{}] }},",
-            quote(&p.name),
-            quote(&p.version),
-            hashes.join(", ")
-        );
+        match env.kind {
+            EnvKind::Python => {
+                let hashes: Vec<String> = p.hashes.iter().map(|h| quote(&h.to_string())).collect();
+                let _ = writeln!(
+                    out,
+                    "    {{ name = {}, version = {}, hashes = [{}] }},",
+                    quote(&p.name),
+                    quote(&p.version),
+                    hashes.join(", ")
+                );
+            }
+            EnvKind::Node => {
+                // One line per package, as for Python: its pins, then its
+                // declared dependencies (inline tables), then its files.
+                let mut fields = vec![
+                    format!("path = {}", quote(p.path.as_deref().unwrap_or_default())),
+                    format!("name = {}", quote(&p.name)),
+                    format!("version = {}", quote(&p.version)),
+                    format!(
+                        "integrity = {}",
+                        quote(p.integrity.as_ref().map_or("", |i| i.as_str()))
+                    ),
+                ];
+                if p.optional {
+                    fields.push("optional = true".to_owned());
+                }
+                for (field, map) in [
+                    ("dependencies", &p.dependencies),
+                    ("optional-dependencies", &p.optional_dependencies),
+                    ("peer-dependencies", &p.peer_dependencies),
+                ] {
+                    if !map.is_empty() {
+                        let items: Vec<String> = map
+                            .iter()
+                            .map(|(k, v)| format!("{} = {}", quote(k), quote(v)))
+                            .collect();
+                        fields.push(format!("{field} = {{ {} }}", items.join(", ")));
+                    }
+                }
+                if let Some(files) = &p.files {
+                    fields.push(format!("files = {}", quote(&files.to_string())));
+                }
+                let _ = writeln!(out, "    {{ {} }},", fields.join(", "));
+            }
+        }
     }
     out.push_str("]\n");
 }
@@ -242,6 +340,7 @@ mod tests {
                 ),
                 files,
                 environment: None,
+                node_environment: None,
             },
         );
         lock.skill.insert(
@@ -254,6 +353,7 @@ mod tests {
                 signer: None,
                 files: manifest.files().to_vec(),
                 environment: None,
+                node_environment: None,
             },
         );
         let text = lock.to_toml();
@@ -276,6 +376,7 @@ mod tests {
                 signer: None,
                 files: manifest.files().to_vec(),
                 environment: None,
+                node_environment: None,
             },
         );
         let text = lock.to_toml();
@@ -316,38 +417,150 @@ mod tests {
         assert!(e.contains("skilldeck.lock") && e.contains("SHA256:"), "{e}");
     }
 
+    fn python_environment() -> LockedEnvironment {
+        use skilldeck::environment::{LockedPackage, environment_key};
+        let packages = vec![LockedPackage {
+            name: "six".into(),
+            version: "1.17.0".into(),
+            hashes: vec![Digest::from_bytes([1; 32]), Digest::from_bytes([2; 32])],
+            ..LockedPackage::default()
+        }];
+        LockedEnvironment {
+            kind: EnvKind::Python,
+            key: environment_key(EnvKind::Python, "/usr/bin/python3", "3.11.2", &packages),
+            interpreter: "/usr/bin/python3".into(),
+            python: "3.11.2".into(),
+            node: String::new(),
+            input: Digest::from_bytes([6; 32]),
+            tree: None,
+            packages,
+        }
+    }
+
+    fn node_environment() -> LockedEnvironment {
+        use skilldeck::environment::{Integrity, LockedPackage, environment_key};
+        let integrity = |b: u8| {
+            let text = match b {
+                1 => {
+                    "sha512-Wu1VHeILBK8KAWJUAiSZQX94GmOE45Rg6/538fKwiloUu21KncEkYGPqob2oSZ5mUT73vLGrHQjKw3KMPwfDzg=="
+                }
+                _ => {
+                    "sha512-CQpnWPrDwmP1+SMHXZhtLtJv90yiyVfluGsX5iNCVkrhQtU3TQHsUWPG9wkdk9Lgd5yNpAg9jQEo90CBaXgWMA=="
+                }
+            };
+            Integrity::parse(text).unwrap()
+        };
+        let packages = vec![
+            LockedPackage {
+                path: Some("node_modules/is-number".into()),
+                name: "is-number".into(),
+                version: "6.0.0".into(),
+                integrity: Some(integrity(1)),
+                files: Some(Digest::from_bytes([3; 32])),
+                ..LockedPackage::default()
+            },
+            LockedPackage {
+                path: Some("node_modules/is-odd".into()),
+                name: "is-odd".into(),
+                version: "3.0.1".into(),
+                integrity: Some(integrity(2)),
+                dependencies: [("is-number".to_owned(), "^6.0.0".to_owned())].into(),
+                files: Some(Digest::from_bytes([4; 32])),
+                ..LockedPackage::default()
+            },
+        ];
+        LockedEnvironment {
+            kind: EnvKind::Node,
+            key: environment_key(EnvKind::Node, "/usr/bin/node", "20.20.2", &packages),
+            interpreter: "/usr/bin/node".into(),
+            python: String::new(),
+            node: "20.20.2".into(),
+            input: Digest::from_bytes([7; 32]),
+            tree: Some(Digest::from_bytes([8; 32])),
+            packages,
+        }
+    }
+
+    fn entry_with(envs: Vec<LockedEnvironment>) -> LockEntry {
+        let manifest = SkillManifest::new(vec![FileDigest::of_bytes("SKILL.md", b"x", false)]);
+        let mut entry = LockEntry {
+            version: None,
+            source: "x".into(),
+            fingerprint: manifest.fingerprint(),
+            commit: None,
+            signer: None,
+            files: manifest.files().to_vec(),
+            environment: None,
+            node_environment: None,
+        };
+        entry.set_environments(envs);
+        entry
+    }
+
     #[test]
     fn a_skill_environment_round_trips_with_every_package_hash() {
-        use skilldeck::environment::{EnvKind, LockedPackage};
         let mut lock = Lockfile::new("skills");
-        let manifest = SkillManifest::new(vec![FileDigest::of_bytes("SKILL.md", b"x", false)]);
-        lock.skill.insert(
-            "dates".into(),
-            LockEntry {
-                version: None,
-                source: "x".into(),
-                fingerprint: manifest.fingerprint(),
-                commit: None,
-                signer: None,
-                files: manifest.files().to_vec(),
-                environment: Some(LockedEnvironment {
-                    kind: EnvKind::Python,
-                    key: Digest::from_bytes([5; 32]),
-                    interpreter: "/usr/bin/python3".into(),
-                    python: "3.11.2".into(),
-                    input: Digest::from_bytes([6; 32]),
-                    packages: vec![LockedPackage {
-                        name: "six".into(),
-                        version: "1.17.0".into(),
-                        hashes: vec![Digest::from_bytes([1; 32]), Digest::from_bytes([2; 32])],
-                    }],
-                }),
-            },
-        );
+        lock.skill
+            .insert("dates".into(), entry_with(vec![python_environment()]));
         let text = lock.to_toml();
         assert!(text.contains("[skill.dates.environment]"), "{text}");
         let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
         assert_eq!(back, lock);
+    }
+
+    #[test]
+    fn a_python_only_lock_of_the_previous_version_reads_and_writes_back_unchanged() {
+        let env = python_environment();
+        let z = "0".repeat(64);
+        let old = format!(
+            "# skilldeck.lock: written by `skilldeck install`; commit it, do not edit it.\n\
+             format = 1\nroot = \"skills\"\n\n[skill.dates]\nsource = \"x\"\n\
+             fingerprint = \"sha256:{z}\"\nfiles = [\n]\n\n[skill.dates.environment]\n\
+             kind = \"python\"\nkey = \"{}\"\ninterpreter = \"/usr/bin/python3\"\n\
+             python = \"3.11.2\"\ninput = \"{}\"\npackages = [\n    {{ name = \"six\", \
+             version = \"1.17.0\", hashes = [\"sha256:{}\", \"sha256:{}\"] }},\n]\n",
+            env.key,
+            env.input,
+            "01".repeat(32),
+            "02".repeat(32)
+        );
+        let lock = Lockfile::parse(&old, Path::new("skilldeck.lock")).unwrap();
+        let entry = &lock.skill["dates"];
+        assert_eq!(entry.environment.as_ref(), Some(&env));
+        assert_eq!(entry.node_environment, None);
+        assert_eq!(lock.to_toml(), old);
+    }
+
+    #[test]
+    fn a_skill_with_a_python_and_a_node_environment_round_trips_with_every_integrity() {
+        let mut lock = Lockfile::new("skills");
+        lock.skill.insert(
+            "both".into(),
+            entry_with(vec![node_environment(), python_environment()]),
+        );
+        let text = lock.to_toml();
+        assert!(text.contains("[skill.both.environment]"), "{text}");
+        assert!(text.contains("[skill.both.node-environment]"), "{text}");
+        assert!(
+            text.contains("dependencies = { \"is-number\" = \"^6.0.0\" }"),
+            "{text}"
+        );
+        let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
+        assert_eq!(back, lock);
+        assert_eq!(back.skill["both"].environments().len(), 2);
+        // An edited pin no longer gives the recorded key: refused.
+        let edited = text.replace("version = \"6.0.0\"", "version = \"6.0.1\"");
+        let e = Lockfile::parse(&edited, Path::new("skilldeck.lock"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the record was edited"), "{e}");
+        // A Node record in the Python slot is refused.
+        let swapped = text
+            .replace("[skill.both.environment]", "[skill.both.x]")
+            .replace("[skill.both.node-environment]", "[skill.both.environment]")
+            .replace("[skill.both.x]", "[skill.both.node-environment]");
+        assert!(Lockfile::parse(&swapped, Path::new("skilldeck.lock")).is_err());
     }
 
     #[test]

@@ -117,6 +117,10 @@ pub struct VerifyReport {
 pub struct EnvironmentCheck {
     /// The skill.
     pub skill: String,
+    /// The environment's kind (`None`: the skill's dependency files are
+    /// malformed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<skilldeck::environment::EnvKind>,
     /// The locked key (`None`: the skill declares dependencies and the lock
     /// records no environment).
     pub key: Option<Digest>,
@@ -264,10 +268,10 @@ pub fn verify_environments(report: &mut VerifyReport, store: &EnvStore) -> Resul
         return Ok(());
     };
     for (name, entry) in &lock.skill {
-        let check = match &entry.environment {
-            Some(env) => {
-                let result = store.verify(name, env).and_then(|ready| {
-                    match crate::environment::check_interpreter(name, env) {
+        for env in entry.environments() {
+            let result =
+                store.verify(name, env).and_then(
+                    |ready| match crate::environment::check_interpreter(name, env) {
                         Ok(()) => Ok(ready),
                         Err(e) => Err(skilldeck::environment::EnvProblem::Modified {
                             skill: name.clone(),
@@ -277,51 +281,53 @@ pub fn verify_environments(report: &mut VerifyReport, store: &EnvStore) -> Resul
                                 .first()
                                 .map_or_else(|| e.to_string(), |d| d.message.clone()),
                         }),
+                    },
+                );
+            report.environments.push(EnvironmentCheck {
+                skill: name.clone(),
+                kind: Some(env.kind),
+                key: Some(env.key),
+                packages: env.package_names(),
+                status: result.as_ref().map_or_else(|p| p.code().as_str(), |_| "ok"),
+                problem: result.err().map(|p| format!("{p}\n  = help: {}", p.help())),
+            });
+        }
+        let dir = report.root.join(name);
+        match skilldeck::environment::declared_dependencies(&dir) {
+            Ok(declared) => {
+                for deps in declared {
+                    if entry.environments().iter().any(|e| e.kind == deps.kind) {
+                        continue;
                     }
-                });
-                EnvironmentCheck {
-                    skill: name.clone(),
-                    key: Some(env.key),
-                    packages: env
-                        .packages
-                        .iter()
-                        .map(|p| format!("{}=={}", p.name, p.version))
-                        .collect(),
-                    status: result.as_ref().map_or_else(|p| p.code().as_str(), |_| "ok"),
-                    problem: result.err().map(|p| format!("{p}\n  = help: {}", p.help())),
-                }
-            }
-            None => {
-                let dir = report.root.join(name);
-                match skilldeck::environment::declared_dependencies(&dir) {
-                    Ok(None) => continue,
-                    Ok(Some(deps)) => EnvironmentCheck {
+                    report.environments.push(EnvironmentCheck {
                         skill: name.clone(),
+                        kind: Some(deps.kind),
                         key: None,
                         packages: Vec::new(),
                         status: Code::EnvironmentMissing.as_str(),
                         problem: Some(format!(
-                            "skill '{name}' declares {} but the lock records no environment for \
-                             it\n  = help: install it again with environments on",
-                            deps.files().join(", ")
+                            "skill '{name}' declares {} but the lock records no {} environment \
+                             for it\n  = help: install it again with environments on",
+                            deps.files().join(", "),
+                            deps.kind.as_str()
                         )),
-                    },
-                    Err(d) => EnvironmentCheck {
-                        skill: name.clone(),
-                        key: None,
-                        packages: Vec::new(),
-                        status: Code::EnvironmentRequirementInvalid.as_str(),
-                        problem: Some(
-                            d.iter()
-                                .map(ToString::to_string)
-                                .collect::<Vec<_>>()
-                                .join("\n"),
-                        ),
-                    },
+                    });
                 }
             }
-        };
-        report.environments.push(check);
+            Err(d) => report.environments.push(EnvironmentCheck {
+                skill: name.clone(),
+                kind: None,
+                key: None,
+                packages: Vec::new(),
+                status: Code::EnvironmentRequirementInvalid.as_str(),
+                problem: Some(
+                    d.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                ),
+            }),
+        }
     }
     Ok(())
 }

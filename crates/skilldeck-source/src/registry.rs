@@ -503,36 +503,39 @@ impl RegistrySource {
                 }
                 registered = true;
             }
-            let prev = previous
+            let prev: Vec<&skilldeck::environment::LockedEnvironment> = previous
                 .as_ref()
                 .and_then(|l| l.skill.get(&skill.name))
-                .and_then(|e| e.environment.as_ref());
+                .map(LockEntry::environments)
+                .unwrap_or_default();
             let (Ok(fingerprint), Ok(manifest)) = (
                 skilldeck::Digest::parse(&skill.fingerprint),
                 folder_manifest(dir, &PackageLimits::default()),
             ) else {
                 continue;
             };
-            match environment::prepare(&skill.name, dir, prev, false, options, &lockfile) {
-                Ok(Some((env, built))) => {
-                    tracing::info!(agent = %self.agent, skill = %skill.name, packages = %env.package_list(), built = ?built, "the skill's environment is ready");
-                    out.skill.insert(
-                        skill.name.clone(),
-                        LockEntry {
-                            version: Some(skill.version.clone()),
-                            source: format!(
-                                "registry+{}#{}/{}@{}",
-                                self.url, skill.namespace, skill.name, skill.version
-                            ),
-                            fingerprint,
-                            commit: None,
-                            signer: None,
-                            files: manifest.files().to_vec(),
-                            environment: Some(env),
-                        },
-                    );
+            match environment::prepare(&skill.name, dir, &prev, false, options, &lockfile) {
+                Ok(envs) if !envs.is_empty() => {
+                    for (env, built) in &envs {
+                        tracing::info!(agent = %self.agent, skill = %skill.name, kind = env.kind.as_str(), packages = %env.package_list(), built = ?built, "the skill's environment is ready");
+                    }
+                    let mut entry = LockEntry {
+                        version: Some(skill.version.clone()),
+                        source: format!(
+                            "registry+{}#{}/{}@{}",
+                            self.url, skill.namespace, skill.name, skill.version
+                        ),
+                        fingerprint,
+                        commit: None,
+                        signer: None,
+                        files: manifest.files().to_vec(),
+                        environment: None,
+                        node_environment: None,
+                    };
+                    entry.set_environments(envs.into_iter().map(|(env, _)| env).collect());
+                    out.skill.insert(skill.name.clone(), entry);
                 }
-                Ok(None) => {}
+                Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(agent = %self.agent, skill = %skill.name, error = %e, "the skill's environment cannot be built: its tools are not offered");
                 }

@@ -41,6 +41,31 @@ pub const REQUIREMENTS_TXT: &str = "requirements.txt";
 /// A skill's Python project file, whose `[project].dependencies` are read.
 pub const PYPROJECT_TOML: &str = "pyproject.toml";
 
+/// A skill's Node package file, whose `dependencies` and
+/// `optionalDependencies` are read (dev dependencies are not).
+pub const PACKAGE_JSON: &str = "package.json";
+
+/// A skill's npm lockfile (`lockfileVersion` 2 or 3): used when it matches
+/// [`PACKAGE_JSON`], else install resolves one.
+pub const PACKAGE_LOCK_JSON: &str = "package-lock.json";
+
+/// Largest `package.json` read (bytes).
+pub const MAX_PACKAGE_JSON_BYTES: u64 = 64 * 1024;
+
+/// Largest `package-lock.json` read (bytes), the skill's or npm's.
+pub const MAX_PACKAGE_LOCK_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Most packages a Node environment may hold (the whole resolved tree).
+pub const MAX_NODE_PACKAGES: usize = 2_000;
+
+/// The folder of a Node environment that holds its packages.
+pub const NODE_MODULES: &str = "node_modules";
+
+/// The file npm writes inside `node_modules` (its cache of the tree, whose
+/// text depends on npm's version): the one file of a Node environment the
+/// tree digest leaves out.
+pub const NPM_HIDDEN_LOCKFILE: &str = "node_modules/.package-lock.json";
+
 /// The marker an environment carries once it is complete: the
 /// [`LockedEnvironment`] it was built from, as TOML. An environment folder
 /// without it is not used.
@@ -85,13 +110,16 @@ pub fn lock_path(root: &Path) -> PathBuf {
 pub enum EnvKind {
     /// A Python virtual environment (PyPI packages, installed with uv).
     Python,
+    /// A `node_modules` tree (npm packages, installed with `npm ci`).
+    Node,
 }
 
 impl EnvKind {
-    /// The kind's name (`python`).
+    /// The kind's name (`python`, `node`).
     pub fn as_str(self) -> &'static str {
         match self {
             EnvKind::Python => "python",
+            EnvKind::Node => "node",
         }
     }
 }
@@ -108,6 +136,21 @@ pub struct Requirement {
     pub file: String,
     /// Its 1-based line there.
     pub line: u32,
+    /// An npm `optionalDependencies` entry (its install may fail on this
+    /// platform without failing the environment).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+impl Requirement {
+    /// The npm version range of a Node requirement (`^3.0.1` of
+    /// `is-odd@^3.0.1`); empty for Python.
+    pub fn npm_spec(&self) -> &str {
+        self.text
+            .get(self.name.len() + 1..)
+            .filter(|_| self.text.as_bytes().get(self.name.len()) == Some(&b'@'))
+            .unwrap_or("")
+    }
 }
 
 /// Everything a skill declares.
@@ -116,18 +159,42 @@ pub struct Dependencies {
     /// The kind of environment they need.
     pub kind: EnvKind,
     /// Each requirement, in file order (requirements.txt, then
-    /// pyproject.toml).
+    /// pyproject.toml; package.json's `dependencies`, then
+    /// `optionalDependencies`).
     pub requirements: Vec<Requirement>,
+    /// Node: the skill's own `package-lock.json`, when it ships one that
+    /// matches `package.json` (its packages are the resolution).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shipped_lock: Option<ShippedLock>,
+}
+
+/// A skill's own `package-lock.json`, read and checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShippedLock {
+    /// sha256 of the file (part of the declaration's input digest).
+    pub digest: Digest,
+    /// Every package it installs (dev-only ones left out), sorted by path.
+    pub packages: Vec<LockedPackage>,
+    /// Where each package's `resolved` URL points: its path, the registry
+    /// URL (`https://registry.npmjs.org`, no trailing slash) and the line.
+    pub registries: Vec<(String, String, u32)>,
 }
 
 impl Dependencies {
     /// The requirements as one requirements file (one per line), the input
-    /// of resolution.
+    /// of resolution. Node: `name@range` lines (`optional ` before an
+    /// optional one), then the shipped lock's digest.
     pub fn input_text(&self) -> String {
         let mut out = String::new();
         for r in &self.requirements {
+            if r.optional {
+                out.push_str("optional ");
+            }
             out.push_str(&r.text);
             out.push('\n');
+        }
+        if let Some(lock) = &self.shipped_lock {
+            let _ = writeln!(out, "{PACKAGE_LOCK_JSON} {}", lock.digest);
         }
         out
     }
@@ -146,17 +213,56 @@ impl Dependencies {
     }
 }
 
-/// The dependencies the skill in `dir` declares: `None` when it declares
-/// none; every line that is not a plain requirement is an error diagnostic
-/// naming the file and line (all of them, not only the first).
-pub fn declared_dependencies(dir: &Path) -> Result<Option<Dependencies>, Vec<Diagnostic>> {
+/// The dependencies the skill in `dir` declares, one [`Dependencies`] per
+/// kind of environment (Python first, then Node; empty when it declares
+/// none); every line that is not a plain requirement is an error diagnostic
+/// naming the file and line (all of them, of every kind, not only the
+/// first).
+pub fn declared_dependencies(dir: &Path) -> Result<Vec<Dependencies>, Vec<Diagnostic>> {
     let mut problems = Vec::new();
-    let requirements_txt = read_small(&dir.join(REQUIREMENTS_TXT), &mut problems);
-    let pyproject = read_small(&dir.join(PYPROJECT_TOML), &mut problems);
+    let requirements_txt = read_small(
+        &dir.join(REQUIREMENTS_TXT),
+        MAX_REQUIREMENTS_BYTES,
+        &mut problems,
+    );
+    let pyproject = read_small(
+        &dir.join(PYPROJECT_TOML),
+        MAX_REQUIREMENTS_BYTES,
+        &mut problems,
+    );
+    let package_json = read_small(
+        &dir.join(PACKAGE_JSON),
+        MAX_PACKAGE_JSON_BYTES,
+        &mut problems,
+    );
+    let package_lock = match &package_json {
+        Some(_) => read_small(
+            &dir.join(PACKAGE_LOCK_JSON),
+            MAX_PACKAGE_LOCK_BYTES,
+            &mut problems,
+        ),
+        None => None,
+    };
     if !problems.is_empty() {
         return Err(problems);
     }
-    parse_dependencies(dir, requirements_txt.as_deref(), pyproject.as_deref())
+    let mut out = Vec::new();
+    let python = parse_dependencies(dir, requirements_txt.as_deref(), pyproject.as_deref());
+    let node = match &package_json {
+        Some(text) => parse_node_dependencies(dir, text, package_lock.as_deref()),
+        None => Ok(None),
+    };
+    for result in [python, node] {
+        match result {
+            Ok(Some(deps)) => out.push(deps),
+            Ok(None) => {}
+            Err(d) => problems.extend(d),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(out)
 }
 
 /// [`declared_dependencies`] of files already read (an upload, an
@@ -194,16 +300,19 @@ pub fn parse_dependencies(
     Ok((!requirements.is_empty()).then_some(Dependencies {
         kind: EnvKind::Python,
         requirements,
+        shipped_lock: None,
     }))
 }
 
 /// True when the skill in `dir` has a file that may declare dependencies
-/// (cheap: two `stat`s; [`declared_dependencies`] reads them).
+/// (cheap: three `stat`s; [`declared_dependencies`] reads them).
 pub fn may_declare_dependencies(dir: &Path) -> bool {
-    dir.join(REQUIREMENTS_TXT).is_file() || dir.join(PYPROJECT_TOML).is_file()
+    dir.join(REQUIREMENTS_TXT).is_file()
+        || dir.join(PYPROJECT_TOML).is_file()
+        || dir.join(PACKAGE_JSON).is_file()
 }
 
-fn read_small(path: &Path, problems: &mut Vec<Diagnostic>) -> Option<String> {
+fn read_small(path: &Path, max: u64, problems: &mut Vec<Diagnostic>) -> Option<String> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     let bad = |message: String| {
         Diagnostic::new(
@@ -217,9 +326,9 @@ fn read_small(path: &Path, problems: &mut Vec<Diagnostic>) -> Option<String> {
         problems.push(bad("is not a regular file (a symlink or a folder)".into()));
         return None;
     }
-    if meta.len() > MAX_REQUIREMENTS_BYTES {
+    if meta.len() > max {
         problems.push(bad(format!(
-            "is {} bytes; at most {MAX_REQUIREMENTS_BYTES} are read",
+            "is {} bytes; at most {max} are read",
             meta.len()
         )));
         return None;
@@ -258,6 +367,7 @@ fn parse_requirements_txt(
                 name,
                 file: REQUIREMENTS_TXT.to_owned(),
                 line,
+                optional: false,
             }),
             Err(why) => problems.push(requirement_problem(&path, line, req, &why)),
         }
@@ -316,6 +426,7 @@ fn parse_pyproject(
                 name,
                 file: PYPROJECT_TOML.to_owned(),
                 line,
+                optional: false,
             }),
             Err(why) => problems.push(requirement_problem(&path, line, req, &why)),
         }
@@ -412,36 +523,577 @@ pub fn normalise_name(name: &str) -> String {
     out
 }
 
+/// npm's default registry. A `resolved` URL there is fetched from the
+/// registry the operator configured (npm's `replace-registry-host`), so a
+/// skill's lock written against it is accepted whatever that registry is.
+pub const NPM_DEFAULT_REGISTRY: &str = "https://registry.npmjs.org";
+
+/// The Node dependencies `package.json` declares (`package_json`: its
+/// text), with the skill's `package-lock.json` (`package_lock`) as their
+/// resolution when it is of `lockfileVersion` 2 or 3 and matches them.
+/// `Ok(None)`: none declared. A skill never chooses its source: a spec that
+/// is a git, `github:`, http(s), `file:`, `link:`, `workspace:` or `npm:`
+/// (alias) reference, `bundleDependencies`, and in the lock a package not
+/// from a registry, without `integrity`, or with an install script, are
+/// each an error naming the file and line.
+pub fn parse_node_dependencies(
+    dir: &Path,
+    package_json: &str,
+    package_lock: Option<&str>,
+) -> Result<Option<Dependencies>, Vec<Diagnostic>> {
+    let path = dir.join(PACKAGE_JSON);
+    let mut problems = Vec::new();
+    let value: serde_json::Value = match serde_json::from_str(package_json) {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(vec![node_problem(
+                &path,
+                u32::try_from(e.line()).unwrap_or(1).max(1),
+                format!("is not valid JSON: {e}"),
+            )]);
+        }
+    };
+    let Some(object) = value.as_object() else {
+        return Err(vec![node_problem(&path, 1, "is not a JSON object".into())]);
+    };
+    for key in ["bundleDependencies", "bundledDependencies"] {
+        let bundles = match object.get(key) {
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(serde_json::Value::Array(a)) => !a.is_empty(),
+            Some(serde_json::Value::Null) | None => false,
+            Some(_) => true,
+        };
+        if bundles {
+            problems.push(node_problem(
+                &path,
+                json_key_line(package_json, None, key),
+                format!(
+                    "'{key}' ships packages inside the skill's own tarball: only packages from \
+                     the operator's registry are installed (declare them in dependencies)"
+                ),
+            ));
+        }
+    }
+    let mut requirements: Vec<Requirement> = Vec::new();
+    for (section, optional) in [("dependencies", false), ("optionalDependencies", true)] {
+        let Some(deps) = object.get(section) else {
+            continue;
+        };
+        let Some(deps) = deps.as_object() else {
+            problems.push(node_problem(
+                &path,
+                json_key_line(package_json, None, section),
+                format!("'{section}' is not an object of package names to version ranges"),
+            ));
+            continue;
+        };
+        for (name, spec) in deps {
+            let line = json_key_line(package_json, Some(section), name);
+            let Some(spec) = spec.as_str() else {
+                problems.push(node_problem(
+                    &path,
+                    line,
+                    format!("'{name}' in {section}: its version range is not a string"),
+                ));
+                continue;
+            };
+            let text = format!("{name}@{spec}");
+            if let Err(why) = check_npm_name(name).and_then(|()| check_npm_spec(spec)) {
+                problems.push(node_problem(&path, line, format!("'{text}' {why}")));
+                continue;
+            }
+            // npm: a name in both is optional.
+            requirements.retain(|r| r.name != *name);
+            requirements.push(Requirement {
+                text,
+                name: name.clone(),
+                file: PACKAGE_JSON.to_owned(),
+                line,
+                optional,
+            });
+        }
+    }
+    if requirements.len() > MAX_REQUIREMENTS {
+        problems.push(node_problem(
+            &path,
+            1,
+            format!(
+                "declares {} dependencies; at most {MAX_REQUIREMENTS} are read",
+                requirements.len()
+            ),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    if requirements.is_empty() {
+        return Ok(None);
+    }
+    let shipped_lock = match package_lock {
+        Some(text) => parse_package_lock(dir, text, &requirements)?,
+        None => None,
+    };
+    Ok(Some(Dependencies {
+        kind: EnvKind::Node,
+        requirements,
+        shipped_lock,
+    }))
+}
+
+fn node_problem(path: &Path, line: u32, message: String) -> Diagnostic {
+    Diagnostic::new(
+        Code::EnvironmentRequirementInvalid,
+        Severity::Error,
+        message,
+    )
+    .in_file(path)
+    .at(Pos {
+        line,
+        column: 1,
+        len: 0,
+    })
+    .with_help(
+        "declare registry packages with version ranges (`\"is-odd\": \"^3.0.1\"`); where packages \
+         come from is the operator's choice ([environments] npm-registry, npm-cache)",
+    )
+}
+
+/// The 1-based line of `"key"` in JSON `text`, after the first line naming
+/// `"section"` when given (a heuristic for messages: JSON parsers keep no
+/// positions).
+pub fn json_key_line(text: &str, section: Option<&str>, key: &str) -> u32 {
+    let quoted_key = format!("\"{key}\"");
+    let mut in_section = section.is_none();
+    let quoted_section = section.map(|s| format!("\"{s}\""));
+    for (i, line) in text.lines().enumerate() {
+        let mut rest = line;
+        if !in_section {
+            match quoted_section.as_deref().and_then(|q| line.find(q)) {
+                Some(at) => {
+                    in_section = true;
+                    rest = &line[at + quoted_section.as_deref().map_or(0, str::len)..];
+                }
+                None => continue,
+            }
+        }
+        if rest.contains(&quoted_key) {
+            return u32::try_from(i + 1).unwrap_or(u32::MAX);
+        }
+    }
+    1
+}
+
+/// Checks an npm package name (`is-odd`, `@scope/name`).
+fn check_npm_name(name: &str) -> Result<(), String> {
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(['.', '_'])
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+    };
+    let ok = name.len() <= 214
+        && match name.strip_prefix('@') {
+            Some(scoped) => scoped
+                .split_once('/')
+                .is_some_and(|(scope, pkg)| part_ok(scope) && part_ok(pkg)),
+            None => part_ok(name),
+        };
+    if ok {
+        Ok(())
+    } else {
+        Err("does not start with an npm package name".into())
+    }
+}
+
+/// What an npm dependency spec names when it names its own source instead
+/// of a version range (`a git repository` of `git+https://...`, `a path or a
+/// repository shorthand` of `user/repo`); `None` for a range or a tag.
+pub fn npm_spec_source(spec: &str) -> Option<&'static str> {
+    let lower = spec.trim().to_ascii_lowercase();
+    const SOURCES: &[(&str, &str)] = &[
+        ("git+", "a git repository"),
+        ("git:", "a git repository"),
+        ("github:", "a GitHub repository"),
+        ("gitlab:", "a GitLab repository"),
+        ("bitbucket:", "a Bitbucket repository"),
+        ("gist:", "a gist"),
+        ("http:", "a URL"),
+        ("https:", "a URL"),
+        ("file:", "a local path"),
+        ("link:", "a local folder (link)"),
+        ("portal:", "a local folder (portal)"),
+        ("workspace:", "a workspace package"),
+        ("npm:", "an alias of another package (npm:)"),
+        ("patch:", "a patched package"),
+    ];
+    if let Some((_, what)) = SOURCES.iter().find(|(p, _)| lower.starts_with(p)) {
+        return Some(what);
+    }
+    lower
+        .contains('/')
+        .then_some("a path or a repository shorthand (user/repo)")
+}
+
+/// Checks an npm version range: a range or a dist-tag, never a source.
+fn check_npm_spec(spec: &str) -> Result<(), String> {
+    if let Some(what) = npm_spec_source(spec) {
+        return Err(format!(
+            "is {what}: only packages from the operator's registry are installed"
+        ));
+    }
+    let lower = spec.trim().to_ascii_lowercase();
+    let plain = lower.bytes().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b' ' | b'.' | b'-' | b'+' | b'^' | b'~' | b'<' | b'>' | b'=' | b'|' | b'*'
+            )
+    });
+    if !plain {
+        return Err("is not a version range or a dist-tag".into());
+    }
+    Ok(())
+}
+
+/// The skill's `package-lock.json` as the resolution of `requirements`:
+/// `Ok(None)` when it is not of `lockfileVersion` 2 or 3 or its root does
+/// not declare exactly `requirements` (install then resolves one).
+fn parse_package_lock(
+    dir: &Path,
+    text: &str,
+    requirements: &[Requirement],
+) -> Result<Option<ShippedLock>, Vec<Diagnostic>> {
+    let path = dir.join(PACKAGE_LOCK_JSON);
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        vec![node_problem(
+            &path,
+            u32::try_from(e.line()).unwrap_or(1).max(1),
+            format!("is not valid JSON: {e}"),
+        )]
+    })?;
+    let version = value
+        .get("lockfileVersion")
+        .and_then(serde_json::Value::as_u64);
+    if !matches!(version, Some(2 | 3)) {
+        return Ok(None);
+    }
+    let Some(packages) = value.get("packages").and_then(serde_json::Value::as_object) else {
+        return Ok(None);
+    };
+    let string_map = |v: Option<&serde_json::Value>| -> BTreeMap<String, String> {
+        v.and_then(serde_json::Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let root = packages.get("");
+    let declared = |optional: bool| -> BTreeMap<String, String> {
+        requirements
+            .iter()
+            .filter(|r| r.optional == optional)
+            .map(|r| (r.name.clone(), r.npm_spec().to_owned()))
+            .collect()
+    };
+    if string_map(root.and_then(|r| r.get("dependencies"))) != declared(false)
+        || string_map(root.and_then(|r| r.get("optionalDependencies"))) != declared(true)
+    {
+        return Ok(None);
+    }
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    let mut registries = Vec::new();
+    for (key, entry) in packages {
+        if key.is_empty() {
+            continue;
+        }
+        let line = json_key_line(text, Some("packages"), key);
+        let flag = |name: &str| entry.get(name).and_then(serde_json::Value::as_bool) == Some(true);
+        let Some(name_from_path) = node_modules_name(key) else {
+            problems.push(node_problem(
+                &path,
+                line,
+                format!("'{key}' is a local folder or workspace, not a registry package"),
+            ));
+            continue;
+        };
+        if flag("dev") {
+            continue;
+        }
+        let name = entry
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or(name_from_path);
+        let mut why = Vec::new();
+        if flag("link") {
+            why.push("is a link to a local folder".to_owned());
+        }
+        if flag("inBundle") {
+            why.push("is bundled inside another package (bundleDependencies)".to_owned());
+        }
+        if name != name_from_path {
+            why.push(format!("is an alias of another package ({name})"));
+        }
+        if flag("hasInstallScript") {
+            why.push(
+                "has an install script: npm lifecycle scripts would run package code outside the \
+                 sandbox, so skilldeck never runs them, and the package would be broken without \
+                 it"
+                .to_owned(),
+            );
+        }
+        let version = entry.get("version").and_then(serde_json::Value::as_str);
+        let integrity = match entry.get("integrity").and_then(serde_json::Value::as_str) {
+            Some(i) => Integrity::parse(i).map_err(|e| why.push(e)).ok(),
+            None => {
+                why.push("has no integrity (no sha512 of its tarball to check)".to_owned());
+                None
+            }
+        };
+        let resolved = entry.get("resolved").and_then(serde_json::Value::as_str);
+        let registry = match (resolved, version) {
+            (Some(url), Some(v)) => match registry_of(url, name, v) {
+                Some(base) => Some(base),
+                None => {
+                    why.push(format!(
+                        "is resolved to {url}, which is not a registry tarball of {name}@{v}: only \
+                         the operator's registry is a source"
+                    ));
+                    None
+                }
+            },
+            (None, _) => {
+                why.push("has no resolved URL".to_owned());
+                None
+            }
+            (_, None) => {
+                why.push("has no version".to_owned());
+                None
+            }
+        };
+        if !why.is_empty() {
+            for w in why {
+                problems.push(node_problem(&path, line, format!("package '{key}' {w}")));
+            }
+            continue;
+        }
+        let (Some(version), Some(integrity), Some(registry)) = (version, integrity, registry)
+        else {
+            continue;
+        };
+        registries.push((key.clone(), registry, line));
+        out.push(LockedPackage {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            path: Some(key.clone()),
+            integrity: Some(integrity),
+            optional: flag("optional") || flag("devOptional"),
+            dependencies: string_map(entry.get("dependencies")),
+            optional_dependencies: string_map(entry.get("optionalDependencies")),
+            peer_dependencies: string_map(entry.get("peerDependencies")),
+            ..LockedPackage::default()
+        });
+    }
+    if out.len() > MAX_NODE_PACKAGES {
+        problems.push(node_problem(
+            &path,
+            1,
+            format!(
+                "locks {} packages; at most {MAX_NODE_PACKAGES} are installed",
+                out.len()
+            ),
+        ));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(Some(ShippedLock {
+        digest: Digest::of(text.as_bytes()),
+        packages: out,
+        registries,
+    }))
+}
+
+/// The package name of a lock path (`node_modules/a/node_modules/@s/b` →
+/// `@s/b`); `None` when it is not inside `node_modules`.
+pub fn node_modules_name(path: &str) -> Option<&str> {
+    let at = path.rfind("node_modules/")?;
+    let name = &path[at + "node_modules/".len()..];
+    let ok = path.starts_with("node_modules/") && check_npm_name(name).is_ok();
+    ok.then_some(name)
+}
+
+/// The registry a `resolved` URL points into (`https://r.example/npm` of
+/// `https://r.example/npm/@s/b/-/b-1.0.0.tgz`), when it is that registry's
+/// tarball of `name@version`.
+pub fn registry_of(url: &str, name: &str, version: &str) -> Option<String> {
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return None;
+    }
+    let unscoped = name.rsplit('/').next().unwrap_or(name);
+    let tail = format!("/{name}/-/{unscoped}-{version}.tgz");
+    let base = url.strip_suffix(&tail)?;
+    let host_ok = base.split_once("://").is_some_and(|(_, rest)| {
+        !rest.is_empty() && !rest.contains(['?', '#', '@']) && !rest.starts_with('/')
+    });
+    host_ok.then(|| base.to_owned())
+}
+
+/// A package's integrity: the sha512 of its tarball as a Subresource
+/// Integrity string (`sha512-<base64>`), what npm checks each download
+/// against.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Integrity(String);
+
+impl Integrity {
+    /// The sha512 entry of an SRI string (`sha512-...`, possibly among
+    /// others separated by spaces); refused when it has none or it is not 64
+    /// bytes of base64.
+    pub fn parse(text: &str) -> Result<Integrity, String> {
+        use base64::Engine as _;
+        for token in text.split_whitespace() {
+            let token = token.split('?').next().unwrap_or(token);
+            let Some(b64) = token.strip_prefix("sha512-") else {
+                continue;
+            };
+            return match base64::engine::general_purpose::STANDARD.decode(b64) {
+                Ok(bytes) if bytes.len() == 64 => Ok(Integrity(token.to_owned())),
+                _ => Err(format!("integrity '{token}' is not a sha512 digest")),
+            };
+        }
+        Err(format!(
+            "integrity '{text}' has no sha512 digest (sha1 alone is too weak)"
+        ))
+    }
+
+    /// The SRI text (`sha512-...`).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Integrity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Integrity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Integrity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Integrity::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// One resolved package, as the lock pins it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+///
+/// Python: name, version and the sha256 of every artifact. Node: its place
+/// in the tree (`path`), name, version, `integrity`, the dependencies its
+/// `package.json` declares (what `npm ci` needs to rebuild the tree from the
+/// lock alone), and once built the digest of its installed files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct LockedPackage {
-    /// The distribution name, normalised ([`normalise_name`]).
+    /// Node: its folder in the environment (`node_modules/a`,
+    /// `node_modules/a/node_modules/b`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The distribution name, normalised ([`normalise_name`]) for Python;
+    /// the npm name for Node.
     pub name: String,
     /// The exact version.
     pub version: String,
-    /// The sha256 of every artifact (wheel or sdist) the index offered for
-    /// that version (`sha256:...`); the installer refuses any other file.
+    /// Python: the sha256 of every artifact (wheel or sdist) the index
+    /// offered for that version (`sha256:...`); the installer refuses any
+    /// other file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hashes: Vec<Digest>,
+    /// Node: the sha512 of its tarball; npm refuses any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<Integrity>,
+    /// Node: optional (npm skips it where it cannot be installed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// Node: its `dependencies` (name to range).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dependencies: BTreeMap<String, String>,
+    /// Node: its `optionalDependencies`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub optional_dependencies: BTreeMap<String, String>,
+    /// Node: its `peerDependencies`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub peer_dependencies: BTreeMap<String, String>,
+    /// Node, once built: the digest of its installed files
+    /// ([`NodeTree`]), so `verify` names the package a change is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Digest>,
 }
 
-/// A skill's environment as the lock records it (`[skill.NAME.environment]`)
-/// and as its marker file repeats it.
+impl LockedPackage {
+    /// The line [`environment_key`] hashes for it: what pins it.
+    fn key_line(&self, kind: EnvKind) -> String {
+        match kind {
+            EnvKind::Python => {
+                let mut hashes: Vec<String> = self.hashes.iter().map(Digest::hex).collect();
+                hashes.sort();
+                format!("{}=={} {}", self.name, self.version, hashes.join(" "))
+            }
+            EnvKind::Node => format!(
+                "{} {}@{} {}",
+                self.path.as_deref().unwrap_or_default(),
+                self.name,
+                self.version,
+                self.integrity.as_ref().map_or("", Integrity::as_str)
+            ),
+        }
+    }
+
+    /// The package without what a build adds ([`LockedPackage::files`]):
+    /// what a resolution pins.
+    pub fn pin(&self) -> LockedPackage {
+        LockedPackage {
+            files: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// A skill's environment as the lock records it (`[skill.NAME.environment]`
+/// for Python, `[skill.NAME.node-environment]` for Node) and as its marker
+/// file repeats it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockedEnvironment {
-    /// The kind (`python`).
+    /// The kind (`python`, `node`).
     pub kind: EnvKind,
     /// The content key the environment is stored under
     /// ([`environment_key`]).
     pub key: Digest,
-    /// The interpreter it was built for (absolute path).
+    /// The interpreter it was built for (absolute path): `python3`, `node`.
     pub interpreter: String,
-    /// That interpreter's version (`3.11.2`).
+    /// Python: that interpreter's version (`3.11.2`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub python: String,
+    /// Node: that interpreter's version (`20.20.2`); its major version is
+    /// part of the key.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub node: String,
     /// sha256 of the declared requirements ([`Dependencies::input_digest`]).
     pub input: Digest,
-    /// Every resolved package, sorted by name.
+    /// Node, once built: the digest of the whole installed tree
+    /// ([`NodeTree`]), which `verify` recomputes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<Digest>,
+    /// Every resolved package, sorted by name (Python) or path (Node).
     pub packages: Vec<LockedPackage>,
 }
 
@@ -466,36 +1118,137 @@ impl LockedEnvironment {
         toml::to_string(self).unwrap_or_default()
     }
 
-    /// The `package==version` list, for messages.
+    /// The `package==version` list (Python), `package@version` (Node), for
+    /// messages.
     pub fn package_list(&self) -> String {
+        self.package_names().join(", ")
+    }
+
+    /// Each package as `name==version` (Python) or `name@version` (Node).
+    pub fn package_names(&self) -> Vec<String> {
+        let sep = match self.kind {
+            EnvKind::Python => "==",
+            EnvKind::Node => "@",
+        };
         self.packages
             .iter()
-            .map(|p| format!("{}=={}", p.name, p.version))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .map(|p| format!("{}{sep}{}", p.name, p.version))
+            .collect()
+    }
+
+    /// The interpreter's version (`3.11.2`, `20.20.2`).
+    pub fn interpreter_version(&self) -> &str {
+        match self.kind {
+            EnvKind::Python => &self.python,
+            EnvKind::Node => &self.node,
+        }
+    }
+
+    /// The packages without what a build adds: what a resolution pins.
+    pub fn pins(&self) -> Vec<LockedPackage> {
+        self.packages.iter().map(LockedPackage::pin).collect()
+    }
+
+    /// Checks that the record is one of its kind: Python packages carry
+    /// hashes, Node packages a path and integrity, a Node record its tree;
+    /// and that its key is the one its content gives. A lockfile or
+    /// marker that fails is not trusted.
+    pub fn validate(&self) -> Result<(), String> {
+        let fail = |why: String| Err(format!("its {} environment {why}", self.kind.as_str()));
+        match self.kind {
+            EnvKind::Python => {
+                if self.python.is_empty() || !self.node.is_empty() || self.tree.is_some() {
+                    return fail("must record `python` (and no `node` or `tree`)".into());
+                }
+                if let Some(p) = self.packages.iter().find(|p| {
+                    p.hashes.is_empty()
+                        || p.integrity.is_some()
+                        || p.path.is_some()
+                        || p.files.is_some()
+                }) {
+                    return fail(format!(
+                        "records package {} without sha256 hashes, or with Node fields",
+                        p.name
+                    ));
+                }
+            }
+            EnvKind::Node => {
+                if self.node.is_empty() || !self.python.is_empty() {
+                    return fail("must record `node` (and no `python`)".into());
+                }
+                if let Some(p) = self
+                    .packages
+                    .iter()
+                    .find(|p| p.integrity.is_none() || p.path.is_none() || !p.hashes.is_empty())
+                {
+                    return fail(format!(
+                        "records package {} without a path and integrity",
+                        p.name
+                    ));
+                }
+                if self.packages.len() > MAX_NODE_PACKAGES {
+                    return fail(format!("records more than {MAX_NODE_PACKAGES} packages"));
+                }
+            }
+        }
+        let key = environment_key(
+            self.kind,
+            &self.interpreter,
+            self.interpreter_version(),
+            &self.packages,
+        );
+        if key != self.key {
+            return fail(format!(
+                "has key {} but its content gives {key}: the record was edited",
+                self.key
+            ));
+        }
+        Ok(())
     }
 }
 
+/// The major version of a Node version (`20` of `20.20.2` or `v20.20.2`).
+pub fn node_major(version: &str) -> &str {
+    let v = version.trim().trim_start_matches('v');
+    v.split('.').next().unwrap_or(v)
+}
+
 /// The content key of an environment: sha256 over the key format, the
-/// kind, the interpreter and its version, and every package with its
-/// hashes, sorted. The same resolved set for the same interpreter is the
-/// same key, whichever skill asked for it.
+/// kind, the interpreter and its version (Python: the full version; Node:
+/// its major version), and every package with what pins it (Python: its
+/// hashes; Node: its path and integrity), sorted. The same resolved set for
+/// the same interpreter is the same key, whichever skill asked for it.
 pub fn environment_key(
     kind: EnvKind,
     interpreter: &str,
-    python: &str,
+    version: &str,
     packages: &[LockedPackage],
 ) -> Digest {
-    let mut text = format!(
-        "{KEY_FORMAT}\nkind={}\ninterpreter={interpreter}\npython={python}\n",
-        kind.as_str()
-    );
-    let mut sorted: Vec<&LockedPackage> = packages.iter().collect();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name).then(a.version.cmp(&b.version)));
-    for p in sorted {
-        let mut hashes: Vec<String> = p.hashes.iter().map(Digest::hex).collect();
-        hashes.sort();
-        let _ = writeln!(text, "{}=={} {}", p.name, p.version, hashes.join(" "));
+    let mut text = match kind {
+        EnvKind::Python => format!(
+            "{KEY_FORMAT}\nkind={}\ninterpreter={interpreter}\npython={version}\n",
+            kind.as_str()
+        ),
+        EnvKind::Node => format!(
+            "{KEY_FORMAT}\nkind={}\ninterpreter={interpreter}\nnode-major={}\n",
+            kind.as_str(),
+            node_major(version)
+        ),
+    };
+    let mut lines: Vec<(&str, &str, String)> = packages
+        .iter()
+        .map(|p| {
+            (
+                p.path.as_deref().unwrap_or(p.name.as_str()),
+                p.version.as_str(),
+                p.key_line(kind),
+            )
+        })
+        .collect();
+    lines.sort();
+    for (_, _, line) in lines {
+        text.push_str(&line);
+        text.push('\n');
     }
     Digest::of(text.as_bytes())
 }
@@ -620,25 +1373,121 @@ impl EnvProblem {
 pub struct ReadyEnvironment {
     /// The environment folder.
     pub dir: PathBuf,
-    /// Its `bin` folder (first on the script's `PATH`).
-    pub bin: PathBuf,
-    /// Its interpreter (`bin/python3`).
-    pub python: PathBuf,
-    /// The base interpreter's folder when the sandbox does not already show
-    /// it (outside `/usr`, `/bin`, `/lib`): mounted read-only too.
-    pub base_prefix: Option<PathBuf>,
+    /// Folders put first on the script's `PATH` (Python: the environment's
+    /// `bin`; Node: the operator's `node`'s folder when it is not a system
+    /// one).
+    pub bin_dirs: Vec<PathBuf>,
+    /// Python: its interpreter (`bin/python3`).
+    pub python: Option<PathBuf>,
+    /// Folders a run must be able to read: the environment, and its
+    /// interpreter's prefix when the sandbox does not already show it
+    /// (outside `/usr`, `/bin`, `/lib`).
+    pub read_paths: Vec<PathBuf>,
+    /// Variables set for the script (Node: `NODE_PATH`, for a `require`
+    /// from outside the run folder).
+    pub vars: Vec<(String, String)>,
+    /// Node: its `node_modules`, which the run sees beside the skill
+    /// folder, so Node's own resolution of a bare `require` or `import`
+    /// finds it.
+    pub node_modules: Option<PathBuf>,
     /// The lock's record.
     pub locked: LockedEnvironment,
 }
 
-impl ReadyEnvironment {
-    /// The folders a run must be able to read: the environment and its
-    /// base interpreter's prefix when needed.
-    pub fn read_paths(&self) -> Vec<PathBuf> {
-        let mut out = vec![self.dir.clone()];
-        out.extend(self.base_prefix.clone());
-        out
+/// The installed files of a Node environment's `node_modules`: the digest
+/// of the whole tree and of each package's own folder (its nested
+/// `node_modules` aside). Each file counts as its path (from the
+/// environment folder) and sha256, the fingerprint rule of skill folders
+/// ([`crate::digest::fingerprint`]); a symlink (`.bin/x`) as the sha256 of
+/// `symlink:` and its target. [`NPM_HIDDEN_LOCKFILE`] is left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeTree {
+    /// The whole tree.
+    pub tree: Digest,
+    /// Per package folder (`node_modules/a`), its files.
+    pub packages: BTreeMap<String, Digest>,
+}
+
+impl NodeTree {
+    /// Reads `env`'s `node_modules` (at most [`MAX_RECORD_FILES`] files).
+    pub fn of(env: &Path) -> Result<NodeTree, String> {
+        let mut files: Vec<(String, Digest)> = Vec::new();
+        let mut stack = vec![env.join(NODE_MODULES)];
+        while let Some(dir) = stack.pop() {
+            let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+                let path = entry.path();
+                let rel = path
+                    .strip_prefix(env)
+                    .map_err(|e| e.to_string())?
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let meta = std::fs::symlink_metadata(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                if meta.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if rel == NPM_HIDDEN_LOCKFILE {
+                    continue;
+                }
+                let digest = if meta.file_type().is_symlink() {
+                    let target = std::fs::read_link(&path)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    Digest::of(format!("symlink:{}", target.to_string_lossy()).as_bytes())
+                } else {
+                    let bytes =
+                        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    Digest::of(&bytes)
+                };
+                files.push((rel, digest));
+                if files.len() > MAX_RECORD_FILES {
+                    return Err(format!(
+                        "{} holds more than {MAX_RECORD_FILES} files",
+                        env.join(NODE_MODULES).display()
+                    ));
+                }
+            }
+        }
+        files.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        let tree = crate::digest::fingerprint(files.iter().map(|(p, d)| (p.as_str(), d)));
+        let mut packages: BTreeMap<String, Digest> = BTreeMap::new();
+        let mut owned: BTreeMap<String, Vec<(&str, &Digest)>> = BTreeMap::new();
+        for (path, digest) in &files {
+            if let Some(owner) = package_folder_of(path) {
+                owned
+                    .entry(owner.to_owned())
+                    .or_default()
+                    .push((path, digest));
+            }
+        }
+        for (folder, list) in owned {
+            packages.insert(folder, crate::digest::fingerprint(list));
+        }
+        Ok(NodeTree { tree, packages })
     }
+}
+
+/// The package folder a file of `node_modules` belongs to
+/// (`node_modules/a/node_modules/@s/b/lib/x.js` → `node_modules/a/node_modules/@s/b`).
+fn package_folder_of(path: &str) -> Option<&str> {
+    let at = path.rfind("node_modules/")?;
+    let rest = &path[at + "node_modules/".len()..];
+    let mut parts = rest.splitn(3, '/');
+    let first = parts.next()?;
+    let len = if first.starts_with('@') {
+        let second = parts.next()?;
+        first.len() + 1 + second.len()
+    } else {
+        first.len()
+    };
+    // A file directly in node_modules (`.package-lock.json`) or in `.bin`
+    // belongs to no package.
+    if first.starts_with('.') || rest.len() == len {
+        return None;
+    }
+    Some(&path[..at + "node_modules/".len() + len])
 }
 
 /// Folders the sandbox already shows read-only.
@@ -673,7 +1522,9 @@ impl EnvStore {
     /// complete, or the marker is malformed).
     pub fn marker(&self, key: &Digest) -> Option<LockedEnvironment> {
         let text = std::fs::read_to_string(self.path_of(key).join(MARKER_FILE)).ok()?;
-        toml::from_str(&text).ok()
+        toml::from_str::<LockedEnvironment>(&text)
+            .ok()
+            .filter(|m| m.validate().is_ok())
     }
 
     /// Keys of the environments in the store (complete or not).
@@ -716,7 +1567,10 @@ impl EnvStore {
         };
         let found: LockedEnvironment = toml::from_str(&text)
             .map_err(|e| modified(format!("its {MARKER_FILE} is malformed: {}", e.message())))?;
-        if found.key != locked.key || found.packages != locked.packages {
+        if found.key != locked.key
+            || found.pins() != locked.pins()
+            || (locked.tree.is_some() && found.tree != locked.tree)
+        {
             return Err(modified(format!(
                 "its {MARKER_FILE} records {} (key {}), the lock {}",
                 found.package_list(),
@@ -724,29 +1578,64 @@ impl EnvStore {
                 locked.package_list()
             )));
         }
-        if let Some(found) = interpreter_minor(Path::new(&locked.interpreter))
-            && !locked.python.starts_with(&format!("{found}."))
-        {
-            return Err(modified(format!(
-                "it was built for Python {}, and {} is now Python {found}",
-                locked.python, locked.interpreter
-            )));
+        match locked.kind {
+            EnvKind::Python => {
+                if let Some(found) = interpreter_minor(Path::new(&locked.interpreter))
+                    && !locked.python.starts_with(&format!("{found}."))
+                {
+                    return Err(modified(format!(
+                        "it was built for Python {}, and {} is now Python {found}",
+                        locked.python, locked.interpreter
+                    )));
+                }
+                let bin = dir.join("bin");
+                let python = bin.join("python3");
+                if !python.exists() {
+                    return Err(modified(format!("{} is missing", python.display())));
+                }
+                let base_prefix = pyvenv_home(&dir.join("pyvenv.cfg"))
+                    .and_then(|home| home.parent().map(Path::to_path_buf))
+                    .filter(|p| !SYSTEM_PREFIXES.iter().any(|s| p.starts_with(s)) && p.is_dir());
+                let mut read_paths = vec![dir.clone()];
+                read_paths.extend(base_prefix);
+                Ok(ReadyEnvironment {
+                    dir,
+                    bin_dirs: vec![bin],
+                    python: Some(python),
+                    read_paths,
+                    vars: Vec::new(),
+                    node_modules: None,
+                    locked: found_or(locked, found),
+                })
+            }
+            EnvKind::Node => {
+                let modules = dir.join(NODE_MODULES);
+                if !modules.is_dir() {
+                    return Err(modified(format!("{} is missing", modules.display())));
+                }
+                let mut read_paths = vec![dir.clone()];
+                let mut bin_dirs = Vec::new();
+                if let Some(node_bin) = Path::new(&locked.interpreter).parent()
+                    && !SYSTEM_PREFIXES.iter().any(|s| node_bin.starts_with(s))
+                {
+                    bin_dirs.push(node_bin.to_path_buf());
+                    read_paths.push(node_bin.parent().unwrap_or(node_bin).to_path_buf());
+                }
+                let vars = vec![(
+                    "NODE_PATH".to_owned(),
+                    modules.to_string_lossy().into_owned(),
+                )];
+                Ok(ReadyEnvironment {
+                    dir,
+                    bin_dirs,
+                    python: None,
+                    read_paths,
+                    vars,
+                    node_modules: Some(modules),
+                    locked: found_or(locked, found),
+                })
+            }
         }
-        let bin = dir.join("bin");
-        let python = bin.join("python3");
-        if !python.exists() {
-            return Err(modified(format!("{} is missing", python.display())));
-        }
-        let base_prefix = pyvenv_home(&dir.join("pyvenv.cfg"))
-            .and_then(|home| home.parent().map(Path::to_path_buf))
-            .filter(|p| !SYSTEM_PREFIXES.iter().any(|s| p.starts_with(s)) && p.is_dir());
-        Ok(ReadyEnvironment {
-            dir,
-            bin,
-            python,
-            base_prefix,
-            locked: locked.clone(),
-        })
     }
 
     /// [`EnvStore::check`], then every locked package is installed at its
@@ -764,6 +1653,10 @@ impl EnvStore {
             path: ready.dir.clone(),
             detail,
         };
+        if locked.kind == EnvKind::Node {
+            verify_node_tree(&ready).map_err(modified)?;
+            return Ok(ready);
+        }
         let site = site_packages(&ready.dir)
             .ok_or_else(|| modified("it has no lib/python*/site-packages folder".into()))?;
         let mut installed: BTreeMap<String, (String, PathBuf)> = BTreeMap::new();
@@ -799,6 +1692,59 @@ impl EnvStore {
         }
         Ok(ready)
     }
+}
+
+/// The lock's record, with what a build adds (a Node tree and its
+/// packages' file digests) taken from the marker when the lock has not got
+/// it yet (a resolution about to share an environment another skill built;
+/// its own declaration digest is kept).
+fn found_or(locked: &LockedEnvironment, found: LockedEnvironment) -> LockedEnvironment {
+    if locked.tree.is_none() && found.tree.is_some() {
+        LockedEnvironment {
+            tree: found.tree,
+            packages: found.packages,
+            ..locked.clone()
+        }
+    } else {
+        locked.clone()
+    }
+}
+
+/// Recomputes a Node environment's [`NodeTree`] and compares it with the
+/// record (`ready.locked`, the marker's when the lock had no tree yet):
+/// names the package whose folder changed, else says a file outside the
+/// packages' folders did.
+fn verify_node_tree(ready: &ReadyEnvironment) -> Result<(), String> {
+    let locked = &ready.locked;
+    let Some(want) = locked.tree else {
+        return Err(format!("its {MARKER_FILE} records no tree digest"));
+    };
+    let found = NodeTree::of(&ready.dir)?;
+    if found.tree == want {
+        return Ok(());
+    }
+    for p in &locked.packages {
+        let path = p.path.as_deref().unwrap_or_default();
+        if found.packages.get(path) != p.files.as_ref() {
+            return Err(format!(
+                "package {}@{} ({path}) has a changed, added or removed file (its files no \
+                 longer have the digest recorded at install)",
+                p.name, p.version
+            ));
+        }
+    }
+    if let Some(extra) = found
+        .packages
+        .keys()
+        .find(|k| !locked.packages.iter().any(|p| p.path.as_deref() == Some(k)))
+    {
+        return Err(format!("{extra} is installed but not in the lock"));
+    }
+    Err(format!(
+        "a file of {} outside the locked packages' folders (.bin, or a new file) was changed, \
+         added or removed",
+        ready.dir.join(NODE_MODULES).display()
+    ))
 }
 
 /// `X.Y` of an interpreter whose real file is named `pythonX.Y` (symlinks
@@ -921,72 +1867,118 @@ struct LockEnvironments {
 struct LockSkillEnvironment {
     #[serde(default)]
     environment: Option<LockedEnvironment>,
+    #[serde(default, rename = "node-environment")]
+    node_environment: Option<LockedEnvironment>,
 }
 
-/// The environment the lock of skills root `root` records for skill
-/// `skill` (`Ok(None)`: no lock, or no environment for it); an error
-/// names the lockfile.
-pub fn locked_environment(root: &Path, skill: &str) -> Result<Option<LockedEnvironment>, String> {
+/// The lock's key of a skill's environment of kind `kind`:
+/// `[skill.NAME.environment]` (Python, the key lockfiles have always had)
+/// and `[skill.NAME.node-environment]`.
+pub fn lock_key(kind: EnvKind) -> &'static str {
+    match kind {
+        EnvKind::Python => "environment",
+        EnvKind::Node => "node-environment",
+    }
+}
+
+/// The environments the lock of skills root `root` records for skill
+/// `skill` (Python first; empty: no lock, or none for it); an error names
+/// the lockfile, also when a record is not one of its kind
+/// ([`LockedEnvironment::validate`]).
+pub fn locked_environments(root: &Path, skill: &str) -> Result<Vec<LockedEnvironment>, String> {
     let lockfile = lock_path(root);
     let text = match std::fs::read_to_string(&lockfile) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: {e}", lockfile.display())),
     };
-    let lock: LockEnvironments =
+    let mut lock: LockEnvironments =
         toml::from_str(&text).map_err(|e| format!("{}: {}", lockfile.display(), e.message()))?;
-    Ok(lock.skill.get(skill).and_then(|s| s.environment.clone()))
+    let Some(entry) = lock.skill.remove(skill) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (kind, env) in [
+        (EnvKind::Python, entry.environment),
+        (EnvKind::Node, entry.node_environment),
+    ] {
+        let Some(env) = env else { continue };
+        if env.kind != kind {
+            return Err(format!(
+                "{}: [skill.{skill}.{}] records a {} environment",
+                lockfile.display(),
+                lock_key(kind),
+                env.kind.as_str()
+            ));
+        }
+        env.validate()
+            .map_err(|e| format!("{}: skill '{skill}': {e}", lockfile.display()))?;
+        out.push(env);
+    }
+    Ok(out)
 }
 
-/// The environment skill `skill_dir` (named `name`, found under `root`)
-/// runs with: `Ok(None)` when it declares no dependencies; the ready
-/// environment when the lock records one and the store holds it; else why
-/// not (the first declared requirement named).
+/// The environments skill `skill_dir` (named `name`, found under `root`)
+/// runs with, one per kind it declares dependencies of (`python_given`: the
+/// operator gave the skill an interpreter, so its Python declarations are
+/// not used): each ready when the lock records it and the store holds it;
+/// else why not (the first declared requirement named).
 pub fn environment_for(
     store: &EnvStore,
     name: &str,
     skill_dir: &Path,
     root: &Path,
-) -> Result<Option<ReadyEnvironment>, EnvProblem> {
+    python_given: bool,
+) -> Result<Vec<ReadyEnvironment>, EnvProblem> {
     if !may_declare_dependencies(skill_dir) {
-        return Ok(None);
+        return Ok(Vec::new());
     }
-    let Some(deps) = declared_dependencies(skill_dir).map_err(EnvProblem::Invalid)? else {
-        return Ok(None);
-    };
+    let declared: Vec<Dependencies> = declared_dependencies(skill_dir)
+        .map_err(EnvProblem::Invalid)?
+        .into_iter()
+        .filter(|d| !(python_given && d.kind == EnvKind::Python))
+        .collect();
+    if declared.is_empty() {
+        return Ok(Vec::new());
+    }
     let lockfile = lock_path(root);
-    let first = &deps.requirements[0];
-    let not_locked = || EnvProblem::NotLocked {
-        skill: name.to_owned(),
-        requirement: first.text.clone(),
-        file: format!("{}:{}", first.file, first.line),
-        lockfile: lockfile.clone(),
-    };
-    let locked = locked_environment(root, name)
-        .map_err(|e| {
-            EnvProblem::Invalid(vec![Diagnostic::new(
-                Code::EnvironmentMissing,
-                Severity::Error,
-                e,
-            )])
-        })?
-        .ok_or_else(not_locked)?;
-    if locked.input != deps.input_digest() {
-        return Err(EnvProblem::Modified {
-            skill: name.to_owned(),
-            path: store.path_of(&locked.key),
-            detail: format!(
-                "the skill's requirements changed since it was installed ({} now declares {})",
-                first.file,
-                deps.requirements
-                    .iter()
-                    .map(|r| r.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
+    let locked_all = locked_environments(root, name).map_err(|e| {
+        EnvProblem::Invalid(vec![Diagnostic::new(
+            Code::EnvironmentMissing,
+            Severity::Error,
+            e,
+        )])
+    })?;
+    let mut out = Vec::new();
+    for deps in declared {
+        let first = &deps.requirements[0];
+        let locked = locked_all
+            .iter()
+            .find(|l| l.kind == deps.kind)
+            .ok_or_else(|| EnvProblem::NotLocked {
+                skill: name.to_owned(),
+                requirement: first.text.clone(),
+                file: format!("{}:{}", first.file, first.line),
+                lockfile: lockfile.clone(),
+            })?;
+        if locked.input != deps.input_digest() {
+            return Err(EnvProblem::Modified {
+                skill: name.to_owned(),
+                path: store.path_of(&locked.key),
+                detail: format!(
+                    "the skill's requirements changed since it was installed ({} now declares {})",
+                    first.file,
+                    deps.requirements
+                        .iter()
+                        .map(|r| r.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
+        out.push(store.check(name, locked)?);
     }
-    store.check(name, &locked).map(Some)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -1013,7 +2005,7 @@ mod tests {
                 "[project]\nname = \"x\"\ndependencies = [\n  \"attrs[tests]~=23.1\",\n]\n",
             ),
         ]);
-        let deps = declared_dependencies(dir.path()).unwrap().unwrap();
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
         let got: Vec<(&str, &str, u32)> = deps
             .requirements
             .iter()
@@ -1053,9 +2045,9 @@ mod tests {
     #[test]
     fn a_skill_without_dependency_files_declares_none() {
         let dir = skill_with(&[(PYPROJECT_TOML, "[project]\nname = \"x\"\n")]);
-        assert_eq!(declared_dependencies(dir.path()).unwrap(), None);
+        assert!(declared_dependencies(dir.path()).unwrap().is_empty());
         let empty = skill_with(&[(REQUIREMENTS_TXT, "# nothing\n\n")]);
-        assert_eq!(declared_dependencies(empty.path()).unwrap(), None);
+        assert!(declared_dependencies(empty.path()).unwrap().is_empty());
     }
 
     #[test]
@@ -1072,6 +2064,7 @@ mod tests {
             name: name.into(),
             version: version.into(),
             hashes: vec![Digest::from_bytes([byte; 32])],
+            ..LockedPackage::default()
         }
     }
 
@@ -1106,6 +2099,8 @@ mod tests {
             key: Digest::from_bytes([0; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 0xab)],
         };
@@ -1126,6 +2121,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -1159,6 +2156,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: bin.join("python3").to_string_lossy().into_owned(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -1186,6 +2185,8 @@ mod tests {
             key: Digest::from_bytes([7; 32]),
             interpreter: "/nonexistent/bin/python3".into(),
             python: "3.11.2".into(),
+            node: String::new(),
+            tree: None,
             input: Digest::from_bytes([1; 32]),
             packages: vec![pkg("six", "1.17.0", 3)],
         };
@@ -1225,6 +2226,254 @@ mod tests {
             base64url(Digest::of(b"").as_bytes()),
             "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
         );
+    }
+
+    const ODD: &str = "sha512-CQpnWPrDwmP1+SMHXZhtLtJv90yiyVfluGsX5iNCVkrhQtU3TQHsUWPG9wkdk9Lgd5yNpAg9jQEo90CBaXgWMA==";
+    const NUMBER: &str = "sha512-Wu1VHeILBK8KAWJUAiSZQX94GmOE45Rg6/538fKwiloUu21KncEkYGPqob2oSZ5mUT73vLGrHQjKw3KMPwfDzg==";
+
+    #[test]
+    fn package_json_dependencies_and_optional_ones_are_read_dev_dependencies_are_not() {
+        let dir = skill_with(&[(
+            PACKAGE_JSON,
+            "{\n  \"dependencies\": {\n    \"is-odd\": \"^3.0.1\",\n    \"@scope/pkg\": \"~1.2 || >=2\"\n  },\n  \
+             \"optionalDependencies\": {\n    \"fsevents\": \"*\"\n  },\n  \
+             \"devDependencies\": {\n    \"x\": \"git+https://e.example/x.git\"\n  }\n}\n",
+        )]);
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
+        assert_eq!(deps.kind, EnvKind::Node);
+        let got: Vec<(&str, &str, u32, bool)> = deps
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.npm_spec(), r.line, r.optional))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("@scope/pkg", "~1.2 || >=2", 4, false),
+                ("is-odd", "^3.0.1", 3, false),
+                ("fsevents", "*", 7, true)
+            ]
+        );
+        assert_eq!(deps.shipped_lock, None);
+        let none = skill_with(&[(PACKAGE_JSON, "{\"name\": \"x\", \"scripts\": {}}")]);
+        assert!(declared_dependencies(none.path()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_node_skill_cannot_choose_its_source_every_refused_spec_named_at_its_line() {
+        let dir = skill_with(&[(
+            PACKAGE_JSON,
+            "{\n\"dependencies\": {\n\"a\": \"git+ssh://git@e.example/a.git\",\n\"b\": \"github:u/b\",\n\
+             \"c\": \"https://e.example/c.tgz\",\n\"d\": \"file:../d\",\n\"e\": \"link:../e\",\n\
+             \"f\": \"workspace:*\",\n\"g\": \"npm:other@1\",\n\"h\": \"user/repo\",\n\"i\": \"1.0.0\",\n\
+             \"../j\": \"1\"\n},\n\"bundleDependencies\": true\n}\n",
+        )]);
+        let problems = declared_dependencies(dir.path()).unwrap_err();
+        let mut lines: Vec<u32> = problems.iter().map(|d| d.line.unwrap()).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, [3, 4, 5, 6, 7, 8, 9, 10, 12, 14], "{problems:#?}");
+        assert!(
+            problems
+                .iter()
+                .all(|d| d.code == Code::EnvironmentRequirementInvalid
+                    && d.file.as_ref().unwrap().ends_with(PACKAGE_JSON))
+        );
+    }
+
+    fn lock_text(extra: &str) -> String {
+        format!(
+            "{{\"lockfileVersion\": 3, \"packages\": {{\n\"\": {{\"dependencies\": {{\"is-odd\": \"^3.0.1\"}}}},\n\
+             \"node_modules/is-number\": {{\"version\": \"6.0.0\", \"resolved\": \"https://registry.npmjs.org/is-number/-/is-number-6.0.0.tgz\", \"integrity\": \"{NUMBER}\"}},\n\
+             \"node_modules/is-odd\": {{\"version\": \"3.0.1\", \"resolved\": \"https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz\", \"integrity\": \"{ODD}\", \"dependencies\": {{\"is-number\": \"^6.0.0\"}}}}{extra}\n}}}}\n"
+        )
+    }
+
+    #[test]
+    fn a_shipped_lock_that_matches_is_the_resolution_and_one_that_does_not_is_ignored() {
+        let manifest = "{\"dependencies\": {\"is-odd\": \"^3.0.1\"}}";
+        let dir = skill_with(&[
+            (PACKAGE_JSON, manifest),
+            (PACKAGE_LOCK_JSON, &lock_text("")),
+        ]);
+        let deps = declared_dependencies(dir.path()).unwrap().remove(0);
+        let lock = deps.shipped_lock.as_ref().unwrap();
+        let paths: Vec<&str> = lock
+            .packages
+            .iter()
+            .map(|p| p.path.as_deref().unwrap())
+            .collect();
+        assert_eq!(paths, ["node_modules/is-number", "node_modules/is-odd"]);
+        assert_eq!(lock.packages[1].integrity.as_ref().unwrap().as_str(), ODD);
+        assert_eq!(lock.packages[1].dependencies["is-number"], "^6.0.0");
+        assert_eq!(lock.registries[0].1, NPM_DEFAULT_REGISTRY);
+        assert!(deps.input_text().contains("package-lock.json sha256:"));
+        // Another range in package.json: the lock is not its resolution.
+        let other = skill_with(&[
+            (PACKAGE_JSON, "{\"dependencies\": {\"is-odd\": \"^3.0.0\"}}"),
+            (PACKAGE_LOCK_JSON, &lock_text("")),
+        ]);
+        let deps = declared_dependencies(other.path()).unwrap().remove(0);
+        assert_eq!(deps.shipped_lock, None);
+        // A dev-only package in the lock plays no part.
+        let dev = skill_with(&[
+            (PACKAGE_JSON, manifest),
+            (
+                PACKAGE_LOCK_JSON,
+                &lock_text(
+                    ",\n\"node_modules/tool\": {\"dev\": true, \"resolved\": \"git+https://e.example/t.git\"}",
+                ),
+            ),
+        ]);
+        let deps = declared_dependencies(dev.path()).unwrap().remove(0);
+        assert_eq!(deps.shipped_lock.unwrap().packages.len(), 2);
+    }
+
+    #[test]
+    fn a_shipped_lock_with_an_install_script_a_link_or_no_integrity_is_refused() {
+        let manifest = "{\"dependencies\": {\"is-odd\": \"^3.0.1\"}}";
+        let bad = lock_text(
+            ",\n\"node_modules/native\": {\"version\": \"1.0.0\", \"resolved\": \"https://registry.npmjs.org/native/-/native-1.0.0.tgz\", \"integrity\": \"sha512-AAAA\", \"hasInstallScript\": true},\n\
+             \"node_modules/local\": {\"link\": true, \"resolved\": \"../local\"},\n\
+             \"packages/ws\": {\"version\": \"1.0.0\"}",
+        );
+        let dir = skill_with(&[(PACKAGE_JSON, manifest), (PACKAGE_LOCK_JSON, &bad)]);
+        let problems = declared_dependencies(dir.path()).unwrap_err();
+        let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        let all = text.join("\n");
+        assert!(all.contains("has an install script"), "{all}");
+        assert!(all.contains("is not a sha512 digest"), "{all}");
+        assert!(all.contains("is a link to a local folder"), "{all}");
+        assert!(
+            all.contains("'packages/ws' is a local folder or workspace"),
+            "{all}"
+        );
+        assert!(
+            problems
+                .iter()
+                .all(|d| d.file.as_ref().unwrap().ends_with(PACKAGE_LOCK_JSON))
+        );
+        let lines: Vec<u32> = problems.iter().map(|d| d.line.unwrap()).collect();
+        assert!(
+            lines.contains(&5) && lines.contains(&6) && lines.contains(&7),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn integrity_is_a_sha512_sri_and_sha1_alone_is_refused() {
+        assert_eq!(Integrity::parse(ODD).unwrap().as_str(), ODD);
+        let both = format!("sha1-Aa0= {ODD}");
+        assert_eq!(Integrity::parse(&both).unwrap().as_str(), ODD);
+        assert!(Integrity::parse("sha1-qUqW4OhOwEZs5UkXr1mMKQ/ZzIE=").is_err());
+        assert!(Integrity::parse("sha512-AAAA").is_err());
+        assert!(toml::from_str::<BTreeMap<String, Integrity>>("i = \"sha256-x\"").is_err());
+    }
+
+    #[test]
+    fn a_resolved_url_is_a_registry_tarball_of_that_exact_package() {
+        assert_eq!(
+            registry_of("https://r.example/npm/@s/b/-/b-1.0.0.tgz", "@s/b", "1.0.0").as_deref(),
+            Some("https://r.example/npm")
+        );
+        assert_eq!(registry_of("https://r.example/x.tgz", "x", "1.0.0"), None);
+        assert_eq!(
+            registry_of("https://r.example/b/-/b-1.0.1.tgz", "b", "1.0.0"),
+            None
+        );
+        assert_eq!(registry_of("file:/b/-/b-1.0.0.tgz", "b", "1.0.0"), None);
+        assert_eq!(
+            node_modules_name("node_modules/a/node_modules/@s/b"),
+            Some("@s/b")
+        );
+        assert_eq!(node_modules_name("packages/a"), None);
+    }
+
+    fn node_env(store: &EnvStore) -> LockedEnvironment {
+        let packages = vec![LockedPackage {
+            path: Some("node_modules/is-odd".into()),
+            name: "is-odd".into(),
+            version: "3.0.1".into(),
+            integrity: Some(Integrity::parse(ODD).unwrap()),
+            ..LockedPackage::default()
+        }];
+        let key = environment_key(EnvKind::Node, "/usr/bin/node", "20.20.2", &packages);
+        let dir = store.path_of(&key);
+        std::fs::create_dir_all(dir.join("node_modules/is-odd")).unwrap();
+        std::fs::create_dir_all(dir.join("node_modules/.bin")).unwrap();
+        std::fs::write(
+            dir.join("node_modules/is-odd/index.js"),
+            "module.exports = 1;\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join(NPM_HIDDEN_LOCKFILE), "{}").unwrap();
+        std::os::unix::fs::symlink("../is-odd/index.js", dir.join("node_modules/.bin/odd"))
+            .unwrap();
+        let tree = NodeTree::of(&dir).unwrap();
+        let mut env = LockedEnvironment {
+            kind: EnvKind::Node,
+            key,
+            interpreter: "/usr/bin/node".into(),
+            python: String::new(),
+            node: "20.20.2".into(),
+            input: Digest::from_bytes([1; 32]),
+            tree: Some(tree.tree),
+            packages,
+        };
+        env.packages[0].files = tree.packages.get("node_modules/is-odd").copied();
+        std::fs::write(dir.join(MARKER_FILE), env.to_toml()).unwrap();
+        env
+    }
+
+    #[test]
+    fn a_node_environment_runs_with_its_node_modules_and_verify_names_the_changed_package() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let store = EnvStore::new(store_dir.path());
+        let env = node_env(&store);
+        env.validate().unwrap();
+        let ready = store.verify("s", &env).unwrap();
+        assert_eq!(ready.node_modules, Some(ready.dir.join(NODE_MODULES)));
+        assert_eq!(ready.python, None);
+        assert!(ready.bin_dirs.is_empty(), "/usr/bin is shown anyway");
+        // npm's own cache of the tree is not part of it.
+        std::fs::write(ready.dir.join(NPM_HIDDEN_LOCKFILE), "{\"other\": 1}").unwrap();
+        store.verify("s", &env).unwrap();
+        let index = ready.dir.join("node_modules/is-odd/index.js");
+        std::fs::write(&index, "module.exports = 2;\n").unwrap();
+        let e = store.verify("s", &env).unwrap_err();
+        assert_eq!(e.code(), Code::EnvironmentModified);
+        assert!(
+            e.to_string().contains("is-odd@3.0.1 (node_modules/is-odd)"),
+            "{e}"
+        );
+        std::fs::write(&index, "module.exports = 1;\n").unwrap();
+        store.verify("s", &env).unwrap();
+        std::fs::remove_file(ready.dir.join("node_modules/.bin/odd")).unwrap();
+        std::os::unix::fs::symlink("/bin/sh", ready.dir.join("node_modules/.bin/odd")).unwrap();
+        let e = store.verify("s", &env).unwrap_err();
+        assert!(e.to_string().contains("outside the locked packages"), "{e}");
+        // The cheap check only reads the marker.
+        assert!(store.check("s", &env).is_ok());
+    }
+
+    #[test]
+    fn the_node_key_depends_on_paths_and_integrity_and_the_node_major_only() {
+        let store_dir = tempfile::tempdir().unwrap();
+        let env = node_env(&EnvStore::new(store_dir.path()));
+        let key = |version: &str, packages: &[LockedPackage]| {
+            environment_key(EnvKind::Node, "/usr/bin/node", version, packages)
+        };
+        assert_eq!(key("20.1.0", &env.packages), env.key);
+        assert_ne!(key("22.1.0", &env.packages), env.key);
+        let mut moved = env.packages.clone();
+        moved[0].path = Some("node_modules/x/node_modules/is-odd".into());
+        assert_ne!(key("20.20.2", &moved), env.key);
+        let mut other = env.packages.clone();
+        other[0].integrity = Some(Integrity::parse(NUMBER).unwrap());
+        assert_ne!(key("20.20.2", &other), env.key);
+        // What a build adds is not part of the key.
+        let mut built = env.packages.clone();
+        built[0].files = None;
+        assert_eq!(key("20.20.2", &built), env.key);
     }
 
     #[test]

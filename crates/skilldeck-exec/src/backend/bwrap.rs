@@ -220,6 +220,9 @@ fn bwrap_args(
         skill_source,
         workdir.skill.as_os_str(),
     ]);
+    if let Some((link, target)) = &workdir.node_modules {
+        push(&["--symlink".as_ref(), target.as_os_str(), link.as_os_str()]);
+    }
     match quota {
         Some(bytes) => {
             // The work directory's size-capped tmpfs (see `workdir`).

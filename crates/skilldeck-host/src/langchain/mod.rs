@@ -142,11 +142,13 @@ impl Interpreter {
     /// `PATH`.
     pub fn for_run(config: &ExecConfig, skill: &Skill) -> Result<Interpreter, String> {
         match crate::environment::for_skill(config, skill) {
-            Ok(Some(env)) => Ok(Interpreter {
-                program: env.python.clone(),
-                read_paths: env.read_paths(),
-            }),
-            Ok(None) => Interpreter::for_skill(config, &skill.name),
+            Ok(envs) => match envs.iter().find_map(|e| Some((e.python.clone()?, e))) {
+                Some((program, env)) => Ok(Interpreter {
+                    program,
+                    read_paths: env.read_paths.clone(),
+                }),
+                None => Interpreter::for_skill(config, &skill.name),
+            },
             Err(problem) => Err(crate::environment::describe(&problem)),
         }
     }

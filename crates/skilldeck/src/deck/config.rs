@@ -440,9 +440,22 @@ pub struct EnvironmentsConfig {
     /// config file).
     #[serde(default)]
     pub find_links: Vec<PathBuf>,
-    /// `offline = true`: never use the network (packages from
-    /// `find-links` and uv's cache only).
+    /// `offline = true`: never use the network (Python packages from
+    /// `find-links` and uv's cache only, Node packages from npm's cache).
     pub offline: Option<bool>,
+    /// `npm = "/opt/node/bin/npm"`: the npm binary (default:
+    /// `$SKILLDECK_NPM`, else `npm` on `PATH`).
+    pub npm: Option<PathBuf>,
+    /// `node = "/usr/bin/node"`: the Node interpreter Node environments are
+    /// built for; it must be readable in the sandbox (default
+    /// `/usr/bin/node`).
+    pub node: Option<PathBuf>,
+    /// `npm-registry = "https://npm.internal/"`: a private npm registry
+    /// instead of the npm registry.
+    pub npm_registry: Option<String>,
+    /// `npm-cache = "npm-cache"`: npm's cache folder (relative to the
+    /// config file); with `offline`, the only source of Node packages.
+    pub npm_cache: Option<PathBuf>,
 }
 
 /// `[cache]`.

@@ -39,6 +39,9 @@ pub const PATH_KEYS: &[&str] = &[
     "environments.find-links[]",
     "environments.uv",
     "environments.python",
+    "environments.npm",
+    "environments.node",
+    "environments.npm-cache",
     "registry.ui.oidc.client-secret-file",
 ];
 
