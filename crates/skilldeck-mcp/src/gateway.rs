@@ -414,7 +414,7 @@ async fn follow<T: skilldeck_source::Target + 'static>(
 /// engine) reloads, so clients see one merged catalog. Listings that do
 /// not verify are logged with their upstream and reason, and the others
 /// are served. From then on each upstream is followed: a list change it
-/// announces is listed again and re-served ([`follow`]).
+/// announces is listed again and re-served (`follow`).
 pub async fn attach<T: skilldeck_source::Target + 'static>(
     engine: &Arc<T>,
     specs: &[UpstreamSpec],

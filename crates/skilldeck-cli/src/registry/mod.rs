@@ -5,7 +5,7 @@
 //!
 //! The server commands need the `server` feature (on by default). A build
 //! without it (the lean binary `scripts/dist.sh` ships) still parses them
-//! and refuses them, saying which build has them ([`NotBuilt`]).
+//! and refuses them, saying which build has them (`NotBuilt`).
 
 pub mod agent;
 pub mod assign;
