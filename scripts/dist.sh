@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The release artifacts, built and each installed into a clean environment:
 #
-#   skilldeck-<host triple>      the CLI, release profile, stripped (size
-#                                printed against the 25 MB goal)
+#   skilldeck-<host triple>      the CLI, release profile, stripped, the
+#                                lean build: every command but the registry
+#                                server's (`registry serve|gc|import`, the
+#                                `server` feature, which it refuses saying
+#                                how to get them); size checked against the
+#                                25 MB goal
 #   skilldeck-*-abi3-*.whl       the Python package: one abi3 wheel for
 #                                CPython >= 3.9, manylinux2014 (glibc 2.17) via
 #                                maturin --zig (PyPI ziglang)
@@ -15,9 +19,6 @@
 # folder and loaded with require() and import().
 #
 #   bash scripts/dist.sh [OUT]      (default OUT: dist/, git-ignored)
-#
-# STATUS: written, not yet run end to end (issue 30 item 6): not called by
-# .ci/run; the next session runs it, fixes what fails and adds the CI step.
 #
 # Each stage prints its name and time. Needs the Rust toolchain, Python 3
 # with venv, and Node/npm; maturin, ziglang and the napi CLI come from PyPI
@@ -58,12 +59,12 @@ no_rust_path() {
 clean_path="$(no_rust_path)"
 
 # --- The CLI binary -----------------------------------------------------------
-# For the host triple named explicitly, as the napi CLI builds the addon and
-# bench/ the benchmarks: one set of compiled dependencies for all three.
+# The lean build (no registry server: sqlx, object store, the web UI),
+# OpenTelemetry export kept: scripts/release-build.sh, the build
+# bench/budgets measures (after it, this reuses its artifacts).
 host="$(rustc -vV | sed -n 's/^host: //p')"
-release="$CARGO_TARGET_DIR/$host/release"
-stage "the CLI: cargo build --release --target $host -p skilldeck-cli"
-cargo build --release --target "$host" --locked --quiet -p skilldeck-cli
+stage "the CLI: scripts/release-build.sh (lean, release, $host)"
+release="$(bash scripts/release-build.sh --quiet | tail -n 1)"
 bin="$out/skilldeck-$host"
 cp "$release/skilldeck" "$bin.tmp"
 strip --strip-all "$bin.tmp"
@@ -80,6 +81,14 @@ fi
 PATH="$clean_path" "$bin" validate examples/skills >/dev/null
 PATH="$clean_path" "$bin" list --root examples/skills >"$work/list.txt"
 echo "PASS: the stripped binary runs without Rust on PATH ($(wc -l <"$work/list.txt") lines from list)"
+status=0
+PATH="$clean_path" "$bin" registry serve --data "$work/no-registry" >"$work/serve.out" 2>&1 || status=$?
+if [[ $status -eq 0 ]] || ! grep -q -- "--features server" "$work/serve.out" || [[ -e "$work/no-registry" ]]; then
+    echo "FAIL: the lean binary should refuse \`registry serve\`, saying how to get it (exit $status):"
+    sed 's/^/  /' "$work/serve.out"
+    exit 1
+fi
+echo "PASS: the lean binary refuses \`registry serve\` and says which build has it"
 
 # --- The Python wheel ---------------------------------------------------------
 stage "the Python wheel: maturin build --release --zig (abi3, manylinux2014)"
