@@ -85,6 +85,9 @@ pub struct IndexCheck {
     inner: Arc<Inner>,
 }
 
+/// Each name asked in a run, and its answer once there is one.
+type Answers = HashMap<(Ecosystem, String), Arc<OnceLock<Lookup>>>;
+
 #[derive(Debug)]
 struct Inner {
     sources: IndexSources,
@@ -92,7 +95,7 @@ struct Inner {
     /// The normalised distribution names the find-links folders hold
     /// (read once), or why one could not be read.
     local: OnceLock<Result<BTreeSet<String>, String>>,
-    answers: Mutex<HashMap<(Ecosystem, String), Arc<OnceLock<Lookup>>>>,
+    answers: Mutex<Answers>,
 }
 
 impl PartialEq for IndexCheck {

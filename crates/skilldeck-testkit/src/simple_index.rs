@@ -54,7 +54,10 @@ impl IndexServer {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|e| panic!("python3 (the index server) could not start: {e}"));
-        let lines = lines_of(child.stdout.take().expect("piped stdout"));
+        let Some(stdout) = child.stdout.take() else {
+            panic!("the index server's standard output is not piped")
+        };
+        let lines = lines_of(stdout);
         let port = wait_for_line(&lines, "listening ", "the index server");
         IndexServer {
             child,
@@ -67,35 +70,36 @@ impl IndexServer {
     /// normalised by the caller).
     pub fn add_project(&self, name: &str) {
         let dir = self.root.join(name);
-        std::fs::create_dir_all(&dir).expect("project folder");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("project folder: {e}"));
         std::fs::write(
             dir.join("index.html"),
             format!(
                 "<!DOCTYPE html><html><body><a href=\"../../files/{name}-1.0-py3-none-any.whl\">{name}-1.0-py3-none-any.whl</a></body></html>\n"
             ),
         )
-        .expect("project page");
+        .unwrap_or_else(|e| panic!("project page: {e}"));
     }
 
     /// Makes the server answer `status` for everything under `/NAME/`.
     pub fn fail_project(&self, name: &str, status: u16) {
         let dir = self.root.join(name);
-        std::fs::create_dir_all(&dir).expect("project folder");
-        std::fs::write(dir.join("STATUS"), status.to_string()).expect("STATUS");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("project folder: {e}"));
+        std::fs::write(dir.join("STATUS"), status.to_string())
+            .unwrap_or_else(|e| panic!("STATUS: {e}"));
     }
 
     /// Makes the server redirect `/NAME/...` to `location`.
     pub fn redirect_project(&self, name: &str, location: &str) {
         let dir = self.root.join(name);
-        std::fs::create_dir_all(&dir).expect("project folder");
-        std::fs::write(dir.join("REDIRECT"), location).expect("REDIRECT");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("project folder: {e}"));
+        std::fs::write(dir.join("REDIRECT"), location).unwrap_or_else(|e| panic!("REDIRECT: {e}"));
     }
 
     /// Puts an npm packument `ROOT/NAME` (`@scope/name` in a folder).
     pub fn add_npm_package(&self, name: &str) {
         let file = self.root.join(name);
         if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent).expect("scope folder");
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("scope folder: {e}"));
         }
         std::fs::write(
             file,
@@ -103,7 +107,7 @@ impl IndexServer {
                 "{{\"name\":\"{name}\",\"dist-tags\":{{\"latest\":\"1.0.0\"}},\"versions\":{{}}}}\n"
             ),
         )
-        .expect("packument");
+        .unwrap_or_else(|e| panic!("packument: {e}"));
     }
 }
 
