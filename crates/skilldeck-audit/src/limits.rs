@@ -36,3 +36,20 @@ pub const SNIFF_BYTES: usize = 8 * 1024;
 /// Share of bytes (per mille) that may be invalid UTF-8 in a file still
 /// audited as text (decoded with replacements).
 pub const MAX_INVALID_PER_MILLE: usize = 20;
+
+/// Longest one package-index lookup (`deps.not-on-index`) may take
+/// (connect, request and response), in seconds; a slower one is
+/// `deps.index-lookup-failed`, never "not on the index".
+pub const INDEX_LOOKUP_TIMEOUT_SECS: u64 = 10;
+
+/// Most distinct package names looked up on an index in one run (every
+/// skill of the run together); the names past it are
+/// `deps.index-lookup-failed` ("not checked").
+pub const MAX_INDEX_LOOKUPS: usize = 256;
+
+/// Most redirects followed by one index lookup, and only on the
+/// configured host (scheme, host and port unchanged).
+pub const MAX_INDEX_REDIRECTS: usize = 3;
+
+/// Most entries of a `--find-links` folder read.
+pub const MAX_FIND_LINKS_ENTRIES: usize = 100_000;

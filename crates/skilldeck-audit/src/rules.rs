@@ -301,6 +301,20 @@ pub static RULES: &[Rule] = &[
         "declare plain requirements; the operator chooses the index ([environments] index-url, find-links)",
     ),
     rule(
+        "deps.not-on-index",
+        FakePrerequisite,
+        High,
+        "a declared dependency the package index the audit was given does not have (checked only with --index-url, --find-links or --npm-registry): a name nobody owns there can be registered by anyone later, and the next install runs their code (dependency confusion)",
+        "check the name: correct a typo, publish an internal package to the index it is installed from (or add it to the wheel folder), or register the name yourself so nobody else can",
+    ),
+    rule(
+        "deps.index-lookup-failed",
+        Unanalysable,
+        Medium,
+        "a declared dependency could not be looked up on the package index (a server error, a timeout, a redirect to another host, an unreadable wheel folder, or more names than one run checks): whether the index has it is unknown",
+        "run the audit again when the index answers, or check the name on the index yourself",
+    ),
+    rule(
         "unanalysable.executable",
         Unanalysable,
         High,

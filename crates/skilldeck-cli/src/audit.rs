@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use anstyle::{AnsiColor, Style};
 use clap::ArgAction;
 use rayon::prelude::*;
-use skilldeck_audit::{AllowList, AuditOptions, Severity, SkillAudit, SkillFile, Verdict};
+use skilldeck_audit::{
+    AllowList, AuditOptions, IndexCheck, IndexSources, PythonIndex, Severity, SkillAudit,
+    SkillFile, Verdict,
+};
 
 use crate::error::CliError;
 use crate::exit;
@@ -34,7 +37,9 @@ const DIM: Style = Style::new().dimmed();
     after_help = "Exit status: 0 no skill at or above --fail-on, 1 some skill is, 2 usage or I/O error.\n\n\
 Allow a reviewed finding for one skill in skilldeck.toml:\n  [audit.allow.rust-setup]\n  \"exec.pipe-to-shell\" = \"rustup's official installer, reviewed 2026-11\"\n\n\
 Examples:\n  skilldeck audit .agents/skills/pdf-tools\n  skilldeck audit -r .agents/skills --fail-on medium\n  \
-skilldeck audit dist/pdf-tools-1.2.0.tar.gz --format sarif > audit.sarif\n  skilldeck audit --list-rules"
+skilldeck audit dist/pdf-tools-1.2.0.tar.gz --format sarif > audit.sarif\n  \
+skilldeck audit ./skills/dates --index-url https://pypi.internal/simple\n  \
+skilldeck audit -r ./skills --check-index\n  skilldeck audit --list-rules"
 )]
 pub struct Args {
     /// Skill folders or packages (.tar.gz, .tgz, .zip, .skill); with -r,
@@ -62,6 +67,97 @@ pub struct Args {
     /// Print every rule (code, class, severity, what it finds) and exit.
     #[arg(long)]
     list_rules: bool,
+    /// Look each declared Python package up on this PEP 503/691 simple
+    /// index: one it does not have is `deps.not-on-index` (the audit is
+    /// offline otherwise).
+    #[arg(long, value_name = "URL", help_heading = "Package index check")]
+    index_url: Option<String>,
+    /// Look each declared Python package up in this folder of wheels and
+    /// sdists (repeatable; checked before --index-url).
+    #[arg(long, value_name = "DIR", help_heading = "Package index check")]
+    find_links: Vec<PathBuf>,
+    /// Look each declared Node package up on this npm registry.
+    #[arg(long, value_name = "URL", help_heading = "Package index check")]
+    npm_registry: Option<String>,
+    /// Look declared packages up where `install` gets them: the config's
+    /// `[environments]` index-url (else PyPI), find-links and npm-registry
+    /// (else the npm registry); with `offline`, the find-links folders
+    /// only. The flags above win over the config.
+    #[arg(long, help_heading = "Package index check")]
+    check_index: bool,
+}
+
+/// Where `install` gets packages, as the audit's index check: `None` for
+/// an offline install (uv's and npm's caches may hold what the folders do
+/// not, so a lookup there could not be trusted) or one that builds no
+/// environments.
+pub fn install_index(
+    environments: Option<&skilldeck_package::environment::EnvironmentOptions>,
+) -> Option<IndexCheck> {
+    let env = environments.filter(|e| !e.offline)?;
+    Some(IndexCheck::new(IndexSources {
+        python: Some(PythonIndex {
+            find_links: env.find_links.clone(),
+            simple: Some(
+                env.index_url
+                    .clone()
+                    .unwrap_or_else(|| skilldeck_audit::index::PYPI_SIMPLE.to_owned()),
+            ),
+        }),
+        npm: Some(
+            env.npm_registry
+                .clone()
+                .unwrap_or_else(|| skilldeck_audit::index::NPM_REGISTRY.to_owned()),
+        ),
+    }))
+}
+
+/// The index check `skilldeck audit` was asked for: `None` (offline)
+/// unless a flag names an index or `--check-index` is given.
+fn audit_index(args: &Args) -> Result<Option<IndexCheck>, CliError> {
+    let flags =
+        args.index_url.is_some() || !args.find_links.is_empty() || args.npm_registry.is_some();
+    if !flags && !args.check_index {
+        return Ok(None);
+    }
+    let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+    let find_links: Vec<PathBuf> = args.find_links.iter().map(absolute).collect();
+    if !args.check_index {
+        let python = (args.index_url.is_some() || !find_links.is_empty()).then(|| PythonIndex {
+            find_links,
+            simple: args.index_url.clone(),
+        });
+        return Ok(Some(IndexCheck::new(IndexSources {
+            python,
+            npm: args.npm_registry.clone(),
+        })));
+    }
+    // Relative find-links are already resolved against the config file
+    // (as `install` reads them).
+    let config = skilldeck::Config::discover(args.config.as_deref())?
+        .map(|(_, c)| c.environments)
+        .unwrap_or_default();
+    let offline = config.offline.unwrap_or(false);
+    let find_links = if find_links.is_empty() {
+        config.find_links
+    } else {
+        find_links
+    };
+    let simple = args
+        .index_url
+        .clone()
+        .or(config.index_url)
+        .or_else(|| (!offline).then(|| skilldeck_audit::index::PYPI_SIMPLE.to_owned()))
+        .filter(|_| !offline || args.index_url.is_some());
+    let npm = args
+        .npm_registry
+        .clone()
+        .or(config.npm_registry)
+        .or_else(|| (!offline).then(|| skilldeck_audit::index::NPM_REGISTRY.to_owned()))
+        .filter(|_| !offline || args.npm_registry.is_some());
+    let python =
+        (simple.is_some() || !find_links.is_empty()).then_some(PythonIndex { find_links, simple });
+    Ok(Some(IndexCheck::new(IndexSources { python, npm })))
 }
 
 fn parse_severity(text: &str) -> Result<Severity, String> {
@@ -79,7 +175,7 @@ pub fn options(config: Option<&Path>, extra: &[String]) -> Result<AuditOptions, 
         let (code, reason) = AllowList::parse_entry(entry).map_err(usage)?;
         allow.allow(None, &code, &reason).map_err(usage)?;
     }
-    Ok(AuditOptions { allow })
+    Ok(AuditOptions { allow, index: None })
 }
 
 fn usage(e: skilldeck_audit::Error) -> CliError {
@@ -147,7 +243,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
     if args.list_rules {
         return list_rules(args.format == Format::Json);
     }
-    let options = options(args.config.as_deref(), &args.allow)?;
+    let mut options = options(args.config.as_deref(), &args.allow)?;
+    options.index = audit_index(args)?;
     let mut jobs: Vec<Job> = Vec::new();
     for path in &args.paths {
         if !path.exists() {
@@ -393,13 +490,25 @@ impl Gate {
     /// rated [`REFUSE_AT`] or worse; `None` to go on. `what` names the
     /// command in messages.
     pub fn check(&self, paths: &[&Path], what: &str) -> Result<Option<u8>, CliError> {
+        self.check_with_index(paths, what, None)
+    }
+
+    /// [`Gate::check`], with declared packages looked up on `index`
+    /// (`install`: where it gets them).
+    pub fn check_with_index(
+        &self,
+        paths: &[&Path],
+        what: &str,
+        index: Option<IndexCheck>,
+    ) -> Result<Option<u8>, CliError> {
         if self.no_audit {
             eprintln!(
                 "warning: --no-audit: {what} runs without the risk audit (run `skilldeck audit` to see what it would have found)"
             );
             return Ok(None);
         }
-        let options = options(None, &[])?;
+        let mut options = options(None, &[])?;
+        options.index = index;
         let mut refused = false;
         for path in paths {
             let audit = if path.is_dir() {

@@ -209,7 +209,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         out
     };
     let paths: Vec<&std::path::Path> = sources.iter().map(Source::path).collect();
-    if let Some(code) = args.audit.check(&paths, "install")? {
+    let index = crate::audit::install_index(options.environments.as_ref());
+    if let Some(code) = args.audit.check_with_index(&paths, "install", index)? {
         return Ok(code);
     }
     let installed = match skilldeck_package::install(&root, &sources, &options) {

@@ -303,3 +303,97 @@ fn publish_refuses_a_critical_skill_before_anything_is_sent() {
     assert!(stderr.contains("publish refused"), "{stderr}");
     assert!(stderr.contains("critical[shell.reverse]"), "{stderr}");
 }
+
+/// A skill that depends on `acme-internal-tool` (nobody's package) and
+/// `my-tool`.
+fn internal_dependency(base: &Path) -> PathBuf {
+    skilldeck_testkit::skill(base, "dates")
+        .description("Formats dates. Use when asked to format a date.")
+        .body("# Dates\n\nRun `scripts/fmt.py`.\n")
+        .file("requirements.txt", "my-tool\nacme-internal-tool==1.0\n")
+        .write()
+}
+
+fn wheel_folder(base: &Path) -> PathBuf {
+    let wheels = base.join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    // The smallest valid zip: the wheel's file name is what is checked.
+    let mut empty_zip = vec![0x50, 0x4b, 0x05, 0x06];
+    empty_zip.resize(22, 0);
+    std::fs::write(wheels.join("my_tool-1.0-py3-none-any.whl"), empty_zip).unwrap();
+    wheels
+}
+
+#[test]
+fn audit_with_find_links_reports_a_requirement_the_folder_lacks_and_is_offline_without() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = internal_dependency(tmp.path());
+    let wheels = wheel_folder(tmp.path());
+    let out = skilldeck(
+        tmp.path(),
+        &[
+            "audit",
+            dir.to_str().unwrap(),
+            "--find-links",
+            wheels.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("high[deps.not-on-index]"), "{stdout}");
+    assert!(stdout.contains("requirements.txt:2:"), "{stdout}");
+    assert!(!stdout.contains("'my-tool'"), "{stdout}");
+    // No index named: nothing is looked up.
+    let out = skilldeck(tmp.path(), &["audit", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn audit_check_index_reads_the_environments_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = internal_dependency(tmp.path());
+    wheel_folder(tmp.path());
+    // offline: the folders only (nothing asked over the network).
+    std::fs::write(
+        tmp.path().join("skilldeck.toml"),
+        "[environments]\nfind-links = [\"wheels\"]\noffline = true\n",
+    )
+    .unwrap();
+    let out = skilldeck(
+        tmp.path(),
+        &["audit", dir.to_str().unwrap(), "--check-index"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("high[deps.not-on-index]"), "{stdout}");
+    assert!(stdout.contains("'acme-internal-tool'"), "{stdout}");
+}
+
+#[test]
+fn install_checks_declared_packages_on_the_index_it_installs_from() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = internal_dependency(tmp.path());
+    let index = tmp.path().join("index");
+    std::fs::create_dir(&index).unwrap();
+    let server = skilldeck_testkit::simple_index::IndexServer::start(&index);
+    server.add_project("my-tool");
+    let out = skilldeck(
+        tmp.path(),
+        &[
+            "install",
+            dir.to_str().unwrap(),
+            "--dir",
+            "root",
+            "--index-url",
+            &server.url,
+        ],
+    );
+    // The audit's note comes before the install acts (whatever the
+    // environment build then says of a package the index lacks).
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("audit: dates is rated high"),
+        "{}",
+        text(&out)
+    );
+}

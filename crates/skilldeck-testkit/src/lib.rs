@@ -36,6 +36,7 @@ pub mod plugins;
 pub mod process;
 pub mod registry;
 pub mod seeds;
+pub mod simple_index;
 pub mod ssh;
 
 use std::ops::Deref;
