@@ -28,6 +28,8 @@ use skilldeck_registry::{Registry, RegistryConfig};
 use skilldeck_registry_ui::{OidcSettings, UiConfig, ui_router_with};
 use tower::ServiceExt as _;
 
+use crate::common::get;
+
 const CLIENT_ID: &str = "skilldeck-registry";
 const CLIENT_SECRET: &str = "s3cret-of-the-client";
 
@@ -262,16 +264,6 @@ async fn send(router: &Router, req: Request<Body>) -> (StatusCode, HeaderMap, St
         .await
         .unwrap();
     (status, headers, String::from_utf8_lossy(&body).into_owned())
-}
-
-fn get(path: &str, cookie: Option<&str>) -> Request<Body> {
-    let mut b = Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:7878");
-    if let Some(c) = cookie {
-        b = b.header(header::COOKIE, c);
-    }
-    b.body(Body::empty()).unwrap()
 }
 
 /// A started flow: the state cookie and the authorization request's

@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::{StatusCode, header};
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits};
 use skilldeck_registry_ui::ui_router;
-use tower::ServiceExt as _;
+
+use crate::common::{cookie_of, csrf_of, get, post_form, send, urlencode};
 
 struct Fixture {
     router: Router,
@@ -49,59 +49,6 @@ async fn fixture_with(limits: RegistryLimits) -> Fixture {
         registry,
         _dir: dir,
     }
-}
-
-async fn send(router: &Router, req: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
-    let res = router.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let headers = res.headers().clone();
-    let body = axum::body::to_bytes(res.into_body(), 1 << 22)
-        .await
-        .unwrap();
-    (status, headers, String::from_utf8_lossy(&body).into_owned())
-}
-
-fn get(path: &str, cookie: Option<&str>) -> Request<Body> {
-    let mut b = Request::builder()
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:7878");
-    if let Some(c) = cookie {
-        b = b.header(header::COOKIE, c);
-    }
-    b.body(Body::empty()).unwrap()
-}
-
-fn post_form(path: &str, cookie: &str, body: &str) -> Request<Body> {
-    Request::builder()
-        .method("POST")
-        .uri(path)
-        .header(header::HOST, "127.0.0.1:7878")
-        .header(header::COOKIE, cookie)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(body.to_owned()))
-        .unwrap()
-}
-
-fn cookie_of(headers: &axum::http::HeaderMap) -> String {
-    let set = headers[header::SET_COOKIE].to_str().unwrap();
-    set.split(';').next().unwrap().to_owned()
-}
-
-fn csrf_of(html: &str) -> String {
-    let at = html.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
-    html[at..at + 43].to_owned()
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 #[tokio::test]
