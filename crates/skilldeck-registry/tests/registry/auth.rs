@@ -3,7 +3,7 @@
 //! bodies sent before authentication, slow request heads, failed-token
 //! floods, and the token lifecycle (revocation, expiry, admin token file
 //! rotation, agent deletion). Runs on the backend the environment names,
-//! as `tests/api.rs` does (SQLite + a folder when unset).
+//! as `api.rs` does (SQLite + a folder when unset).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,19 +14,13 @@ use serde_json::{Value, json};
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits, ServerLimits};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
-const STORE_ENV: &str = "SKILLDECK_REGISTRY_TEST_STORE";
+use crate::common::{DB_ENV, STORE_ENV, random_suffix};
+
 /// An upper bound for an event that should come at once: only there so a
 /// regression fails instead of hanging; never a measure of speed.
 const EVENT_BOUND: Duration = Duration::from_secs(60);
 /// What an attacker claims to send.
 const CLAIMED_BODY: usize = 20 * 1024 * 1024;
-
-fn random_suffix() -> String {
-    let mut b = [0u8; 6];
-    getrandom::fill(&mut b).unwrap();
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
 
 struct Env {
     addr: std::net::SocketAddr,

@@ -5,6 +5,11 @@
 //! token on the private metrics router), and what it counts.
 //! The OTLP export of the request spans is checked against a real
 //! receiver by `scripts/test-otel.sh`.
+//!
+//! Each test runs alone in a process of its own: it installs the process's
+//! global `tracing` subscriber, which would capture the other modules'
+//! requests, and which a callsite the other tests' threads reach first
+//! could miss.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -14,8 +19,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits, ServerLimits};
+use skilldeck_testkit::process::in_own_process;
 
-/// The log lines of this test binary (one JSON object per line).
+/// The log lines of this process (one JSON object per line).
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
@@ -145,6 +151,12 @@ fn lines_of_trace(trace_id: &str) -> Vec<Value> {
 #[tokio::test]
 async fn each_request_logs_one_line_with_route_status_duration_and_principal_kind_never_the_token()
 {
+    if !in_own_process(
+        "telemetry::each_request_logs_one_line_with_route_status_duration_and_principal_kind_never_the_token",
+        &[],
+    ) {
+        return;
+    }
     let env = env().await;
     let publisher = env.token(&["publish:acme"]).await;
     let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -227,7 +239,12 @@ fn parse_prometheus(text: &str) -> Vec<(String, String, f64)> {
     .unwrap();
     let mut families: Vec<(String, String)> = Vec::new();
     let mut samples = Vec::new();
-    assert!(text.ends_with('\n'), "the text ends with a newline");
+    // Empty is a valid exposition: the first scrape of a process that has
+    // counted nothing yet (labelled families have no sample until then).
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "the text ends with a newline"
+    );
     for line in text.lines() {
         if let Some(c) = help.captures(line) {
             assert!(c.get(1).is_some());
@@ -273,6 +290,12 @@ fn value(samples: &[(String, String, f64)], metric: &str, labels: &[&str]) -> f6
 
 #[tokio::test]
 async fn metrics_parse_as_prometheus_text_and_count_publishes_requests_and_cache_lookups() {
+    if !in_own_process(
+        "telemetry::metrics_parse_as_prometheus_text_and_count_publishes_requests_and_cache_lookups",
+        &[],
+    ) {
+        return;
+    }
     let env = env().await;
     let r = env
         .client
@@ -342,6 +365,9 @@ async fn metrics_parse_as_prometheus_text_and_count_publishes_requests_and_cache
 
 #[tokio::test]
 async fn the_public_metrics_need_an_admin_token() {
+    if !in_own_process("telemetry::the_public_metrics_need_an_admin_token", &[]) {
+        return;
+    }
     let env = env().await;
     assert_eq!(env.metrics(None).await.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(
@@ -375,6 +401,12 @@ async fn the_public_metrics_need_an_admin_token() {
 
 #[tokio::test]
 async fn the_private_metrics_router_serves_them_without_a_token() {
+    if !in_own_process(
+        "telemetry::the_private_metrics_router_serves_them_without_a_token",
+        &[],
+    ) {
+        return;
+    }
     logs();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

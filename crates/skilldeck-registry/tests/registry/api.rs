@@ -20,14 +20,7 @@ use serde_json::{Value, json};
 use skilldeck_registry::BlobStore;
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits};
 
-const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
-const STORE_ENV: &str = "SKILLDECK_REGISTRY_TEST_STORE";
-
-fn random_suffix() -> String {
-    let mut b = [0u8; 6];
-    getrandom::fill(&mut b).unwrap();
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use crate::common::{DB_ENV, STORE_ENV, random_suffix, with_database};
 
 /// One registry served on 127.0.0.1:0, with its admin token.
 struct Env {
@@ -63,23 +56,6 @@ impl Drop for Env {
             .join()
             .ok();
         }
-    }
-}
-
-/// `url` with its database path replaced by `db`.
-fn with_database(url: &str, db: &str) -> String {
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = head.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match head[scheme_end..].find('/') {
-        Some(i) => &head[..scheme_end + i],
-        None => head,
-    };
-    match query {
-        Some(q) => format!("{base}/{db}?{q}"),
-        None => format!("{base}/{db}"),
     }
 }
 

@@ -20,8 +20,7 @@ use serde_json::{Value, json};
 use skilldeck_registry::{DbLimits, Registry, RegistryConfig, RegistryLimits};
 use sqlx::Connection as _;
 
-const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
-const STORE_ENV: &str = "SKILLDECK_REGISTRY_TEST_STORE";
+use crate::common::{DB_ENV, STORE_ENV, random_suffix, with_database};
 
 /// A bound on events that must happen (a guard against a hang, never a
 /// timing assertion): generous for a loaded 2-core machine.
@@ -29,29 +28,6 @@ const EVENT_BOUND: Duration = Duration::from_secs(120);
 
 /// A failed-authentication window no test run crosses twice.
 const LONG_WINDOW: Duration = Duration::from_secs(10 * 24 * 60 * 60);
-
-fn random_suffix() -> String {
-    let mut b = [0u8; 6];
-    getrandom::fill(&mut b).unwrap();
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// `url` with its database path replaced by `db`.
-fn with_database(url: &str, db: &str) -> String {
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = head.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match head[scheme_end..].find('/') {
-        Some(i) => &head[..scheme_end + i],
-        None => head,
-    };
-    match query {
-        Some(q) => format!("{base}/{db}?{q}"),
-        None => format!("{base}/{db}"),
-    }
-}
 
 /// One database and one store that several replicas share.
 struct Backend {
