@@ -10,9 +10,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use skilldeck::{Config, Error};
+use skilldeck::Error;
+
+use crate::common::parse;
 
 /// The table's heading in `docs/configuration.md`.
 const HEADING: &str = "## Reference: every key";
@@ -60,10 +62,6 @@ fn rows() -> Vec<Row> {
         "the reference table was not found or is empty"
     );
     rows
-}
-
-fn parse(text: &str) -> Result<Config, Error> {
-    Config::parse(text, Path::new("/cfg/skilldeck.toml"))
 }
 
 /// The TOML header that opens `section` (`[exec.skills.<name>]` becomes

@@ -13,13 +13,7 @@ use skilldeck::{
 };
 use skilldeck_testkit::Root;
 
-fn options(mode: Mode) -> ValidationOptions {
-    ValidationOptions {
-        mode,
-        lints: false,
-        ..ValidationOptions::default()
-    }
-}
+use crate::common::options;
 
 fn lenient_diagnostics(dir: &Path) -> Vec<Diagnostic> {
     validate_path(dir, &options(Mode::Lenient)).diagnostics

@@ -7,9 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::path::PathBuf;
 
 use base64::Engine as _;
 use skilldeck::limits::{MAX_RESOURCE_BYTES, MAX_RESOURCE_LIST_DEPTH, MAX_RESOURCE_LIST_FILES};
@@ -19,16 +17,7 @@ use skilldeck::{
     list_resources, read_resource,
 };
 
-const WATCHDOG: Duration = Duration::from_secs(20);
-
-fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(WATCHDOG)
-        .expect("operation hung (watchdog expired)")
-}
+use crate::common::{mkfifo, within_deadline};
 
 /// A temporary tree: `skills/demo/` (a skill with `references/a.md` and
 /// `scripts/x.py`) and `outside/secret.txt` next to it.
@@ -94,14 +83,6 @@ fn refused(skill: &Skill, path: &str, reason: &str) -> ResourceProblem {
         Error::Resource { problem, .. } => problem,
         other => panic!("{path:?}: unexpected error {other:?}"),
     }
-}
-
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 // ---- lexical refusals (agentskills-testing conformance cases first) ----

@@ -5,17 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
+use skilldeck::Error;
 use skilldeck::deck::{
     ExecConfig, SandboxProfile, SkillGrant, ToolExposure, TreeLimitsMode, is_env_name,
 };
 use skilldeck::limits::{
     DEFAULT_EXEC_TIMEOUT_SECS, DEFAULT_EXEC_WORKDIR_BYTES, MAX_EXEC_TIMEOUT_SECS,
 };
-use skilldeck::{Config, Error};
 
-fn parse(text: &str) -> Result<Config, Error> {
-    Config::parse(text, Path::new("/cfg/skilldeck.toml"))
-}
+use crate::common::parse;
 
 fn config_error(text: &str) -> (u32, String) {
     match parse(text) {
@@ -122,7 +120,7 @@ fn unknown_exec_keys_and_bad_values_are_errors_with_their_line() {
 
 #[test]
 fn the_sample_config_has_an_exec_section_with_the_defaults() {
-    let text = include_str!("../../../examples/skilldeck.toml");
+    let text = include_str!("../../../../examples/skilldeck.toml");
     let exec = parse(text).unwrap().exec;
     assert_eq!(exec.timeout_secs, DEFAULT_EXEC_TIMEOUT_SECS);
     assert!(!exec.enabled);

@@ -15,13 +15,7 @@ use skilldeck::{
 use skilldeck_testkit::Root;
 use skilldeck_testkit::seeds::{SEED_004_WEATHER_FORECAST, copy_seed_004, seed_004_dir};
 
-fn options(mode: Mode) -> ValidationOptions {
-    ValidationOptions {
-        mode,
-        lints: false,
-        ..ValidationOptions::default()
-    }
-}
+use crate::common::options;
 
 fn frontmatter(dir: &Path, mode: Mode) -> (skilldeck::Frontmatter, Vec<Diagnostic>) {
     let text = std::fs::read_to_string(dir.join("SKILL.md")).unwrap();

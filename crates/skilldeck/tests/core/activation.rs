@@ -538,7 +538,7 @@ fn resources_are_sorted_full_paths_without_skill_md_git_or_node_modules() {
 }
 
 // Depth and entry bounds of the listing are the resource listing's own
-// (tests/resources.rs); activation only caps how many it shows.
+// (`resources.rs`); activation only caps how many it shows.
 
 #[test]
 fn resources_do_not_follow_symlinks_out_of_the_skill() {

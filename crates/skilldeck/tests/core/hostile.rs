@@ -8,23 +8,12 @@
 
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::sync::mpsc;
-use std::time::Duration;
 
 use skilldeck::{
     Code, SkillReport, ValidationOptions, WalkLimits, check_text, find_skill_dirs, validate_path,
 };
 
-const WATCHDOG: Duration = Duration::from_secs(20);
-
-fn within_deadline<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(WATCHDOG)
-        .expect("operation hung (watchdog expired)")
-}
+use crate::common::{mkfifo, within_deadline};
 
 fn validate(path: &Path) -> SkillReport {
     let path = path.to_path_buf();
@@ -33,14 +22,6 @@ fn validate(path: &Path) -> SkillReport {
 
 fn codes(r: &SkillReport) -> Vec<Code> {
     r.diagnostics.iter().map(|d| d.code).collect()
-}
-
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]
