@@ -1,30 +1,28 @@
 //! Every execution is a `tracing` span `execute_tool` with the GenAI
 //! attributes and an audit event; arguments and output are not logged.
+//!
+//! The test runs alone in a process of its own: tracing caches per
+//! callsite whether anyone listens, which the other tests of this binary,
+//! running in parallel without a subscriber, would spoil.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use skilldeck_exec::{CallContext, Executor, Input, Policy, Request};
 use skilldeck_testkit::Root;
+use skilldeck_testkit::process::in_own_process;
 use tracing_subscriber::fmt::format::FmtSpan;
 
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::common::Buffer;
 
 #[test]
 fn an_execution_is_a_span_with_an_audit_line_that_holds_no_arguments_or_output() {
+    // A scoped subscriber: alone in a process (see the module's doc).
+    if !in_own_process(
+        "trace::an_execution_is_a_span_with_an_audit_line_that_holds_no_arguments_or_output",
+        &[],
+    ) {
+        return;
+    }
     let root = Root::new();
     root.skill("traced")
         .description("Traced. Use in tests.")

@@ -4,8 +4,10 @@
 //! by someone else. Where this machine lacks what a defence needs, the test
 //! asserts the documented refusal instead.
 //!
-//! The runs in this file take one lock, so a test that looks for the run's
-//! cgroup or work folder sees only its own.
+//! The runs in this module take one lock, so a test that looks for the
+//! run's work folder sees only its own. A test that looks at every cgroup
+//! of this process, or sets its open-file limit, runs alone in a process
+//! of its own (the other modules' tests share this binary's process).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,15 +21,15 @@ use skilldeck_exec::{
     CallContext, ErrorKind, ExecError, Executor, ExecutorConfig, Input, Outcome, Policy, Profile,
     Request, TreeLimitsKind, TreeLimitsMode, probe, tree_limits_state,
 };
+use skilldeck_testkit::process::in_own_process;
+
+use crate::common::{Fixture, fixture, text};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-mod common;
-use common::{Fixture, fixture};
 
 impl Fixture {
     fn run_with(
@@ -51,10 +53,6 @@ impl Fixture {
             policy,
         )
     }
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn euid() -> u32 {
@@ -203,6 +201,13 @@ print('ready', ready, 'survived', survived, 'killed', killed, flush=True)
 #[test]
 fn six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported() {
     let _serial = serial();
+    // It looks for this pid's run cgroups: alone in a process.
+    if !in_own_process(
+        "limits::six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported",
+        &[],
+    ) {
+        return;
+    }
     let fx = fixture("limits", &[("scripts/hogs.py", MEMORY_HOGS)]);
     let mut policy = best_policy();
     policy.limits.memory_bytes = 512 * MIB;
@@ -245,6 +250,13 @@ fn six_processes_of_300_mib_under_a_512_mib_run_cap_are_killed_and_reported() {
 #[test]
 fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
     let _serial = serial();
+    // It looks for this pid's run cgroups: alone in a process.
+    if !in_own_process(
+        "limits::a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind",
+        &[],
+    ) {
+        return;
+    }
     let fx = fixture(
         "limits",
         &[(
@@ -291,7 +303,14 @@ fn a_fork_storm_stops_at_the_run_process_cap_even_where_rlimits_do_not_bind() {
 #[test]
 fn the_run_cgroup_is_gone_after_a_timeout_and_takes_a_setsid_daemon_with_it() {
     let _serial = serial();
-    let marker = format!("{}", 700_000 + std::process::id() % 90_000);
+    // It looks for this pid's run cgroups: alone in a process.
+    if !in_own_process(
+        "limits::the_run_cgroup_is_gone_after_a_timeout_and_takes_a_setsid_daemon_with_it",
+        &[],
+    ) {
+        return;
+    }
+    let marker = format!("{}", 500_000 + std::process::id() % 90_000);
     let fx = fixture(
         "limits",
         &[(
@@ -436,6 +455,13 @@ fn set_nofile(n: u64) -> u64 {
 #[test]
 fn a_2000_level_tree_is_cleaned_up_under_an_open_file_limit_of_1024() {
     let _serial = serial();
+    // It sets the open-file limit of the whole process: alone in a process.
+    if !in_own_process(
+        "limits::a_2000_level_tree_is_cleaned_up_under_an_open_file_limit_of_1024",
+        &[],
+    ) {
+        return;
+    }
     let fx = fixture(
         "limits",
         &[(

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use skilldeck_exec::{Outcome, Policy, Profile, probe};
 use skilldeck_testkit::Root;
 
-mod common;
-use common::{Fixture, fixture, native};
+use crate::common::{Fixture, fixture, native, text};
 
 /// Tries the attack named by its first argument; prints `done` or
 /// `refused ERRNO-NAME` for each attempt.
@@ -90,10 +89,6 @@ with open("/dev/null", "w") as f:
 subprocess.run(["bash", "-c", 'echo hi > "$TMPDIR/x" && cat "$TMPDIR/x" > /dev/null'], check=True)
 print("ok")
 "#;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// A folder of the host outside everything the run may write, holding
 /// `victim.txt`, reachable by the sandbox's user.

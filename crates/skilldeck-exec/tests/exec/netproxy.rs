@@ -34,6 +34,8 @@ use skilldeck_exec::{
 };
 use skilldeck_testkit::Root;
 
+use crate::common::text;
+
 /// Slots for test hosts (each a /30 of 198.51.100.0/24).
 const SLOTS: u8 = 64;
 
@@ -293,10 +295,6 @@ fn run(
             &policy,
         )
         .unwrap_or_else(|e| panic!("{}: {e}", profile.name()))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// `curl` through the proxy: `$1` plain HTTP, `$2` CONNECT (a tunnel

@@ -2,9 +2,10 @@
 //! (`Outcome::refusals`), logged once and recorded as span events. Each
 //! test attacks (the script tries the escape or runs into the cap) and
 //! checks the count; a harmless run counts nothing. The log line and the
-//! span events are pinned in `refusals_trace.rs` (a binary of its own:
-//! tracing caches per callsite whether anyone listens, which tests of one
-//! binary running in parallel without a subscriber would spoil).
+//! span events are pinned in `refusals_trace.rs` (each test alone in a
+//! process of its own: tracing caches per callsite whether anyone listens,
+//! which tests of one process running in parallel without a subscriber
+//! would spoil).
 
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,12 +14,7 @@ use std::time::Duration;
 
 use skilldeck_exec::{Policy, Profile, Refusals, probe};
 
-mod common;
-use common::{DENIED_CALLS, denied_call_args, fixture, native};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use crate::common::{DENIED_CALLS, denied_call_args, fixture, native, text};
 
 #[test]
 fn denied_system_calls_are_counted_by_class_and_still_fail_with_eperm() {

@@ -1,33 +1,26 @@
 //! Fail loudly, the trace: a run's refusals are logged once (one `warn`
 //! line on `skilldeck::audit`) and recorded as events on its
-//! `execute_tool` span. One test in its own binary (see `refusals.rs`).
+//! `execute_tool` span. Each test runs alone in a process of its own (see
+//! `refusals.rs`).
 //!
 //! The attack: three denied system calls (see `refusals.rs`).
 
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use skilldeck_testkit::process::in_own_process;
 
-mod common;
-use common::{DENIED_CALLS, denied_call_args, fixture, native};
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::common::{Buffer, DENIED_CALLS, denied_call_args, fixture, native};
 
 #[test]
 fn refusals_are_logged_once_per_run_and_recorded_as_span_events() {
+    // A scoped subscriber: alone in a process (see the module's doc).
+    if !in_own_process(
+        "refusals_trace::refusals_are_logged_once_per_run_and_recorded_as_span_events",
+        &[],
+    ) {
+        return;
+    }
     let Some(policy) = native() else { return };
     let f = fixture("loud", &[("scripts/denied.py", DENIED_CALLS)]);
     let buffer = Buffer::default();
@@ -71,6 +64,13 @@ fn refusals_are_logged_once_per_run_and_recorded_as_span_events() {
 
 #[test]
 fn a_write_outside_is_logged_with_its_path_and_recorded_as_a_span_event() {
+    // A scoped subscriber: alone in a process (see the module's doc).
+    if !in_own_process(
+        "refusals_trace::a_write_outside_is_logged_with_its_path_and_recorded_as_a_span_event",
+        &[],
+    ) {
+        return;
+    }
     let Some(policy) = native() else { return };
     let f = fixture(
         "loud",

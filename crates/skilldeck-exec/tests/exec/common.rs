@@ -1,8 +1,12 @@
 //! The fixture the exec tests share: one skill with the given files,
-//! discovered into a deck that the tests' runs borrow it from.
+//! discovered into a deck that the tests' runs borrow it from; and helpers
+//! several modules had a copy of, byte for byte, when they were test
+//! binaries of their own.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use skilldeck_exec::{CallContext, Executor, Input, Outcome, Policy, Request, probe};
@@ -99,4 +103,23 @@ pub fn denied_call_args() -> Vec<String> {
         .iter()
         .map(ToString::to_string)
         .collect()
+}
+
+/// `b` as text (lossy UTF-8).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A log writer for a test's subscriber: what was written, kept.
+#[derive(Clone, Default)]
+pub struct Buffer(pub Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

@@ -17,6 +17,9 @@ use skilldeck_exec::{
     Request, probe,
 };
 use skilldeck_testkit::Root;
+use skilldeck_testkit::process::in_own_process;
+
+use crate::common::text;
 
 struct Fixture {
     root: Root,
@@ -103,10 +106,6 @@ fn bwrap_usable() -> bool {
         );
     }
     layer.available
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn short_policy() -> Policy {
@@ -248,12 +247,17 @@ fn host_unix_sockets_pathname_and_abstract_are_refused() {
 
 #[test]
 fn the_parents_secrets_do_not_reach_the_script_unless_listed() {
-    // SAFETY: tests in this binary read the environment only through the
-    // executor; a racing reader would see either value.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::env::set_var("SKILLDECK_TEST_SECRET_TOKEN", "hunter2-secret");
-        std::env::set_var("SKILLDECK_TEST_LISTED", "listed-value");
+    // The secrets are in this process's environment from its start: a
+    // process of its own, as changing the environment of the crate's test
+    // binary would race every other test's thread that reads it.
+    if !in_own_process(
+        "escape::the_parents_secrets_do_not_reach_the_script_unless_listed",
+        &[
+            ("SKILLDECK_TEST_SECRET_TOKEN", "hunter2-secret"),
+            ("SKILLDECK_TEST_LISTED", "listed-value"),
+        ],
+    ) {
+        return;
     }
     let fx = fixture(&[("scripts/env.sh", "env\n")]);
     let mut policy = short_policy();
@@ -698,6 +702,14 @@ fn every_backend_refuses_a_granted_path_that_does_not_exist() {
 
 #[test]
 fn the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing() {
+    // A secret in the environment (see
+    // the_parents_secrets_do_not_reach_the_script_unless_listed).
+    if !in_own_process(
+        "escape::the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing",
+        &[("SKILLDECK_TEST_BWRAP_SECRET", "bwrap-secret")],
+    ) {
+        return;
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
@@ -721,11 +733,6 @@ fn the_bwrap_profile_contains_the_same_escapes_or_is_refused_when_missing() {
              print('secret=' + os.environ.get('SKILLDECK_TEST_BWRAP_SECRET', 'absent'))\n",
         ),
     ]);
-    // SAFETY: see the_parents_secrets_do_not_reach_the_script_unless_listed.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::env::set_var("SKILLDECK_TEST_BWRAP_SECRET", "bwrap-secret");
-    }
     let outside = fx.root.path().join("outside-bwrap.txt");
     let mut policy = short_policy();
     policy.profile = skilldeck_exec::Profile::Bwrap;
