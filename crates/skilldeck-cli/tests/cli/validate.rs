@@ -1,9 +1,12 @@
-//! The `skilldeck` binary, driven as a user would.
+//! The `skilldeck` binary, driven as a user would: `validate` (its output,
+//! modes, config and codes), `new`'s scaffold and `serve`'s refusals.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use crate::common::{stderr, stdout};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -21,10 +24,6 @@ fn skilldeck(args: &[&str], cwd: &Path) -> Output {
         .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
         .output()
         .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
 }
 
 #[test]
@@ -326,10 +325,6 @@ fn serve_answers_initialize_over_stdio_with_the_bundled_skills() {
             .unwrap()
             .contains("code-review")
     );
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// A skill whose description never says when to use it (a warning).

@@ -10,9 +10,7 @@ use std::process::Command;
 use skilldeck_testkit::process::wait_for_line;
 use skilldeck_testkit::registry::{RegistryProcess, http};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_skilldeck")
-}
+use crate::common::bin;
 
 #[test]
 fn registry_serve_prints_the_ready_line_keeps_the_token_private_and_stops_on_sigterm() {

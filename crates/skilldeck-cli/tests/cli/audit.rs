@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::text;
+
 fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skilldeck"))
         .args(args)
@@ -15,15 +17,6 @@ fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
         .env("XDG_CONFIG_HOME", cwd.join(".no-user-config"))
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// A skill whose script opens a reverse shell (defanged: a documentation

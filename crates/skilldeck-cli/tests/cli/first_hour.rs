@@ -8,6 +8,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::{stderr, stdout};
+
 fn skilldeck_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skilldeck"));
     cmd.args(args)
@@ -26,14 +28,6 @@ fn skilldeck_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
 
 fn skilldeck(args: &[&str], cwd: &Path) -> Output {
     skilldeck_env(args, cwd, &[])
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 fn skill(root: &Path, name: &str) -> skilldeck_testkit::Skill {

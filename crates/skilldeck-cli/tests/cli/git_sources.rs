@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 
 use skilldeck_testkit::git::Repo;
 
+use crate::common::{lock, lock_value, text};
+
 /// Runs skilldeck in `cwd` with a git config of the test's own
 /// (`global`), so the user's config never changes what git does.
 fn skilldeck_with(cwd: &Path, global: &Path, args: &[&str]) -> Output {
@@ -25,15 +27,6 @@ fn skilldeck_with(cwd: &Path, global: &Path, args: &[&str]) -> Output {
 
 fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
     skilldeck_with(cwd, Path::new("/dev/null"), args)
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn stdout(out: &Output) -> String {
@@ -61,18 +54,6 @@ fn project(base: &Path) -> PathBuf {
     let p = base.join("project");
     std::fs::create_dir_all(&p).unwrap();
     p
-}
-
-fn lock(project: &Path) -> String {
-    std::fs::read_to_string(project.join(".agents/skilldeck.lock")).unwrap()
-}
-
-fn lock_value(project: &Path, key: &str) -> String {
-    lock(project)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
-        .map(|v| v.trim_end_matches('"').to_owned())
-        .unwrap_or_else(|| panic!("no {key} in the lock:\n{}", lock(project)))
 }
 
 #[test]

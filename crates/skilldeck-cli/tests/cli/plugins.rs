@@ -16,6 +16,8 @@ use skilldeck_testkit::plugins::{
     claude_marketplace, claude_plugin, codex_marketplace, codex_plugin, description, plugin_at,
 };
 
+use crate::common::text;
+
 fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skilldeck"))
         .args(args)
@@ -26,15 +28,6 @@ fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
         .env("HOME", cwd)
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn ok(out: Output) -> String {

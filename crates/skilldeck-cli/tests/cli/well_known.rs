@@ -17,23 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use skilldeck_testkit::process::{lines_of, wait_for_line};
 use skilldeck_testkit::registry::RegistryProcess;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_skilldeck")
-}
-
-/// `skilldeck ARGS` with HOME and the XDG folders under `home`.
-fn sd(home: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env_remove("SKILLDECK_TOKEN")
-        .env_remove("SKILLDECK_REGISTRY_URL")
-        .current_dir(home)
-        .output()
-        .unwrap()
-}
+use crate::common::{bin, sd};
 
 fn ok(out: &Output) -> String {
     assert!(

@@ -14,9 +14,7 @@ use skilldeck_testkit::mcp::StdioClient;
 use skilldeck_testkit::process::GIVE_UP;
 use skilldeck_testkit::registry::RegistryProcess;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_skilldeck")
-}
+use crate::common::{bin, sd};
 
 /// A registry server process, stopped when dropped.
 type Server = RegistryProcess;
@@ -24,20 +22,6 @@ type Server = RegistryProcess;
 /// Starts `skilldeck registry serve` on the data folder `data`.
 fn start_registry(data: &Path) -> Server {
     RegistryProcess::start(bin(), data, &[])
-}
-
-/// `skilldeck ARGS` with HOME and the XDG folders under `home`.
-fn sd(home: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env_remove("SKILLDECK_TOKEN")
-        .env_remove("SKILLDECK_REGISTRY_URL")
-        .current_dir(home)
-        .output()
-        .unwrap()
 }
 
 fn ok(out: &Output) -> String {

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::{stderr, stdout};
+
 /// The skill `name` in `root` as these tests list it: a description and a
 /// body that both name it. Frontmatter lines added to the builder follow the
 /// description.
@@ -26,14 +28,6 @@ fn skilldeck(args: &[&str], cwd: &Path) -> Output {
         .env("XDG_STATE_HOME", cwd.join("home/.state"))
         .output()
         .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 #[test]

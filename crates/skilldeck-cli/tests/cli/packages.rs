@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::text;
+
 fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_skilldeck"))
         .args(args)
@@ -24,15 +26,6 @@ fn demo(base: &Path, body: &str, extra_files: usize) -> PathBuf {
         b = b.file(format!("references/r{i}.md"), format!("# {body} {i}\n"));
     }
     b.write()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]

@@ -16,6 +16,8 @@ use std::process::{Command, Output};
 use skilldeck::Digest;
 use skilldeck_testkit::oci::{self, Registry};
 
+use crate::common::{lock, lock_value, text};
+
 /// Runs skilldeck in `cwd` with no registry credentials from the
 /// environment or the user's Docker config.
 fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
@@ -31,15 +33,6 @@ fn skilldeck(cwd: &Path, args: &[&str]) -> Output {
         .env_remove("SKILLDECK_OCI_CREDENTIALS")
         .output()
         .unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn ok(out: Output) -> String {
@@ -77,18 +70,6 @@ fn project(base: &Path, name: &str) -> PathBuf {
     let p = base.join(name);
     std::fs::create_dir_all(&p).unwrap();
     p
-}
-
-fn lock(project: &Path) -> String {
-    std::fs::read_to_string(project.join(".agents/skilldeck.lock")).unwrap()
-}
-
-fn lock_value(project: &Path, key: &str) -> String {
-    lock(project)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
-        .map(|v| v.trim_end_matches('"').to_owned())
-        .unwrap_or_else(|| panic!("no {key} in the lock:\n{}", lock(project)))
 }
 
 /// `pushed NAME VERSION FP to REF as DIGEST` → (FP, DIGEST).
