@@ -23,6 +23,7 @@ mod gateway;
 mod git_sources;
 mod model_access;
 mod oci;
+mod one_fingerprint;
 mod packages;
 mod plugins;
 mod registry_client;

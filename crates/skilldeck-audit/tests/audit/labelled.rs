@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::measure::{labelled_dir, measure, table};
+use crate::common::measure::{labelled_dir, measure, table};
 use skilldeck_audit::{Class, Severity};
 
 #[derive(serde::Deserialize)]
