@@ -2,7 +2,7 @@
 # Usage: scripts/oci-registry.sh start DIR | stop DIR
 #
 # A real OCI registry on loopback for the OCI source tests
-# (crates/skilldeck-cli/tests/oci.rs): Debian's `docker-registry` package,
+# (crates/skilldeck-cli/tests/cli/oci.rs): Debian's `docker-registry` package,
 # the CNCF distribution server, installed with apt-get when missing (as
 # scripts/install-bwrap.sh does for bubblewrap). Its system service is never
 # used: `start` writes its own config into DIR, keeps the blobs in

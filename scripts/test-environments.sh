@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Skill environments (issue 31 items 3-4), with a real uv and real wheels:
-# crates/skilldeck-cli/tests/environments.rs.
+# crates/skilldeck-cli/tests/cli/environments.rs.
 #
 # - installs uv from PyPI at a pinned version (scripts/install-uv.sh);
 # - downloads the wheels of a small pure-Python package and its one
@@ -10,11 +10,13 @@
 # - adds a small pure-JavaScript package and its one dependency (is-odd
 #   3.0.1, is-number 6.0.0) from the npm registry to an npm cache folder of
 #   its own, so the Node tests install offline from it (`npm ci --offline`);
-# - runs `cargo test -p skilldeck-cli --test environments` with
+# - runs the `environments` module of skilldeck-cli's test binary
+#   (`cargo test --workspace --test cli -- environments::`: the workspace's
+#   features, so the binary is the one `cargo test --workspace` reuses) with
 #   SKILLDECK_TEST_UV, SKILLDECK_TEST_WHEELS and SKILLDECK_TEST_REQUIRE_UV=1
 #   (and SKILLDECK_TEST_NPM_CACHE, SKILLDECK_TEST_REQUIRE_NPM=1) so a
 #   missing uv, wheel folder or npm cache fails the tests instead of
-#   skipping them.
+#   skipping them; a filter that matched no test fails too.
 #
 # When PyPI (or the npm registry, or npm itself) is unreachable, that half
 # is skipped with a SKIP line; when both are, it prints SKIP and does not
@@ -80,14 +82,17 @@ fi
 t0=$SECONDS
 status=0
 env "${vars[@]}" \
-    cargo test --quiet --locked -p skilldeck-cli --test environments >"$work/test.log" 2>&1 || status=$?
-if [[ $status -eq 0 ]]; then
+    cargo test --quiet --locked --workspace --test cli -- environments:: >"$work/test.log" 2>&1 || status=$?
+if [[ $status -eq 0 ]] && grep -qE '^test result: ok\. 0 passed' "$work/test.log"; then
+    echo "FAIL: cargo test --workspace --test cli -- environments:: ran no test (was the module renamed?)"
+    exit 1
+elif [[ $status -eq 0 ]]; then
     what=()
     [[ -n "$uv" ]] && what+=("uv $("$uv" --version | cut -d' ' -f2) from a local wheel folder")
     [[ -n "$npm_ok" ]] && what+=("npm $(npm --version) from a local npm cache")
     echo "PASS: skill environments with $(IFS=';'; echo "${what[*]}" | sed 's/;/ and /') ($((SECONDS - t0)) s; $(grep -E '^test result' "$work/test.log" | tail -n 1))"
 else
-    echo "FAIL: cargo test -p skilldeck-cli --test environments (exit $status)"
+    echo "FAIL: cargo test --workspace --test cli -- environments:: (exit $status)"
     sed 's/^/  /' "$work/test.log"
     exit 1
 fi

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # LangChain tool packages (seed 004's `skill_type: langchain_tool`), run in
-# the sandbox: crates/skilldeck-cli/tests/seed004.rs with a real
+# the sandbox: crates/skilldeck-cli/tests/cli/seed004.rs with a real
 # langchain-core.
 #
 # - makes a virtual environment from the system Python (/usr/bin/python3,
 #   which the sandbox can read) with langchain-core 1.7.2 from PyPI, in a
 #   folder the sandbox user can traverse;
-# - runs `cargo test -p skilldeck-cli --test seed004` with
+# - runs the `seed004` module of skilldeck-cli's test binary (`cargo test
+#   --workspace --test cli -- seed004::`: the workspace's features, so the
+#   binary is the one `cargo test --workspace` reuses; a filter that matched
+#   no test fails) with
 #   SKILLDECK_TEST_LANGCHAIN_PYTHON pointing at it and
 #   SKILLDECK_TEST_REQUIRE_LANGCHAIN=1 (and SKILLDECK_TEST_REQUIRE_BWRAP=1),
 #   so a missing sandbox or LangChain fails the tests instead of skipping.
@@ -49,11 +52,14 @@ status=0
 SKILLDECK_TEST_LANGCHAIN_PYTHON="$work/venv/bin/python3" \
 SKILLDECK_TEST_REQUIRE_LANGCHAIN=1 \
 SKILLDECK_TEST_REQUIRE_BWRAP=1 \
-    cargo test --quiet --locked -p skilldeck-cli --test seed004 >"$work/test.log" 2>&1 || status=$?
-if [[ $status -eq 0 ]]; then
+    cargo test --quiet --locked --workspace --test cli -- seed004:: >"$work/test.log" 2>&1 || status=$?
+if [[ $status -eq 0 ]] && grep -qE '^test result: ok\. 0 passed' "$work/test.log"; then
+    echo "FAIL: cargo test --workspace --test cli -- seed004:: ran no test (was the module renamed?)"
+    exit 1
+elif [[ $status -eq 0 ]]; then
     echo "PASS: seed 004 skills and LangChain tool packages in the sandbox ($((SECONDS - t0)) s; $(grep -E '^test result' "$work/test.log" | tail -n 1))"
 else
-    echo "FAIL: cargo test -p skilldeck-cli --test seed004 (exit $status)"
+    echo "FAIL: cargo test --workspace --test cli -- seed004:: (exit $status)"
     sed 's/^/  /' "$work/test.log"
     exit 1
 fi

@@ -2,10 +2,14 @@
 # OCI artifacts against a real registry: Debian's `docker-registry` (the
 # CNCF distribution server; installed with apt-get when missing) started on
 # a free loopback port by scripts/oci-registry.sh over a temporary storage
-# folder, then crates/skilldeck-cli/tests/oci.rs and one_fingerprint.rs
-# (one skill through every channel, OCI included) run against it with
+# folder, then the `oci` and `one_fingerprint` modules of
+# crates/skilldeck-cli/tests/cli/ (one skill through every channel, OCI
+# included) run against it with
 # SKILLDECK_TEST_REQUIRE_OCI=1 (a test that cannot reach the registry
-# fails, it does not skip). The registry is stopped and its folder removed
+# fails, it does not skip):
+# `cargo test --workspace --test cli -- oci:: one_fingerprint::` (the workspace's features, so
+# the binary is the one `cargo test --workspace` reuses; a filter that
+# matched no test fails). The registry is stopped and its folder removed
 # on exit, whatever happened.
 #
 #   bash scripts/test-oci.sh
@@ -35,5 +39,9 @@ echo "docker-registry $(dpkg-query -W -f='${Version}' docker-registry 2>/dev/nul
 SKILLDECK_TEST_OCI_REGISTRY="$addr" \
     SKILLDECK_TEST_OCI_STORAGE="$work/storage" \
     SKILLDECK_TEST_REQUIRE_OCI=1 \
-    cargo test -p skilldeck-cli --locked --test oci --test one_fingerprint
+    cargo test --workspace --locked --test cli -- oci:: one_fingerprint:: 2>&1 | tee "$work/test.log"
+if grep -qE '^test result: ok\. 0 passed' "$work/test.log"; then
+    echo "FAIL: cargo test --workspace --test cli -- oci:: one_fingerprint:: ran no test (were the modules renamed?)"
+    exit 1
+fi
 echo "PASS: OCI artifacts against docker-registry ($((SECONDS - started)) s)"

@@ -8,10 +8,11 @@
 #  b. the same suite on a real PostgreSQL 15 + a real S3 server (SeaweedFS),
 #     both started on loopback by scripts/registry-backends.sh;
 #
-#  The suite is built as `cargo test --workspace --test NAME...` (one --test
-#  per file in crates/skilldeck-registry/tests/): with the whole workspace's
-#  features, so the build is the one `cargo test --workspace` reuses, not a
-#  second build of the registry and its dependencies with `-p`'s features.
+#  The suite is the registry's test binary, built as `cargo test --workspace
+#  --test registry` (crates/skilldeck-registry/tests/registry/): with the
+#  whole workspace's features, so the build is the one `cargo test
+#  --workspace` reuses, not a second build of the registry and its
+#  dependencies with `-p`'s features.
 #  c. per backend, `skilldeck registry serve --listen 127.0.0.1:0` seeded
 #     with a few skills, agents and assignments (scripts/registry_fault.py
 #     seed, which also checks that an agent token gets 403 elsewhere), then
@@ -150,12 +151,8 @@ new_database() {
 
 # --- a. the API suite on SQLite + files -------------------------------------
 
-# The registry's integration test files, as `--test NAME` arguments.
-suite=()
-for f in crates/skilldeck-registry/tests/*.rs; do
-    suite+=(--test "$(basename "$f" .rs)")
-done
-suite_cmd=(cargo test --workspace --locked "${suite[@]}")
+# The registry's integration tests: one test binary, every module of it.
+suite_cmd=(cargo test --workspace --locked --test registry)
 
 t0=$SECONDS
 if [[ "${REGISTRY_TEST_SQLITE_SUITE:-1}" == 0 ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An MCP server on stdio that serves skills through the Skills extension
 (SEP-2640) and lies about some of them: the upstream a gateway test puts
-`skilldeck serve --upstream` in front of (crates/skilldeck-cli/tests/gateway.rs).
+`skilldeck serve --upstream` in front of (crates/skilldeck-cli/tests/cli/gateway.rs).
 
 Skills (URI skill://NAME/SKILL.md):
   honest          lists what it serves
