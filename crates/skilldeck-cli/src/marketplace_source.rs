@@ -52,27 +52,9 @@ pub fn fetch_locked(
     lockfile: &Path,
     tmp: &Path,
 ) -> Result<(FetchedPlugin, Source), CliError> {
-    let spec = MarketplaceSpec::parse(&entry.source)
-        .map_err(source_error)?
-        .resolved_against(lockfile);
-    if spec.skill.is_none() {
-        return Err(CliError::Usage(format!(
-            "{}: skill '{name}' has the source {} with no skill after the plugin: install it \
-             again to record one",
-            lockfile.display(),
-            entry.source
-        )));
-    }
-    let fetched = marketplace::fetch(&spec, entry.commit.as_deref(), tmp).map_err(source_error)?;
-    let skill = fetched.skills.first().ok_or_else(|| {
-        CliError::Usage(format!(
-            "{}: {} has no skill",
-            lockfile.display(),
-            entry.source
-        ))
-    })?;
+    let (fetched, folder) = fetch_entry(name, entry, entry.commit.as_deref(), lockfile, tmp)?;
     let source = Source::Checkout {
-        folder: skill.folder.clone(),
+        folder,
         source: entry.source.clone(),
         commit: fetched.commit.clone(),
         fingerprint: Some(entry.fingerprint),
@@ -91,6 +73,30 @@ pub fn fetch_now(
     lockfile: &Path,
     tmp: &Path,
 ) -> Result<(FetchedPlugin, Source, skilldeck::Digest), CliError> {
+    let (fetched, folder) = fetch_entry(name, entry, None, lockfile, tmp)?;
+    let fingerprint =
+        skilldeck_package::folder_manifest(&folder, &skilldeck_package::PackageLimits::default())
+            .map_err(|e| CliError::Usage(format!("{}: {e}", entry.source)))?
+            .fingerprint();
+    let source = Source::Checkout {
+        folder,
+        source: entry.source.clone(),
+        commit: fetched.commit.clone(),
+        fingerprint: Some(fingerprint),
+    };
+    Ok((fetched, source, fingerprint))
+}
+
+/// A lock entry's marketplace entry fetched (a git plugin at `commit`, or
+/// at its ref's commit now when `None`) and the folder of its one skill;
+/// refused when the entry names no skill or the plugin has none.
+fn fetch_entry(
+    name: &str,
+    entry: &LockEntry,
+    commit: Option<&str>,
+    lockfile: &Path,
+    tmp: &Path,
+) -> Result<(FetchedPlugin, std::path::PathBuf), CliError> {
     let spec = MarketplaceSpec::parse(&entry.source)
         .map_err(source_error)?
         .resolved_against(lockfile);
@@ -102,7 +108,7 @@ pub fn fetch_now(
             entry.source
         )));
     }
-    let fetched = marketplace::fetch(&spec, None, tmp).map_err(source_error)?;
+    let fetched = marketplace::fetch(&spec, commit, tmp).map_err(source_error)?;
     let skill = fetched.skills.first().ok_or_else(|| {
         CliError::Usage(format!(
             "{}: {} has no skill",
@@ -110,17 +116,6 @@ pub fn fetch_now(
             entry.source
         ))
     })?;
-    let fingerprint = skilldeck_package::folder_manifest(
-        &skill.folder,
-        &skilldeck_package::PackageLimits::default(),
-    )
-    .map_err(|e| CliError::Usage(format!("{}: {e}", entry.source)))?
-    .fingerprint();
-    let source = Source::Checkout {
-        folder: skill.folder.clone(),
-        source: entry.source.clone(),
-        commit: fetched.commit.clone(),
-        fingerprint: Some(fingerprint),
-    };
-    Ok((fetched, source, fingerprint))
+    let folder = skill.folder.clone();
+    Ok((fetched, folder))
 }

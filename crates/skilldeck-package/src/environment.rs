@@ -181,46 +181,82 @@ fn failed(message: String, help: &str) -> Error {
 /// The `uv` binary: `configured`, else `$SKILLDECK_UV`, else `uv` on
 /// `PATH`; refused, saying how to get one, when none is executable.
 pub fn find_uv(configured: Option<&Path>) -> Result<PathBuf, Error> {
-    let from_env = std::env::var_os(UV_ENV)
+    find_tool(
+        &Tool {
+            name: "uv",
+            env: UV_ENV,
+            flag: "--uv",
+            not_executable_hint: "`bash scripts/install-uv.sh` installs one from PyPI",
+            missing: "uv is needed to build skill environments and was not found",
+            install_hint: "install uv (`pip install uv`, or `bash scripts/install-uv.sh`)",
+        },
+        configured,
+    )
+}
+
+/// A program skilldeck runs to build environments, and what to tell a user
+/// who does not have it.
+struct Tool {
+    /// The file name looked up on `PATH` (`uv`).
+    name: &'static str,
+    /// The variable naming it ([`UV_ENV`]).
+    env: &'static str,
+    /// The command-line flag naming it (`--uv`).
+    flag: &'static str,
+    /// Said after "point FLAG (or ENV) at the NAME binary" when the named file is not executable.
+    not_executable_hint: &'static str,
+    /// Why it is needed ("uv is needed to ... and was not found").
+    missing: &'static str,
+    /// How to get it.
+    install_hint: &'static str,
+}
+
+/// The one lookup rule of [`find_uv`] and [`find_npm`]: the configured path,
+/// else the tool's variable, else the first executable file of that name on
+/// `PATH`.
+fn find_tool(tool: &Tool, configured: Option<&Path>) -> Result<PathBuf, Error> {
+    let from_env = std::env::var_os(tool.env)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
     if let Some(p) = configured.map(Path::to_path_buf).or(from_env) {
         if is_executable(&p) {
             return Ok(p);
         }
+        let mut hint = format!(
+            "point {} (or {}) at the {} binary",
+            tool.flag, tool.env, tool.name
+        );
+        if !tool.not_executable_hint.is_empty() {
+            hint.push_str("; ");
+            hint.push_str(tool.not_executable_hint);
+        }
         return Err(failed(
-            format!("uv '{}' is not an executable file", p.display()),
-            "point --uv (or SKILLDECK_UV) at the uv binary; `bash scripts/install-uv.sh` installs \
-             one from PyPI",
+            format!("{} '{}' is not an executable file", tool.name, p.display()),
+            &hint,
         ));
     }
     if let Some(path) = std::env::var_os("PATH") {
         for dir in std::env::split_paths(&path) {
-            let p = dir.join("uv");
+            let p = dir.join(tool.name);
             if is_executable(&p) {
                 return Ok(p);
             }
         }
     }
     Err(failed(
-        "uv is needed to build skill environments and was not found (not on PATH, no \
-         SKILLDECK_UV)"
-            .into(),
-        "install uv (`pip install uv`, or `bash scripts/install-uv.sh`), pass --uv PATH, or \
-         install without environments (--no-environments: the skill's scripts then do not run)",
+        format!("{} (not on PATH, no {})", tool.missing, tool.env),
+        &format!(
+            "{}, pass {} PATH, or install without environments (--no-environments: the \
+             skill's scripts then do not run)",
+            tool.install_hint, tool.flag
+        ),
     ))
 }
 
+/// A regular file (symlinks followed) with an `x` bit: the rule of
+/// [`crate::folder::is_executable`].
 fn is_executable(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        p.is_file()
-    }
+    fs::metadata(p).is_ok_and(|m| m.is_file() && crate::folder::is_executable(&m))
 }
 
 /// The version of the interpreter `python` (`3.11.2`).
@@ -469,33 +505,18 @@ pub const MAX_NPM_ERROR_CHARS: usize = 2_000;
 /// The `npm` binary: `configured`, else `$SKILLDECK_NPM`, else `npm` on
 /// `PATH`; refused, saying how to get one, when none is executable.
 pub fn find_npm(configured: Option<&Path>) -> Result<PathBuf, Error> {
-    let from_env = std::env::var_os(NPM_ENV)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    if let Some(p) = configured.map(Path::to_path_buf).or(from_env) {
-        if is_executable(&p) {
-            return Ok(p);
-        }
-        return Err(failed(
-            format!("npm '{}' is not an executable file", p.display()),
-            "point --npm (or SKILLDECK_NPM) at the npm binary",
-        ));
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        for dir in std::env::split_paths(&path) {
-            let p = dir.join("npm");
-            if is_executable(&p) {
-                return Ok(p);
-            }
-        }
-    }
-    Err(failed(
-        "npm is needed to build the Node environments of skills that declare dependencies in \
-         package.json, and was not found (not on PATH, no SKILLDECK_NPM)"
-            .into(),
-        "install Node.js with npm (`apt-get install nodejs npm`), pass --npm PATH, or install \
-         without environments (--no-environments: the skill's scripts then do not run)",
-    ))
+    find_tool(
+        &Tool {
+            name: "npm",
+            env: NPM_ENV,
+            flag: "--npm",
+            not_executable_hint: "",
+            missing: "npm is needed to build the Node environments of skills that declare \
+                      dependencies in package.json, and was not found",
+            install_hint: "install Node.js with npm (`apt-get install nodejs npm`)",
+        },
+        configured,
+    )
 }
 
 /// The version of the Node interpreter `node` (`20.20.2`).

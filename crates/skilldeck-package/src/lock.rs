@@ -343,19 +343,7 @@ mod tests {
                 node_environment: None,
             },
         );
-        lock.skill.insert(
-            "café".into(),
-            LockEntry {
-                version: None,
-                source: "x".into(),
-                fingerprint: manifest.fingerprint(),
-                commit: None,
-                signer: None,
-                files: manifest.files().to_vec(),
-                environment: None,
-                node_environment: None,
-            },
-        );
+        lock.skill.insert("café".into(), plain_entry(&manifest));
         let text = lock.to_toml();
         let back = Lockfile::parse(&text, Path::new("skilldeck.lock")).unwrap();
         assert_eq!(back, lock);
@@ -483,7 +471,14 @@ mod tests {
 
     fn entry_with(envs: Vec<LockedEnvironment>) -> LockEntry {
         let manifest = SkillManifest::new(vec![FileDigest::of_bytes("SKILL.md", b"x", false)]);
-        let mut entry = LockEntry {
+        let mut entry = plain_entry(&manifest);
+        entry.set_environments(envs);
+        entry
+    }
+
+    /// An entry of source `x` with `manifest`'s files and nothing else.
+    fn plain_entry(manifest: &SkillManifest) -> LockEntry {
+        LockEntry {
             version: None,
             source: "x".into(),
             fingerprint: manifest.fingerprint(),
@@ -492,9 +487,7 @@ mod tests {
             files: manifest.files().to_vec(),
             environment: None,
             node_environment: None,
-        };
-        entry.set_environments(envs);
-        entry
+        }
     }
 
     #[test]

@@ -29,6 +29,9 @@ mod plugins;
 mod registry_client;
 mod registry_replica_start;
 mod registry_serve;
+// Drives the registry server's test-run API with its server-side types: only
+// in a build with the `server` feature (the lean build compiles without it).
+#[cfg(feature = "server")]
 mod registry_test_run;
 mod run;
 mod seed004;
