@@ -537,10 +537,10 @@ impl Client {
             url: url.clone(),
             message: "the package is neither a tar.gz nor a zip".to_owned(),
         })?;
-        let mut request = self
-            .http
-            .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, kind.content_type());
+        let mut request = self.http.post(&url);
+        if environments.is_empty() {
+            request = request.header(reqwest::header::CONTENT_TYPE, kind.content_type());
+        }
         if let Some(signature) = signature {
             use base64::Engine as _;
             request = request.header(
