@@ -123,7 +123,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 // Resolved before anything is uploaded: a requirement that
                 // does not resolve refuses the publish.
                 let environments = match &env_options {
-                    Some(o) => match resolve(&p.name, &args.path, o) {
+                    Some(o) => match crate::publish_tree::resolve(&p.name, &args.path, o) {
                         Ok(envs) => envs,
                         Err(e) => return refused(e),
                     },
@@ -241,19 +241,6 @@ fn package_fingerprint(
     Ok(read.unpacked.manifest.fingerprint())
 }
 
-/// The resolution of what the skill in `dir` declares, printed as it is
-/// made (resolution takes a while).
-pub(crate) fn resolve(
-    skill: &str,
-    dir: &std::path::Path,
-    options: &skilldeck_package::environment::EnvironmentOptions,
-) -> Result<Vec<skilldeck::environment::LockedEnvironment>, skilldeck_package::Error> {
-    if !skilldeck::environment::may_declare_dependencies(dir) {
-        return Ok(Vec::new());
-    }
-    skilldeck_package::environment::resolve_for_publish(skill, dir, options)
-}
-
 /// The resolution of what the skill in package `path` (`bytes`) declares:
 /// unpacked into a temporary folder, resolved there.
 fn package_environments(
@@ -271,5 +258,5 @@ fn package_environments(
         &tmp.path().join("staging"),
         &UnpackOptions::default(),
     )?;
-    resolve(&read.unpacked.name, &read.unpacked.dir, options)
+    crate::publish_tree::resolve(&read.unpacked.name, &read.unpacked.dir, options)
 }

@@ -229,7 +229,7 @@ fn publish_dir(dir: &Path, args: &TreeArgs<'_>) -> Result<Outcome, CliError> {
     // Resolved before the upload: a requirement that does not resolve
     // refuses this skill.
     let environments = match &args.environments {
-        Some(o) => match crate::publish::resolve(&packed.name, dir, o) {
+        Some(o) => match resolve(&packed.name, dir, o) {
             Ok(envs) => envs,
             Err(skilldeck_package::Error::Refused(diagnostics)) => {
                 let mut why = Vec::new();
@@ -290,4 +290,17 @@ fn stop_or_refuse(dir: &Path, e: ClientError) -> Result<Outcome, CliError> {
     }
     let why = refusal_lines(&e).unwrap_or_else(|| vec![e.to_string()]);
     Ok(Outcome::refused(dir, why))
+}
+
+/// The resolution of what the skill in `dir` declares (empty when it
+/// declares nothing), for `publish` and `publish -r`.
+pub(crate) fn resolve(
+    skill: &str,
+    dir: &std::path::Path,
+    options: &skilldeck_package::environment::EnvironmentOptions,
+) -> Result<Vec<skilldeck::environment::LockedEnvironment>, skilldeck_package::Error> {
+    if !skilldeck::environment::may_declare_dependencies(dir) {
+        return Ok(Vec::new());
+    }
+    skilldeck_package::environment::resolve_for_publish(skill, dir, options)
 }

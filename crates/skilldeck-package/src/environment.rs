@@ -1420,10 +1420,6 @@ pub fn prepare(
 /// pins recorded for it when its version is compatible
 /// ([`skilldeck::environment::compatible_interpreter_version`]), `Err` the
 /// published and the local version when it is not.
-#[expect(
-    clippy::type_complexity,
-    reason = "a local answer: pinned set or (published, here)"
-)]
 fn for_this_machine(
     published: &LockedEnvironment,
     options: &EnvironmentOptions,

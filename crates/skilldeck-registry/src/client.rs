@@ -1074,6 +1074,51 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// A `multipart/form-data` body of a publish (RFC 7578): the package
+/// (`content_type`) and the resolution's JSON, separated by a boundary
+/// made from their digest and checked to occur in neither. Returns the
+/// form's content type and its bytes.
+fn publish_form(package: &[u8], content_type: &str, json: &[u8]) -> (String, Vec<u8>) {
+    use crate::wire::{PUBLISH_ENVIRONMENTS_FIELD, PUBLISH_PACKAGE_FIELD};
+    let mut seed = skilldeck::Digest::of(json).hex();
+    let boundary = loop {
+        let b = format!("skilldeck-{}", &seed[..40]);
+        let inside = |hay: &[u8]| hay.windows(b.len()).any(|w| w == b.as_bytes());
+        if !inside(package) && !inside(json) {
+            break b;
+        }
+        seed = skilldeck::Digest::of(seed.as_bytes()).hex();
+    };
+    let mut body = Vec::with_capacity(package.len() + json.len() + 512);
+    let part = |body: &mut Vec<u8>, name: &str, extra: &str, ty: &str, bytes: &[u8]| {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"{extra}\r\n\
+                 Content-Type: {ty}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    };
+    part(
+        &mut body,
+        PUBLISH_PACKAGE_FIELD,
+        "; filename=\"package\"",
+        content_type,
+        package,
+    );
+    part(
+        &mut body,
+        PUBLISH_ENVIRONMENTS_FIELD,
+        "",
+        "application/json",
+        json,
+    );
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1193,49 +1238,4 @@ mod tests {
         assert_eq!(encode("pdf tables&x=1"), "pdf%20tables%26x%3D1");
         assert_eq!(encode("1.2.0+build"), "1.2.0%2Bbuild");
     }
-}
-
-/// A `multipart/form-data` body of a publish (RFC 7578): the package
-/// (`content_type`) and the resolution's JSON, separated by a boundary
-/// made from their digest and checked to occur in neither. Returns the
-/// form's content type and its bytes.
-fn publish_form(package: &[u8], content_type: &str, json: &[u8]) -> (String, Vec<u8>) {
-    use crate::wire::{PUBLISH_ENVIRONMENTS_FIELD, PUBLISH_PACKAGE_FIELD};
-    let mut seed = skilldeck::Digest::of(json).hex();
-    let boundary = loop {
-        let b = format!("skilldeck-{}", &seed[..40]);
-        let inside = |hay: &[u8]| hay.windows(b.len()).any(|w| w == b.as_bytes());
-        if !inside(package) && !inside(json) {
-            break b;
-        }
-        seed = skilldeck::Digest::of(seed.as_bytes()).hex();
-    };
-    let mut body = Vec::with_capacity(package.len() + json.len() + 512);
-    let part = |body: &mut Vec<u8>, name: &str, extra: &str, ty: &str, bytes: &[u8]| {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"{extra}\r\n\
-                 Content-Type: {ty}\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    };
-    part(
-        &mut body,
-        PUBLISH_PACKAGE_FIELD,
-        "; filename=\"package\"",
-        content_type,
-        package,
-    );
-    part(
-        &mut body,
-        PUBLISH_ENVIRONMENTS_FIELD,
-        "",
-        "application/json",
-        json,
-    );
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
 }
