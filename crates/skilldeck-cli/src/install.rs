@@ -269,6 +269,9 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                     env.packages.join(" "),
                     env.path.display()
                 )?;
+                if let Some(note) = &env.note {
+                    writeln!(out, "  {kind}environment: {}", render::safe(note))?;
+                }
             }
         }
     }

@@ -43,6 +43,11 @@ pub struct Args {
     client: ClientArgs,
     #[command(flatten)]
     audit: crate::audit::Gate,
+    /// How the skill's dependencies are resolved before upload (the
+    /// resolution is stored with the version, and every consumer installs
+    /// exactly it); --no-environments publishes without one.
+    #[command(flatten)]
+    env: crate::env::EnvArgs,
     /// Output format.
     #[arg(long, value_parser = Format::parser(format::TABLE), default_value = "text")]
     format: Format,
@@ -74,6 +79,7 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                 version: args.version.as_deref(),
                 key: key.as_ref(),
                 audit: &args.audit,
+                environments: args.env.options()?,
                 client: args.client.client()?,
                 format: args.format,
             },
@@ -92,7 +98,8 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         Ok(key) => key,
         Err(e) => return refused(e),
     };
-    let (bytes, fingerprint) = if args.path.is_dir() {
+    let env_options = args.env.options()?;
+    let (bytes, fingerprint, environments) = if args.path.is_dir() {
         // Validated as the registry validates (lenient, no lints): what it
         // would refuse is refused here, with the same diagnostics.
         let options = PackOptions {
@@ -113,7 +120,16 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
                     eprintln!("{}", crate::render::safe(&w.to_string()));
                 }
                 let fingerprint = p.manifest.fingerprint();
-                (p.bytes, Some(fingerprint))
+                // Resolved before anything is uploaded: a requirement that
+                // does not resolve refuses the publish.
+                let environments = match &env_options {
+                    Some(o) => match crate::publish_tree::resolve(&p.name, &args.path, o) {
+                        Ok(envs) => envs,
+                        Err(e) => return refused(e),
+                    },
+                    None => Vec::new(),
+                };
+                (p.bytes, Some(fingerprint), environments)
             }
             Err(e) => return refused(e),
         }
@@ -122,7 +138,14 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
             path: args.path.clone(),
             source,
         })?;
-        (bytes, None)
+        let environments = match &env_options {
+            Some(o) => match package_environments(&args.path, &bytes, o) {
+                Ok(envs) => envs,
+                Err(e) => return refused(e),
+            },
+            None => Vec::new(),
+        };
+        (bytes, None, environments)
     };
     let signature = match &key {
         Some(key) => {
@@ -148,11 +171,12 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         None => None,
     };
     let client = args.client.client()?;
-    let published = match client.publish(
+    let published = match client.publish_with(
         &namespace,
         args.version.as_deref(),
         bytes,
         signature.as_deref(),
+        &environments,
     ) {
         Ok(p) => p,
         Err(e) => return failed(e),
@@ -183,6 +207,16 @@ pub fn run(args: &Args) -> Result<u8, CliError> {
         for d in &published.report {
             writeln!(out, "{}", diagnostic_line(d))?;
         }
+        for env in &published.environments {
+            writeln!(
+                out,
+                "{} dependencies resolved for {} {}: {}",
+                env.kind.as_str(),
+                env.interpreter,
+                env.interpreter_version(),
+                render::safe(&env.package_list())
+            )?;
+        }
     }
     out.flush()?;
     Ok(exit::OK)
@@ -205,4 +239,24 @@ fn package_fingerprint(
         &UnpackOptions::default(),
     )?;
     Ok(read.unpacked.manifest.fingerprint())
+}
+
+/// The resolution of what the skill in package `path` (`bytes`) declares:
+/// unpacked into a temporary folder, resolved there.
+fn package_environments(
+    path: &std::path::Path,
+    bytes: &[u8],
+    options: &skilldeck_package::environment::EnvironmentOptions,
+) -> Result<Vec<skilldeck::environment::LockedEnvironment>, skilldeck_package::Error> {
+    let tmp = tempfile::tempdir().map_err(|e| skilldeck_package::Error::Io {
+        path: std::env::temp_dir(),
+        source: e,
+    })?;
+    let read = skilldeck_package::unpack_bytes(
+        bytes,
+        path,
+        &tmp.path().join("staging"),
+        &UnpackOptions::default(),
+    )?;
+    crate::publish_tree::resolve(&read.unpacked.name, &read.unpacked.dir, options)
 }

@@ -33,6 +33,9 @@ pub struct TreeArgs<'a> {
     pub key: Option<&'a SigningKey>,
     /// The risk audit gate, per skill.
     pub audit: &'a crate::audit::Gate,
+    /// How each skill's dependencies are resolved (`None`:
+    /// --no-environments).
+    pub environments: Option<skilldeck_package::environment::EnvironmentOptions>,
     /// The registry client.
     pub client: Client,
     /// text or json.
@@ -223,6 +226,25 @@ fn publish_dir(dir: &Path, args: &TreeArgs<'_>) -> Result<Outcome, CliError> {
         Err(e) if e.status() == Some(404) => {}
         Err(e) => return stop_or_refuse(dir, e),
     }
+    // Resolved before the upload: a requirement that does not resolve
+    // refuses this skill.
+    let environments = match &args.environments {
+        Some(o) => match resolve(&packed.name, dir, o) {
+            Ok(envs) => envs,
+            Err(skilldeck_package::Error::Refused(diagnostics)) => {
+                let mut why = Vec::new();
+                for d in diagnostics {
+                    why.push(d.to_string());
+                    if let Some(help) = &d.help {
+                        why.push(format!("= help: {help}"));
+                    }
+                }
+                return Ok(Outcome::refused(dir, why));
+            }
+            Err(e) => return Ok(Outcome::refused(dir, vec![e.to_string()])),
+        },
+        None => Vec::new(),
+    };
     let signature = match args.key {
         Some(key) => match skilldeck_package::signature::sign(&fingerprint, key) {
             Ok(s) => Some(s.to_armored().into_bytes()),
@@ -237,11 +259,12 @@ fn publish_dir(dir: &Path, args: &TreeArgs<'_>) -> Result<Outcome, CliError> {
     {
         eprintln!("{}", render::safe(&w.to_string()));
     }
-    match args.client.publish(
+    match args.client.publish_with(
         args.namespace,
         Some(&version),
         packed.bytes,
         signature.as_deref(),
+        &environments,
     ) {
         Ok(p) if p.created => Ok(Outcome::Published {
             skill: skill.to_string(),
@@ -267,4 +290,17 @@ fn stop_or_refuse(dir: &Path, e: ClientError) -> Result<Outcome, CliError> {
     }
     let why = refusal_lines(&e).unwrap_or_else(|| vec![e.to_string()]);
     Ok(Outcome::refused(dir, why))
+}
+
+/// The resolution of what the skill in `dir` declares (empty when it
+/// declares nothing), for `publish` and `publish -r`.
+pub(crate) fn resolve(
+    skill: &str,
+    dir: &std::path::Path,
+    options: &skilldeck_package::environment::EnvironmentOptions,
+) -> Result<Vec<skilldeck::environment::LockedEnvironment>, skilldeck_package::Error> {
+    if !skilldeck::environment::may_declare_dependencies(dir) {
+        return Ok(Vec::new());
+    }
+    skilldeck_package::environment::resolve_for_publish(skill, dir, options)
 }

@@ -148,6 +148,7 @@ pub fn fetch(
             source: fetched.lock_source.clone(),
             fingerprint: fetched.fingerprint,
             signature: fetched.signature.clone(),
+            published: fetched.environments.clone(),
         },
         _file: fetched,
     })

@@ -88,6 +88,7 @@ fn fetched(f: WellKnownFetched) -> Fetched {
             source: f.lock_source.clone(),
             fingerprint: f.fingerprint,
             signature: None,
+            published: Vec::new(),
         },
         _file: f,
     }

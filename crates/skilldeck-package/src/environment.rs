@@ -1268,24 +1268,102 @@ fn set_mode(path: &Path, mode: u32) {
     let _ = (path, mode);
 }
 
+/// Where the package set of an environment [`prepare`] made came from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case", tag = "from")]
+pub enum Origin {
+    /// The lock's record (unchanged requirements, or `--frozen`).
+    Locked,
+    /// The resolution the registry stored when the version was published:
+    /// exactly those pins, no new resolution.
+    Published,
+    /// Resolved now (no lock record or published resolution applied).
+    Resolved,
+    /// Resolved now because the published resolution was made for another
+    /// interpreter version than this machine's.
+    ResolvedAgain {
+        /// The interpreter version the published set was resolved for.
+        published: String,
+        /// This machine's.
+        here: String,
+    },
+}
+
+impl Origin {
+    /// A sentence for a log line or the install report, when there is
+    /// something to say (`None`: a plain resolution or the lock's set).
+    pub fn note(&self, kind: EnvKind) -> Option<String> {
+        let name = match kind {
+            EnvKind::Python => "Python",
+            EnvKind::Node => "Node",
+        };
+        match self {
+            Origin::Published => Some(format!(
+                "installed the {} packages resolved at publish (no new resolution)",
+                kind.as_str()
+            )),
+            Origin::ResolvedAgain { published, here } => Some(format!(
+                "resolved anew: the published resolution is for {name} {published}, this \
+                 machine has {name} {here}"
+            )),
+            Origin::Locked | Origin::Resolved => None,
+        }
+    }
+}
+
+/// One environment [`prepare`] made ready.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The record, as built.
+    pub locked: LockedEnvironment,
+    /// Built now or shared.
+    pub built: Built,
+    /// Where its packages came from.
+    pub origin: Origin,
+}
+
 /// The environments of one skill being installed, one per kind it declares
-/// dependencies of: resolved (or the locked set reused) and built.
+/// dependencies of: resolved (or a pinned set reused) and built.
 /// `previous`: the lock's records for the skill; `frozen`: use them and
-/// resolve nothing. Empty: the skill declares no dependencies.
+/// resolve nothing. `published`: the resolution the registry stored with
+/// the version (checked with [`skilldeck::environment::check_published`];
+/// a malformed one refuses the skill): installed exactly, hash-checked,
+/// when this machine's interpreter has the version it was resolved for
+/// (Python `major.minor`, Node major); else resolved anew, and the
+/// [`Origin`] says so. Empty: the skill declares no dependencies.
 pub fn prepare(
     skill: &str,
     skill_dir: &Path,
     previous: &[&LockedEnvironment],
+    published: &[LockedEnvironment],
     frozen: bool,
     options: &EnvironmentOptions,
     lockfile: &Path,
-) -> Result<Vec<(LockedEnvironment, Built)>, Error> {
+) -> Result<Vec<Prepared>, Error> {
     let declared =
         skilldeck::environment::declared_dependencies(skill_dir).map_err(Error::Refused)?;
+    if !published.is_empty() {
+        skilldeck::environment::check_published(published, &declared).map_err(|why| {
+            Error::refused(
+                Diagnostic::new(
+                    Code::EnvironmentBuildFailed,
+                    Severity::Error,
+                    format!(
+                        "skill '{skill}': the registry's published resolution is refused: {why}"
+                    ),
+                )
+                .with_help(
+                    "the registry served a resolution that does not belong to this skill version; \
+                     report it to the registry's operator",
+                ),
+            )
+        })?;
+    }
     let mut out = Vec::new();
     for deps in declared {
         let previous = previous.iter().copied().find(|p| p.kind == deps.kind);
-        let locked = match previous {
+        let published = published.iter().find(|p| p.kind == deps.kind);
+        let (locked, origin) = match previous {
             Some(p) if frozen => {
                 if p.input != deps.input_digest() {
                     return Err(Error::refused(
@@ -1301,7 +1379,7 @@ pub fn prepare(
                         .in_file(lockfile),
                     ));
                 }
-                p.clone()
+                (p.clone(), Origin::Locked)
             }
             None if frozen => {
                 return Err(Error::refused(
@@ -1320,14 +1398,103 @@ pub fn prepare(
                     .with_help("install it without --frozen once to resolve and record them"),
                 ));
             }
-            Some(p) if p.input == deps.input_digest() && same_interpreter(p, options) => p.clone(),
-            _ => match deps.kind {
-                EnvKind::Python => resolve(skill, skill_dir, &deps, options)?,
-                EnvKind::Node => resolve_node(skill, skill_dir, &deps, options)?,
+            _ => match published
+                .map(|p| for_this_machine(p, options))
+                .transpose()?
+            {
+                Some(Ok(pinned)) => (pinned, Origin::Published),
+                mismatch => match previous {
+                    Some(p)
+                        if p.input == deps.input_digest()
+                            && same_interpreter(p, options)
+                            && mismatch.is_none() =>
+                    {
+                        (p.clone(), Origin::Locked)
+                    }
+                    _ => {
+                        let resolved = match deps.kind {
+                            EnvKind::Python => resolve(skill, skill_dir, &deps, options)?,
+                            EnvKind::Node => resolve_node(skill, skill_dir, &deps, options)?,
+                        };
+                        let origin = match mismatch {
+                            Some(Err((published, here))) => {
+                                Origin::ResolvedAgain { published, here }
+                            }
+                            _ => Origin::Resolved,
+                        };
+                        (resolved, origin)
+                    }
+                },
             },
         };
         let (done, _, built) = build(skill, &locked, options)?;
-        out.push((done, built));
+        out.push(Prepared {
+            locked: done,
+            built,
+            origin,
+        });
+    }
+    Ok(out)
+}
+
+/// A published resolution for this machine's interpreter: `Ok` the same
+/// pins recorded for it when its version is compatible
+/// ([`skilldeck::environment::compatible_interpreter_version`]), `Err` the
+/// published and the local version when it is not.
+fn for_this_machine(
+    published: &LockedEnvironment,
+    options: &EnvironmentOptions,
+) -> Result<Result<LockedEnvironment, (String, String)>, Error> {
+    use skilldeck::environment::compatible_interpreter_version as compatible;
+    let (interpreter, here) = match published.kind {
+        EnvKind::Python => (&options.python, python_version(&options.python)?),
+        EnvKind::Node => (&options.node, node_version(&options.node)?),
+    };
+    let recorded = published.interpreter_version();
+    if compatible(published.kind, recorded) != compatible(published.kind, &here) {
+        return Ok(Err((recorded.to_owned(), here)));
+    }
+    Ok(Ok(
+        published.for_interpreter(&interpreter.to_string_lossy(), &here)
+    ))
+}
+
+/// Resolves what the skill in `skill_dir` declares, one record per kind,
+/// building nothing: what `publish` sends with the version, so every
+/// consumer installs this set. A requirement that does not resolve refuses
+/// (naming the skill, the file and the requirement) and says to fix it or
+/// publish with `--no-environments`. Empty: the skill declares nothing.
+pub fn resolve_for_publish(
+    skill: &str,
+    skill_dir: &Path,
+    options: &EnvironmentOptions,
+) -> Result<Vec<LockedEnvironment>, Error> {
+    let help = |e: Error| match e {
+        Error::Refused(ds) => Error::Refused(
+            ds.into_iter()
+                .map(|mut d| {
+                    let before = d.help.take();
+                    d.help = Some(format!(
+                        "{}fix the requirement, or publish with --no-environments (every \
+                         consumer then resolves it when it installs the skill)",
+                        before.map(|h| format!("{h}; ")).unwrap_or_default()
+                    ));
+                    d
+                })
+                .collect(),
+        ),
+        other => other,
+    };
+    let declared = skilldeck::environment::declared_dependencies(skill_dir)
+        .map_err(|ds| help(Error::Refused(ds)))?;
+    let mut out = Vec::new();
+    for deps in declared {
+        let resolved = match deps.kind {
+            EnvKind::Python => resolve(skill, skill_dir, &deps, options),
+            EnvKind::Node => resolve_node(skill, skill_dir, &deps, options),
+        }
+        .map_err(help)?;
+        out.push(resolved);
     }
     Ok(out)
 }

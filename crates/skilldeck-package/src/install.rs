@@ -121,6 +121,11 @@ pub struct InstalledEnvironment {
     pub path: PathBuf,
     /// Built now, or shared with another skill (or an earlier install).
     pub built: Built,
+    /// Where its packages came from, when worth saying: the set resolved
+    /// at publish, or resolved anew because that set is for another
+    /// interpreter version ([`environment::Origin::note`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// `name==version` (Python) or `name@version` (Node) of every package.
     pub packages: Vec<String>,
 }
@@ -149,6 +154,11 @@ pub enum Source {
         /// up beside it: a shared temporary folder is not a channel to
         /// trust.
         signature: Option<Vec<u8>>,
+        /// The resolution of its dependencies the registry stored when the
+        /// version was published (empty: none): installed exactly, when
+        /// this machine's interpreter is compatible
+        /// ([`environment::prepare`]).
+        published: Vec<LockedEnvironment>,
     },
     /// A skill folder written out of a fetched repository (a git commit),
     /// or found through another source (a marketplace entry): installed
@@ -177,6 +187,14 @@ impl Source {
             Source::Folder(path.to_path_buf())
         } else {
             Source::Package(path.to_path_buf())
+        }
+    }
+
+    /// The resolution published with a fetched package (empty otherwise).
+    pub fn published(&self) -> &[LockedEnvironment] {
+        match self {
+            Source::Fetched { published, .. } => published,
+            _ => &[],
         }
     }
 
@@ -564,17 +582,20 @@ fn stage_and_commit(
                 &unpacked.name,
                 &unpacked.dir,
                 &previous,
+                source.published(),
                 options.frozen,
                 env_options,
                 lockfile,
             )?
             .into_iter()
-            .map(|(locked, built)| {
+            .map(|prepared| {
+                let locked = prepared.locked;
                 let info = InstalledEnvironment {
                     kind: locked.kind,
                     key: locked.key,
                     path: env_options.store.path_of(&locked.key),
-                    built,
+                    built: prepared.built,
+                    note: prepared.origin.note(locked.kind),
                     packages: locked.package_names(),
                 };
                 (locked, info)

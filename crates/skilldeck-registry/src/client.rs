@@ -514,6 +514,21 @@ impl Client {
         package: Vec<u8>,
         signature: Option<&[u8]>,
     ) -> Result<Published, ClientError> {
+        self.publish_with(namespace, version, package, signature, &[])
+    }
+
+    /// `POST /skills` with the resolution of the skill's dependencies
+    /// (`environments`, stored with the version; empty: none, the package
+    /// is the whole body), as a `multipart/form-data` form of the package
+    /// and the resolution's JSON.
+    pub fn publish_with(
+        &self,
+        namespace: &Namespace,
+        version: Option<&str>,
+        package: Vec<u8>,
+        signature: Option<&[u8]>,
+        environments: &[skilldeck::environment::LockedEnvironment],
+    ) -> Result<Published, ClientError> {
         let mut url = self.api(&format!("/skills?namespace={}", encode(namespace.as_str())));
         if let Some(v) = version {
             url.push_str(&format!("&version={}", encode(v)));
@@ -522,10 +537,10 @@ impl Client {
             url: url.clone(),
             message: "the package is neither a tar.gz nor a zip".to_owned(),
         })?;
-        let mut request = self
-            .http
-            .post(&url)
-            .header(reqwest::header::CONTENT_TYPE, kind.content_type());
+        let mut request = self.http.post(&url);
+        if environments.is_empty() {
+            request = request.header(reqwest::header::CONTENT_TYPE, kind.content_type());
+        }
         if let Some(signature) = signature {
             use base64::Engine as _;
             request = request.header(
@@ -533,7 +548,18 @@ impl Client {
                 base64::engine::general_purpose::STANDARD.encode(signature),
             );
         }
-        let request = request.body(package);
+        let request = if environments.is_empty() {
+            request.body(package)
+        } else {
+            let json = serde_json::to_vec(environments).map_err(|e| ClientError::Decode {
+                url: url.clone(),
+                message: format!("the resolution could not be written: {e}"),
+            })?;
+            let (content_type, body) = publish_form(&package, kind.content_type(), &json);
+            request
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .body(body)
+        };
         let answer = self.send(request, &url, MAX_JSON_BYTES)?;
         Client::json(&url, &answer)
     }
@@ -1046,6 +1072,51 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     text
+}
+
+/// A `multipart/form-data` body of a publish (RFC 7578): the package
+/// (`content_type`) and the resolution's JSON, separated by a boundary
+/// made from their digest and checked to occur in neither. Returns the
+/// form's content type and its bytes.
+fn publish_form(package: &[u8], content_type: &str, json: &[u8]) -> (String, Vec<u8>) {
+    use crate::wire::{PUBLISH_ENVIRONMENTS_FIELD, PUBLISH_PACKAGE_FIELD};
+    let mut seed = skilldeck::Digest::of(json).hex();
+    let boundary = loop {
+        let b = format!("skilldeck-{}", &seed[..40]);
+        let inside = |hay: &[u8]| hay.windows(b.len()).any(|w| w == b.as_bytes());
+        if !inside(package) && !inside(json) {
+            break b;
+        }
+        seed = skilldeck::Digest::of(seed.as_bytes()).hex();
+    };
+    let mut body = Vec::with_capacity(package.len() + json.len() + 512);
+    let part = |body: &mut Vec<u8>, name: &str, extra: &str, ty: &str, bytes: &[u8]| {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"{extra}\r\n\
+                 Content-Type: {ty}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    };
+    part(
+        &mut body,
+        PUBLISH_PACKAGE_FIELD,
+        "; filename=\"package\"",
+        content_type,
+        package,
+    );
+    part(
+        &mut body,
+        PUBLISH_ENVIRONMENTS_FIELD,
+        "",
+        "application/json",
+        json,
+    );
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
 #[cfg(test)]

@@ -24,6 +24,14 @@ pub const GENERATION_HEADER: &str = "x-skilldeck-generation";
 /// The header a publish carries its SSH signature in: the armored
 /// `sshsig`, base64-encoded (a header holds no newline).
 pub const SIGNATURE_HEADER: &str = "x-skilldeck-signature";
+/// The multipart form field of a publish holding the package (a publish
+/// whose body is `multipart/form-data`; a plain tar.gz or zip body is the
+/// package alone).
+pub const PUBLISH_PACKAGE_FIELD: &str = "package";
+/// The multipart form field of a publish holding the resolution of the
+/// skill's dependencies (JSON: a list of environment records, the
+/// version's [`VersionDetail::environments`]).
+pub const PUBLISH_ENVIRONMENTS_FIELD: &str = "environments";
 /// The header carrying a file's `sha256:` digest.
 pub const DIGEST_HEADER: &str = "x-skilldeck-digest";
 /// The API's path prefix.
@@ -230,6 +238,15 @@ pub struct Published {
     /// no agent resolves it until a reviewer approves it).
     #[serde(default)]
     pub review: ReviewState,
+    /// The resolution of the skill's declared dependencies made when the
+    /// version was published (one record per kind: Python, Node; each
+    /// package pinned with its hashes or integrity), what every consumer
+    /// installs exactly. Empty: published without one (an older client,
+    /// `--no-environments`, or a skill that declares no dependencies).
+    /// Part of the immutable version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Object>)]
+    pub environments: Vec<skilldeck::environment::LockedEnvironment>,
 }
 
 /// Where a version stands in review.
@@ -504,6 +521,15 @@ pub struct VersionDetail {
     /// before the audit existed).
     #[serde(default)]
     pub audit: Option<WireAudit>,
+    /// The resolution of the skill's declared dependencies made when the
+    /// version was published (one record per kind: Python, Node; each
+    /// package pinned with its hashes or integrity), what every consumer
+    /// installs exactly. Empty: published without one (an older client,
+    /// `--no-environments`, or a skill that declares no dependencies).
+    /// Part of the immutable version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Object>)]
+    pub environments: Vec<skilldeck::environment::LockedEnvironment>,
 }
 
 /// Move a label to a version.
@@ -814,6 +840,15 @@ pub struct LockedSkill {
     /// The risk audit's verdict on this version (a host logs it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
+    /// The resolution of the skill's declared dependencies made when the
+    /// version was published (one record per kind: Python, Node; each
+    /// package pinned with its hashes or integrity), what every consumer
+    /// installs exactly. Empty: published without one (an older client,
+    /// `--no-environments`, or a skill that declares no dependencies).
+    /// Part of the immutable version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<Object>)]
+    pub environments: Vec<skilldeck::environment::LockedEnvironment>,
 }
 
 /// An agent's lock: exactly what it serves.

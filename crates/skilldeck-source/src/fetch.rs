@@ -28,6 +28,9 @@ pub struct Fetched {
     /// signed: install checks it and pins its signer like a `.sig` beside
     /// a package.
     pub signature: Option<Vec<u8>>,
+    /// The resolution of the skill's dependencies stored with the version
+    /// at publish (empty: none): what an install of it installs exactly.
+    pub environments: Vec<skilldeck::environment::LockedEnvironment>,
     package: tempfile::TempPath,
 }
 
@@ -73,6 +76,7 @@ pub fn fetch_version(
     Ok(Fetched {
         lock_source: lock_source(client.url(), skill, &detail.version),
         signature: detail.signature.map(String::into_bytes),
+        environments: detail.environments,
         version: detail.version,
         fingerprint,
         package,

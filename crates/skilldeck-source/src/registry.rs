@@ -514,10 +514,22 @@ impl RegistrySource {
             ) else {
                 continue;
             };
-            match environment::prepare(&skill.name, dir, &prev, false, options, &lockfile) {
+            match environment::prepare(
+                &skill.name,
+                dir,
+                &prev,
+                &skill.environments,
+                false,
+                options,
+                &lockfile,
+            ) {
                 Ok(envs) if !envs.is_empty() => {
-                    for (env, built) in &envs {
-                        tracing::info!(agent = %self.agent, skill = %skill.name, kind = env.kind.as_str(), packages = %env.package_list(), built = ?built, "the skill's environment is ready");
+                    for p in &envs {
+                        let env = &p.locked;
+                        if let Some(note) = p.origin.note(env.kind) {
+                            tracing::info!(agent = %self.agent, skill = %skill.name, kind = env.kind.as_str(), "{note}");
+                        }
+                        tracing::info!(agent = %self.agent, skill = %skill.name, kind = env.kind.as_str(), packages = %env.package_list(), built = ?p.built, origin = ?p.origin, "the skill's environment is ready");
                     }
                     let mut entry = LockEntry {
                         version: Some(skill.version.clone()),
@@ -532,7 +544,7 @@ impl RegistrySource {
                         environment: None,
                         node_environment: None,
                     };
-                    entry.set_environments(envs.into_iter().map(|(env, _)| env).collect());
+                    entry.set_environments(envs.into_iter().map(|p| p.locked).collect());
                     out.skill.insert(skill.name.clone(), entry);
                 }
                 Ok(_) => {}

@@ -1149,6 +1149,28 @@ impl LockedEnvironment {
         self.packages.iter().map(LockedPackage::pin).collect()
     }
 
+    /// The same resolved set for another interpreter of a compatible
+    /// version ([`compatible_interpreter_version`]): its path and version
+    /// recorded, no build-time digests, the key recomputed. A published
+    /// resolution is installed this way on a consumer's interpreter.
+    pub fn for_interpreter(&self, interpreter: &str, version: &str) -> LockedEnvironment {
+        let packages = self.pins();
+        let (python, node) = match self.kind {
+            EnvKind::Python => (version.to_owned(), String::new()),
+            EnvKind::Node => (String::new(), version.to_owned()),
+        };
+        LockedEnvironment {
+            kind: self.kind,
+            key: environment_key(self.kind, interpreter, version, &packages),
+            interpreter: interpreter.to_owned(),
+            python,
+            node,
+            input: self.input,
+            tree: None,
+            packages,
+        }
+    }
+
     /// Checks that the record is one of its kind: Python packages carry
     /// hashes, Node packages a path and integrity, a Node record its tree;
     /// and that its key is the one its content gives. A lockfile or
@@ -1204,6 +1226,163 @@ impl LockedEnvironment {
             ));
         }
         Ok(())
+    }
+}
+
+/// Packages one published resolution (one kind) may pin: a registry
+/// refuses more ([`check_published`]).
+pub const MAX_PUBLISHED_PACKAGES: usize = MAX_NODE_PACKAGES;
+
+/// Characters of a package name, version, interpreter path or dependency
+/// range in a published resolution.
+pub const MAX_PUBLISHED_FIELD_CHARS: usize = 256;
+
+/// Checks a resolution a publisher sends with a skill version (and a
+/// consumer receives from the registry) before anything stores or installs
+/// it: at most one record per kind, each a valid record of its kind whose
+/// key is the one its content gives ([`LockedEnvironment::validate`]),
+/// resolved only (no build-time digests), at most
+/// [`MAX_PUBLISHED_PACKAGES`] packages, each name and version well formed
+/// (a name or version becomes a line of the requirements file uv installs,
+/// or a key of the `package.json` npm reads: nothing in it may be an
+/// option, a space or a path), a Node package's path the `node_modules`
+/// folder of its own name, and the interpreter an absolute path.
+/// `declared`: the skill's declarations; each record must be for one of
+/// them (same kind, same [`Dependencies::input_digest`]).
+pub fn check_published(
+    envs: &[LockedEnvironment],
+    declared: &[Dependencies],
+) -> Result<(), String> {
+    let mut kinds = Vec::new();
+    for env in envs {
+        let kind = env.kind.as_str();
+        if kinds.contains(&env.kind) {
+            return Err(format!("two {kind} resolutions: at most one per kind"));
+        }
+        kinds.push(env.kind);
+        env.validate()?;
+        let Some(deps) = declared.iter().find(|d| d.kind == env.kind) else {
+            return Err(format!(
+                "a {kind} resolution, but the skill declares no {kind} dependencies"
+            ));
+        };
+        if deps.input_digest() != env.input {
+            return Err(format!(
+                "the {kind} resolution is for other requirements ({}) than the skill declares ({})",
+                env.input,
+                deps.input_digest()
+            ));
+        }
+        if env.tree.is_some() {
+            return Err(format!("the {kind} resolution records a built tree"));
+        }
+        if env.packages.len() > MAX_PUBLISHED_PACKAGES {
+            return Err(format!(
+                "the {kind} resolution pins {} packages, more than {MAX_PUBLISHED_PACKAGES}",
+                env.packages.len()
+            ));
+        }
+        let interpreter_ok = env.interpreter.starts_with('/')
+            && env.interpreter.len() <= MAX_PUBLISHED_FIELD_CHARS * 4
+            && !env.interpreter.chars().any(char::is_control);
+        if !interpreter_ok || !version_ok(env.interpreter_version()) {
+            return Err(format!(
+                "the {kind} resolution's interpreter '{}' {} is not an absolute path and a version",
+                env.interpreter.escape_debug(),
+                env.interpreter_version().escape_debug()
+            ));
+        }
+        for p in &env.packages {
+            check_published_package(env.kind, p)
+                .map_err(|why| format!("the {kind} resolution's package {why}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A version as resolvers write it: ASCII letters, digits and `.+!_-`
+/// (PEP 440, semver), bounded.
+fn version_ok(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= MAX_PUBLISHED_FIELD_CHARS
+        && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'!' | b'_' | b'-'))
+}
+
+fn check_published_package(kind: EnvKind, p: &LockedPackage) -> Result<(), String> {
+    let shown = format!("'{}' '{}'", p.name.escape_debug(), p.version.escape_debug());
+    if p.files.is_some() {
+        return Err(format!("{shown} records built files"));
+    }
+    if !version_ok(&p.version) {
+        return Err(format!("{shown} has a malformed version"));
+    }
+    match kind {
+        EnvKind::Python => {
+            let ok = !p.name.is_empty()
+                && p.name.len() <= MAX_PUBLISHED_FIELD_CHARS
+                && normalise_name(&p.name) == p.name
+                && p.name.starts_with(|c: char| c.is_ascii_alphanumeric())
+                && p.name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-');
+            if !ok {
+                return Err(format!(
+                    "{shown} has a malformed name (PEP 503, normalised)"
+                ));
+            }
+            if p.optional
+                || !p.dependencies.is_empty()
+                || !p.optional_dependencies.is_empty()
+                || !p.peer_dependencies.is_empty()
+            {
+                return Err(format!("{shown} records Node fields"));
+            }
+        }
+        EnvKind::Node => {
+            check_npm_name(&p.name).map_err(|_| format!("{shown} has a malformed npm name"))?;
+            let path = p.path.as_deref().unwrap_or_default();
+            let path_ok = node_modules_name(path) == Some(p.name.as_str())
+                && path.split('/').all(|part| {
+                    !part.is_empty() && part != "." && part != ".." && !part.contains('\\')
+                })
+                && path.len() <= MAX_PUBLISHED_FIELD_CHARS * 4;
+            if !path_ok {
+                return Err(format!(
+                    "{shown} has path '{}', not node_modules/.../{}",
+                    path.escape_debug(),
+                    p.name
+                ));
+            }
+            for (name, range) in p
+                .dependencies
+                .iter()
+                .chain(&p.optional_dependencies)
+                .chain(&p.peer_dependencies)
+            {
+                let ok = check_npm_name(name).is_ok()
+                    && range.len() <= MAX_PUBLISHED_FIELD_CHARS
+                    && !range.chars().any(char::is_control);
+                if !ok {
+                    return Err(format!(
+                        "{shown} has a malformed dependency '{}'",
+                        name.escape_debug()
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The version an interpreter must have to install a resolution made for
+/// `recorded`: Python the same `major.minor` (`3.12` of `3.12.4`; wheels and
+/// markers are chosen per minor version), Node the same major.
+pub fn compatible_interpreter_version(kind: EnvKind, recorded: &str) -> String {
+    match kind {
+        EnvKind::Python => recorded.split('.').take(2).collect::<Vec<_>>().join("."),
+        EnvKind::Node => node_major(recorded).to_owned(),
     }
 }
 

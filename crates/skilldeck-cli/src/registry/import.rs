@@ -172,7 +172,14 @@ async fn import_one(
     let mut attempt = 1;
     loop {
         match registry
-            .publish(admin, ns, Some(&version), packed.bytes.clone().into(), None)
+            .publish(
+                admin,
+                ns,
+                Some(&version),
+                packed.bytes.clone().into(),
+                None,
+                None,
+            )
             .await
         {
             Ok(p) if p.created => {

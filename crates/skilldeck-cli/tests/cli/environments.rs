@@ -538,6 +538,8 @@ fn serve_registry_builds_the_environments_of_the_agents_skills_and_leaves_out_on
         ("broken", "no-such-package-skilldeck==1.0\n"),
     ] {
         let dir = p.skill(name, requirements);
+        // Published without a resolution (one that does not resolve
+        // refuses the publish): the consumer resolves it, and fails.
         admin(
             &p,
             &server,
@@ -548,6 +550,7 @@ fn serve_registry_builds_the_environments_of_the_agents_skills_and_leaves_out_on
                 "acme",
                 "--version",
                 "1.0.0",
+                "--no-environments",
             ],
         );
     }
@@ -1191,6 +1194,8 @@ fn serve_registry_builds_the_node_environments_of_the_agents_skills_and_leaves_o
         ),
     ] {
         let dir = p.node_skill(name, package_json);
+        // Without a resolution: the consumer resolves (the uncached one
+        // fails there).
         admin(
             &p,
             &server,
@@ -1201,6 +1206,7 @@ fn serve_registry_builds_the_node_environments_of_the_agents_skills_and_leaves_o
                 "acme",
                 "--version",
                 "1.0.0",
+                "--no-environments",
             ],
         );
     }
@@ -1242,4 +1248,255 @@ fn serve_registry_builds_the_node_environments_of_the_agents_skills_and_leaves_o
     assert!(text.contains("cjs true"), "{called}");
     let log = client.wait_for_stderr(&["no-such-package-skilldeck"]);
     assert!(log.contains("cannot be built"), "{log}");
+}
+
+// `publish` resolves once (issue 31 item 3): the registry stores the
+// resolution with the version and every consumer installs exactly it.
+
+/// Writes a wheel of `six` at `version` into `folder` (its metadata is all
+/// a resolution reads).
+fn six_wheel(folder: &Path, version: &str) {
+    let script = r#"
+import sys, zipfile
+folder, v = sys.argv[1], sys.argv[2]
+info = 'six-%s.dist-info' % v
+with zipfile.ZipFile('%s/six-%s-py2.py3-none-any.whl' % (folder, v), 'w') as z:
+    z.writestr('six.py', 'PY3 = True\n')
+    z.writestr(info + '/METADATA', 'Metadata-Version: 2.1\nName: six\nVersion: %s\n' % v)
+    z.writestr(info + '/WHEEL', 'Wheel-Version: 1.0\nGenerator: skilldeck-test\nRoot-Is-Purelib: true\nTag: py2-none-any\nTag: py3-none-any\n')
+    z.writestr(info + '/RECORD', '')
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, folder.to_str().unwrap(), version])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// A project whose `[environments]` take packages from its own copy of
+/// the wheel folder only (offline), so a test can add a newer release.
+fn project_with_own_wheels(uv: &Path, wheels: &Path) -> (Project, PathBuf) {
+    let p = Project::new(Some(uv));
+    let folder = p.path().join("wheels");
+    std::fs::create_dir_all(&folder).unwrap();
+    for e in std::fs::read_dir(wheels).unwrap().flatten() {
+        std::fs::copy(e.path(), folder.join(e.file_name())).unwrap();
+    }
+    std::fs::write(
+        p.path().join("skilldeck.toml"),
+        format!(
+            "[exec]\nenabled = true\ntools = \"always\"\ntimeout-secs = 60\n\n\
+             [environments]\noffline = true\nfind-links = [{:?}]\n",
+            folder.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    (p, folder)
+}
+
+/// `name==version` of every package of the first environment record.
+fn pins(envs: &Value) -> Vec<String> {
+    envs[0]["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}=={}",
+                p["name"].as_str().unwrap(),
+                p["version"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn publish_resolves_once_and_serve_registry_and_install_get_exactly_the_published_pins_after_a_newer_release()
+ {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let (p, folder) = project_with_own_wheels(&uv, &wheels);
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    let dir = p.skill("dates", "python-dateutil>=2.8\n");
+    let publish = |version: &str| -> Value {
+        let out = admin(
+            &p,
+            &server,
+            &[
+                "publish",
+                dir.to_str().unwrap(),
+                "--namespace",
+                "acme",
+                "--version",
+                version,
+                "--format",
+                "json",
+            ],
+        );
+        serde_json::from_str(&out).unwrap()
+    };
+    let published = publish("1.0.0");
+    let envs = &published["environments"];
+    assert_eq!(envs[0]["kind"], "python", "{published}");
+    assert_eq!(
+        pins(envs),
+        ["python-dateutil==2.9.0.post0", "six==1.17.0"],
+        "{published}"
+    );
+    let hashes = wheel_hashes(&wheels);
+    for p in envs[0]["packages"].as_array().unwrap() {
+        for h in p["hashes"].as_array().unwrap() {
+            assert!(hashes.contains(&h.as_str().unwrap().to_owned()), "{h}");
+        }
+    }
+    // Publishing resolves only: nothing is built on the publisher.
+    assert!(p.environments().is_empty(), "{:?}", p.environments());
+    // A newer six is released: a new resolution (the next version's
+    // publish) picks it.
+    six_wheel(&folder, "1.99.0");
+    let next = publish("1.0.1");
+    assert_eq!(
+        pins(&next["environments"]),
+        ["python-dateutil==2.9.0.post0", "six==1.99.0"],
+        "{next}"
+    );
+    // The agent serves 1.0.0: it gets exactly what 1.0.0 was published
+    // with, not the newer release its wheel folder now offers.
+    admin(&p, &server, &["registry", "agent", "create", "bot-1"]);
+    admin(
+        &p,
+        &server,
+        &[
+            "registry",
+            "assign",
+            "bot-1",
+            "acme/dates",
+            "--version",
+            "1.0.0",
+        ],
+    );
+    let token = admin(
+        &p,
+        &server,
+        &["registry", "token", "create", "--agent", "bot-1"],
+    );
+    let token_file = p.path().join("bot-token");
+    std::fs::write(&token_file, token.trim()).unwrap();
+    let mut command = p.command(&[
+        "serve",
+        "--registry",
+        &server.url,
+        "--agent",
+        "bot-1",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    command
+        .env("RUST_LOG", "info")
+        .env_remove("SKILLDECK_TOKEN");
+    let mut client = StdioClient::start(command);
+    let called = client.call("dates__when", json!({}));
+    let text = skilldeck_testkit::mcp::text(&called);
+    assert!(text.contains("2026-11-27T10:00:00"), "{called}");
+    let log = client.wait_for_stderr(&["resolved at publish"]);
+    assert!(log.contains("dates"), "{log}");
+    drop(client);
+    let served = std::fs::read_to_string(
+        p.path()
+            .join("cache/skilldeck/registry/agents/bot-1/skilldeck.lock"),
+    )
+    .unwrap();
+    assert!(
+        served.contains("name = \"six\", version = \"1.17.0\""),
+        "{served}"
+    );
+    assert!(!served.contains("1.99.0"), "{served}");
+    // An install from the registry too.
+    let out = ok(&p.run(&[
+        "install",
+        "acme/dates@1.0.0",
+        "--registry",
+        &server.url,
+        "--token-file",
+        server.admin_file.to_str().unwrap(),
+        "--root",
+        "consumer/skills",
+    ]));
+    assert!(out.contains("resolved at publish"), "{out}");
+    let lock = std::fs::read_to_string(p.path().join("consumer/skilldeck.lock")).unwrap();
+    assert!(
+        lock.contains("name = \"six\", version = \"1.17.0\""),
+        "{lock}"
+    );
+    assert!(!lock.contains("1.99.0"), "{lock}");
+}
+
+#[test]
+fn a_requirement_that_does_not_resolve_refuses_the_publish_and_no_environments_publishes_without_one()
+ {
+    let Some((uv, wheels)) = uv_and_wheels() else {
+        return;
+    };
+    let (p, _) = project_with_own_wheels(&uv, &wheels);
+    let server = skilldeck_testkit::registry::RegistryProcess::start(
+        env!("CARGO_BIN_EXE_skilldeck"),
+        &p.path().join("data"),
+        &[],
+    );
+    let dir = p.skill(
+        "broken",
+        "python-dateutil>=2.8\nno-such-package-skilldeck==1.0\n",
+    );
+    let args = |extra: &[&str]| {
+        let mut all = vec![
+            "publish",
+            dir.to_str().unwrap(),
+            "--namespace",
+            "acme",
+            "--version",
+            "1.0.0",
+            "--format",
+            "json",
+            "--registry",
+            server.url.as_str(),
+            "--token-file",
+            server.admin_file.to_str().unwrap(),
+        ];
+        all.extend_from_slice(extra);
+        all.into_iter().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let refused = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        failed(&p.run(&a))
+    };
+    let err = refused(args(&[]));
+    assert!(err.contains("skill 'broken'"), "{err}");
+    assert!(err.contains("requirements.txt:2"), "{err}");
+    assert!(err.contains("no-such-package-skilldeck==1.0"), "{err}");
+    assert!(err.contains("--no-environments"), "{err}");
+    // Nothing was uploaded.
+    let listed = admin(
+        &p,
+        &server,
+        &[
+            "registry",
+            "skills",
+            "--namespace",
+            "acme",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(!listed.contains("broken"), "{listed}");
+    // Without environments: published, with no resolution.
+    let a = args(&["--no-environments"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let published: Value = serde_json::from_str(&ok(&p.run(&a))).unwrap();
+    assert_eq!(published["created"], true, "{published}");
+    assert!(published.get("environments").is_none(), "{published}");
 }

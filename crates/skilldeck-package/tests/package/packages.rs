@@ -509,6 +509,7 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
         source: source.clone(),
         fingerprint: skilldeck::Digest::from_bytes([0; 32]),
         signature: None,
+        published: Vec::new(),
     };
     let e = install(&root, &[wrong], &InstallOptions::default()).unwrap_err();
     assert_eq!(e.diagnostics()[0].code, Code::LockMismatch, "{e}");
@@ -518,6 +519,7 @@ fn a_fetched_package_is_recorded_with_its_source_and_refused_on_another_fingerpr
         source: source.clone(),
         fingerprint: packed.fingerprint(),
         signature: None,
+        published: Vec::new(),
     };
     install(&root, &[right], &InstallOptions::default()).unwrap();
     let lock = Lockfile::load(&lock_path(&root)).unwrap().unwrap();

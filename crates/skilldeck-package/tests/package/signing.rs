@@ -621,6 +621,7 @@ fn a_fetched_package_is_checked_against_the_signature_it_came_with_not_a_file_be
         source: "registry+http://127.0.0.1:7878#acme/demo@1.0.0".into(),
         fingerprint: fp,
         signature,
+        published: Vec::new(),
     };
     let required = options(SignaturePolicy {
         require: true,

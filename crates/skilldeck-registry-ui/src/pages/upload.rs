@@ -82,7 +82,7 @@ pub async fn upload(
     let version_arg = (!version.is_empty()).then_some(version.as_str());
     match state
         .registry
-        .publish(&signed.principal, &ns, version_arg, package, None)
+        .publish(&signed.principal, &ns, version_arg, package, None, None)
         .await
     {
         Ok(published) => {

@@ -343,7 +343,7 @@ async fn the_selection_preview_reports_a_name_clash_naming_both_skills() {
     for ns in ["acme", "a"] {
         let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
         f.registry
-            .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+            .publish(&admin, &ns, Some("1.0.0"), package("notes"), None, None)
             .await
             .unwrap();
     }
@@ -422,7 +422,7 @@ async fn a_pending_version_shows_its_audit_and_its_changes_and_waits_in_the_revi
         let (registry, admin, ns) = (&f.registry, &admin, &ns);
         async move {
             registry
-                .publish(admin, ns, Some(version), bytes, None)
+                .publish(admin, ns, Some(version), bytes, None, None)
                 .await
                 .unwrap()
         }
@@ -487,7 +487,7 @@ async fn try_it_says_test_runs_are_unavailable_without_a_sandbox_runner_and_runs
     let admin = f.registry.authenticate(&f.token, None).await.unwrap();
     let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
     f.registry
-        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None, None)
         .await
         .unwrap();
     let cookie = sign_in(&f, &f.token).await;
@@ -546,7 +546,7 @@ async fn many_skills(f: &Fixture, count: usize) {
     names.push("zz-last".to_owned());
     for name in &names {
         f.registry
-            .publish(&admin, &ns, Some("1.0.0"), package(name), None)
+            .publish(&admin, &ns, Some("1.0.0"), package(name), None, None)
             .await
             .unwrap();
     }
@@ -633,7 +633,7 @@ async fn an_assignment_pending_on_a_label_shows_as_pending_on_the_agents_selecti
     let admin = f.registry.authenticate(&f.token, None).await.unwrap();
     let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
     f.registry
-        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None)
+        .publish(&admin, &ns, Some("1.0.0"), package("notes"), None, None)
         .await
         .unwrap();
     let spec: skilldeck_registry::wire::AgentSpec =
@@ -737,7 +737,7 @@ async fn publish_as_admin(f: &Fixture, ns: &str, bytes: bytes::Bytes) {
     let admin = f.registry.authenticate(&f.token, None).await.unwrap();
     let ns = skilldeck_registry::names::Namespace::new(ns).unwrap();
     f.registry
-        .publish(&admin, &ns, Some("1.0.0"), bytes, None)
+        .publish(&admin, &ns, Some("1.0.0"), bytes, None, None)
         .await
         .unwrap();
 }

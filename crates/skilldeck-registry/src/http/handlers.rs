@@ -6,7 +6,6 @@ use axum::Json;
 use axum::body::Bytes;
 use std::net::IpAddr;
 
-use axum::body::Body;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
@@ -168,9 +167,25 @@ pub struct PublishQuery {
 #[expect(dead_code, reason = "a schema only: the body is read as bytes")]
 pub struct PackageBody(pub Vec<u8>);
 
-/// Publishes a package (tar.gz or zip body).
+/// A publish with the resolution of the skill's dependencies: a
+/// `multipart/form-data` body.
+#[derive(utoipa::ToSchema)]
+#[expect(dead_code, reason = "a schema only: the form is read part by part")]
+pub struct PublishForm {
+    /// The tar.gz or zip package.
+    #[schema(value_type = String, format = Binary)]
+    pub package: Vec<u8>,
+    /// JSON: the list of environment records `skilldeck publish` resolved
+    /// (at most one per kind, each package pinned by hash).
+    #[schema(value_type = Vec<Object>)]
+    pub environments: Option<Vec<u8>>,
+}
+
+/// Publishes a package (tar.gz or zip body), or a `multipart/form-data`
+/// form of the package (field `package`) and the resolution of its
+/// dependencies (field `environments`, JSON).
 #[utoipa::path(post, path = "/api/v1/skills", tag = "skills", params(PublishQuery),
-    request_body(content((PackageBody = "application/gzip"), (PackageBody = "application/zip"), (PackageBody = "application/octet-stream")), description = "a tar.gz or zip package, told by its first bytes"),
+    request_body(content((PackageBody = "application/gzip"), (PackageBody = "application/zip"), (PackageBody = "application/octet-stream"), (PublishForm = "multipart/form-data")), description = "a tar.gz or zip package, told by its first bytes; or a form of the package and its resolution"),
     responses(
         (status = 201, description = "published", body = Published),
         (status = 200, description = "the same content was already published", body = Published),
@@ -186,8 +201,9 @@ pub async fn publish(
     Caller(p): Caller,
     headers: HeaderMap,
     q: std::result::Result<Query<PublishQuery>, QueryRejection>,
-    body: Body,
+    request: axum::extract::Request,
 ) -> Result<Response> {
+    use crate::service::publish::MAX_ENVIRONMENTS_BYTES;
     let q = query(q)?;
     let ns = namespace_or_default(q.namespace.as_deref().filter(|n| !n.is_empty()))?;
     // Authorised for this namespace before the body is read.
@@ -197,24 +213,61 @@ pub async fn publish(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
+    let multipart = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data")
+        });
+    let form_limit = limit + MAX_ENVIRONMENTS_BYTES + super::MULTIPART_OVERHEAD_BYTES;
+    if declared.is_some_and(|n| n > (if multipart { form_limit } else { limit }) as u64) {
         return Err(RegistryError::TooLarge { limit });
     }
-    let body = axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let over = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-        if over {
-            RegistryError::TooLarge { limit }
-        } else {
-            RegistryError::bad_request(
-                "registry-invalid-body",
-                format!("the request body could not be read: {e}"),
-            )
-        }
-    })?;
     let signature = signature_header(&headers)?;
+    if multipart {
+        let (body, environments) = publish_form(request, limit).await?;
+        let published = registry
+            .publish(
+                &p,
+                &ns,
+                q.version.as_deref(),
+                body,
+                signature.as_deref(),
+                environments.as_deref(),
+            )
+            .await?;
+        let status = if published.created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        return Ok((status, Json(published)).into_response());
+    }
+    let body = axum::body::to_bytes(request.into_body(), limit)
+        .await
+        .map_err(|e| {
+            let over = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if over {
+                RegistryError::TooLarge { limit }
+            } else {
+                RegistryError::bad_request(
+                    "registry-invalid-body",
+                    format!("the request body could not be read: {e}"),
+                )
+            }
+        })?;
     let published = registry
-        .publish(&p, &ns, q.version.as_deref(), body, signature.as_deref())
+        .publish(
+            &p,
+            &ns,
+            q.version.as_deref(),
+            body,
+            signature.as_deref(),
+            None,
+        )
         .await?;
     let status = if published.created {
         StatusCode::CREATED
@@ -222,6 +275,75 @@ pub async fn publish(
         StatusCode::OK
     };
     Ok((status, Json(published)).into_response())
+}
+
+/// The parts of a multipart publish: the package (at most `limit` bytes)
+/// and the resolution (at most
+/// [`MAX_ENVIRONMENTS_BYTES`](crate::service::publish::MAX_ENVIRONMENTS_BYTES)),
+/// each read chunk by chunk and refused past its bound; any other part, a
+/// part given twice, or no package is refused.
+async fn publish_form(
+    request: axum::extract::Request,
+    limit: usize,
+) -> Result<(bytes::Bytes, Option<Vec<u8>>)> {
+    use crate::service::publish::{INVALID_ENVIRONMENTS, MAX_ENVIRONMENTS_BYTES};
+    use crate::wire::{PUBLISH_ENVIRONMENTS_FIELD, PUBLISH_PACKAGE_FIELD};
+    use axum::extract::FromRequest as _;
+    let bad = |why: String| RegistryError::bad_request("registry-invalid-body", why);
+    let mut form = axum::extract::Multipart::from_request(request, &())
+        .await
+        .map_err(|e| bad(format!("the multipart form could not be read: {e}")))?;
+    let mut package: Option<Vec<u8>> = None;
+    let mut environments: Option<Vec<u8>> = None;
+    while let Some(mut field) = form
+        .next_field()
+        .await
+        .map_err(|e| bad(format!("the multipart form could not be read: {e}")))?
+    {
+        let name = field.name().unwrap_or_default().to_owned();
+        let (slot, cap) = if name == PUBLISH_PACKAGE_FIELD {
+            (&mut package, limit)
+        } else if name == PUBLISH_ENVIRONMENTS_FIELD {
+            (&mut environments, MAX_ENVIRONMENTS_BYTES)
+        } else {
+            return Err(bad(format!(
+                "unknown form field '{}' (a publish has '{PUBLISH_PACKAGE_FIELD}' and \
+                 '{PUBLISH_ENVIRONMENTS_FIELD}')",
+                name.escape_debug()
+            )));
+        };
+        if slot.is_some() {
+            return Err(bad(format!("form field '{name}' given twice")));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|e| bad(format!("form field '{name}' could not be read: {e}")))?
+        {
+            if bytes.len() + chunk.len() > cap {
+                return Err(if name == PUBLISH_PACKAGE_FIELD {
+                    RegistryError::TooLarge { limit }
+                } else {
+                    RegistryError::bad_request(
+                        INVALID_ENVIRONMENTS,
+                        format!(
+                            "the publish's resolution is refused: more than \
+                             {MAX_ENVIRONMENTS_BYTES} bytes"
+                        ),
+                    )
+                });
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        *slot = Some(bytes);
+    }
+    let package = package.ok_or_else(|| {
+        bad(format!(
+            "the multipart form has no '{PUBLISH_PACKAGE_FIELD}' field (the tar.gz or zip)"
+        ))
+    })?;
+    Ok((bytes::Bytes::from(package), environments))
 }
 
 /// The publish's signature: the `x-skilldeck-signature` header, base64

@@ -21,9 +21,17 @@ use axum::routing::{delete, get, post, put};
 use crate::service::registry::Registry;
 use crate::wire::API_PREFIX;
 
+/// Bytes a multipart publish may spend on its form's framing (boundaries,
+/// part headers) beyond its two parts.
+pub const MULTIPART_OVERHEAD_BYTES: usize = 64 * 1024;
+
 /// The API router (`/api/v1/...`, `/healthz`, `/readyz`), with its state.
 pub fn api_router(registry: Registry) -> Router {
-    let publish_cap = registry.limits().max_publish_bytes;
+    // A multipart publish carries the package and its resolution (each
+    // bounded on its own in the handler) and the form's framing.
+    let publish_cap = registry.limits().max_publish_bytes
+        + crate::service::publish::MAX_ENVIRONMENTS_BYTES
+        + MULTIPART_OVERHEAD_BYTES;
     let json_cap = registry.limits().max_json_body_bytes;
     let publish = Router::new()
         .route(

@@ -14,6 +14,7 @@
 use std::path::Path;
 
 use bytes::Bytes;
+use skilldeck::environment::{Dependencies, LockedEnvironment};
 use skilldeck::{Diagnostic, FileDigest, Mode, SkillManifest, ValidationOptions};
 use skilldeck_package::{ArchiveFormat, PackageLimits, UnpackOptions};
 
@@ -66,6 +67,55 @@ struct ValidatedUpload {
     capabilities: Vec<String>,
     /// The static risk audit of every file, prose included.
     audit: skilldeck_audit::SkillAudit,
+    /// What the skill declares (`requirements.txt`, `pyproject.toml`,
+    /// `package.json`), or why that cannot be read: a published
+    /// resolution must be for exactly these.
+    declared: Result<Vec<Dependencies>, String>,
+}
+
+/// Bytes of the resolution a publish may carry (JSON): generous for the
+/// largest sets
+/// [`MAX_PUBLISHED_PACKAGES`](skilldeck::environment::MAX_PUBLISHED_PACKAGES) allows with every artifact
+/// hash pinned, far below what a version row should hold.
+pub const MAX_ENVIRONMENTS_BYTES: usize = 4 * 1024 * 1024;
+
+/// Records (kinds) one resolution may hold: Python and Node.
+pub const MAX_ENVIRONMENTS: usize = 2;
+
+/// The stable code of a refused resolution.
+pub const INVALID_ENVIRONMENTS: &str = "registry-invalid-environments";
+
+/// Parses the resolution a publish carries (JSON, a list of environment
+/// records), bounded: at most [`MAX_ENVIRONMENTS_BYTES`] and
+/// [`MAX_ENVIRONMENTS`] records; refused (400
+/// `registry-invalid-environments`) when it is not that. Its content is
+/// checked against the skill once the package is read
+/// ([`skilldeck::environment::check_published`]).
+pub fn parse_environments(bytes: &[u8]) -> Result<Vec<LockedEnvironment>, RegistryError> {
+    let bad = |why: String| {
+        RegistryError::bad_request(
+            INVALID_ENVIRONMENTS,
+            format!(
+                "the publish's resolution is refused: {why} (expected a JSON list of environment \
+                 records as `skilldeck publish` sends; publish without one with --no-environments)"
+            ),
+        )
+    };
+    if bytes.len() > MAX_ENVIRONMENTS_BYTES {
+        return Err(bad(format!(
+            "{} bytes, more than {MAX_ENVIRONMENTS_BYTES}",
+            bytes.len()
+        )));
+    }
+    let envs: Vec<LockedEnvironment> =
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    if envs.len() > MAX_ENVIRONMENTS {
+        return Err(bad(format!(
+            "{} records, more than {MAX_ENVIRONMENTS} (one per kind)",
+            envs.len()
+        )));
+    }
+    Ok(envs)
 }
 
 /// A finding as the wire carries it.
@@ -267,6 +317,12 @@ impl ValidatedUpload {
                 Mode::Strict => REPORT_STRICT,
                 Mode::Lenient => REPORT_LENIENT,
             },
+            declared: skilldeck::environment::declared_dependencies(&unpacked.dir).map_err(|ds| {
+                ds.into_iter()
+                    .map(|d| in_skill(d, &unpacked.dir).to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
             manifest: unpacked.manifest,
             contents,
             skill_md,
@@ -336,8 +392,12 @@ pub(crate) async fn recompute_latest(
 
 impl Registry {
     /// Publishes a package (tar.gz or zip) into `ns`, with its SSH
-    /// signature when given (checked against the namespace's registered keys). The same content
-    /// again is a no-op (`created: false`); other content under an
+    /// signature when given (checked against the namespace's registered keys)
+    /// and the resolution of its dependencies when given (JSON,
+    /// [`parse_environments`], checked against what the skill declares and
+    /// stored with the version). The same content
+    /// again is a no-op (`created: false`, the stored resolution kept:
+    /// versions are immutable); other content under an
     /// existing version is 409 `registry-version-exists`. Counted in
     /// `/metrics` by outcome (created, unchanged, refused, failed).
     pub async fn publish(
@@ -347,8 +407,11 @@ impl Registry {
         version: Option<&str>,
         body: Bytes,
         signature: Option<&[u8]>,
+        environments: Option<&[u8]>,
     ) -> Result<Published, RegistryError> {
-        let result = self.publish_package(p, ns, version, body, signature).await;
+        let result = self
+            .publish_package(p, ns, version, body, signature, environments)
+            .await;
         metrics().publish(match &result {
             Ok(published) if published.created => "created",
             Ok(_) => "unchanged",
@@ -364,12 +427,17 @@ impl Registry {
         version: Option<&str>,
         body: Bytes,
         signature: Option<&[u8]>,
+        environments: Option<&[u8]>,
     ) -> Result<Published, RegistryError> {
         p.require_publish(ns)?;
         let limit = self.inner.limits.max_publish_bytes;
         if body.len() > limit {
             return Err(RegistryError::TooLarge { limit });
         }
+        let environments = environments
+            .map(parse_environments)
+            .transpose()?
+            .unwrap_or_default();
         let limits = self.inner.limits.package;
         let within = self.inner.staging.dir().to_path_buf();
         let report_mode = self.inner.report.mode;
@@ -398,6 +466,24 @@ impl Registry {
                 threshold: threshold.as_str().to_owned(),
                 findings: upload.audit.at_least(threshold).map(wire_finding).collect(),
             });
+        }
+        if !environments.is_empty() {
+            let declared = upload.declared.as_ref().map_err(|why| {
+                RegistryError::unprocessable(
+                    INVALID_ENVIRONMENTS,
+                    format!("the publish carries a resolution, but the skill's declared dependencies cannot be read: {why}"),
+                )
+            })?;
+            skilldeck::environment::check_published(&environments, declared).map_err(|why| {
+                RegistryError::unprocessable(
+                    INVALID_ENVIRONMENTS,
+                    format!(
+                        "the publish's resolution is refused: {why}; publish again with \
+                         `skilldeck publish` (which resolves the skill's dependencies), or \
+                         without a resolution (--no-environments)"
+                    ),
+                )
+            })?;
         }
         let fingerprint = upload.fingerprint();
         if let Some(existing) = versions::identity(&self.inner.db, &skill, &version_text).await? {
@@ -468,6 +554,7 @@ impl Registry {
                     verdict: upload.audit.verdict.as_str().to_owned(),
                     findings: upload.audit.findings.iter().map(wire_finding).collect(),
                 },
+                environments: &environments,
             },
         )
         .await?;
@@ -482,6 +569,9 @@ impl Registry {
                 "review": review.as_str(),
                 "signer": signed.as_ref().map(|s| s.signer.as_str()),
                 "verdict": upload.audit.verdict.as_str(),
+                "environments": environments.iter().map(|e| serde_json::json!({
+                    "kind": e.kind.as_str(), "key": e.key.to_string(), "packages": e.packages.len(),
+                })).collect::<Vec<_>>(),
             }),
         )
         .await?;
@@ -498,6 +588,7 @@ impl Registry {
             report: report.diagnostics,
             report_mode: report.mode,
             review,
+            environments,
         })
     }
 
@@ -533,6 +624,7 @@ impl Registry {
             report: existing.report.diagnostics,
             report_mode: existing.report.mode,
             review,
+            environments: existing.environments,
         })
     }
 }

@@ -432,6 +432,7 @@ impl Registry {
                 signer: facts.signer,
                 signature: facts.signature,
                 verdict: facts.verdict,
+                environments: facts.environments,
             });
             skills.push(ResolvedSkill {
                 namespace: c.skill.namespace().clone(),

@@ -354,6 +354,7 @@ impl Registry {
         let r = self.version_row(skill, version).await?;
         let audit = r.audit()?;
         let report = r.report()?;
+        let environments = r.environments()?;
         let files = self.files_of(skill, version).await?;
         let labels = labels::pointing_to(&self.inner.db, skill, version).await?;
         Ok(VersionDetail {
@@ -378,6 +379,7 @@ impl Registry {
             audit,
             signer: r.signer,
             signature: r.signature,
+            environments,
         })
     }
 

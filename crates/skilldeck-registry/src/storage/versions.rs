@@ -5,6 +5,8 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use skilldeck::environment::LockedEnvironment;
+
 use crate::error::RegistryError;
 use crate::names::SkillRef;
 use crate::storage::db::{Db, Write, to_i64, to_u64};
@@ -57,6 +59,8 @@ pub(crate) struct VersionRow {
     pub audit_verdict: Option<String>,
     /// The audit findings as JSON text.
     audit_findings: Option<String>,
+    /// The resolution stored at publish, as JSON text.
+    environments: Option<String>,
 }
 
 impl VersionRow {
@@ -80,6 +84,19 @@ impl VersionRow {
     pub(crate) fn report(&self) -> Result<StoredReport, RegistryError> {
         Ok(StoredReport::parse(&self.report)?)
     }
+
+    /// The resolution stored at publish (empty: none).
+    pub(crate) fn environments(&self) -> Result<Vec<LockedEnvironment>, RegistryError> {
+        parse_environments(self.environments.as_deref())
+    }
+}
+
+/// The stored resolution column's value (`None`: published without one).
+fn parse_environments(text: Option<&str>) -> Result<Vec<LockedEnvironment>, RegistryError> {
+    match text {
+        Some(t) => Ok(serde_json::from_str(t)?),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// What identifies a stored version's content (a second publish of the
@@ -91,6 +108,8 @@ pub(crate) struct Identity {
     pub size: u64,
     /// The report it was published with.
     pub report: StoredReport,
+    /// The resolution it was published with (empty: none).
+    pub environments: Vec<LockedEnvironment>,
 }
 
 /// A version to store.
@@ -132,6 +151,8 @@ pub(crate) struct NewVersion<'a> {
     pub signed: Option<(&'a str, &'a str)>,
     /// The risk audit at publish.
     pub audit: &'a WireAudit,
+    /// The resolution of its dependencies, checked (empty: none).
+    pub environments: &'a [LockedEnvironment],
 }
 
 /// Which marker of a version.
@@ -275,7 +296,7 @@ pub(crate) async fn get(
     let (ns, name) = key(skill);
     let row = sqlx::query(concat!(
         "SELECT version, fingerprint, archive_sha256, size, frontmatter, capabilities, report, skill_md, \
-         published_by, published_at, signer, signature, audit_verdict, audit_findings, ",
+         published_by, published_at, signer, signature, audit_verdict, audit_findings, environments, ",
         state_columns!(),
         " FROM versions WHERE namespace = $1 AND name = $2 AND version = $3"
     ))
@@ -308,6 +329,7 @@ pub(crate) async fn get(
             signature: r.try_get("signature")?,
             audit_verdict: r.try_get("audit_verdict")?,
             audit_findings: r.try_get("audit_findings")?,
+            environments: r.try_get("environments")?,
         })
     })
     .transpose()
@@ -377,7 +399,7 @@ async fn identity_on(
 ) -> Result<Option<Identity>, RegistryError> {
     let (ns, name) = key(skill);
     let row = sqlx::query(
-        "SELECT fingerprint, size, report FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
+        "SELECT fingerprint, size, report, environments FROM versions WHERE namespace = $1 AND name = $2 AND version = $3",
     )
     .bind(ns)
     .bind(name)
@@ -387,10 +409,12 @@ async fn identity_on(
     row.map(|row| {
         let report: String = row.try_get("report")?;
         let size: i64 = row.try_get("size")?;
+        let environments: Option<String> = row.try_get("environments")?;
         Ok(Identity {
             fingerprint: row.try_get("fingerprint")?,
             size: to_u64(size),
             report: StoredReport::parse(&report)?,
+            environments: parse_environments(environments.as_deref())?,
         })
     })
     .transpose()
@@ -421,8 +445,8 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     sqlx::query(
         "INSERT INTO versions (namespace, name, version, fingerprint, archive_sha256, archive_size, size, \
          description, capabilities, frontmatter, skill_md, report, published_by, published_at, review_state, \
-         signature, signer, audit_verdict, audit_findings, root_archive_sha256) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)",
+         signature, signer, audit_verdict, audit_findings, root_archive_sha256, environments) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
     )
     .bind(ns.clone())
     .bind(name.clone())
@@ -444,6 +468,11 @@ pub(crate) async fn insert(w: &mut Write, v: &NewVersion<'_>) -> Result<(), Regi
     .bind(v.audit.verdict.clone())
     .bind(serde_json::to_string(&v.audit.findings)?)
     .bind(v.root_archive_sha256.to_owned())
+    .bind(if v.environments.is_empty() {
+        None
+    } else {
+        Some(serde_json::to_string(v.environments)?)
+    })
     .execute(w.conn())
     .await?;
     for f in v.files {
@@ -600,6 +629,8 @@ pub(crate) struct LockFacts {
     pub signature: Option<String>,
     /// The risk audit's verdict.
     pub verdict: Option<String>,
+    /// The resolution stored at publish (empty: none).
+    pub environments: Vec<LockedEnvironment>,
 }
 
 /// [`LockFacts`] of a version, or `None`.
@@ -610,7 +641,7 @@ pub(crate) async fn lock_facts(
 ) -> Result<Option<LockFacts>, RegistryError> {
     let (ns, name) = key(skill);
     let row = sqlx::query(
-        "SELECT fingerprint, signer, signature, audit_verdict FROM versions \
+        "SELECT fingerprint, signer, signature, audit_verdict, environments FROM versions \
          WHERE namespace = $1 AND name = $2 AND version = $3",
     )
     .bind(ns)
@@ -619,11 +650,13 @@ pub(crate) async fn lock_facts(
     .fetch_optional(db.pool())
     .await?;
     row.map(|r| {
+        let environments: Option<String> = r.try_get("environments")?;
         Ok(LockFacts {
             fingerprint: r.try_get("fingerprint")?,
             signer: r.try_get("signer")?,
             signature: r.try_get("signature")?,
             verdict: r.try_get("audit_verdict")?,
+            environments: parse_environments(environments.as_deref())?,
         })
     })
     .transpose()

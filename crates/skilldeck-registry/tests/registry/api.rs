@@ -3134,3 +3134,297 @@ async fn the_well_known_index_lists_every_skill_past_one_page_of_a_namespace() {
         );
     }
 }
+
+// The resolution a publish carries (issue 31): stored with the version,
+// returned with it and in an agent's lock, never changed; a tampered,
+// oversized or malformed one refused, with nothing stored.
+
+/// A skill `name` declaring `requirements.txt`, packed, and what it
+/// declares.
+fn skill_with_requirements(
+    name: &str,
+    requirements: &str,
+) -> (Vec<u8>, Vec<skilldeck::environment::Dependencies>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), name)
+        .description(format!("Does {name} things. Use when testing."))
+        .body(format!("# {name}\n"))
+        .file("requirements.txt", requirements)
+        .write();
+    let declared = skilldeck::environment::declared_dependencies(&dir).unwrap();
+    let bytes = skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+        .unwrap()
+        .bytes;
+    (bytes, declared)
+}
+
+/// A well-formed Python resolution of `declared` pinning `six==1.17.0`,
+/// its key the one its content gives.
+fn resolution(declared: &[skilldeck::environment::Dependencies]) -> Value {
+    use skilldeck::environment::{EnvKind, LockedEnvironment, LockedPackage, environment_key};
+    let packages = vec![LockedPackage {
+        name: "six".into(),
+        version: "1.17.0".into(),
+        hashes: vec![skilldeck::Digest::of(b"six-1.17.0-py2.py3-none-any.whl")],
+        ..LockedPackage::default()
+    }];
+    let env = LockedEnvironment {
+        kind: EnvKind::Python,
+        key: environment_key(EnvKind::Python, "/usr/bin/python3", "3.11.2", &packages),
+        interpreter: "/usr/bin/python3".into(),
+        python: "3.11.2".into(),
+        node: String::new(),
+        input: declared[0].input_digest(),
+        tree: None,
+        packages,
+    };
+    json!([env])
+}
+
+/// `v` with its first record's key made the one its content gives (a
+/// tampering that keeps the record consistent).
+fn rekeyed(mut v: Value) -> Value {
+    let env: skilldeck::environment::LockedEnvironment =
+        serde_json::from_value(v[0].clone()).unwrap();
+    v[0]["key"] = json!(
+        skilldeck::environment::environment_key(
+            env.kind,
+            &env.interpreter,
+            &env.python,
+            &env.packages
+        )
+        .to_string()
+    );
+    v
+}
+
+/// A `multipart/form-data` publish of `package` with `environments` (the
+/// JSON text as given: a test may send anything).
+async fn publish_form(
+    env: &Env,
+    query: &str,
+    package: &[u8],
+    environments: &[u8],
+) -> reqwest::Response {
+    let boundary = "test-boundary-7c1f";
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"package\"; \
+             filename=\"p.tar.gz\"\r\nContent-Type: application/gzip\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(package);
+    body.extend_from_slice(
+        format!(
+            "\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"environments\"\r\n\
+             Content-Type: application/json\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(environments);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    env.client
+        .post(env.url(&format!("/skills?{query}")))
+        .bearer_auth(&env.admin)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_published_resolution_is_stored_with_the_version_returned_with_it_and_in_the_lock_and_never_changed()
+ {
+    let env = env().await;
+    let (pkg, declared) = skill_with_requirements("dates", "six>=1.5\n");
+    let sent = resolution(&declared);
+    let text = serde_json::to_vec(&sent).unwrap();
+    let r = publish_form(&env, "namespace=acme&version=1.0.0", &pkg, &text).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let published: Value = r.json().await.unwrap();
+    assert_eq!(published["environments"], sent, "{published}");
+    let version: Value = env
+        .get("/skills/acme/dates/versions/1.0.0")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(version["environments"], sent, "{version}");
+    // The same content again with another resolution: unchanged, and the
+    // stored resolution is the one answered (versions are immutable).
+    let mut other = sent.clone();
+    other[0]["packages"][0]["version"] = json!("1.16.0");
+    let r = publish_form(
+        &env,
+        "namespace=acme&version=1.0.0",
+        &pkg,
+        &serde_json::to_vec(&rekeyed(other)).unwrap(),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let again: Value = r.json().await.unwrap();
+    assert_eq!(again["environments"], sent, "{again}");
+    // Without one: the stored one is answered too.
+    let r = env
+        .publish("namespace=acme&version=1.0.0", pkg.clone())
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let again: Value = r.json().await.unwrap();
+    assert_eq!(again["environments"], sent, "{again}");
+    // The agent's lock carries it.
+    env.create_agent(json!({"id": "bot", "name": "Bot"})).await;
+    env.assign("bot", "acme/dates", json!({"version": "1.0.0"}))
+        .await;
+    let lock: Value = env.get("/agents/bot/lock").await.json().await.unwrap();
+    assert_eq!(lock["skills"][0]["environments"], sent, "{lock}");
+    // A version published without one has none.
+    let r = env.publish("namespace=acme&version=1.0.1", pkg).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let version: Value = env
+        .get("/skills/acme/dates/versions/1.0.1")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(version.get("environments").is_none(), "{version}");
+}
+
+#[tokio::test]
+async fn a_tampered_oversized_or_malformed_resolution_is_refused_and_nothing_is_stored() {
+    use skilldeck_registry::MAX_ENVIRONMENTS_BYTES;
+    let env = env().await;
+    let (pkg, declared) = skill_with_requirements("dates", "six>=1.5\n");
+    let good = resolution(&declared);
+    let edit = |f: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        rekeyed(v)
+    };
+    let cases: Vec<(&str, Vec<u8>, StatusCode, &str)> = vec![
+        (
+            "a name that smuggles an index option into the requirements uv installs",
+            serde_json::to_vec(&edit(&|v| {
+                v[0]["packages"][0]["name"] = json!("six\n--index-url https://evil.example/simple")
+            }))
+            .unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "malformed name",
+        ),
+        (
+            "a version with a space",
+            serde_json::to_vec(&edit(&|v| {
+                v[0]["packages"][0]["version"] = json!("1.17.0 --hash=sha256:00")
+            }))
+            .unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "malformed version",
+        ),
+        (
+            "a package changed after resolution (the key no longer matches)",
+            serde_json::to_vec(&{
+                let mut v = good.clone();
+                v[0]["packages"][0]["version"] = json!("1.16.0");
+                v
+            })
+            .unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "the record was edited",
+        ),
+        (
+            "a resolution of other requirements",
+            serde_json::to_vec(&edit(&|v| {
+                v[0]["input"] = json!(skilldeck::Digest::of(b"other").to_string())
+            }))
+            .unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "other requirements",
+        ),
+        (
+            "a hash that is not sha256",
+            serde_json::to_vec(&{
+                let mut v = good.clone();
+                v[0]["packages"][0]["hashes"] = json!(["md5:d41d8cd98f00b204e9800998ecf8427e"]);
+                v
+            })
+            .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "not valid JSON",
+        ),
+        (
+            "a package without hashes",
+            serde_json::to_vec(&edit(&|v| v[0]["packages"][0]["hashes"] = json!([]))).unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "without sha256 hashes",
+        ),
+        (
+            "a Node record for a skill that declares none",
+            serde_json::to_vec(&json!([{
+                "kind": "node", "key": good[0]["key"], "interpreter": "/usr/bin/node",
+                "node": "20.1.0", "input": good[0]["input"], "packages": [],
+            }]))
+            .unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "",
+        ),
+        (
+            "three records",
+            serde_json::to_vec(&json!([good[0], good[0], good[0]])).unwrap(),
+            StatusCode::BAD_REQUEST,
+            "more than 2",
+        ),
+        (
+            "two records of one kind",
+            serde_json::to_vec(&json!([good[0], good[0]])).unwrap(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "at most one per kind",
+        ),
+        (
+            "not JSON",
+            b"{{{ not json".to_vec(),
+            StatusCode::BAD_REQUEST,
+            "not valid JSON",
+        ),
+        (
+            "an unknown field",
+            serde_json::to_vec(&{
+                let mut v = good.clone();
+                v[0]["index-url"] = json!("https://evil.example/simple");
+                v
+            })
+            .unwrap(),
+            StatusCode::BAD_REQUEST,
+            "not valid JSON",
+        ),
+        (
+            "more bytes than the bound",
+            vec![b' '; MAX_ENVIRONMENTS_BYTES + 1],
+            StatusCode::BAD_REQUEST,
+            "bytes",
+        ),
+    ];
+    for (what, body, status, says) in cases {
+        let r = publish_form(&env, "namespace=acme&version=1.0.0", &pkg, &body).await;
+        let got = r.status();
+        let p: Value = r.json().await.unwrap();
+        assert_eq!(got, status, "{what}: {p}");
+        assert_eq!(p["code"], "registry-invalid-environments", "{what}: {p}");
+        assert!(p["detail"].as_str().unwrap().contains(says), "{what}: {p}");
+        let r = env.get("/skills/acme/dates/versions/1.0.0").await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{what}: nothing stored");
+    }
+    // The good one is accepted.
+    let r = publish_form(
+        &env,
+        "namespace=acme&version=1.0.0",
+        &pkg,
+        &serde_json::to_vec(&good).unwrap(),
+    )
+    .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+}

@@ -108,6 +108,7 @@ impl Pulled {
             source: self.source.clone(),
             fingerprint: self.fingerprint,
             signature: None,
+            published: Vec::new(),
         }
     }
 }
