@@ -52,6 +52,7 @@ pub use service::health::StalledWrite;
 pub use service::principal::{Principal, PrincipalKind, Scope};
 #[cfg(feature = "server")]
 pub use service::publish::wire_diagnostic;
+#[cfg(feature = "server")]
 pub use service::publish::{
     INVALID_ENVIRONMENTS, MAX_ENVIRONMENTS, MAX_ENVIRONMENTS_BYTES, parse_environments,
 };
