@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The release artifacts, built and each installed into a clean environment:
 #
-#   skilldeck-<host triple>      the CLI, release profile, stripped, the
+#   skilldeck-<host triple>      the CLI, `dist` profile (release, a panic aborts), stripped, the
 #                                lean build: every command but the registry
 #                                server's (`registry serve|gc|import`, the
 #                                `server` feature, which it refuses saying
@@ -63,7 +63,7 @@ clean_path="$(no_rust_path)"
 # OpenTelemetry export kept: scripts/release-build.sh, the build
 # bench/budgets measures (after it, this reuses its artifacts).
 host="$(rustc -vV | sed -n 's/^host: //p')"
-stage "the CLI: scripts/release-build.sh (lean, release, $host)"
+stage "the CLI: scripts/release-build.sh (lean, dist profile, $host)"
 release="$(bash scripts/release-build.sh --quiet | tail -n 1)"
 bin="$out/skilldeck-$host"
 cp "$release/skilldeck" "$bin.tmp"

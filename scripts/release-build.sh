@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The release build that CI measures and ships, in one place:
+# The release build that CI measures and ships, in one place (the `dist`
+# profile: `release`, and a panic aborts; see Cargo.toml):
 #
 #   - the lean CLI (`skilldeck`, no registry server: `--no-default-features
 #     --features otel`), what scripts/dist.sh strips and ships;
@@ -14,14 +15,14 @@
 #
 #   bash scripts/release-build.sh [CARGO FLAGS...]    (e.g. --quiet)
 #
-# Prints the folder the artifacts are in (TARGET/HOST/release) as its last
+# Prints the folder the artifacts are in (TARGET/HOST/dist) as its last
 # line. Honours CARGO_TARGET_DIR (default $HOME/.cache/skilldeck-target, as
 # .ci/run sets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
 host="$(rustc -vV | sed -n 's/^host: //p')"
-cargo build --release --target "$host" --locked "$@" \
+cargo build --profile dist --target "$host" --locked "$@" \
     -p skilldeck-cli --no-default-features --features skilldeck-cli/otel --bin skilldeck \
     -p skilldeck-host --example ops
-echo "$CARGO_TARGET_DIR/$host/release"
+echo "$CARGO_TARGET_DIR/$host/dist"

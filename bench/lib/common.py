@@ -46,6 +46,9 @@ def host_triple():
 # second set in target/release). scripts/dist.sh does the same.
 HOST = host_triple()
 RELEASE = os.path.join(TARGET, HOST, "release")
+# What scripts/release-build.sh builds (the `dist` profile: release, and a
+# panic aborts): the binary scripts/dist.sh ships and bench/budgets counts.
+DIST = os.path.join(TARGET, HOST, "dist")
 SKILLDECK = os.path.join(RELEASE, "skilldeck")
 FLOOR = os.path.join(RELEASE, "floor")
 PEAK_RSS = os.path.join(RELEASE, "peak-rss")

@@ -3,8 +3,9 @@
 //! building them (see `src/tokenizer/mod.rs`). Per encoding, in `OUT_DIR`:
 //! `NAME.bytes` (every token's bytes, by rank), `NAME.offsets` (where each
 //! rank's bytes start, little-endian `u32`, one more than the ranks) and
-//! `NAME.table` (an open-addressing hash table of rank + 1, 0 = empty,
-//! little-endian `u32`, a power of two of slots).
+//! `NAME.table` (an open-addressing hash table, little-endian `u32` slots,
+//! a power of two of them: rank + 1 and a tag of the hash, 0 = empty; the
+//! layout is `src/tokenizer/hash.rs`'s).
 
 #[path = "src/tokenizer/hash.rs"]
 mod hash;
@@ -63,16 +64,24 @@ fn write_tables(
         blob.extend_from_slice(t);
     }
     offsets.extend_from_slice(&u32::try_from(blob.len())?.to_le_bytes());
-    // At most half full: short probe chains.
-    let slots = (tokens.len() * 2).next_power_of_two();
+    if tokens.len() + 1 >= 1 << hash::RANK_BITS {
+        return Err(format!(
+            "{name}: {} tokens do not fit the table's {} rank bits",
+            tokens.len(),
+            hash::RANK_BITS
+        )
+        .into());
+    }
+    let slots = hash::slots_for(tokens.len());
     let mask = slots - 1;
     let mut table = vec![0u32; slots];
     for (rank, t) in tokens.iter().enumerate() {
-        let mut i = (hash::token_hash(t) as usize) & mask;
+        let h = hash::token_hash(t);
+        let mut i = (h as usize) & mask;
         while table[i] != 0 {
             i = (i + 1) & mask;
         }
-        table[i] = u32::try_from(rank + 1)?;
+        table[i] = hash::entry(u32::try_from(rank)?, h);
     }
     let table: Vec<u8> = table.iter().flat_map(|e| e.to_le_bytes()).collect();
     std::fs::write(out.join(format!("{name}.bytes")), &blob)?;

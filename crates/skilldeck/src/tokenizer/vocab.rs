@@ -2,7 +2,7 @@
 //! bytes to rank, all static data made by `build.rs` (nothing is built at
 //! run time; the pages are read as lookups touch them).
 
-use super::hash::token_hash;
+use super::hash::{RANK_BITS, tag_of, token_hash};
 
 /// One encoding's tables (see `build.rs` for the layout).
 pub(crate) struct Vocab {
@@ -10,8 +10,9 @@ pub(crate) struct Vocab {
     bytes: &'static [u8],
     /// Where each rank's bytes start (little-endian `u32`), plus the end.
     offsets: &'static [u8],
-    /// Open-addressing hash table of rank + 1 (0: empty slot), little-endian
-    /// `u32`, a power of two of slots.
+    /// Open-addressing hash table of little-endian `u32` slots, a power of
+    /// two of them: rank + 1 and a tag of the hash (0: empty; the layout is
+    /// `hash.rs`'s).
     table: &'static [u8],
 }
 
@@ -58,12 +59,19 @@ impl Vocab {
     #[inline]
     pub(crate) fn rank(&self, piece: &[u8]) -> Option<u32> {
         let mask = self.table.len() / 4 - 1;
-        let mut i = (token_hash(piece) as usize) & mask;
+        let hash = token_hash(piece);
+        let tag = tag_of(hash);
+        let mut i = (hash as usize) & mask;
         loop {
             let entry = u32_at(self.table, i);
-            let rank = entry.checked_sub(1)?;
-            if self.token(rank) == piece {
-                return Some(rank);
+            if entry == 0 {
+                return None;
+            }
+            if entry >> RANK_BITS == tag {
+                let rank = (entry & ((1 << RANK_BITS) - 1)).wrapping_sub(1);
+                if self.token(rank) == piece {
+                    return Some(rank);
+                }
             }
             i = (i + 1) & mask;
         }
