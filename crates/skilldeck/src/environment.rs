@@ -2164,6 +2164,102 @@ pub fn environment_for(
 mod tests {
     use super::*;
 
+    /// A resolution of `six==1.17.0` for Python `version`, as publish makes
+    /// it, and the skill's declarations it is for.
+    fn published_six(version: &str) -> (LockedEnvironment, Vec<Dependencies>, tempfile::TempDir) {
+        let dir = skill_with(&[(REQUIREMENTS_TXT, "six==1.17.0\n")]);
+        let declared = declared_dependencies(dir.path()).unwrap();
+        let packages = vec![LockedPackage {
+            name: "six".into(),
+            version: "1.17.0".into(),
+            hashes: vec![Digest::from_bytes([3; 32])],
+            ..LockedPackage::default()
+        }];
+        let env = LockedEnvironment {
+            kind: EnvKind::Python,
+            key: environment_key(EnvKind::Python, "/usr/bin/python3", version, &packages),
+            interpreter: "/usr/bin/python3".into(),
+            python: version.into(),
+            node: String::new(),
+            input: declared[0].input_digest(),
+            tree: None,
+            packages,
+        };
+        (env, declared, dir)
+    }
+
+    #[test]
+    fn a_published_resolution_installs_on_the_same_python_minor_or_node_major_only() {
+        assert_eq!(
+            compatible_interpreter_version(EnvKind::Python, "3.12.4"),
+            "3.12"
+        );
+        assert_eq!(
+            compatible_interpreter_version(EnvKind::Python, "3.12.11"),
+            "3.12"
+        );
+        assert_ne!(
+            compatible_interpreter_version(EnvKind::Python, "3.13.0"),
+            compatible_interpreter_version(EnvKind::Python, "3.12.4")
+        );
+        assert_eq!(
+            compatible_interpreter_version(EnvKind::Node, "v20.20.2"),
+            "20"
+        );
+        assert_eq!(
+            compatible_interpreter_version(EnvKind::Node, "22.1.0"),
+            "22"
+        );
+    }
+
+    #[test]
+    fn a_published_resolution_moved_to_a_compatible_interpreter_keeps_its_pins_and_a_valid_key() {
+        let (env, declared, _dir) = published_six("3.12.4");
+        check_published(std::slice::from_ref(&env), &declared).unwrap();
+        let here = env.for_interpreter("/opt/python/bin/python3", "3.12.7");
+        assert_eq!(here.pins(), env.pins());
+        assert_eq!(here.input, env.input);
+        assert_ne!(
+            here.key, env.key,
+            "the key names the interpreter and its version"
+        );
+        check_published(&[here], &declared).unwrap();
+    }
+
+    #[test]
+    fn a_tampered_or_smuggling_published_resolution_is_refused() {
+        let (env, declared, _dir) = published_six("3.12.4");
+        // A package changed under the old key.
+        let mut edited = env.clone();
+        edited.packages[0].version = "1.99.0".into();
+        assert!(check_published(&[edited], &declared).is_err());
+        // An option smuggled into a requirements line, re-keyed to match.
+        let mut smuggled = env.clone();
+        smuggled.packages[0].name = "six\n--index-url https://evil.example".into();
+        smuggled.key = environment_key(
+            EnvKind::Python,
+            &smuggled.interpreter,
+            &smuggled.python,
+            &smuggled.packages,
+        );
+        assert!(check_published(&[smuggled], &declared).is_err());
+        // Two records of one kind, a built tree, other requirements.
+        assert!(check_published(&[env.clone(), env.clone()], &declared).is_err());
+        let mut built = env.clone();
+        built.tree = Some(Digest::from_bytes([9; 32]));
+        assert!(check_published(&[built], &declared).is_err());
+        let other = skill_with(&[(REQUIREMENTS_TXT, "six==1.16.0\n")]);
+        let other = declared_dependencies(other.path()).unwrap();
+        assert!(check_published(std::slice::from_ref(&env), &other).is_err());
+        // A relative interpreter path.
+        let mut relative = env.clone();
+        relative.interpreter = "python3".into();
+        relative.key = environment_key(EnvKind::Python, "python3", "3.12.4", &relative.packages);
+        assert!(check_published(&[relative], &declared).is_err());
+        // And the untouched one passes.
+        check_published(&[env], &declared).unwrap();
+    }
+
     fn skill_with(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (name, text) in files {
