@@ -45,7 +45,13 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 started=$SECONDS
-stage() { printf '\n--> %s (+%ds)\n' "$1" $((SECONDS - started)); }
+current_stage=""
+stage() {
+    current_stage="$1"
+    printf '\n--> %s (+%ds)\n' "$1" $((SECONDS - started))
+}
+# A command that fails without its own FAIL line still says where.
+trap 'echo "FAIL: scripts/dist.sh stopped at line $LINENO (exit $?) in: ${current_stage:-setup}" >&2' ERR
 # A PATH with no cargo, rustc or rustup on it: what a user without Rust has.
 no_rust_path() {
     local keep=() dir
@@ -78,7 +84,7 @@ if ((size > BINARY_SIZE_GOAL)); then
     echo "FAIL: the stripped binary is over the size goal; see docs/benchmarks.md (binary size) for what it holds"
     exit 1
 fi
-PATH="$clean_path" "$bin" validate examples/skills >/dev/null
+PATH="$clean_path" "$bin" validate -r examples/skills >/dev/null
 PATH="$clean_path" "$bin" list --root examples/skills >"$work/list.txt"
 echo "PASS: the stripped binary runs without Rust on PATH ($(wc -l <"$work/list.txt") lines from list)"
 status=0
