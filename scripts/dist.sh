@@ -132,7 +132,7 @@ pkg="$repo/crates/skilldeck-node/npm"
     echo "FAIL: npm install of the package's build tools"; tail -n 5 "$work/npm.log"; exit 1
 }
 (cd "$pkg" && ./node_modules/.bin/napi build --platform --release --manifest-path ../Cargo.toml \
-    --target-dir "$CARGO_TARGET_DIR" --output-dir . --no-js >"$work/napi.log" 2>&1) || {
+    --target-dir "$CARGO_TARGET_DIR" --output-dir . --dts native.d.ts --no-js >"$work/napi.log" 2>&1) || {
     echo "FAIL: napi build"; tail -n 20 "$work/napi.log"; exit 1
 }
 rm -f "$out"/skilldeck-*.tgz
