@@ -135,6 +135,13 @@ pkg="$repo/crates/skilldeck-node/npm"
     --target-dir "$CARGO_TARGET_DIR" --output-dir . --dts native.d.ts --no-js >"$work/napi.log" 2>&1) || {
     echo "FAIL: napi build"; tail -n 20 "$work/napi.log"; exit 1
 }
+# The build writes only the addon and native.d.ts (the one napi generates,
+# committed): a tracked file of the package changed by it would be packed.
+if ! git -C "$repo" diff --quiet -- crates/skilldeck-node/npm; then
+    echo "FAIL: the napi build changed tracked files of the npm package (restore them with git checkout):"
+    git -C "$repo" diff --stat -- crates/skilldeck-node/npm | sed 's/^/  /'
+    exit 1
+fi
 rm -f "$out"/skilldeck-*.tgz
 (cd "$pkg" && npm pack --silent --pack-destination "$out" >/dev/null)
 tarball="$(ls "$out"/skilldeck-*.tgz)"
