@@ -10,6 +10,8 @@
 #                outside and inside a session)
 #
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]    (default: 60 s, every target)
+#   bash scripts/fuzz.sh --build-only             (build every target, run none:
+#                                                  .ci/run builds them in the background)
 #
 # Each run starts from the committed seeds (fuzz/seeds/TARGET) plus what
 # earlier runs on this machine found (fuzz/corpus/TARGET, not committed),
@@ -32,6 +34,11 @@ PROGRESS_EVERY=15
 FUZZ_INPUT_TIMEOUT="${FUZZ_INPUT_TIMEOUT:-30}"
 ALL_TARGETS=(skill_md unpack mcp_message)
 
+build_only=0
+if [[ "${1:-}" == "--build-only" ]]; then
+    build_only=1
+    shift
+fi
 seconds="${1:-60}"
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: bash scripts/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: a whole number > 0, got '$seconds')" >&2
@@ -83,6 +90,9 @@ if [[ ${#targets[@]} -eq 1 ]]; then
 fi
 cargo +nightly fuzz build --target-dir "$fuzz_target_dir" "${build_args[@]}"
 echo "==> built in $((SECONDS - build_started)) s"
+if [[ $build_only -eq 1 ]]; then
+    exit 0
+fi
 
 work="$(mktemp -d)"
 fuzzer_pid=""

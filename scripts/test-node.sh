@@ -5,8 +5,8 @@
 #   ai 7.0.173, @langchain/core 1.4.0, @openai/agents-core 0.20.0,
 #   @mastra/core 1.71.0, zod, typescript, @types/node) into
 #   crates/skilldeck-node/npm/node_modules (git-ignored, never committed);
-# - builds the addon with the napi CLI (release, into the package folder:
-#   skilldeck.linux-x64-gnu.node) and regenerates its TypeScript
+# - builds the addon as scripts/dist.sh ships it (scripts/artifacts.sh: the
+#   napi CLI, release, into the package folder: skilldeck.linux-x64-gnu.node) and regenerates its TypeScript
 #   declarations (native.d.ts), which must equal the committed ones;
 # - runs `node --test` over npm/test/*.test.mjs (seed 003's $ARGUMENTS
 #   cases, the error classes, conversations, overlapping async calls, seed
@@ -39,6 +39,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
+# shellcheck source=scripts/artifacts.sh
+source scripts/artifacts.sh
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "SKIP: node / npm not found; the Node package tests did not run"
@@ -54,12 +56,7 @@ fi
 failed=0
 t0=$SECONDS
 cp "$pkg/native.d.ts" "$work/native.d.ts.committed"
-if ! (cd "$pkg" && ./node_modules/.bin/napi build --platform --release --manifest-path ../Cargo.toml \
-        --target-dir "$CARGO_TARGET_DIR" --output-dir . --dts native.d.ts --no-js) >"$work/build.log" 2>&1; then
-    echo "FAIL: napi build"
-    sed 's/^/  /' "$work/build.log"
-    exit 1
-fi
+node_addon_build "$work/build.log"
 echo "PASS: napi build ($(cd "$pkg" && ls skilldeck.*.node), $((SECONDS - t0)) s)"
 if diff -u "$work/native.d.ts.committed" "$pkg/native.d.ts" >"$work/dts.diff"; then
     echo "PASS: native.d.ts is the one napi generates"
@@ -93,7 +90,7 @@ fi
 if (cd "$pkg" && npm pack --pack-destination "$work" >"$work/pack.log" 2>&1); then
     tarball="$(ls "$work"/skilldeck-*.tgz)"
     mkdir -p "$work/app"
-    nocargo_path="$(dirname "$(command -v node)"):/usr/bin:/bin"
+    nocargo_path="$(no_rust_path)"
     if (cd "$work/app" && echo '{"name":"app","private":true}' >package.json \
             && PATH="$nocargo_path" npm install --no-audit --no-fund --offline "$tarball" >"$work/install.log" 2>&1 \
             && ! PATH="$nocargo_path" command -v cargo >/dev/null \

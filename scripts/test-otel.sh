@@ -18,7 +18,8 @@
 # client's `traceparent` as its parent, the log lines' trace ids, no token.
 #
 # Then the bindings (scripts/otel_bindings_check.py): the Python wheel is
-# built with maturin 1.16.0 (PyPI, a second throwaway venv) and installed
+# built as scripts/dist.sh ships it (scripts/artifacts.sh; after
+# scripts/test-python.sh cargo has nothing left to build) and installed
 # next to opentelemetry-proto; a discovery given a trace id exports the
 # `discover` span naming the skills under exactly that trace id (UUIDs,
 # traceparents, opaque ids, the async twin, the exit hook's flush and
@@ -73,21 +74,16 @@ py_pid=$!
 wait "$py_pid" || status=$?
 py_pid=""
 
-# The bindings: the wheel, built as a user's pip would (maturin).
-if ! python3 -m venv "$work/build" >>"$work/pip.log" 2>&1 \
-    || ! "$work/build/bin/pip" install -q --disable-pip-version-check --timeout 20 --retries 1 \
-        maturin==1.16.0 >>"$work/pip.log" 2>&1; then
-    echo "SKIP: could not install maturin==1.16.0 from PyPI (offline?); the bindings' export test did not run"
+# The bindings: the wheel the release ships (scripts/artifacts.sh).
+# shellcheck source=scripts/artifacts.sh
+source scripts/artifacts.sh
+if ! wheel_tools >>"$work/pip.log" 2>&1; then
+    echo "SKIP: could not install maturin==$MATURIN_VERSION / ziglang==$ZIGLANG_VERSION from PyPI (offline?); the bindings' export test did not run"
     exit "$status"
 fi
-echo "building the Python wheel (maturin, debug)"
-if ! "$work/build/bin/maturin" build --quiet --manifest-path crates/skilldeck-py/Cargo.toml \
-    --interpreter "$work/venv/bin/python" --out "$work/wheels" >"$work/build.log" 2>&1; then
-    echo "FAIL: maturin build"
-    sed 's/^/  /' "$work/build.log"
-    exit 1
-fi
-"$work/venv/bin/pip" install -q --disable-pip-version-check --no-index "$work"/wheels/skilldeck-*.whl
+echo "building the Python wheel (maturin --release --zig)"
+wheel="$(wheel_build "$work/wheels" | tail -n 1)"
+"$work/venv/bin/pip" install -q --disable-pip-version-check --no-index "$wheel"
 node_pkg=""
 addon="$(ls crates/skilldeck-node/npm/skilldeck.*.node 2>/dev/null | head -n 1 || true)"
 if [[ -n "$addon" ]] && command -v node >/dev/null \

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Python package (crates/skilldeck-py) as a user installs it:
 #
-# - builds the wheel with maturin (PyPI maturin 1.16.0, in a throwaway venv);
-# - installs the wheel + pytest + mypy + langchain-core 1.7.2 + langgraph
+# - builds the release wheel as scripts/dist.sh ships it (scripts/artifacts.sh:
+#   maturin --release --zig, abi3, manylinux2014; PyPI maturin and ziglang
+#   in a venv kept under CARGO_TARGET_DIR, see there why);
+# - installs the wheel with no Rust on PATH, then pytest + mypy + langchain-core 1.7.2 + langgraph
 #   1.2.22 in a second, clean venv (so nothing of the checkout is importable but the wheel);
 # - runs crates/skilldeck-py/tests/test_*.py with pytest (the API, the error
 #   hierarchy, the $ARGUMENTS cases, async twins and GIL release, the
@@ -29,33 +31,28 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/skilldeck-target}"
+# shellcheck source=scripts/artifacts.sh
+source scripts/artifacts.sh
 pip_install() {
     "$1/bin/pip" install -q --disable-pip-version-check --timeout 20 --retries 1 "${@:2}"
 }
 
-if ! python3 -m venv "$work/build" >"$work/venv.log" 2>&1 \
-    || ! python3 -m venv "$work/venv" >>"$work/venv.log" 2>&1; then
+if ! python3 -m venv "$work/venv" >"$work/venv.log" 2>&1; then
     echo "SKIP: python3 -m venv failed (install python3-venv); the Python package tests did not run"
     exit 0
 fi
-if ! pip_install "$work/build" maturin==1.16.0 >"$work/pip.log" 2>&1 \
+if ! wheel_tools >"$work/pip.log" 2>&1 \
     || ! pip_install "$work/venv" pytest mypy langchain-core==1.7.2 langgraph==1.2.22 >>"$work/pip.log" 2>&1; then
-    echo "SKIP: could not install maturin / pytest / mypy / langchain-core / langgraph from PyPI (offline?); the Python package tests did not run"
+    echo "SKIP: could not install maturin / ziglang / pytest / mypy / langchain-core / langgraph from PyPI (offline?); the Python package tests did not run"
     tail -n 3 "$work/pip.log" | sed 's/^/  /'
     exit 0
 fi
 
 failed=0
 t0=$SECONDS
-if ! "$work/build/bin/maturin" build --quiet --manifest-path crates/skilldeck-py/Cargo.toml \
-    --interpreter "$work/venv/bin/python" --out "$work/wheels" >"$work/build.log" 2>&1; then
-    echo "FAIL: maturin build"
-    sed 's/^/  /' "$work/build.log"
-    exit 1
-fi
-wheel="$(ls "$work"/wheels/skilldeck-*.whl)"
-pip_install "$work/venv" --no-index "$wheel"
-echo "PASS: maturin build ($(basename "$wheel"), $((SECONDS - t0)) s)"
+wheel="$(wheel_build "$work/wheels" | tail -n 1)"
+PATH="$(no_rust_path)" pip_install "$work/venv" --no-index "$wheel"
+echo "PASS: maturin build --release --zig ($(basename "$wheel"), $(du -h "$wheel" | cut -f1), $((SECONDS - t0)) s), installed without Rust on PATH"
 
 # From a folder outside the checkout, so only the installed wheel imports.
 # test_registry.py starts the real registry (`skilldeck registry serve`).

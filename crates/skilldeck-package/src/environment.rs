@@ -30,7 +30,7 @@ use std::process::{Command, Stdio};
 
 use skilldeck::environment::{
     Dependencies, EnvKind, EnvStore, LockedEnvironment, LockedPackage, MARKER_FILE,
-    NPM_DEFAULT_REGISTRY, NodeTree, environment_key, normalise_name,
+    NPM_DEFAULT_REGISTRY, NodeTree, normalise_name,
 };
 use skilldeck::{Code, Diagnostic, Digest, Severity};
 
@@ -342,16 +342,13 @@ pub fn resolve(
         )
     })?;
     let interpreter = options.python.to_string_lossy().into_owned();
-    Ok(LockedEnvironment {
-        kind: EnvKind::Python,
-        key: environment_key(EnvKind::Python, &interpreter, &python, &packages),
-        interpreter,
-        python,
-        node: String::new(),
-        input: deps.input_digest(),
-        tree: None,
+    Ok(LockedEnvironment::resolved(
+        EnvKind::Python,
+        &interpreter,
+        &python,
+        deps.input_digest(),
         packages,
-    })
+    ))
 }
 
 /// The failure of a resolution, naming the declared requirement uv's
@@ -645,16 +642,13 @@ pub fn resolve_node(
         None => npm_resolve(skill, skill_dir, deps, options)?,
     };
     let interpreter = options.node.to_string_lossy().into_owned();
-    Ok(LockedEnvironment {
-        kind: EnvKind::Node,
-        key: environment_key(EnvKind::Node, &interpreter, &node, &lock),
-        interpreter,
-        python: String::new(),
-        node,
-        input: deps.input_digest(),
-        tree: None,
-        packages: lock,
-    })
+    Ok(LockedEnvironment::resolved(
+        EnvKind::Node,
+        &interpreter,
+        &node,
+        deps.input_digest(),
+        lock,
+    ))
 }
 
 /// Refuses a lock whose packages are resolved into another registry than
@@ -1612,6 +1606,7 @@ pub fn gc(store: &EnvStore, dry_run: bool) -> Result<GcReport, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use skilldeck::environment::environment_key;
 
     #[test]
     fn uv_compile_output_is_read_with_every_hash_and_sorted() {

@@ -406,27 +406,24 @@ mod tests {
     }
 
     fn python_environment() -> LockedEnvironment {
-        use skilldeck::environment::{LockedPackage, environment_key};
+        use skilldeck::environment::LockedPackage;
         let packages = vec![LockedPackage {
             name: "six".into(),
             version: "1.17.0".into(),
             hashes: vec![Digest::from_bytes([1; 32]), Digest::from_bytes([2; 32])],
             ..LockedPackage::default()
         }];
-        LockedEnvironment {
-            kind: EnvKind::Python,
-            key: environment_key(EnvKind::Python, "/usr/bin/python3", "3.11.2", &packages),
-            interpreter: "/usr/bin/python3".into(),
-            python: "3.11.2".into(),
-            node: String::new(),
-            input: Digest::from_bytes([6; 32]),
-            tree: None,
+        LockedEnvironment::resolved(
+            EnvKind::Python,
+            "/usr/bin/python3",
+            "3.11.2",
+            Digest::from_bytes([6; 32]),
             packages,
-        }
+        )
     }
 
     fn node_environment() -> LockedEnvironment {
-        use skilldeck::environment::{Integrity, LockedPackage, environment_key};
+        use skilldeck::environment::{Integrity, LockedPackage};
         let integrity = |b: u8| {
             let text = match b {
                 1 => {
@@ -458,14 +455,14 @@ mod tests {
             },
         ];
         LockedEnvironment {
-            kind: EnvKind::Node,
-            key: environment_key(EnvKind::Node, "/usr/bin/node", "20.20.2", &packages),
-            interpreter: "/usr/bin/node".into(),
-            python: String::new(),
-            node: "20.20.2".into(),
-            input: Digest::from_bytes([7; 32]),
             tree: Some(Digest::from_bytes([8; 32])),
-            packages,
+            ..LockedEnvironment::resolved(
+                EnvKind::Node,
+                "/usr/bin/node",
+                "20.20.2",
+                Digest::from_bytes([7; 32]),
+                packages,
+            )
         }
     }
 

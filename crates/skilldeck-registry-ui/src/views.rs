@@ -386,6 +386,59 @@ pub struct VersionPage {
     pub try_it: Option<TryIt>,
     /// Why the last yank or deprecation change was refused.
     pub marker_error: Option<String>,
+    /// The dependencies resolved at publish (`publish` without
+    /// `--no-environments`), one per environment.
+    pub environments: Vec<EnvView>,
+}
+
+/// One environment resolved at publish, for people: which interpreters
+/// install exactly these pins (the core's rule,
+/// [`skilldeck::environment::compatible_interpreter_version`]) and every
+/// package with what pins it.
+pub struct EnvView {
+    /// `Python`, `Node`.
+    pub kind: &'static str,
+    /// The interpreter version it was resolved with (`3.11.2`, `20.20.2`).
+    pub resolved_with: String,
+    /// The versions that install these exact pins (`3.11`, `20`); other
+    /// interpreters resolve the requirements anew.
+    pub installs_on: String,
+    /// `(name, version, pins)`: pins are the sha256 digests (Python) or the
+    /// npm integrity (Node), space-separated; a Node package's folder when it
+    /// is nested.
+    pub packages: Vec<(String, String, String)>,
+}
+
+impl EnvView {
+    /// The view of `env`.
+    pub fn of(env: &skilldeck::environment::LockedEnvironment) -> EnvView {
+        use skilldeck::environment::{EnvKind, compatible_interpreter_version};
+        let (kind, resolved_with) = match env.kind {
+            EnvKind::Python => ("Python", env.python.clone()),
+            EnvKind::Node => ("Node", env.node.clone()),
+        };
+        let packages = env
+            .packages
+            .iter()
+            .map(|p| {
+                let mut pins: Vec<String> = p.hashes.iter().map(|h| h.to_string()).collect();
+                pins.extend(p.integrity.iter().map(|i| i.to_string()));
+                let name = match &p.path {
+                    Some(path) if path != &format!("node_modules/{}", p.name) => {
+                        format!("{} ({path})", p.name)
+                    }
+                    _ => p.name.clone(),
+                };
+                (name, p.version.clone(), pins.join(" "))
+            })
+            .collect();
+        EnvView {
+            kind,
+            installs_on: compatible_interpreter_version(env.kind, &resolved_with),
+            resolved_with,
+            packages,
+        }
+    }
 }
 
 /// The version page's "Try it" panel.

@@ -1149,26 +1149,40 @@ impl LockedEnvironment {
         self.packages.iter().map(LockedPackage::pin).collect()
     }
 
+    /// A resolution of the requirements whose digest is `input`, made for
+    /// `interpreter` at `version` (Python's or Node's, recorded in the
+    /// field of its kind), its key the one its content gives
+    /// ([`environment_key`]); no tree digest yet (a Node tree has one once
+    /// built).
+    pub fn resolved(
+        kind: EnvKind,
+        interpreter: &str,
+        version: &str,
+        input: Digest,
+        packages: Vec<LockedPackage>,
+    ) -> LockedEnvironment {
+        let (python, node) = match kind {
+            EnvKind::Python => (version.to_owned(), String::new()),
+            EnvKind::Node => (String::new(), version.to_owned()),
+        };
+        LockedEnvironment {
+            kind,
+            key: environment_key(kind, interpreter, version, &packages),
+            interpreter: interpreter.to_owned(),
+            python,
+            node,
+            input,
+            tree: None,
+            packages,
+        }
+    }
+
     /// The same resolved set for another interpreter of a compatible
     /// version ([`compatible_interpreter_version`]): its path and version
     /// recorded, no build-time digests, the key recomputed. A published
     /// resolution is installed this way on a consumer's interpreter.
     pub fn for_interpreter(&self, interpreter: &str, version: &str) -> LockedEnvironment {
-        let packages = self.pins();
-        let (python, node) = match self.kind {
-            EnvKind::Python => (version.to_owned(), String::new()),
-            EnvKind::Node => (String::new(), version.to_owned()),
-        };
-        LockedEnvironment {
-            kind: self.kind,
-            key: environment_key(self.kind, interpreter, version, &packages),
-            interpreter: interpreter.to_owned(),
-            python,
-            node,
-            input: self.input,
-            tree: None,
-            packages,
-        }
+        LockedEnvironment::resolved(self.kind, interpreter, version, self.input, self.pins())
     }
 
     /// Checks that the record is one of its kind: Python packages carry

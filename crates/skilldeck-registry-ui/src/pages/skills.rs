@@ -18,8 +18,8 @@ use crate::markdown::{render_markdown, skill_body};
 use crate::state::{Signed, UiState};
 use crate::try_it::{ARGUMENTS_JSON_FIELD, RunView, arguments_of, fields_of, script_args};
 use crate::views::{
-    AssignForm, Changes, DiagRow, FileRow, ReviewsPage, SkillPage, SkillsPage, TryIt, VersionPage,
-    VersionRow, href_with, human_size,
+    AssignForm, Changes, DiagRow, EnvView, FileRow, ReviewsPage, SkillPage, SkillsPage, TryIt,
+    VersionPage, VersionRow, href_with, human_size,
 };
 
 /// The list's query.
@@ -750,6 +750,7 @@ async fn version_page(
         diagnostics,
         try_it,
         marker_error: None,
+        environments: detail.environments.iter().map(EnvView::of).collect(),
         v: detail,
     })
 }

@@ -743,6 +743,78 @@ async fn publish_as_admin(f: &Fixture, ns: &str, bytes: bytes::Bytes) {
 }
 
 #[tokio::test]
+async fn the_version_page_shows_the_pins_resolved_at_publish_and_which_interpreters_install_them() {
+    use skilldeck::environment::{EnvKind, LockedEnvironment, LockedPackage};
+    let f = fixture().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = skilldeck_testkit::skill(tmp.path(), "dates")
+        .description("Does dates things. Use when testing.")
+        .file("requirements.txt", "six>=1.5\n")
+        .write();
+    let declared = skilldeck::environment::declared_dependencies(&dir).unwrap();
+    let wheel = skilldeck::Digest::of(b"six-1.17.0-py2.py3-none-any.whl");
+    let resolved = LockedEnvironment::resolved(
+        EnvKind::Python,
+        "/usr/bin/python3",
+        "3.11.2",
+        declared[0].input_digest(),
+        vec![LockedPackage {
+            name: "six".into(),
+            version: "1.17.0".into(),
+            hashes: vec![wheel],
+            ..LockedPackage::default()
+        }],
+    );
+    let package = bytes::Bytes::from(
+        skilldeck_package::pack(&dir, &skilldeck_package::PackOptions::default())
+            .unwrap()
+            .bytes,
+    );
+    let admin = f.registry.authenticate(&f.token, None).await.unwrap();
+    let ns = skilldeck_registry::names::Namespace::new("acme").unwrap();
+    let environments = serde_json::to_vec(&[resolved]).unwrap();
+    f.registry
+        .publish(
+            &admin,
+            &ns,
+            Some("1.0.0"),
+            package.clone(),
+            None,
+            Some(&environments),
+        )
+        .await
+        .unwrap();
+    f.registry
+        .publish(&admin, &ns, Some("1.0.1"), package, None, None)
+        .await
+        .unwrap();
+    let cookie = sign_in(&f, &f.token).await;
+    let (status, _, html) = send(
+        &f.router,
+        get("/ui/skills/acme/dates/versions/1.0.0", Some(&cookie)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let panel = &html[html
+        .find(r#"id="environments""#)
+        .expect("a Dependencies panel")..];
+    // Python 3.11 installs these pins (the minor version decides), and
+    // every pin is shown.
+    assert!(panel.contains("Python 3.11 "), "{panel}");
+    assert!(panel.contains("resolved with 3.11.2"), "{panel}");
+    assert!(panel.contains(">six<") || panel.contains(">six"), "{panel}");
+    assert!(panel.contains("1.17.0"), "{panel}");
+    assert!(panel.contains(&wheel.to_string()), "{panel}");
+    // Published without a resolution: no panel.
+    let (_, _, html) = send(
+        &f.router,
+        get("/ui/skills/acme/dates/versions/1.0.1", Some(&cookie)),
+    )
+    .await;
+    assert!(!html.contains(r#"id="environments""#), "{html}");
+}
+
+#[tokio::test]
 async fn the_file_viewer_escapes_text_names_binary_files_and_refuses_path_traversal() {
     let f = fixture().await;
     publish_as_admin(

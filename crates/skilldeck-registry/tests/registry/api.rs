@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use skilldeck_registry::BlobStore;
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits};
 
-use crate::common::{DB_ENV, STORE_ENV, random_suffix, with_database};
+use crate::common::{STORE_ENV, TestBackend, test_backend};
 
 /// One registry served on 127.0.0.1:0, with its admin token.
 struct Env {
@@ -30,33 +30,8 @@ struct Env {
     store_url: String,
     store_dir: Option<std::path::PathBuf>,
     registry: Registry,
-    drop_db: Option<(String, String)>,
-    _tmp: tempfile::TempDir,
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        if let Some((url, db)) = self.drop_db.take() {
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                rt.block_on(async move {
-                    sqlx::any::install_default_drivers();
-                    if let Ok(pool) = sqlx::AnyPool::connect(&url).await {
-                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "DROP DATABASE IF EXISTS {db} WITH (FORCE)"
-                        )))
-                        .execute(&pool)
-                        .await;
-                    }
-                });
-            })
-            .join()
-            .ok();
-        }
-    }
+    /// Last: dropped after the registry (the test database goes with it).
+    _backend: TestBackend,
 }
 
 async fn env() -> Env {
@@ -64,39 +39,12 @@ async fn env() -> Env {
 }
 
 async fn env_with(limits: RegistryLimits) -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let suffix = random_suffix();
-    let (database_url, drop_db) = match std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => {
-            sqlx::any::install_default_drivers();
-            let pool = sqlx::AnyPool::connect(&url).await.unwrap_or_else(|e| {
-                panic!("{DB_ENV} names a database that cannot be reached: {e}")
-            });
-            let db = format!("t_{suffix}");
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-                .execute(&pool)
-                .await
-                .unwrap_or_else(|e| panic!("cannot create test database {db}: {e}"));
-            pool.close().await;
-            (with_database(&url, &db), Some((url, db)))
-        }
-        None => (
-            format!(
-                "sqlite://{}?mode=rwc",
-                tmp.path().join("registry.db").display()
-            ),
-            None,
-        ),
-    };
-    let (store_url, store_dir) = match std::env::var(STORE_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => (format!("{}/t-{suffix}", url.trim_end_matches('/')), None),
-        None => {
-            let dir = tmp.path().join("blobs");
-            (format!("file://{}", dir.display()), Some(dir))
-        }
-    };
+    let backend = test_backend().await;
+    let tmp = &backend.tmp;
+    let store_url = backend.store_url.clone();
+    let store_dir = backend.store_dir.clone();
     let registry = Registry::open(RegistryConfig {
-        database_url,
+        database_url: backend.database_url.clone(),
         store_url: store_url.clone(),
         staging_dir: tmp.path().join("staging"),
         limits,
@@ -141,8 +89,7 @@ async fn env_with(limits: RegistryLimits) -> Env {
         store_url,
         store_dir,
         registry,
-        drop_db,
-        _tmp: tmp,
+        _backend: backend,
     }
 }
 
@@ -3161,24 +3108,20 @@ fn skill_with_requirements(
 /// A well-formed Python resolution of `declared` pinning `six==1.17.0`,
 /// its key the one its content gives.
 fn resolution(declared: &[skilldeck::environment::Dependencies]) -> Value {
-    use skilldeck::environment::{EnvKind, LockedEnvironment, LockedPackage, environment_key};
+    use skilldeck::environment::{EnvKind, LockedEnvironment, LockedPackage};
     let packages = vec![LockedPackage {
         name: "six".into(),
         version: "1.17.0".into(),
         hashes: vec![skilldeck::Digest::of(b"six-1.17.0-py2.py3-none-any.whl")],
         ..LockedPackage::default()
     }];
-    let env = LockedEnvironment {
-        kind: EnvKind::Python,
-        key: environment_key(EnvKind::Python, "/usr/bin/python3", "3.11.2", &packages),
-        interpreter: "/usr/bin/python3".into(),
-        python: "3.11.2".into(),
-        node: String::new(),
-        input: declared[0].input_digest(),
-        tree: None,
+    json!([LockedEnvironment::resolved(
+        EnvKind::Python,
+        "/usr/bin/python3",
+        "3.11.2",
+        declared[0].input_digest(),
         packages,
-    };
-    json!([env])
+    )])
 }
 
 /// `v` with its first record's key made the one its content gives (a

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use skilldeck_registry::{Registry, RegistryConfig, RegistryLimits, ServerLimits};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::common::{DB_ENV, STORE_ENV, random_suffix};
+use crate::common::{TestBackend, test_backend};
 
 /// An upper bound for an event that should come at once: only there so a
 /// regression fails instead of hanging; never a measure of speed.
@@ -29,50 +29,16 @@ struct Env {
     token_file: std::path::PathBuf,
     config: RegistryConfig,
     registry: Registry,
-    _tmp: tempfile::TempDir,
+    /// Last: dropped after the registry (the test database goes with it).
+    _backend: TestBackend,
 }
 
 async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
-    let tmp = tempfile::tempdir().unwrap();
-    let suffix = random_suffix();
-    let database_url = match std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => {
-            sqlx::any::install_default_drivers();
-            let pool = sqlx::AnyPool::connect(&url).await.unwrap_or_else(|e| {
-                panic!("{DB_ENV} names a database that cannot be reached: {e}")
-            });
-            let db = format!("t_{suffix}");
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-                .execute(&pool)
-                .await
-                .unwrap();
-            pool.close().await;
-            let (head, query) = match url.split_once('?') {
-                Some((h, q)) => (h, Some(q)),
-                None => (url.as_str(), None),
-            };
-            let scheme_end = head.find("://").map(|i| i + 3).unwrap_or(0);
-            let base = match head[scheme_end..].find('/') {
-                Some(i) => &head[..scheme_end + i],
-                None => head,
-            };
-            match query {
-                Some(q) => format!("{base}/{db}?{q}"),
-                None => format!("{base}/{db}"),
-            }
-        }
-        None => format!(
-            "sqlite://{}?mode=rwc",
-            tmp.path().join("registry.db").display()
-        ),
-    };
-    let store_url = match std::env::var(STORE_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => format!("{}/t-{suffix}", url.trim_end_matches('/')),
-        None => format!("file://{}", tmp.path().join("blobs").display()),
-    };
+    let backend = test_backend().await;
+    let tmp = &backend.tmp;
     let config = RegistryConfig {
-        database_url,
-        store_url,
+        database_url: backend.database_url.clone(),
+        store_url: backend.store_url.clone(),
         staging_dir: tmp.path().join("staging"),
         limits,
         trust: Default::default(),
@@ -101,7 +67,7 @@ async fn env_with(limits: RegistryLimits, server: ServerLimits) -> Env {
         token_file,
         config,
         registry,
-        _tmp: tmp,
+        _backend: backend,
     }
 }
 
@@ -480,7 +446,7 @@ async fn replacing_the_admin_token_file_revokes_the_old_admin_token() {
     restarted.authenticate(new, None).await.unwrap();
     // A replica still holding the old file refuses to start rather than
     // bring the old token back.
-    let stale = env._tmp.path().join("old-admin-token");
+    let stale = env._backend.tmp.path().join("old-admin-token");
     std::fs::write(&stale, format!("{old}\n")).unwrap();
     #[cfg(unix)]
     {

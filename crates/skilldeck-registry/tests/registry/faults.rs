@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use skilldeck_registry::{DbLimits, Registry, RegistryConfig, RegistryLimits};
 use sqlx::Connection as _;
 
-use crate::common::{DB_ENV, STORE_ENV, random_suffix, with_database};
+use crate::common::{DB_ENV, TestBackend, test_backend};
 
 /// A bound on events that must happen (a guard against a hang, never a
 /// timing assertion): generous for a loaded 2-core machine.
@@ -28,82 +28,6 @@ const EVENT_BOUND: Duration = Duration::from_secs(120);
 
 /// A failed-authentication window no test run crosses twice.
 const LONG_WINDOW: Duration = Duration::from_secs(10 * 24 * 60 * 60);
-
-/// One database and one store that several replicas share.
-struct Backend {
-    database_url: String,
-    store_url: String,
-    /// The server URL and the test database, on PostgreSQL.
-    postgres: Option<(String, String)>,
-    tmp: tempfile::TempDir,
-}
-
-impl Drop for Backend {
-    fn drop(&mut self) {
-        if let Some((url, db)) = self.postgres.take() {
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                rt.block_on(async move {
-                    sqlx::any::install_default_drivers();
-                    if let Ok(pool) = sqlx::AnyPool::connect(&url).await {
-                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "ALTER DATABASE {db} ALLOW_CONNECTIONS true"
-                        )))
-                        .execute(&pool)
-                        .await;
-                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "DROP DATABASE IF EXISTS {db} WITH (FORCE)"
-                        )))
-                        .execute(&pool)
-                        .await;
-                    }
-                });
-            })
-            .join()
-            .ok();
-        }
-    }
-}
-
-async fn backend() -> Backend {
-    sqlx::any::install_default_drivers();
-    let tmp = tempfile::tempdir().unwrap();
-    let suffix = random_suffix();
-    let (database_url, postgres) = match std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => {
-            let pool = sqlx::AnyPool::connect(&url).await.unwrap_or_else(|e| {
-                panic!("{DB_ENV} names a database that cannot be reached: {e}")
-            });
-            let db = format!("t_{suffix}");
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-                .execute(&pool)
-                .await
-                .unwrap_or_else(|e| panic!("cannot create test database {db}: {e}"));
-            pool.close().await;
-            (with_database(&url, &db), Some((url, db)))
-        }
-        None => (
-            format!(
-                "sqlite://{}?mode=rwc",
-                tmp.path().join("registry.db").display()
-            ),
-            None,
-        ),
-    };
-    let store_url = match std::env::var(STORE_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => format!("{}/t-{suffix}", url.trim_end_matches('/')),
-        None => format!("file://{}", tmp.path().join("blobs").display()),
-    };
-    Backend {
-        database_url,
-        store_url,
-        postgres,
-        tmp,
-    }
-}
 
 /// One replica: a registry on the shared backend, served on 127.0.0.1:0.
 struct Replica {
@@ -113,7 +37,7 @@ struct Replica {
     registry: Registry,
 }
 
-impl Backend {
+impl TestBackend {
     async fn replica(&self, name: &str, limits: RegistryLimits) -> Replica {
         let registry = Registry::open(RegistryConfig {
             database_url: self.database_url.clone(),
@@ -220,7 +144,7 @@ async fn hold_write_lock(conn: &mut sqlx::AnyConnection) -> sqlx::Transaction<'_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stalled_writer_gets_other_writes_a_fast_503_with_retry_after_and_reads_keep_working() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     let limits = RegistryLimits {
         max_db_connections: 4,
         db: DbLimits {
@@ -282,7 +206,7 @@ async fn a_stalled_writer_gets_other_writes_a_fast_503_with_retry_after_and_read
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_paused_mid_write_is_cut_by_the_idle_in_transaction_timeout() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     if backend.postgres.is_none() {
         // SQLite has no server to end an idle session: a stalled writer
         // there is a thread of this process, bounded by the lock timeout
@@ -352,7 +276,7 @@ async fn readiness(replica: &Replica) -> (StatusCode, Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_fails_while_migrations_are_missing_and_liveness_does_not() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     let replica = backend.replica("a", RegistryLimits::default()).await;
     let (status, body) = readiness(&replica).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -388,7 +312,7 @@ async fn readyz_fails_while_migrations_are_missing_and_liveness_does_not() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_fails_while_the_database_is_unreachable() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     let replica = backend
         .replica(
             "a",
@@ -457,7 +381,7 @@ async fn readyz_fails_while_the_database_is_unreachable() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_racing_on_a_missing_admin_token_file_all_start_with_one_token() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     let a = backend.replica("a", RegistryLimits::default()).await;
     let b = backend.replica("b", RegistryLimits::default()).await;
     for round in 0..20 {
@@ -522,7 +446,7 @@ async fn replicas_racing_on_a_missing_admin_token_file_all_start_with_one_token(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_token_flood_is_limited_across_replicas_and_costs_no_query_past_the_limit() {
-    let backend = backend().await;
+    let backend = test_backend().await;
     let limits = RegistryLimits {
         max_failed_auth: 4,
         failed_auth_window: LONG_WINDOW,
