@@ -4,9 +4,11 @@
 //! (pages and a CSRF-protected form), and a sign-out on one ends the
 //! session on both.
 //!
-//! Runs on SQLite in a temporary folder, or on the PostgreSQL server
-//! `SKILLDECK_REGISTRY_TEST_DATABASE_URL` names (a fresh database per
-//! test, dropped after; unreachable fails the test).
+//! Runs on the backend the environment names, set up as the registry's own
+//! suite sets it up (`backend`): SQLite and a file store in a temporary
+//! folder, or the PostgreSQL server `SKILLDECK_REGISTRY_TEST_DATABASE_URL`
+//! names (a fresh database per test, dropped after; unreachable fails the
+//! test) and the S3 bucket `SKILLDECK_REGISTRY_TEST_STORE` names.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,91 +17,24 @@ use axum::http::{StatusCode, header};
 use skilldeck_registry::{Registry, RegistryConfig};
 use skilldeck_registry_ui::ui_router;
 
+use crate::backend::{TestBackend, test_backend};
 use crate::common::{cookie_of, csrf_of, get, post_form, send, urlencode};
-
-const DB_ENV: &str = "SKILLDECK_REGISTRY_TEST_DATABASE_URL";
 
 struct Replicas {
     a: Router,
     b: Router,
     token: String,
     registry_a: Registry,
-    drop_db: Option<(String, String)>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Replicas {
-    fn drop(&mut self) {
-        if let Some((url, db)) = self.drop_db.take() {
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                rt.block_on(async move {
-                    if let Ok(pool) = sqlx::AnyPool::connect(&url).await {
-                        let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "DROP DATABASE IF EXISTS {db} WITH (FORCE)"
-                        )))
-                        .execute(&pool)
-                        .await;
-                    }
-                });
-            })
-            .join()
-            .ok();
-        }
-    }
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = head.find("://").map(|i| i + 3).unwrap_or(0);
-    let base = match head[scheme_end..].find('/') {
-        Some(i) => &head[..scheme_end + i],
-        None => head,
-    };
-    match query {
-        Some(q) => format!("{base}/{db}?{q}"),
-        None => format!("{base}/{db}"),
-    }
+    /// Last: dropped after the registries (the test database goes with it).
+    _backend: TestBackend,
 }
 
 async fn replicas() -> Replicas {
-    let dir = tempfile::tempdir().unwrap();
-    let (database_url, drop_db) = match std::env::var(DB_ENV).ok().filter(|v| !v.is_empty()) {
-        Some(url) => {
-            sqlx::any::install_default_drivers();
-            let pool = sqlx::AnyPool::connect(&url)
-                .await
-                .unwrap_or_else(|e| panic!("{DB_ENV} cannot be reached: {e}"));
-            let mut b = [0u8; 6];
-            getrandom::fill(&mut b).unwrap();
-            let db = format!(
-                "t_{}",
-                b.iter().map(|x| format!("{x:02x}")).collect::<String>()
-            );
-            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-                .execute(&pool)
-                .await
-                .unwrap();
-            pool.close().await;
-            (with_database(&url, &db), Some((url, db)))
-        }
-        None => (
-            format!(
-                "sqlite://{}?mode=rwc",
-                dir.path().join("registry.db").display()
-            ),
-            None,
-        ),
-    };
+    let backend = test_backend().await;
+    let dir = &backend.tmp;
     let open = |staging: &str| RegistryConfig {
-        database_url: database_url.clone(),
-        store_url: format!("file://{}", dir.path().join("blobs").display()),
+        database_url: backend.database_url.clone(),
+        store_url: backend.store_url.clone(),
         staging_dir: dir.path().join(staging),
         limits: Default::default(),
         trust: Default::default(),
@@ -120,8 +55,7 @@ async fn replicas() -> Replicas {
         b: ui_router(registry_b),
         token,
         registry_a,
-        drop_db,
-        _dir: dir,
+        _backend: backend,
     }
 }
 
