@@ -241,7 +241,11 @@ impl Host {
     /// the current snapshot stays (so clients' caches stay warm). Skills
     /// that became invalid leave the deck (their error is in
     /// [`Reload::errors`] and given to anyone who asks for them), so a stale
-    /// version is never served as if current.
+    /// version is never served as if current. A skill withdrawn this way
+    /// (no longer served, or now served from another folder) is forgotten
+    /// in every session, here, whatever told the caller to reload: the
+    /// model was told it is gone, so when it comes back its instructions
+    /// are delivered again, not the already-active notice.
     pub fn reload(&self) -> Result<Reload, skilldeck::Error> {
         let mut deck = skilldeck::discover(&self.discovery());
         if let Some(remote) = self.remote() {
@@ -269,6 +273,18 @@ impl Host {
         let uses = lock(&self.uses).clone();
         let snapshot = Snapshot::build_ranked(deck, generation, Arc::clone(&self.options), &uses)?
             .with_packages(self.execution.as_ref().map(Execution::packages));
+        let withdrawn: std::collections::HashSet<&str> = current
+            .served()
+            .filter(|old| {
+                snapshot
+                    .get(&old.name)
+                    .is_none_or(|new| new.dir() != old.dir())
+            })
+            .map(|old| old.name.as_str())
+            .collect();
+        if !withdrawn.is_empty() {
+            self.tracker.forget_skills(&withdrawn);
+        }
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(snapshot);
         // Activations cached under the old deck may name moved files.
         lock(&self.cache).clear();

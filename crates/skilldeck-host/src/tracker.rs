@@ -222,6 +222,21 @@ impl ActivationTracker {
         forgotten
     }
 
+    /// Forgets every skill `gone` names in every conversation, in one pass
+    /// over the conversations (a reload can withdraw thousands of skills at
+    /// once); returns how many activations were forgotten.
+    pub fn forget_skills(&mut self, gone: &std::collections::HashSet<&str>) -> usize {
+        let mut forgotten = 0;
+        for (_, conversation) in self.conversations.iter_mut() {
+            let before = conversation.skills.len();
+            conversation
+                .skills
+                .retain(|name, _| !gone.contains(name.as_str()));
+            forgotten += before - conversation.skills.len();
+        }
+        forgotten
+    }
+
     /// Forgets a whole conversation; true when it was remembered.
     pub fn forget_conversation(&mut self, conversation: &str) -> bool {
         let key = self.key(conversation);
@@ -289,6 +304,11 @@ impl SharedActivationTracker {
     /// [`ActivationTracker::forget_skill`].
     pub fn forget_skill(&self, skill: &str) -> usize {
         self.lock().forget_skill(skill)
+    }
+
+    /// [`ActivationTracker::forget_skills`].
+    pub fn forget_skills(&self, gone: &std::collections::HashSet<&str>) -> usize {
+        self.lock().forget_skills(gone)
     }
 
     /// [`ActivationTracker::forget_conversation`].

@@ -394,10 +394,19 @@ fn handle(target: &dyn Target, state: &Mutex<WatchState>, message: Message) {
     let batch = match message {
         Message::Errors => {
             update_watches(target, &mut lock(state));
+            // Events were lost: any skill may have been edited, so every
+            // served skill counts as touched (sessions get its instructions
+            // again), not none.
+            let paths = target
+                .host()
+                .snapshot()
+                .served()
+                .map(|s| s.dir().to_path_buf())
+                .collect();
             Batch {
                 rediscover: true,
                 files_added_or_removed: true,
-                paths: BTreeSet::new(),
+                paths,
             }
         }
         Message::Events(events) => {

@@ -190,6 +190,37 @@ fn reload_delivers_the_instructions_again_after_compaction() {
 }
 
 #[test]
+fn a_skill_withdrawn_by_a_reload_is_delivered_again_when_it_comes_back() {
+    let tmp = fixture();
+    skill(tmp.path(), "notes", "", "# Notes");
+    let host = host(tmp.path());
+    let first = activate_tool(&host, "c", json!({"name": "pdf"}));
+    assert!(first.contains("# PDF"), "{first}");
+    let notes = activate_tool(&host, "c", json!({"name": "notes"}));
+    assert!(notes.contains("# Notes"), "{notes}");
+    let skill_md = tmp.path().join("pdf/SKILL.md");
+    let good = std::fs::read_to_string(&skill_md).unwrap();
+    // Broken: the reload withdraws it (whoever asked for the reload: the
+    // watcher with the file's path, or with none after losing events).
+    std::fs::write(
+        &skill_md,
+        "---\nname: pdf\ndescription: [unclosed\n---\nBROKEN\n",
+    )
+    .unwrap();
+    assert!(host.reload().unwrap().catalog_changed);
+    assert!(host.snapshot().get("pdf").is_none());
+    // Back as it was: the session was told it is gone, so it gets the
+    // instructions again, not the already-active notice.
+    std::fs::write(&skill_md, &good).unwrap();
+    assert!(host.reload().unwrap().catalog_changed);
+    let back = activate_tool(&host, "c", json!({"name": "pdf"}));
+    assert!(back.contains("# PDF"), "{back}");
+    // A skill both reloads kept stays active where it was.
+    let notes = activate_tool(&host, "c", json!({"name": "notes"}));
+    assert!(notes.contains("already active"), "{notes}");
+}
+
+#[test]
 fn the_conversation_store_delivers_other_arguments_and_dedupes_the_same() {
     let tmp = tempfile::tempdir().unwrap();
     let store = ConversationStore::new(tmp.path().join("c"), Duration::from_secs(3600));
