@@ -162,6 +162,9 @@ pub struct Batch {
     pub files_added_or_removed: bool,
     /// Paths that changed (to find the skills they belong to).
     pub paths: BTreeSet<PathBuf>,
+    /// Events were lost: any skill may have been edited, so every served
+    /// skill counts as touched (sessions get its instructions again).
+    pub every_skill: bool,
 }
 
 /// Sorts `events` (see the module documentation).
@@ -203,7 +206,13 @@ fn skills_touched(snapshot: &Snapshot, paths: &BTreeSet<PathBuf>) -> BTreeSet<St
 /// Applies one batch to `target`.
 pub fn apply(target: &dyn Target, batch: &Batch) {
     let before = target.host().snapshot();
-    let touched = skills_touched(&before, &batch.paths);
+    // By name, not by path: a path per skill would cost a search of every
+    // skill for each (quadratic at 10,000 skills).
+    let touched = if batch.every_skill {
+        before.served().map(|s| s.name.clone()).collect()
+    } else {
+        skills_touched(&before, &batch.paths)
+    };
     let catalog_changed = if batch.rediscover {
         match target.reload() {
             Ok(changed) => changed,
@@ -381,6 +390,7 @@ fn poll(target: &dyn Target, state: &Mutex<WatchState>) -> Duration {
                 rediscover: true,
                 files_added_or_removed: true,
                 paths,
+                every_skill: false,
             },
         );
     }
@@ -394,19 +404,11 @@ fn handle(target: &dyn Target, state: &Mutex<WatchState>, message: Message) {
     let batch = match message {
         Message::Errors => {
             update_watches(target, &mut lock(state));
-            // Events were lost: any skill may have been edited, so every
-            // served skill counts as touched (sessions get its instructions
-            // again), not none.
-            let paths = target
-                .host()
-                .snapshot()
-                .served()
-                .map(|s| s.dir().to_path_buf())
-                .collect();
             Batch {
                 rediscover: true,
                 files_added_or_removed: true,
-                paths,
+                paths: BTreeSet::new(),
+                every_skill: true,
             }
         }
         Message::Events(events) => {
