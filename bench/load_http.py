@@ -90,11 +90,8 @@ def open_session(url):
 
 
 def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+    kib = common.proc_status_kib(pid, "VmRSS")
+    return float("nan") if kib is None else kib / 1024
 
 
 async def read_response(reader):

@@ -166,11 +166,8 @@ class Server:
         self.send((json.dumps(msg) + "\n").encode())
 
     def vm(self, key):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-        return None
+        kib = common.proc_status_kib(self.proc.pid, key)
+        return None if kib is None else kib * 1024
 
     def close(self):
         try:

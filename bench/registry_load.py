@@ -27,8 +27,8 @@ and then publishes the real corpus (optional: --corpus, else $SKILLDECK_CORPUS o
 ../shared/corpus, skipped when absent; every folder holding a
 SKILL.md, packed as tar.gz, namespace from its repository, ?version=1.0.0;
 refused packages counted by status and code). Prints a Markdown table with
-requests/s, p50/p99 latency and the CPU seconds the server and the client
-used (from /proc), and the machine's load average before and after (the
+requests/s, p50/p99 latency, the CPU seconds the server and the client used
+and the server's peak RSS (from /proc), and the machine's load average before and after (the
 machine may be shared: read the load with the numbers).
 
 With --replicas (PostgreSQL + S3 only; implies --postgres backends): one
@@ -257,6 +257,8 @@ def run_backend(label, binary, bin_loadgen, args, work, database_url=None, store
                   f"= {len(pk) / secs:.1f}/s; statuses {statuses}; refusals {codes}", flush=True)
         results["rows"]["publish generated"]["statuses"] = {
             str(k): v for k, v in results["rows"]["publish generated"]["statuses"].items()}
+        results["server_peak_rss_mib"] = common.proc_status_kib(server.proc.pid, "VmHWM") / 1024
+        print(f"  {label} server peak RSS: {results['server_peak_rss_mib']:.1f} MiB", flush=True)
         server.stop()
     finally:
         server.kill()
@@ -420,6 +422,8 @@ def table(all_results):
                        ", ".join(f"{k}: {v}" for k, v in sorted(x["statuses"].items()))]
                       if x else ["-", "-", "-"])
         lines.append(f"| {row} | " + " | ".join(cells) + " |")
+    cells = [c for r in all_results for c in (f"{r['server_peak_rss_mib']:.1f} MiB", "", "")]
+    lines.append("| server peak RSS (`VmHWM`) | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

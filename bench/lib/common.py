@@ -132,6 +132,16 @@ def venv(path, packages, probe):
     return py
 
 
+def proc_status_kib(pid, key):
+    """A `kB` field of /proc/PID/status (`VmRSS`, `VmHWM`, ...) in KiB; None
+    when the process has no such field."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return None
+
+
 def mm(values):
     """{min, median, n} of a list of numbers."""
     return {"min": min(values), "median": statistics.median(values), "n": len(values)}

@@ -294,9 +294,6 @@ fn main() -> ExitCode {
     // the shell then calls back here to complete a command line.
     clap_complete::CompleteEnv::with_factory(<Cli as clap::CommandFactory>::command).complete();
     let cli = Cli::parse();
-    if cli.command.is_one_shot() {
-        allocator::one_arena();
-    }
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -305,13 +302,6 @@ fn main() -> ExitCode {
             }
             ExitCode::from(e.exit_code())
         }
-    }
-}
-
-impl Command {
-    /// Loads, answers and exits (everything but the servers).
-    fn is_one_shot(&self) -> bool {
-        !matches!(self, Command::Serve { .. } | Command::Registry(_))
     }
 }
 
