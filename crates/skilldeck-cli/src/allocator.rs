@@ -176,6 +176,20 @@ mod tests {
         assert!(!SYSTEM.load(Ordering::Relaxed));
     }
 
+    #[test]
+    fn every_server_command_named_here_is_a_subcommand_of_the_cli() {
+        // The names are compared before clap exists: a renamed subcommand
+        // must be renamed here too.
+        let cli = <crate::Cli as clap::CommandFactory>::command();
+        for name in SERVER_COMMANDS {
+            let name = std::str::from_utf8(name).unwrap_or_default();
+            assert!(
+                cli.find_subcommand(name).is_some(),
+                "no subcommand {name:?}"
+            );
+        }
+    }
+
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[test]
     fn the_process_has_no_huge_pages_from_its_start() {
