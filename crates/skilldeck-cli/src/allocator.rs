@@ -10,9 +10,10 @@
 //! command that loads, answers and exits allocates with mimalloc, with two
 //! of its defaults changed:
 //! - transparent huge pages are off for the process (`PR_SET_THP_DISABLE`):
-//!   where the system enables them for every mapping, one touched byte of
-//!   a fresh region makes two resident mebibytes (90–96 MiB for that
-//!   `list`). The processes it starts (scripts) inherit that.
+//!   mimalloc asks for them on its arenas (`MADV_HUGEPAGE`), and where the
+//!   system grants them (on request, or unasked when set to `always`), one
+//!   touched byte of a fresh region makes two resident mebibytes (90–96 MiB
+//!   for that `list`). The processes it starts (scripts) inherit that.
 //! - freed memory goes back to the system at once (`purge_delay` 0, where
 //!   mimalloc keeps it a while for reuse): a one-shot command never reuses
 //!   it. With both, that `list` peaks at 66 MiB.
