@@ -59,6 +59,18 @@ pub enum Error {
     /// reached, or could not list its skills.
     #[error("{0}")]
     Upstream(String),
+    /// rmcp's session store could not open, reach or close an HTTP session.
+    #[error("session: {0}")]
+    Session(
+        #[from] rmcp::transport::streamable_http_server::session::local::LocalSessionManagerError,
+    ),
+    /// An HTTP session was to be opened without a slot of the session cap
+    /// (only an admitted `initialize` opens one).
+    #[error(
+        "no session slot was reserved for this session: only an initialize admitted under \
+         the session cap opens one"
+    )]
+    NoSessionSlot,
     /// Logging could not be set up.
     #[error("cannot set up logging: {0}")]
     Logging(String),

@@ -440,12 +440,10 @@ fn holding<T: Send + Sync + 'static>(response: Response, held: T) -> Response {
 async fn guard_mcp(State(check): State<BodyCheck>, request: Request, next: Next) -> Response {
     let limit = check.limit;
     if request.method() == axum::http::Method::DELETE {
-        let id = session_id(request.headers());
+        // rmcp closes the session through the session manager, which frees
+        // its slot and forgets what it activated.
         let mut response = next.run(request).await;
         if response.status().is_success() {
-            if let Some(id) = id {
-                check.slots.closed(&id);
-            }
             *response.status_mut() = StatusCode::NO_CONTENT;
             *response.body_mut() = axum::body::Body::empty();
             response.headers_mut().remove(header::CONTENT_TYPE);
@@ -487,9 +485,9 @@ async fn guard_mcp(State(check): State<BodyCheck>, request: Request, next: Next)
             &format!("invalid request: {why}"),
         );
     }
-    let reservation = if opens_session(&parts, &message) {
+    let admission = if opens_session(&parts, &message) {
         match check.slots.reserve().await {
-            Ok(reservation) => Some(reservation),
+            Ok(admission) => Some(admission),
             Err(full) => {
                 tracing::warn!(
                     open = full.open,
@@ -530,20 +528,16 @@ async fn guard_mcp(State(check): State<BodyCheck>, request: Request, next: Next)
         }
         None => None,
     };
-    let response = next
-        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await;
-    if reservation.is_some()
-        && let Some(id) = session_id(response.headers())
-    {
-        // In rmcp's map already (it answers after creating the session):
-        // the reservation's slot is now the session's.
-        check.slots.opened(&id);
-    }
-    drop(reservation);
-    // The id stays taken, and the session busy, until the answer's body is
-    // done.
-    holding(response, (entry, busy))
+    let request = next.run(Request::from_parts(parts, axum::body::Body::from(bytes)));
+    let response = match &admission {
+        // The session rmcp creates takes the admission's slot
+        // (`SessionSlots::create_session`).
+        Some(admission) => admission.run(request).await,
+        None => request.await,
+    };
+    // The id stays taken, and the session busy (a new one: being opened),
+    // until the answer's body is done.
+    holding(response, (entry, busy, admission))
 }
 
 /// An answer must have started within the request timeout (the body read
@@ -614,16 +608,15 @@ pub fn router(
         .with_cancellation_token(cancel);
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(http.session_idle_timeout);
-    let sessions = Arc::new(manager);
     let slots = Arc::new(SessionSlots::new(
         http.max_sessions,
         http.session_evict_idle,
-        Arc::clone(&sessions),
+        manager,
         Arc::clone(&engine),
     ));
     let service = StreamableHttpService::new(
         move || Ok(SkillServer::new(Arc::clone(&engine))),
-        sessions,
+        Arc::clone(&slots),
         config,
     );
     let limit = engine_limit;
