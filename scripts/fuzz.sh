@@ -90,6 +90,13 @@ if [[ ${#targets[@]} -eq 1 ]]; then
 fi
 cargo +nightly fuzz build --target-dir "$fuzz_target_dir" "${build_args[@]}"
 echo "==> built in $((SECONDS - build_started)) s"
+# The fuzz workspace reaches the skilldeck crates by `../crates`, outside its
+# own root, so cargo hashes their absolute paths: each clone compiled them and
+# the targets anew beside the last clone's copies (about 0.9 GB a run, kept
+# forever). Remove what this build superseded and what was built from
+# checkouts that no longer exist (scripts/prune-build-cache.py).
+python3 scripts/prune-build-cache.py --one-build "$fuzz_target_dir" ||
+    echo "    (could not prune $fuzz_target_dir; going on)" >&2
 if [[ $build_only -eq 1 ]]; then
     exit 0
 fi
