@@ -19,7 +19,10 @@ With `--one-build` (a folder that holds one build configuration per profile, as
 the fuzz folder does), a unit whose sources are all relative (a member of the
 workspace that was built: the fuzz targets) is also removed when a newer unit of
 the same crate is beside it: its hash changes with the clone only because the
-crates it depends on are hashed by their absolute paths.
+crates it depends on are hashed by their absolute paths. Build scripts are judged
+the same way: their compilation (`build/<package>-<hash>/*.d`) by its sources, and,
+with `--one-build`, only the newest run (`build/<package>-<hash>/root-output`) of a
+build script compiled from a checkout is kept.
 
 Usage: prune-build-cache.py [--dry-run] [--one-build] TARGET_DIR...
        prune-build-cache.py --self-test
@@ -38,6 +41,7 @@ MAX_PROFILE_DEPTH = 4
 
 # `<crate>-<16 hex digits>.d`, cargo's dep-info file of one unit.
 DEP_INFO = re.compile(r"^(?P<stem>.+)-(?P<hash>[0-9a-f]{16})\.d$")
+HASH = re.compile(r"[0-9a-f]{16}")
 
 
 def cargo_home():
@@ -110,18 +114,43 @@ def remove(path):
             pass
 
 
-def stale_paths(profile, home, one_build):
-    """Every path of the artifact sets in `profile` built from a gone checkout
-    (or, with `one_build`, superseded by a newer build of the same member)."""
-    hashes = set()
-    doomed = []
-    for sub in ("deps", "examples"):
-        folder = os.path.join(profile, sub)
+def mtime_of(path):
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def from_checkout(sources, home):
+    """Whether a unit was built from a checkout (not from cargo's home)."""
+    return any(
+        not os.path.isabs(s) or not os.path.realpath(s).startswith(home + os.sep) for s in sources
+    )
+
+
+class Profile:
+    """What one profile folder holds that may be stale."""
+
+    def __init__(self, path, home, one_build):
+        self.path = path
+        # Hashes of the stale units, and the files of their `deps/` or `examples/`.
+        self.hashes = set()
+        self.files = []
+        # Build-script runs (`build/<package>-<hash>/root-output`), by package:
+        # their hash is not the compilation's, so only their age tells.
+        self.runs = {}
+        # Packages whose build script was compiled from a checkout.
+        self.checkout_packages = set()
+        for sub in ("deps", "examples"):
+            self._scan_units(os.path.join(path, sub), home, one_build)
+        self._scan_build_scripts(os.path.join(path, "build"), home)
+
+    def _scan_units(self, folder, home, one_build):
         if not os.path.isdir(folder):
-            continue
+            return
         names = os.listdir(folder)
         stale = set()
-        # Workspace members (relative sources), newest first per crate.
+        # Workspace members (relative sources), by crate.
         members = {}
         for name in names:
             m = DEP_INFO.match(name)
@@ -132,43 +161,78 @@ def stale_paths(profile, home, one_build):
             if is_stale(sources, home):
                 stale.add((m["stem"], m["hash"]))
             elif sources and not any(os.path.isabs(s) for s in sources):
-                try:
-                    mtime = os.stat(path).st_mtime_ns
-                except OSError:
-                    continue
-                members.setdefault(m["stem"], []).append((mtime, m["hash"]))
+                members.setdefault(m["stem"], []).append((mtime_of(path), m["hash"]))
         if one_build:
             for stem, builds in members.items():
                 builds.sort(reverse=True)
                 stale.update((stem, digest) for _mtime, digest in builds[1:])
         for stem, digest in stale:
-            hashes.add(digest)
+            self.hashes.add(digest)
             prefixes = (f"{stem}-{digest}", f"lib{stem}-{digest}")
-            doomed.extend(os.path.join(folder, n) for n in names if n.startswith(prefixes))
-    for sub in (".fingerprint", "build"):
-        folder = os.path.join(profile, sub)
+            self.files.extend(os.path.join(folder, n) for n in names if n.startswith(prefixes))
+
+    def _scan_build_scripts(self, folder, home):
         if not os.path.isdir(folder):
-            continue
+            return
         for name in os.listdir(folder):
-            if name.rpartition("-")[2] in hashes:
-                doomed.append(os.path.join(folder, name))
-    return len(hashes), doomed
+            package, _, digest = name.rpartition("-")
+            unit = os.path.join(folder, name)
+            if not HASH.fullmatch(digest) or not os.path.isdir(unit):
+                continue
+            infos = [n for n in os.listdir(unit) if n.endswith(f"-{digest}.d")]
+            if infos:
+                # The build script's compilation.
+                sources = dep_info_sources(os.path.join(unit, infos[0]))
+                if is_stale(sources, home):
+                    self.hashes.add(digest)
+                if from_checkout(sources, home):
+                    self.checkout_packages.add(package)
+            elif os.path.exists(os.path.join(unit, "root-output")):
+                stamp = os.path.join(unit, "invoked.timestamp")
+                self.runs.setdefault(package, []).append((mtime_of(stamp), digest))
+
+    def supersede_runs(self, packages):
+        """With one build per profile: only the newest run of a checkout
+        package's build script is kept."""
+        for package, runs in self.runs.items():
+            if package in packages:
+                runs.sort(reverse=True)
+                self.hashes.update(digest for _mtime, digest in runs[1:])
+
+    def doomed(self):
+        paths = list(self.files)
+        for sub in (".fingerprint", "build"):
+            folder = os.path.join(self.path, sub)
+            if not os.path.isdir(folder):
+                continue
+            for name in os.listdir(folder):
+                if name.rpartition("-")[2] in self.hashes:
+                    paths.append(os.path.join(folder, name))
+        return paths
 
 
 def prune(roots, dry_run, one_build=False):
     home = cargo_home()
+    profiles = [
+        Profile(path, home, one_build)
+        for root in roots
+        if os.path.isdir(root)
+        for path in profile_dirs(root)
+    ]
+    if one_build:
+        # A build script is compiled in the host's profile and run in the
+        # target's: the packages are known across the folder.
+        packages = set().union(*(p.checkout_packages for p in profiles))
+        for profile in profiles:
+            profile.supersede_runs(packages)
     sets = 0
     freed = 0
-    for root in roots:
-        if not os.path.isdir(root):
-            continue
-        for profile in profile_dirs(root):
-            count, doomed = stale_paths(profile, home, one_build)
-            sets += count
-            for path in doomed:
-                freed += freed_by(path)
-                if not dry_run:
-                    remove(path)
+    for profile in profiles:
+        sets += len(profile.hashes)
+        for path in profile.doomed():
+            freed += freed_by(path)
+            if not dry_run:
+                remove(path)
     verb = "would remove" if dry_run else "removed"
     print(
         f"prune-build-cache: {verb} {sets} artifact sets ({freed / 1e6:.0f} MB) built from "
@@ -212,13 +276,49 @@ def self_test():
         os.utime(old, ns=(1, 1))
         unit("target", "00000000000000b2", "fuzz_targets/target.rs", lib=False)
         os.makedirs(os.path.join(profile, "build", "mine-fedcba9876543210"))
+        # Build scripts: compiled in the host's profile, run in the target's.
+        host = os.path.join(target, "release")
+        os.makedirs(os.path.join(host, "deps"))
+        os.makedirs(os.path.join(host, ".fingerprint"))
+
+        def build_script(package, digest, source):
+            folder = os.path.join(host, "build", f"{package}-{digest}")
+            os.makedirs(folder)
+            with open(os.path.join(folder, f"build_script_build-{digest}.d"), "w") as f:
+                f.write(f"{folder}/build_script_build-{digest}: {source}\n")
+            os.makedirs(os.path.join(host, ".fingerprint", f"{package}-{digest}"))
+
+        def run(package, digest, age):
+            folder = os.path.join(profile, "build", f"{package}-{digest}")
+            os.makedirs(os.path.join(folder, "out"))
+            for name in ("root-output", "invoked.timestamp"):
+                open(os.path.join(folder, name), "w").close()
+            os.utime(os.path.join(folder, "invoked.timestamp"), ns=(age, age))
+            os.makedirs(os.path.join(profile, ".fingerprint", f"{package}-{digest}"))
+
+        gone_build = os.path.join(tmp, "gone", "build.rs")
+        live_build = os.path.join(tmp, "live", "build.rs")
+        open(live_build, "w").close()
+        reg_build = os.path.join(home, "registry", "src", "ring-0.17", "build.rs")
+        build_script("mine", "000000000000c001", gone_build)
+        build_script("mine", "000000000000c002", live_build)
+        build_script("ring", "000000000000c003", reg_build)
+        run("mine", "000000000000d001", 1)
+        run("mine", "000000000000d002", 2)
+        # Two versions of a registry crate's build script: both runs live.
+        run("ring", "000000000000d003", 1)
+        run("ring", "000000000000d004", 2)
         # Dry run: nothing removed.
-        assert prune([target], dry_run=True) == 2
+        assert prune([target], dry_run=True) == 3
         assert os.path.exists(os.path.join(deps, "libmine-fedcba9876543210.rlib"))
-        # Without --one-build a member's older build stays.
-        assert prune([target], dry_run=False) == 2
+        # Without --one-build a member's older build and run stay.
+        assert prune([target], dry_run=False) == 3
         assert os.path.exists(old)
-        assert prune([target], dry_run=False, one_build=True) == 1
+        assert prune([target], dry_run=False, one_build=True) == 2
+        assert sorted(os.listdir(os.path.join(host, "build"))) == [
+            "mine-000000000000c002",
+            "ring-000000000000c003",
+        ]
         left = sorted(os.listdir(deps))
         assert left == [
             "libmine-0123456789abcdef.rlib",
@@ -231,12 +331,19 @@ def self_test():
             "target-00000000000000b2.d",
         ], left
         assert sorted(os.listdir(os.path.join(profile, ".fingerprint"))) == [
+            "mine-000000000000d002",
             "mine-0123456789abcdef",
+            "ring-000000000000d003",
+            "ring-000000000000d004",
             "serde-1111111111111111",
             "serde-2222222222222222",
             "target-00000000000000b2",
         ]
-        assert os.listdir(os.path.join(profile, "build")) == []
+        assert sorted(os.listdir(os.path.join(profile, "build"))) == [
+            "mine-000000000000d002",
+            "ring-000000000000d003",
+            "ring-000000000000d004",
+        ]
         # Idempotent.
         assert prune([target], dry_run=False, one_build=True) == 0
     print("prune-build-cache: self-test passed")
