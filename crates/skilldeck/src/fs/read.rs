@@ -254,6 +254,15 @@ fn read_prefix_into(file: &Path, handle: File, chunk: &mut [u8]) -> Result<Strin
             break;
         }
     }
+    // No closing line within the limit and the file goes on: the last
+    // character may be cut in two. That is the frontmatter being too long
+    // (the parser says so), not the file being other than UTF-8.
+    if reader.limit() == 0
+        && let Ok(whole) = utf8_cut(&bytes, true)
+    {
+        let keep = whole.len();
+        bytes.truncate(keep);
+    }
     decode_utf8(bytes).map_err(|d| d.in_file(file))
 }
 
@@ -412,6 +421,18 @@ fn check_utf8(bytes: &[u8]) -> Result<&str, Diagnostic> {
     utf8(bytes).map_err(|e| not_utf8(bytes, e))
 }
 
+/// [`utf8`] for the start of a file that a read limit may have cut (`cut`:
+/// the read stopped at its limit, not at the end of the file). A last
+/// character the limit split in two is left out, since the rest of it was
+/// never read; any other invalid byte is an error, as in [`utf8`].
+pub(crate) fn utf8_cut(bytes: &[u8], cut: bool) -> Result<&str, std::str::Utf8Error> {
+    match utf8(bytes) {
+        // `error_len` is `None` only for a sequence the input's end cuts.
+        Err(e) if cut && e.error_len().is_none() => utf8(&bytes[..e.valid_up_to()]),
+        other => other,
+    }
+}
+
 /// `std::str::from_utf8`, with the check of valid text done by SIMD
 /// (`simdutf8`, several times fewer instructions per byte); std's check runs
 /// only on invalid text, for the error's offset.
@@ -526,6 +547,21 @@ mod tests {
 
     thread_local! {
         static TEST_BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+
+    #[test]
+    fn only_a_character_the_read_limit_cut_is_left_out() {
+        let text = "ab€".as_bytes();
+        // The limit cut the euro sign after one or two of its three bytes.
+        for cut_at in [3, 4] {
+            assert_eq!(utf8_cut(&text[..cut_at], true).unwrap(), "ab");
+            // Not cut by a limit: the file ends there, and that is an error.
+            assert!(utf8_cut(&text[..cut_at], false).is_err());
+        }
+        assert_eq!(utf8_cut(text, true).unwrap(), "ab€");
+        // An invalid byte before the end is an error, cut or not.
+        assert!(utf8_cut(b"a\xffb", true).is_err());
+        assert!(utf8_cut(b"a\xff\xe2\x82", true).is_err());
     }
 
     fn sized_read(file: &Path, len: u64, limit: u64) -> Vec<u8> {

@@ -856,7 +856,11 @@ fn linked_targets(path: &Path, len: u64, stats: &Stats<'_>) -> Option<Vec<String
             .ok()?,
     };
     crate::fs::read::with_sized_read(&BUFFER, file, len, MAX_LINT_LINKED_FILE_BYTES, |read| {
-        let text = crate::fs::read::utf8(read.ok()?).ok()?;
+        let bytes = read.ok()?;
+        // A file longer than the limit is scanned up to it, less a
+        // character the limit cut.
+        let cut = u64::try_from(bytes.len()).is_ok_and(|n| n >= MAX_LINT_LINKED_FILE_BYTES);
+        let text = crate::fs::read::utf8_cut(bytes, cut).ok()?;
         Some(link_targets(text))
     })
 }

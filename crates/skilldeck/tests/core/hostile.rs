@@ -355,18 +355,63 @@ fn discovery_of_a_fifo_or_device_skill_md_does_not_hang() {
 
 #[test]
 fn frontmatter_too_large_is_one_code_for_discovery_and_validate() {
-    let tmp = tempfile::tempdir().unwrap();
-    let long = "x".repeat(skilldeck::limits::MAX_FRONTMATTER_BYTES + 10);
-    let dir = skilldeck_testkit::skill(tmp.path(), "big")
-        .description(format!("Use when testing. {long}"))
-        .write();
-    assert_eq!(codes(&validate(&dir)), vec![Code::FrontmatterTooLarge]);
-    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
-        .path()
-        .to_path_buf()]));
-    assert!(deck.is_empty());
-    let found: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
-    assert_eq!(found, vec![Code::FrontmatterTooLarge]);
+    use skilldeck::limits::{FRONTMATTER_READ_CHUNK, MAX_FRONTMATTER_BYTES};
+    // Just over the limit, and longer than discovery reads (the limit and
+    // two chunks); ASCII, and characters of two, three and four bytes
+    // shifted by zero to three bytes, so that for some of them the read
+    // stops inside a character. That is a frontmatter too long, not a file
+    // that is not UTF-8.
+    let lengths = [
+        MAX_FRONTMATTER_BYTES + 10,
+        MAX_FRONTMATTER_BYTES + 4 * FRONTMATTER_READ_CHUNK,
+    ];
+    for (bytes, filler, pad) in lengths.into_iter().flat_map(|n| {
+        ["x", "é", "€", "😀"]
+            .into_iter()
+            .flat_map(move |f| (0..4).map(move |pad| (n, f, pad)))
+    }) {
+        let tmp = tempfile::tempdir().unwrap();
+        let long = filler.repeat(bytes / filler.len());
+        let dir = skilldeck_testkit::skill(tmp.path(), "big")
+            .description(format!("Use when testing.{} {long}", " ".repeat(pad)))
+            .write();
+        assert_eq!(
+            codes(&validate(&dir)),
+            vec![Code::FrontmatterTooLarge],
+            "{bytes} {filler} {pad}"
+        );
+        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
+            .path()
+            .to_path_buf()]));
+        assert!(deck.is_empty());
+        let found: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
+        assert_eq!(
+            found,
+            vec![Code::FrontmatterTooLarge],
+            "{bytes} {filler} {pad}: {:?}",
+            deck.diagnostics()
+        );
+    }
+}
+
+#[test]
+fn a_linked_reference_the_lint_read_limit_cuts_inside_a_character_is_still_scanned() {
+    // The nested-reference lint reads a linked file up to a limit. A file
+    // longer than that, cut inside a character, is scanned up to the cut.
+    let limit = usize::try_from(skilldeck::limits::MAX_LINT_LINKED_FILE_BYTES).unwrap();
+    for pad in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let head = format!("See [more](more.md).{}\n", " ".repeat(pad));
+        let reference = format!("{head}{}", "€".repeat(limit / 3 + 10));
+        let dir = skilldeck_testkit::skill(tmp.path(), "cut")
+            .description("Use when testing.")
+            .body("Read [the guide](references/guide.md).\n")
+            .file("references/guide.md", &reference)
+            .file("references/more.md", "more\n")
+            .write();
+        let found = codes(&validate(&dir));
+        assert!(found.contains(&Code::NestedReference), "{pad}: {found:?}");
+    }
 }
 
 #[test]
