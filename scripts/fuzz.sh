@@ -33,6 +33,16 @@ CARGO_FUZZ_VERSION=0.13.2
 PROGRESS_EVERY=15
 FUZZ_INPUT_TIMEOUT="${FUZZ_INPUT_TIMEOUT:-30}"
 ALL_TARGETS=(skill_md unpack mcp_message)
+# The longest input each target tries (libFuzzer's -max_len), with inputs
+# free to grow to it from the start (-len_control=0). Left to itself,
+# libFuzzer caps inputs at the longest seed (or 4 KiB) and raises the cap
+# only when coverage stalls: a 50-minute run of skill_md (2026-11-28) never
+# went past 699 bytes, so the limits the code enforces were never reached.
+# skill_md: past the frontmatter limit and discovery's read of it (64 KiB
+# plus two 4 KiB chunks); unpack: archives of many entries and long names;
+# mcp_message: long and deeply nested JSON (the request limit itself, 4 MiB,
+# is for the HTTP tests).
+declare -A MAX_LEN=([skill_md]=$((80 * 1024)) [unpack]=$((256 * 1024)) [mcp_message]=$((64 * 1024)))
 
 build_only=0
 if [[ "${1:-}" == "--build-only" ]]; then
@@ -133,6 +143,7 @@ for t in "${targets[@]}"; do
     echo "==> fuzzing $t for ${seconds} s (seeds: fuzz/seeds/$t, corpus: $corpus)"
     started=$SECONDS
     "$bin" "$corpus" "fuzz/seeds/$t" "${dict[@]}" \
+        -max_len="${MAX_LEN[$t]}" -len_control=0 \
         -max_total_time="$seconds" -timeout="$FUZZ_INPUT_TIMEOUT" -rss_limit_mb=2048 \
         -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1 &
     fuzzer_pid=$!

@@ -9,14 +9,17 @@
 //!    discovery of that root, the catalog of what loaded, and the
 //!    activation of every loaded skill with arguments taken from the input.
 //!
-//! Nothing may panic; every outcome (diagnostics, a refusal) is fine.
+//! Nothing may panic; every outcome (diagnostics, a refusal) is fine, as
+//! long as discovery and lenient validation agree: an error that makes
+//! discovery refuse the skill is an error of lenient validation too, with
+//! the same code.
 #![no_main]
 
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use skilldeck::{
-    CatalogOptions, DiscoveryOptions, ValidationOptions, activate, check_text, discover,
+    CatalogOptions, Code, DiscoveryOptions, ValidationOptions, activate, check_text, discover,
     render_catalog, validate_dir,
 };
 
@@ -58,10 +61,33 @@ fn in_a_folder(data: &[u8]) {
     if !written {
         return;
     }
-    for options in [ValidationOptions::strict(), ValidationOptions::lenient()] {
-        let _ = validate_dir(&dir, &options);
-    }
+    let _ = validate_dir(&dir, &ValidationOptions::strict());
+    let lenient = validate_dir(&dir, &ValidationOptions::lenient());
     let deck = discover(&DiscoveryOptions::with_roots([root.path().to_path_buf()]));
+    // One rule, one place: what makes discovery refuse the skill is an
+    // error of lenient validation ("load like a host") too, with the same
+    // code. Not the other way round: discovery reads only the frontmatter,
+    // so a body that is not UTF-8 loads. For the same reason, when
+    // validation stopped at a file that is not text (bytes that are not
+    // UTF-8, or a NUL: it checks the whole file first), a frontmatter error
+    // discovery found is not reported beside it: then the check is only
+    // that validation refused too.
+    let errors: Vec<_> = lenient
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    let stopped_at_encoding = errors
+        .iter()
+        .any(|d| matches!(d.code, Code::NotUtf8 | Code::NulByte));
+    for refused in deck.diagnostics().iter().filter(|d| d.is_error()) {
+        assert!(
+            errors.iter().any(|d| d.code == refused.code)
+                || (stopped_at_encoding && !errors.is_empty()),
+            "discovery refused the skill with {refused:?}; lenient validation said {:?}",
+            lenient.diagnostics
+        );
+    }
     let _ = render_catalog(deck.skills(), &CatalogOptions::default(), None);
     let arguments = String::from_utf8_lossy(&data[..data.len().min(64)]);
     for skill in deck.skills() {

@@ -440,8 +440,41 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
     simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes))
 }
 
+/// The error for a NUL byte at `offset` of `text` (a `SKILL.md`'s bytes,
+/// after a byte order mark), at its line and character column. A text
+/// file has none.
+pub(crate) fn nul_byte(text: &[u8], offset: usize) -> Diagnostic {
+    let before = &text[..offset];
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    Diagnostic::new(
+        Code::NulByte,
+        Severity::Error,
+        "SKILL.md contains a NUL byte; it is not a text file",
+    )
+    .at(Pos::new(
+        u32::try_from(line).unwrap_or(u32::MAX),
+        u32::try_from(column).unwrap_or(u32::MAX),
+        1,
+    ))
+}
+
+/// The error for bytes that are not UTF-8 where `e` says. The first bad
+/// byte is the one reported: a NUL before the invalid byte is reported
+/// instead, as a read of the frontmatter alone (discovery's) sees it, so
+/// `list` and `validate` name the same problem.
 fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
     let valid = e.valid_up_to();
+    let text = bytes[..valid]
+        .strip_prefix("\u{FEFF}".as_bytes())
+        .unwrap_or(&bytes[..valid]);
+    if let Some(nul) = memchr::memchr(0, text) {
+        return nul_byte(text, nul);
+    }
     let before = String::from_utf8_lossy(&bytes[..valid]);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -58,12 +58,7 @@ pub(crate) fn check_text_in(
         .help = Some("save the file as UTF-8 without BOM".to_owned());
     }
     if let Some(offset) = memchr::memchr(0, text.as_bytes()) {
-        let pos = pos_of_offset(text, offset);
-        sink.push(
-            Code::NulByte,
-            Some(pos),
-            "SKILL.md contains a NUL byte; it is not a text file".to_owned(),
-        );
+        sink.add(crate::fs::read::nul_byte(text.as_bytes(), offset));
         return finish(sink, None, 0);
     }
     let split = match frontmatter::split(text) {
@@ -128,21 +123,6 @@ fn folder_name(dir: &Path) -> Option<String> {
         }
     };
     Some(name::normalize(&name.to_string_lossy()))
-}
-
-fn pos_of_offset(text: &str, offset: usize) -> Pos {
-    let before = &text.as_bytes()[..offset];
-    let line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    Pos::new(
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-        1,
-    )
 }
 
 /// Parses the YAML, retrying once with unquoted `: ` values repaired.

@@ -395,6 +395,41 @@ fn frontmatter_too_large_is_one_code_for_discovery_and_validate() {
 }
 
 #[test]
+fn the_first_bad_byte_is_one_code_for_discovery_and_validate() {
+    // A NUL in the frontmatter, and bytes that are not UTF-8 after it (in
+    // the body, or in the frontmatter too). Discovery reads only the
+    // frontmatter; validation reads the whole file. Both report the NUL
+    // (the first bad byte), at the same place. The first input is what the
+    // skill_md fuzz target found.
+    let inputs: [&[u8]; 3] = [
+        b"\nn\0mst\x1f\n---\n\xa7",
+        b"---\nname: nul\ndescription: Use when\0 testing.\n---\nbody \xff\n",
+        b"\xef\xbb\xbf---\nname: nul\0\xff\ndescription: Use when testing.\n---\n",
+    ];
+    for input in inputs {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = skilldeck_testkit::dir(tmp.path(), "nul");
+        std::fs::write(dir.join("SKILL.md"), input).unwrap();
+        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
+            .path()
+            .to_path_buf()]));
+        assert!(deck.is_empty());
+        let found = &deck.diagnostics()[0];
+        for options in [ValidationOptions::strict(), ValidationOptions::lenient()] {
+            let report = validate_path(&dir, &options);
+            let d = &report.diagnostics[0];
+            assert_eq!(
+                (d.code, d.line, d.column),
+                (found.code, found.line, found.column),
+                "{input:?}: {:?}",
+                report.diagnostics
+            );
+            assert_eq!(d.code, Code::NulByte, "{input:?}");
+        }
+    }
+}
+
+#[test]
 fn a_linked_reference_the_lint_read_limit_cuts_inside_a_character_is_still_scanned() {
     // The nested-reference lint reads a linked file up to a limit. A file
     // longer than that, cut inside a character, is scanned up to the cut.
