@@ -428,4 +428,43 @@ impl Pos {
     pub fn line(line: u32) -> Self {
         Pos::new(line, 1, 0)
     }
+
+    /// The 1-based line and character column of byte `offset` of `text`
+    /// (clamped to its end), covering nothing. Bytes before `offset` that
+    /// are not UTF-8 count one column each run, as a lossy decode shows
+    /// them. The one place a byte offset becomes a position.
+    pub(crate) fn of_offset(text: &[u8], offset: usize) -> Self {
+        let before = &text[..offset.min(text.len())];
+        let line = memchr::memchr_iter(b'\n', before).count() + 1;
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        Pos::new(
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+            0,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pos;
+
+    #[test]
+    fn a_byte_offset_is_a_line_and_a_column_in_characters() {
+        let text = "ab\ncé😀x\n".as_bytes();
+        assert_eq!(Pos::of_offset(text, 0), Pos::new(1, 1, 0));
+        assert_eq!(Pos::of_offset(text, 2), Pos::new(1, 3, 0));
+        assert_eq!(Pos::of_offset(text, 3), Pos::new(2, 1, 0));
+        // 'x' follows a 1-, a 2- and a 4-byte character: column 4.
+        let x = text.iter().position(|&b| b == b'x').unwrap();
+        assert_eq!(Pos::of_offset(text, x), Pos::new(2, 4, 0));
+        // Past the end is the end.
+        assert_eq!(Pos::of_offset(text, 999), Pos::new(3, 1, 0));
+        // Bytes that are not UTF-8 count as a lossy decode shows them.
+        assert_eq!(Pos::of_offset(b"a\xff\xfeb", 3), Pos::new(1, 4, 0));
+    }
 }

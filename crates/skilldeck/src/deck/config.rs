@@ -506,7 +506,10 @@ impl Config {
         let mut config: Config = toml::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
-                .map(|span| line_col(text, span.start))
+                .map(|span| {
+                    let pos = crate::diagnostic::Pos::of_offset(text.as_bytes(), span.start);
+                    (pos.line, pos.column)
+                })
                 .unwrap_or((1, 1));
             Error::Config {
                 path: path.to_path_buf(),
@@ -599,16 +602,6 @@ impl Config {
             ..ValidationOptions::default()
         }
     }
-}
-
-fn line_col(text: &str, offset: usize) -> (u32, u32) {
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-    )
 }
 
 impl CatalogOptions {

@@ -444,23 +444,15 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
 /// after a byte order mark), at its line and character column. A text
 /// file has none.
 pub(crate) fn nul_byte(text: &[u8], offset: usize) -> Diagnostic {
-    let before = &text[..offset];
-    let line = memchr::memchr_iter(b'\n', before).count() + 1;
-    let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
-    let column = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
     Diagnostic::new(
         Code::NulByte,
         Severity::Error,
         "SKILL.md contains a NUL byte; it is not a text file",
     )
-    .at(Pos::new(
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-        1,
-    ))
+    .at(Pos {
+        len: 1,
+        ..Pos::of_offset(text, offset)
+    })
 }
 
 /// The error for bytes that are not UTF-8 where `e` says. The first bad
@@ -475,19 +467,15 @@ fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> Diagnostic {
     if let Some(nul) = memchr::memchr(0, text) {
         return nul_byte(text, nul);
     }
-    let before = String::from_utf8_lossy(&bytes[..valid]);
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     Diagnostic::new(
         Code::NotUtf8,
         Severity::Error,
         format!("SKILL.md is not valid UTF-8 (invalid byte at offset {valid})"),
     )
-    .at(Pos::new(
-        u32::try_from(line).unwrap_or(u32::MAX),
-        u32::try_from(column).unwrap_or(u32::MAX),
-        1,
-    ))
+    .at(Pos {
+        len: 1,
+        ..Pos::of_offset(bytes, valid)
+    })
     .with_help("save the file as UTF-8")
 }
 

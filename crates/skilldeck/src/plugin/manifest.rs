@@ -181,31 +181,12 @@ pub(crate) fn shown(text: &str) -> String {
 /// Most characters of a value a diagnostic quotes.
 const SHOWN_CHARS: usize = 80;
 
-/// The 1-based line and column of byte `offset` in `text` (columns in
-/// characters).
-pub(crate) fn position(text: &str, offset: usize) -> Pos {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let column = before
-        .get(line_start..)
-        .map(|s| s.chars().count())
-        .unwrap_or(0)
-        + 1;
-    Pos {
-        line: u32::try_from(line).unwrap_or(u32::MAX),
-        column: u32::try_from(column).unwrap_or(u32::MAX),
-        len: 0,
-    }
-}
-
 /// Where the JSON string `value` first appears in `text` (its opening
 /// quote), for a diagnostic about a field's value.
 pub(crate) fn value_position(text: &str, value: &str) -> Option<Pos> {
     let quoted = serde_json::to_string(value).ok()?;
     let at = text.find(&quoted)?;
-    let mut pos = position(text, at);
+    let mut pos = Pos::of_offset(text.as_bytes(), at);
     pos.len = u32::try_from(quoted.chars().count()).unwrap_or(0);
     Some(pos)
 }
