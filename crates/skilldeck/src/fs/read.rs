@@ -233,41 +233,63 @@ fn read_prefix_from(file: &Path, handle: File) -> Result<String, Diagnostic> {
     })
 }
 
+/// How much of a `SKILL.md` discovery reads at most: the frontmatter limit
+/// plus two chunks, so a frontmatter just over the limit is seen to be.
+const FRONTMATTER_READ_LIMIT: usize =
+    crate::limits::MAX_FRONTMATTER_BYTES + 2 * crate::limits::FRONTMATTER_READ_CHUNK;
+
 /// Reads chunks into `chunk` and keeps only what is needed: up to the end of
 /// the closing delimiter line.
 fn read_prefix_into(file: &Path, handle: File, chunk: &mut [u8]) -> Result<String, Diagnostic> {
-    use crate::limits::{FRONTMATTER_READ_CHUNK, MAX_FRONTMATTER_BYTES};
-    let limit = MAX_FRONTMATTER_BYTES + 2 * FRONTMATTER_READ_CHUNK;
     let mut bytes = Vec::new();
-    let mut reader = handle.take(u64::try_from(limit).unwrap_or(u64::MAX));
+    let mut reader = handle.take(u64::try_from(FRONTMATTER_READ_LIMIT).unwrap_or(u64::MAX));
     let mut scanned = 0;
     loop {
         let n = reader
             .read(chunk)
             .map_err(|e| io_diagnostic(file, &e).in_file(file))?;
         bytes.extend_from_slice(&chunk[..n]);
-        if let Some(end) = closing_delimiter_end(&bytes, &mut scanned) {
-            bytes.truncate(end);
-            break;
-        }
-        if n == 0 {
+        if n == 0 || closing_delimiter_end(&bytes, &mut scanned).is_some() {
             break;
         }
     }
-    // No closing line within the limit and the file goes on: the last
-    // character may be cut in two. That is the frontmatter being too long
-    // (the parser says so), not the file being other than UTF-8.
-    if reader.limit() == 0
-        && let Ok(whole) = utf8_cut(&bytes, true)
-    {
+    frontmatter_text(bytes, &mut scanned, reader.limit() == 0).map_err(|d| d.in_file(file))
+}
+
+/// Discovery's text of a `SKILL.md`: `bytes` are the file's first bytes
+/// (at most [`FRONTMATTER_READ_LIMIT`]; `limited`: the read stopped there,
+/// the file may go on), `scanned` how far [`closing_delimiter_end`] has
+/// looked. Up to the end of the closing `---` line when they hold one, else
+/// all of them, as UTF-8 ([`decode_utf8`]: the first bad byte is the error).
+fn frontmatter_text(
+    mut bytes: Vec<u8>,
+    scanned: &mut usize,
+    limited: bool,
+) -> Result<String, Diagnostic> {
+    if let Some(end) = closing_delimiter_end(&bytes, scanned) {
+        bytes.truncate(end);
+    } else if limited && let Ok(whole) = utf8_cut(&bytes, true) {
+        // No closing line within the limit and the file goes on: the last
+        // character may be cut in two. That is the frontmatter being too
+        // long (the parser says so), not the file being other than UTF-8.
         let keep = whole.len();
         bytes.truncate(keep);
     }
-    decode_utf8(bytes).map_err(|d| d.in_file(file))
+    decode_utf8(bytes)
+}
+
+/// The frontmatter discovery reads from a `SKILL.md` whose bytes are
+/// `bytes` (the whole file), as discovery reads it: validation of a file
+/// that is not text checks it, so that `validate` names every error `list`
+/// does. An error when discovery would stop at a bad byte too.
+pub(crate) fn frontmatter_as_discovery_reads(bytes: &[u8]) -> Result<String, Diagnostic> {
+    let read = &bytes[..bytes.len().min(FRONTMATTER_READ_LIMIT)];
+    frontmatter_text(read.to_vec(), &mut 0, read.len() == FRONTMATTER_READ_LIMIT)
 }
 
 /// The byte just past the closing `---` line, if `bytes` holds one. The
-/// first line must be the opening delimiter; `scanned` remembers progress.
+/// first line must be the opening delimiter; `scanned` remembers progress
+/// (the closing line's start, once found).
 fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
     let first_end = memchr::memchr(b'\n', bytes)? + 1;
     let mut line_start = (*scanned).max(first_end);
@@ -278,6 +300,8 @@ fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
             .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
             .map_or(&line[..0], |p| &line[..=p]);
         if trimmed == b"---" {
+            // Found again from here, in one line.
+            *scanned = line_start;
             return Some(line_start + i + 1);
         }
         line_start += i + 1;
@@ -299,11 +323,15 @@ pub(crate) fn with_skill_md_for_validation<T>(
     cap: u64,
     listed_regular: bool,
     at: Option<(rustix::fd::BorrowedFd<'_>, &str)>,
-    f: impl FnOnce(Result<&str, Diagnostic>) -> T,
+    f: impl FnOnce(Result<&str, Unreadable>) -> T,
 ) -> T {
     thread_local! {
         static BUFFER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     }
+    let unreadable = |diagnostic: Diagnostic| Unreadable {
+        diagnostic: diagnostic.in_file(file),
+        frontmatter: None,
+    };
     let opened = match (listed_regular, at) {
         (true, Some((dir, name))) => open_listed_regular_file_at(dir, name, file, cap)
             .map_err(|failure| open_diagnostic(file, failure)),
@@ -314,16 +342,34 @@ pub(crate) fn with_skill_md_for_validation<T>(
     };
     let (handle, meta) = match opened {
         Ok(opened) => opened,
-        Err(d) => return f(Err(d.in_file(file))),
+        Err(d) => return f(Err(unreadable(d))),
     };
     with_sized_read(&BUFFER, handle, meta.len(), cap.saturating_add(1), |read| {
-        let text = match read {
-            Ok(bytes) => check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap)
-                .and_then(|()| check_utf8(bytes)),
-            Err(e) => Err(io_diagnostic(file, &e)),
+        let bytes = match read {
+            Ok(bytes) => bytes,
+            Err(e) => return f(Err(unreadable(io_diagnostic(file, &e)))),
         };
-        f(text.map_err(|d| d.in_file(file)))
+        if let Err(d) = check_size(u64::try_from(bytes.len()).unwrap_or(u64::MAX), cap) {
+            return f(Err(unreadable(d)));
+        }
+        match check_utf8(bytes) {
+            Ok(text) => f(Ok(text)),
+            Err(d) => f(Err(Unreadable {
+                frontmatter: frontmatter_as_discovery_reads(bytes).ok(),
+                ..unreadable(d)
+            })),
+        }
     })
+}
+
+/// Why validation could not read a `SKILL.md` as text (the diagnostic
+/// carries the file), and its frontmatter as discovery reads it, when that
+/// is text: the first bad byte comes after it.
+pub(crate) struct Unreadable {
+    /// Why, in the file.
+    pub(crate) diagnostic: Diagnostic,
+    /// The frontmatter, for a file that is not text past it.
+    pub(crate) frontmatter: Option<String>,
 }
 
 /// Calls `f` with the bytes of `handle`, at most `limit`, read into

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::fs::read::io_diagnostic;
 use crate::fs::read::symlink_diagnostic;
-use crate::fs::read::with_skill_md_for_validation;
 use crate::fs::read::{SKILL_MD, SKILL_MD_LOWERCASE};
+use crate::fs::read::{Unreadable, with_skill_md_for_validation};
 use crate::fs::walk::{FoundSkill, WalkLimits, WalkOutcome, find_skill_dirs, find_skill_dirs_then};
 use crate::spec::fields::Frontmatter;
 use crate::spec::lints::SkillFolder;
@@ -270,23 +270,27 @@ fn validate_file(
         listed_regular,
         at,
         |text| {
-            let text = match text {
-                Ok(text) => text,
-                Err(d) => {
-                    let mut r = SkillReport::failed(dir.to_path_buf(), Some(file.to_path_buf()), d);
+            let folder = Some(SkillFolder {
+                path: dir,
+                fd: folder,
+            });
+            let checked = match text {
+                Ok(text) => validate::check_text_in(text, folder, options),
+                Err(Unreadable {
+                    diagnostic,
+                    frontmatter: Some(frontmatter),
+                }) => validate::check_not_text(Some(&frontmatter), diagnostic, folder, options),
+                Err(Unreadable { diagnostic, .. }) => {
+                    let mut r = SkillReport::failed(
+                        dir.to_path_buf(),
+                        Some(file.to_path_buf()),
+                        diagnostic,
+                    );
                     diagnostics.append(&mut r.diagnostics);
                     r.diagnostics = diagnostics;
                     return r;
                 }
             };
-            let checked = validate::check_text_in(
-                text,
-                Some(SkillFolder {
-                    path: dir,
-                    fd: folder,
-                }),
-                options,
-            );
             diagnostics.extend(checked.diagnostics.into_iter().map(|d| d.in_file(file)));
             let name = checked
                 .frontmatter

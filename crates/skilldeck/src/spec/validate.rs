@@ -45,6 +45,64 @@ pub(crate) fn check_text_in(
     folder: Option<SkillFolder<'_>>,
     options: &ValidationOptions,
 ) -> Checked {
+    let unmarked = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    if let Some(offset) = memchr::memchr(0, unmarked.as_bytes()) {
+        let frontmatter = crate::fs::read::frontmatter_as_discovery_reads(text.as_bytes()).ok();
+        return check_not_text(
+            frontmatter.as_deref(),
+            crate::fs::read::nul_byte(unmarked.as_bytes(), offset),
+            folder,
+            options,
+        );
+    }
+    check(text, folder, options, Part::WholeFile)
+}
+
+/// Checks a `SKILL.md` that is not text: `problem` is its first bad byte (a
+/// NUL, or bytes that are not UTF-8), `frontmatter` the frontmatter as
+/// discovery reads it when that is text (the bad byte comes after it). The
+/// frontmatter is checked as discovery checks it, so `validate` names every
+/// error `list` names, and the problem beside them; without a readable
+/// frontmatter, the problem alone.
+pub(crate) fn check_not_text(
+    frontmatter: Option<&str>,
+    problem: Diagnostic,
+    folder: Option<SkillFolder<'_>>,
+    options: &ValidationOptions,
+) -> Checked {
+    let mut checked = match frontmatter {
+        // A NUL in it is the problem itself: the first bad byte.
+        Some(fm) if memchr::memchr(0, fm.as_bytes()).is_none() => {
+            check(fm, folder, options, Part::Frontmatter)
+        }
+        _ => Checked::default(),
+    };
+    let mut sink = Sink::new(options);
+    sink.add(problem);
+    checked.diagnostics.append(&mut sink.diagnostics);
+    checked
+        .diagnostics
+        .sort_by_key(|d| (d.line.unwrap_or(0), d.column.unwrap_or(0)));
+    checked
+}
+
+/// What of a `SKILL.md` [`check`] is given.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The whole file, as text.
+    WholeFile,
+    /// Its frontmatter alone (the rest is not text): the body's lints do
+    /// not run.
+    Frontmatter,
+}
+
+/// The rule set on `text`, a `SKILL.md` (or `part` of it) with no NUL.
+fn check(
+    text: &str,
+    folder: Option<SkillFolder<'_>>,
+    options: &ValidationOptions,
+    part: Part,
+) -> Checked {
     let dir = folder.map(|f| f.path);
     let mut sink = Sink::new(options);
     let mut text = text;
@@ -56,10 +114,6 @@ pub(crate) fn check_text_in(
             "SKILL.md starts with a UTF-8 byte order mark".to_owned(),
         )
         .help = Some("save the file as UTF-8 without BOM".to_owned());
-    }
-    if let Some(offset) = memchr::memchr(0, text.as_bytes()) {
-        sink.add(crate::fs::read::nul_byte(text.as_bytes(), offset));
-        return finish(sink, None, 0);
     }
     let split = match frontmatter::split(text) {
         Ok(split) => split,
@@ -96,7 +150,9 @@ pub(crate) fn check_text_in(
             lints::description_placeholder(description, description_pos(&root), &mut sink);
             lints::description(description, description_pos(&root), &mut sink);
         }
-        lints::body(split.body, split.body_line, folder, &mut sink);
+        if part == Part::WholeFile {
+            lints::body(split.body, split.body_line, folder, &mut sink);
+        }
     }
     finish(sink, Some(fm), split.body_line)
 }

@@ -118,8 +118,16 @@ fn invalid_utf8_is_reported_with_its_line() {
         .body(b"line\n\xff\xfe bad\n")
         .write();
     let r = validate(&dir);
-    assert_eq!(codes(&r), vec![Code::NotUtf8]);
-    assert_eq!(r.diagnostics[0].line, Some(6));
+    // The frontmatter is still checked (its short description is a
+    // warning); the bad byte is the one error.
+    let errors: Vec<_> = r.diagnostics.iter().filter(|d| d.is_error()).collect();
+    assert_eq!(errors.len(), 1, "{:?}", r.diagnostics);
+    assert_eq!((errors[0].code, errors[0].line), (Code::NotUtf8, Some(6)));
+    assert!(
+        codes(&r).contains(&Code::DescriptionNoTrigger),
+        "{:?}",
+        r.diagnostics
+    );
 }
 
 #[test]
@@ -425,6 +433,78 @@ fn the_first_bad_byte_is_one_code_for_discovery_and_validate() {
                 report.diagnostics
             );
             assert_eq!(d.code, Code::NulByte, "{input:?}");
+        }
+    }
+}
+
+#[test]
+fn a_skill_md_that_is_not_text_past_its_frontmatter_has_its_frontmatter_checked_as_discovery_does()
+{
+    // Discovery reads only the frontmatter: it refuses these skills for
+    // what the frontmatter says. Validation reads the whole file, finds a
+    // bad byte in the body, and still names the frontmatter's errors, so
+    // `list` and `validate` agree; the bad byte is reported beside them.
+    // The first input is the one the skill_md fuzz target's check allowed
+    // until this rule.
+    let big = format!(
+        "---\nname: big\ndescription: {}\n---\nbody \0\n",
+        "x".repeat(70_000)
+    );
+    let inputs: [(&[u8], Code, Code); 5] = [
+        (
+            b"---\nname: yaml\ndescription: [unclosed\n---\nbody \xff\n",
+            Code::InvalidYaml,
+            Code::NotUtf8,
+        ),
+        (
+            b"---\nname: yaml\ndescription: [unclosed\n---\nbody \0\n",
+            Code::InvalidYaml,
+            Code::NulByte,
+        ),
+        (
+            b"\xef\xbb\xbf---\nname: nodesc\n---\n\xff",
+            Code::DescriptionMissing,
+            Code::NotUtf8,
+        ),
+        (
+            b"---\nname: closed\ndescription: Use when testing.\n---\x80\n",
+            Code::NotUtf8,
+            Code::NotUtf8,
+        ),
+        (big.as_bytes(), Code::FrontmatterTooLarge, Code::NulByte),
+    ];
+    for (input, listed, bad_byte) in inputs {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = skilldeck_testkit::dir(tmp.path(), "skill");
+        std::fs::write(dir.join("SKILL.md"), input).unwrap();
+        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
+            .path()
+            .to_path_buf()]));
+        assert!(deck.is_empty());
+        let refused = deck
+            .diagnostics()
+            .iter()
+            .find(|d| d.is_error())
+            .expect("refused with an error");
+        assert_eq!(refused.code, listed, "{:?}", deck.diagnostics());
+        for options in [ValidationOptions::strict(), ValidationOptions::lenient()] {
+            let report = validate_path(&dir, &options);
+            let errors: Vec<_> = report.diagnostics.iter().filter(|d| d.is_error()).collect();
+            assert!(
+                errors
+                    .iter()
+                    .any(|d| (d.code, d.line, d.column)
+                        == (refused.code, refused.line, refused.column)),
+                "{}: list said {refused:?}, validate {:?}",
+                String::from_utf8_lossy(input),
+                report.diagnostics
+            );
+            assert!(
+                errors.iter().any(|d| d.code == bad_byte),
+                "{input:?}: {:?}",
+                report.diagnostics
+            );
+            assert!(!report.valid);
         }
     }
 }
