@@ -24,7 +24,7 @@ use skilldeck::{
 };
 
 /// The folder's name: the input's `name:` value when it is one path
-/// component, else a fixed one.
+/// component other than the skill file's name, else a fixed one.
 fn folder_name(data: &[u8]) -> String {
     let text = String::from_utf8_lossy(data);
     let named = text
@@ -37,6 +37,9 @@ fn folder_name(data: &[u8]) -> String {
                 && n.len() <= 200
                 && n != "."
                 && n != ".."
+                // A folder named like the skill file makes the root a
+                // skill folder of its own, whose `SKILL.md` is a folder.
+                && !n.eq_ignore_ascii_case("SKILL.md")
                 && !n.contains(['/', '\0']) =>
         {
             n
