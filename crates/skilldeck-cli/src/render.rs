@@ -324,7 +324,8 @@ fn window(line: &str, width: usize, start: usize, len: usize) -> (String, usize,
 }
 
 /// Source lines of files with diagnostics, read once each (through the same
-/// safe reader as validation). A file is kept whole with the byte offset of
+/// safe reader as validation; bytes that are not UTF-8 are shown as U+FFFD,
+/// so the line of a `not-utf8` error is quoted too). A file is kept whole with the byte offset of
 /// each line start (one SIMD pass), not split into a `String` per line.
 struct Sources {
     cap: u64,
@@ -373,7 +374,7 @@ impl Sources {
 
     fn line(&mut self, file: &Path, line: u32) -> Option<String> {
         let source = self.files.entry(file.to_path_buf()).or_insert_with(|| {
-            skilldeck::fs::read_skill_md_capped(file, self.cap)
+            skilldeck::fs::read_skill_md_lossy(file, self.cap)
                 .ok()
                 .map(SourceFile::new)
         });

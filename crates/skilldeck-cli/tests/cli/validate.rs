@@ -469,3 +469,30 @@ fn validate_of_a_folder_of_skills_suggests_recursive() {
     assert!(out.contains("1 skill folder found below it"), "{out}");
     assert!(out.contains("skilldeck validate -r skills"), "{out}");
 }
+
+#[test]
+fn a_file_that_is_not_text_is_quoted_at_its_bad_byte_beside_its_frontmatter_errors() {
+    // The body holds a byte that is not UTF-8; the frontmatter's YAML is
+    // broken. Both are reported, each quoting its line (the bad byte shown
+    // as U+FFFD under the caret).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("latin1");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        b"---\nname: latin1\ndescription: [unclosed\n---\n# Caf\xe9\n",
+    )
+    .unwrap();
+    let o = skilldeck(&["validate", "latin1"], tmp.path());
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("error[invalid-yaml]"), "{out}");
+    let bad_byte = "\
+error[not-utf8]: SKILL.md is not valid UTF-8 (invalid byte at offset 49)
+  --> latin1/SKILL.md:5:6
+  |
+5 | # Caf\u{FFFD}
+  |      ^
+";
+    assert!(out.contains(bad_byte), "{out}");
+}

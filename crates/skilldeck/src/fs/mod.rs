@@ -14,7 +14,7 @@ pub(crate) mod walk;
 pub use contain::normalize_resource_path;
 pub use read::{
     SKILL_MD, SKILL_MD_LOWERCASE, read_frontmatter_prefix, read_listed_frontmatter_prefix,
-    read_skill_md, read_skill_md_capped,
+    read_skill_md, read_skill_md_capped, read_skill_md_lossy,
 };
 pub use stamp::FileStamp;
 pub use walk::{FoundSkill, RESOURCE_DIRS, SKIPPED_DIRS, WalkLimits, WalkOutcome, find_skill_dirs};

@@ -61,6 +61,13 @@ pub fn read_skill_md_capped(file: &Path, cap: u64) -> Result<String, Diagnostic>
         .map_err(|d| d.in_file(file))
 }
 
+/// [`read_skill_md_capped`] for showing the file: bytes that are not UTF-8
+/// become U+FFFD (one per invalid sequence, as diagnostics count columns),
+/// so a diagnostic about them can quote its line.
+pub fn read_skill_md_lossy(file: &Path, cap: u64) -> Result<String, Diagnostic> {
+    read_skill_md_with_metadata(file, cap).map(|(text, _)| text)
+}
+
 /// Activation's read: [`read_skill_md_capped`], also returning the metadata
 /// of the file that was read (taken from the open handle before reading, so
 /// a later change to the file always shows in a later `stat`). Bytes that
