@@ -78,12 +78,9 @@ pub(crate) fn check_not_text(
         _ => Checked::default(),
     };
     let mut sink = Sink::new(options);
+    sink.diagnostics.append(&mut checked.diagnostics);
     sink.add(problem);
-    checked.diagnostics.append(&mut sink.diagnostics);
-    checked
-        .diagnostics
-        .sort_by_key(|d| (d.line.unwrap_or(0), d.column.unwrap_or(0)));
-    checked
+    finish(sink, checked.frontmatter, checked.body_line)
 }
 
 /// What of a `SKILL.md` [`check`] is given.
