@@ -251,29 +251,32 @@ fn read_prefix_into(file: &Path, handle: File, chunk: &mut [u8]) -> Result<Strin
     let mut bytes = Vec::new();
     let mut reader = handle.take(u64::try_from(FRONTMATTER_READ_LIMIT).unwrap_or(u64::MAX));
     let mut scanned = 0;
-    loop {
+    let closing = loop {
         let n = reader
             .read(chunk)
             .map_err(|e| io_diagnostic(file, &e).in_file(file))?;
         bytes.extend_from_slice(&chunk[..n]);
-        if n == 0 || closing_delimiter_end(&bytes, &mut scanned).is_some() {
-            break;
+        if n == 0 {
+            break None;
         }
-    }
-    frontmatter_text(bytes, &mut scanned, reader.limit() == 0).map_err(|d| d.in_file(file))
+        if let Some(end) = closing_delimiter_end(&bytes, &mut scanned) {
+            break Some(end);
+        }
+    };
+    frontmatter_text(bytes, closing, reader.limit() == 0).map_err(|d| d.in_file(file))
 }
 
 /// Discovery's text of a `SKILL.md`: `bytes` are the file's first bytes
 /// (at most [`FRONTMATTER_READ_LIMIT`]; `limited`: the read stopped there,
-/// the file may go on), `scanned` how far [`closing_delimiter_end`] has
-/// looked. Up to the end of the closing `---` line when they hold one, else
-/// all of them, as UTF-8 ([`decode_utf8`]: the first bad byte is the error).
+/// the file may go on), `closing` the end of the closing `---` line in them
+/// ([`closing_delimiter_end`]). Up to that end when there is one, else all
+/// of them, as UTF-8 ([`decode_utf8`]: the first bad byte is the error).
 fn frontmatter_text(
     mut bytes: Vec<u8>,
-    scanned: &mut usize,
+    closing: Option<usize>,
     limited: bool,
 ) -> Result<String, Diagnostic> {
-    if let Some(end) = closing_delimiter_end(&bytes, scanned) {
+    if let Some(end) = closing {
         bytes.truncate(end);
     } else if limited && let Ok(whole) = utf8_cut(&bytes, true) {
         // No closing line within the limit and the file goes on: the last
@@ -291,12 +294,12 @@ fn frontmatter_text(
 /// does. An error when discovery would stop at a bad byte too.
 pub(crate) fn frontmatter_as_discovery_reads(bytes: &[u8]) -> Result<String, Diagnostic> {
     let read = &bytes[..bytes.len().min(FRONTMATTER_READ_LIMIT)];
-    frontmatter_text(read.to_vec(), &mut 0, read.len() == FRONTMATTER_READ_LIMIT)
+    let closing = closing_delimiter_end(read, &mut 0);
+    frontmatter_text(read.to_vec(), closing, read.len() == FRONTMATTER_READ_LIMIT)
 }
 
 /// The byte just past the closing `---` line, if `bytes` holds one. The
-/// first line must be the opening delimiter; `scanned` remembers progress
-/// (the closing line's start, once found).
+/// first line must be the opening delimiter; `scanned` remembers progress.
 fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
     let first_end = memchr::memchr(b'\n', bytes)? + 1;
     let mut line_start = (*scanned).max(first_end);
@@ -307,8 +310,6 @@ fn closing_delimiter_end(bytes: &[u8], scanned: &mut usize) -> Option<usize> {
             .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
             .map_or(&line[..0], |p| &line[..=p]);
         if trimmed == b"---" {
-            // Found again from here, in one line.
-            *scanned = line_start;
             return Some(line_start + i + 1);
         }
         line_start += i + 1;
