@@ -476,13 +476,10 @@ fn a_file_that_is_not_text_is_quoted_at_its_bad_byte_beside_its_frontmatter_erro
     // broken. Both are reported, each quoting its line (the bad byte shown
     // as U+FFFD under the caret).
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("latin1");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
+    skilldeck_testkit::file(
+        tmp.path().join("latin1/SKILL.md"),
         b"---\nname: latin1\ndescription: [unclosed\n---\n# Caf\xe9\n",
-    )
-    .unwrap();
+    );
     let o = skilldeck(&["validate", "latin1"], tmp.path());
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);

@@ -20,6 +20,13 @@ fn validate(path: &Path) -> SkillReport {
     within_deadline(move || validate_path(&path, &ValidationOptions::strict()))
 }
 
+/// The deck discovery finds under `root` alone.
+fn discover_root(root: &Path) -> skilldeck::Deck {
+    skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([
+        root.to_path_buf()
+    ]))
+}
+
 fn codes(r: &SkillReport) -> Vec<Code> {
     r.diagnostics.iter().map(|d| d.code).collect()
 }
@@ -388,9 +395,7 @@ fn frontmatter_too_large_is_one_code_for_discovery_and_validate() {
             vec![Code::FrontmatterTooLarge],
             "{bytes} {filler} {pad}"
         );
-        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
-            .path()
-            .to_path_buf()]));
+        let deck = discover_root(tmp.path());
         assert!(deck.is_empty());
         let found: Vec<Code> = deck.diagnostics().iter().map(|d| d.code).collect();
         assert_eq!(
@@ -418,9 +423,7 @@ fn the_first_bad_byte_is_one_code_for_discovery_and_validate() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = skilldeck_testkit::dir(tmp.path(), "nul");
         std::fs::write(dir.join("SKILL.md"), input).unwrap();
-        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
-            .path()
-            .to_path_buf()]));
+        let deck = discover_root(tmp.path());
         assert!(deck.is_empty());
         let found = &deck.diagnostics()[0];
         for options in [ValidationOptions::strict(), ValidationOptions::lenient()] {
@@ -477,9 +480,7 @@ fn a_skill_md_that_is_not_text_past_its_frontmatter_has_its_frontmatter_checked_
         let tmp = tempfile::tempdir().unwrap();
         let dir = skilldeck_testkit::dir(tmp.path(), "skill");
         std::fs::write(dir.join("SKILL.md"), input).unwrap();
-        let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
-            .path()
-            .to_path_buf()]));
+        let deck = discover_root(tmp.path());
         assert!(deck.is_empty());
         let refused = deck
             .diagnostics()
@@ -536,9 +537,7 @@ fn a_listed_skill_with_a_non_utf8_body_activates() {
         .description("Use when testing.")
         .body(b"# Caf\xe9\n\nBody.\n")
         .write();
-    let deck = skilldeck::discover(&skilldeck::DiscoveryOptions::with_roots([tmp
-        .path()
-        .to_path_buf()]));
+    let deck = discover_root(tmp.path());
     let skill = deck.get("latin1").expect("listed");
     let activation = skilldeck::activate(skill, "").unwrap();
     assert!(
