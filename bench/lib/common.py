@@ -51,6 +51,7 @@ RELEASE = os.path.join(TARGET, HOST, "release")
 DIST = os.path.join(TARGET, HOST, "dist")
 SKILLDECK = os.path.join(RELEASE, "skilldeck")
 FLOOR = os.path.join(RELEASE, "floor")
+FLOOR_VALIDATE = os.path.join(RELEASE, "floor-validate")
 PEAK_RSS = os.path.join(RELEASE, "peak-rss")
 GEN = os.path.join(BENCH, "lib", "gen_skills.py")
 # The corpus of real skills: optional, outside the repository.
