@@ -257,7 +257,13 @@ pub(crate) fn body(body: &str, body_line: u32, dir: Option<SkillFolder<'_>>, sin
         )
         .help = Some("write the instructions this line stands for, or delete it".to_owned());
     }
-    if let Some(dir) = dir {
+    // The link checks are the lints that cost system calls (a `stat` a
+    // link, an open and a read a linked Markdown file): they run only when
+    // a code they give would be reported (not when `--allow` takes both, nor
+    // under `--quiet`, as both are warnings).
+    if let Some(dir) = dir
+        && (sink.reports(Code::BrokenLink) || sink.reports(Code::NestedReference))
+    {
         links(body, body_line, dir, sink);
     }
 }
@@ -742,6 +748,8 @@ impl<'a> Stats<'a> {
         if let Some(&known) = self.known.get(path.as_os_str()) {
             return known;
         }
+        #[cfg(test)]
+        tests::LINK_IO.with(|io| io.set((io.get().0 + 1, io.get().1)));
         let found = match self.at(path) {
             // Following symlinks, as `std::fs::metadata` does.
             Some((fd, rel)) => rustix::fs::statat(fd, rel, rustix::fs::AtFlags::empty())
@@ -778,6 +786,8 @@ struct LinkedMd {
 
 fn links(body: &str, body_line: u32, folder: SkillFolder<'_>, sink: &mut Sink<'_>) {
     let dir = folder.path;
+    // Linked files are read only for the nested-reference check.
+    let nested = sink.reports(Code::NestedReference);
     let mut stats = Stats::new(folder);
     let mut seen: HashSet<String, foldhash::fast::RandomState> = HashSet::default();
     let mut linked_md: Vec<LinkedMd> = Vec::new();
@@ -816,9 +826,10 @@ fn links(body: &str, body_line: u32, folder: SkillFolder<'_>, sink: &mut Sink<'_
             seen.insert(link.target);
             continue;
         };
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+        if nested
+            && path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("md"))
             && stat.is_file
             && !names_skill_md(&path)
         {
@@ -843,6 +854,8 @@ fn linked_targets(path: &Path, len: u64, stats: &Stats<'_>) -> Option<Vec<String
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
+    #[cfg(test)]
+    tests::LINK_IO.with(|io| io.set((io.get().0, io.get().1 + 1)));
     let file = match stats.at(path) {
         Some((fd, rel)) => {
             use rustix::fs::{Mode, OFlags};
@@ -928,6 +941,82 @@ fn nested_references(dir: &Path, linked: &[LinkedMd], stats: &mut Stats<'_>, sin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The link checks' file-system calls on this thread: `stat`s and
+        /// linked files opened.
+        pub(super) static LINK_IO: std::cell::Cell<(usize, usize)> =
+            const { std::cell::Cell::new((0, 0)) };
+    }
+
+    #[test]
+    fn link_checks_run_only_when_their_codes_are_reported() {
+        use crate::ValidationOptions;
+        use crate::spec::validate::check_text;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("references")).unwrap();
+        std::fs::write(dir.path().join("references/a.md"), "See [b](b.md).\n").unwrap();
+        std::fs::write(dir.path().join("references/b.md"), "b\n").unwrap();
+        let text = "---\nname: x\ndescription: Does x. Use when x is needed.\n---\n\
+                    Read [a](references/a.md) and [gone](references/gone.md).\n";
+        let strict = ValidationOptions::strict;
+        let allow = |codes: &[Code]| ValidationOptions {
+            allow: codes.to_vec(),
+            ..strict()
+        };
+        // (options, (stats, files read), codes reported)
+        let cases = [
+            (
+                strict(),
+                (3, 1),
+                vec![Code::NestedReference, Code::BrokenLink],
+            ),
+            (
+                allow(&[Code::NestedReference]),
+                (2, 0),
+                vec![Code::BrokenLink],
+            ),
+            (
+                allow(&[Code::BrokenLink]),
+                (3, 1),
+                vec![Code::NestedReference],
+            ),
+            (
+                allow(&[Code::BrokenLink, Code::NestedReference]),
+                (0, 0),
+                vec![],
+            ),
+            (
+                ValidationOptions {
+                    quiet: true,
+                    ..strict()
+                },
+                (0, 0),
+                vec![],
+            ),
+            (
+                ValidationOptions {
+                    quiet: true,
+                    deny: vec![Code::NestedReference],
+                    ..strict()
+                },
+                (3, 1),
+                vec![Code::NestedReference],
+            ),
+        ];
+        for (options, io, codes) in cases {
+            LINK_IO.with(|c| c.set((0, 0)));
+            let checked = check_text(text, Some(dir.path()), &options);
+            let reported: Vec<Code> = checked
+                .diagnostics
+                .iter()
+                .map(|d| d.code)
+                .filter(|c| matches!(c, Code::BrokenLink | Code::NestedReference))
+                .collect();
+            assert_eq!(reported, codes, "{options:?}");
+            assert_eq!(LINK_IO.with(|c| c.get()), io, "{options:?}");
+        }
+    }
 
     /// The line-by-line scanner [`extract_links`] replaced, kept as the
     /// reference for its property test.

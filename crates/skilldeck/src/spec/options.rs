@@ -228,6 +228,12 @@ impl<'o> Sink<'o> {
         &mut self.diagnostics[last]
     }
 
+    /// Whether a diagnostic with `code` would be reported: a check whose
+    /// codes are all unreported need not run.
+    pub(crate) fn reports(&self, code: Code) -> bool {
+        self.options.severity(code).is_some()
+    }
+
     pub(crate) fn add(&mut self, mut d: Diagnostic) {
         if let Some(severity) = self.options.severity(d.code) {
             d.severity = severity;
