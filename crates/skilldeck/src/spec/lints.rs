@@ -951,14 +951,12 @@ mod tests {
 
     #[test]
     fn link_checks_run_only_when_their_codes_are_reported() {
-        use crate::ValidationOptions;
-        use crate::spec::validate::check_text;
+        use crate::spec::options::ValidationOptions;
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("references")).unwrap();
         std::fs::write(dir.path().join("references/a.md"), "See [b](b.md).\n").unwrap();
         std::fs::write(dir.path().join("references/b.md"), "b\n").unwrap();
-        let text = "---\nname: x\ndescription: Does x. Use when x is needed.\n---\n\
-                    Read [a](references/a.md) and [gone](references/gone.md).\n";
+        let text = "Read [a](references/a.md) and [gone](references/gone.md).\n";
         let strict = ValidationOptions::strict;
         let allow = |codes: &[Code]| ValidationOptions {
             allow: codes.to_vec(),
@@ -969,7 +967,7 @@ mod tests {
             (
                 strict(),
                 (3, 1),
-                vec![Code::NestedReference, Code::BrokenLink],
+                vec![Code::BrokenLink, Code::NestedReference],
             ),
             (
                 allow(&[Code::NestedReference]),
@@ -1006,8 +1004,13 @@ mod tests {
         ];
         for (options, io, codes) in cases {
             LINK_IO.with(|c| c.set((0, 0)));
-            let checked = check_text(text, Some(dir.path()), &options);
-            let reported: Vec<Code> = checked
+            let mut sink = Sink::new(&options);
+            let folder = SkillFolder {
+                path: dir.path(),
+                fd: None,
+            };
+            body(text, 5, Some(folder), &mut sink);
+            let reported: Vec<Code> = sink
                 .diagnostics
                 .iter()
                 .map(|d| d.code)
