@@ -43,6 +43,8 @@ thread_local! {
 
 #[derive(Default)]
 struct Counts {
+    /// The skill folders found, when asked for (the untimed first pass).
+    found: Option<std::sync::Mutex<Vec<PathBuf>>>,
     skills: AtomicUsize,
     linked_read: AtomicUsize,
     stats: AtomicUsize,
@@ -79,6 +81,12 @@ impl Counts {
             }
         });
         if is_skill {
+            if let Some(found) = &self.found {
+                found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(dir.to_path_buf());
+            }
             self.skill(fd.as_fd(), Path::new("SKILL.md"));
             subdirs.retain(|name| !RESOURCE_DIRS.contains(&name.as_slice()));
         }
@@ -238,7 +246,10 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let root = PathBuf::from(root);
-    let counts = Counts::default();
+    let counts = Counts {
+        found: Some(Default::default()),
+        ..Counts::default()
+    };
     counts.visit(&root);
     let Some(runs) = args.next() else {
         println!(
@@ -255,9 +266,15 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let runs = runs.max(1);
-    // The skill folders, for the pass without the walk.
-    let mut dirs = Vec::new();
-    collect_skill_dirs(&root, &mut dirs);
+    // The skill folders the first pass found, for the pass without the walk.
+    let dirs = counts
+        .found
+        .map(|found| {
+            found
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+        .unwrap_or_default();
     let walked = timed(runs, || Counts::default().visit(&root));
     let cwd = rustix::fs::CWD;
     let by_dir = timed(runs, || {
@@ -274,36 +291,4 @@ fn main() -> ExitCode {
         by_dir.1
     );
     ExitCode::SUCCESS
-}
-
-/// The skill folders below `dir`, by the same walk (one thread: done once,
-/// before the timing).
-fn collect_skill_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut subdirs = Vec::new();
-    let mut is_skill = false;
-    for entry in entries.flatten() {
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let name = entry.file_name();
-        if kind.is_dir() && !SKIPPED_DIRS.contains(&name.as_bytes()) {
-            subdirs.push(entry.path());
-        } else if kind.is_file() && name == "SKILL.md" {
-            is_skill = true;
-        }
-    }
-    if is_skill {
-        out.push(dir.to_path_buf());
-        subdirs.retain(|p| {
-            !p.file_name()
-                .is_some_and(|n| RESOURCE_DIRS.contains(&n.as_bytes()))
-        });
-    }
-    subdirs.sort();
-    for sub in subdirs {
-        collect_skill_dirs(&sub, out);
-    }
 }
