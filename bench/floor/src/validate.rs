@@ -160,8 +160,11 @@ impl Counts {
         };
         READ.with(|cell| {
             let mut buffer = cell.borrow_mut();
-            buffer.resize(len + 1, 0);
-            let n = rustix::io::read(&fd, &mut buffer[..]).ok()?;
+            // Grown, never shrunk: only new capacity is zeroed, once.
+            if buffer.len() <= len {
+                buffer.resize(len + 1, 0);
+            }
+            let n = rustix::io::read(&fd, &mut buffer[..=len]).ok()?;
             self.bytes.fetch_add(n, Ordering::Relaxed);
             Some(targets(&buffer[..n]))
         })
